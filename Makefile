@@ -1,0 +1,99 @@
+# breachd build. Every module under src/ is compiled into one static library that the two
+# programs and every test link, so tests exercise exactly the code the binaries run.
+#
+#   make                 build/breachd, build/breachctl
+#   make test            unit + end-to-end tests against the build in $(BUILD)
+#   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
+#   make fuzz-quick      every fuzz target for a few seconds (CI)
+#   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
+#   make check           what CI runs: test, test-sanitize, fuzz-quick
+
+CC      ?= cc
+BUILD   ?= build
+SAN     ?=
+PKGS    := libmicrohttpd sqlite3 libsodium jansson
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -Isrc \
+           $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+MAINS   := src/breachd.c src/breachctl.c
+LIBSRC  := $(filter-out $(MAINS),$(shell find src -name '*.c' | sort))
+LIBOBJ  := $(LIBSRC:%.c=$(BUILD)/obj/%.o)
+LIB     := $(BUILD)/libbreachd.a
+UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
+UNITBIN := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/obj/%.d)
+
+.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick check clean bench bench-quick format
+
+all: $(BUILD)/breachd $(BUILD)/breachctl
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIBOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/breachd: $(BUILD)/obj/src/breachd.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/breachctl: $(BUILD)/obj/src/breachctl.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit: $(UNITBIN)
+	@set -e; for t in $(UNITBIN); do echo "== $$t"; $$t; done
+
+e2e: all
+	python3 tests/e2e/run.py --build $(BUILD)
+
+test: unit e2e
+
+test-sanitize:
+	$(MAKE) BUILD=build-asan SAN=1 CC=clang test
+
+# Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.
+FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZBIN     := $(FUZZSRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_SECONDS ?= 600
+FUZZ_QUICK  ?= 15
+FUZZFLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
+
+build-fuzz/%: tests/fuzz/%.c
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZFLAGS)" build-fuzz/libbreachd.a
+	clang -std=c11 -D_DEFAULT_SOURCE -Isrc $(shell pkg-config --cflags $(PKGS)) \
+	  -fsanitize=fuzzer,address,undefined -g -O1 -o $@ $< build-fuzz/libbreachd.a $(LDLIBS)
+
+fuzz-quick: $(FUZZBIN)
+	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
+	  echo "== $$n ($(FUZZ_QUICK)s)"; \
+	  $$f -max_total_time=$(FUZZ_QUICK) -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
+	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -n 2; done
+
+fuzz: $(FUZZBIN)
+	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
+	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n; done
+
+check: test test-sanitize fuzz-quick
+
+format:
+	clang-format -i $$(find src tests -name '*.[ch]')
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(DEPS)

@@ -1,0 +1,28 @@
+/* {ptr,len} views of bytes owned elsewhere: strings from the network are never trusted to be
+ * NUL-terminated. A slice never owns its bytes. */
+#ifndef BD_CORE_SLICE_H
+#define BD_CORE_SLICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct {
+    const char *ptr;
+    size_t len;
+} bd_slice;
+
+#define BD_SLICE_LIT(s) ((bd_slice){(s), sizeof(s) - 1})
+
+static inline bd_slice bd_slice_from(const char *s)
+{
+    return (bd_slice){s, s ? strlen(s) : 0};
+}
+
+static inline bool bd_slice_eq(bd_slice a, const char *lit)
+{
+    size_t n = strlen(lit);
+    return a.len == n && memcmp(a.ptr, lit, n) == 0;
+}
+
+#endif
