@@ -1,7 +1,7 @@
 /* Date parsing and formatting. */
 #include "core/date.h"
 
-#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 static const char MONTHS[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -82,21 +82,46 @@ bool bd_datetime_parse(bd_slice s, bd_datetime *out)
     return true;
 }
 
+/* Writes v as exactly n decimal digits (v is already range-checked by the parsers). */
+static void put_digits(char *p, int v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)('0' + (v % 10 + 10) % 10);
+        v /= 10;
+    }
+}
+
 void bd_date_format_iso(const bd_datetime *t, char out[11])
 {
-    snprintf(out, 11, "%04d-%02d-%02d", t->y % 10000, t->m % 100, t->d % 100);
+    put_digits(out, t->y, 4);
+    out[4] = '-';
+    put_digits(out + 5, t->m, 2);
+    out[7] = '-';
+    put_digits(out + 8, t->d, 2);
+    out[10] = '\0';
 }
 
 void bd_date_format_dmy(const bd_datetime *t, char out[12])
 {
     int m = t->m >= 1 && t->m <= 12 ? t->m : 1;
-    snprintf(out, 12, "%02d-%s-%04d", t->d % 100, MONTHS[m - 1], t->y % 10000);
+    put_digits(out, t->d, 2);
+    out[2] = '-';
+    memcpy(out + 3, MONTHS[m - 1], 3);
+    out[6] = '-';
+    put_digits(out + 7, t->y, 4);
+    out[11] = '\0';
 }
 
 void bd_datetime_format(const bd_datetime *t, char out[20])
 {
-    snprintf(out, 20, "%04d-%02d-%02d %02d:%02d:%02d", t->y % 10000, t->m % 100, t->d % 100,
-             t->hh % 100, t->mi % 100, t->ss % 100);
+    bd_date_format_iso(t, out);
+    out[10] = ' ';
+    put_digits(out + 11, t->hh, 2);
+    out[13] = ':';
+    put_digits(out + 14, t->mi, 2);
+    out[16] = ':';
+    put_digits(out + 17, t->ss, 2);
+    out[19] = '\0';
 }
 
 bool bd_date_iso_to_dmy(bd_slice iso, char out[12])

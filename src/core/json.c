@@ -1,0 +1,239 @@
+/* Streaming JSON writer with strict UTF-8 output. */
+#include "core/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void bd_json_init(bd_json *w, bd_buf *out)
+{
+    w->out = out;
+    w->err = BD_OK;
+    w->depth = 0;
+    w->need_comma[0] = false;
+    w->after_key = false;
+}
+
+bd_result bd_json_result(const bd_json *w)
+{
+    return w->err;
+}
+
+static void put(bd_json *w, const char *p, size_t n)
+{
+    if (w->err == BD_OK)
+        w->err = bd_buf_append(w->out, p, n);
+}
+
+/* Writes the separator a new value needs at the current position. */
+static void before_value(bd_json *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (w->need_comma[w->depth])
+        put(w, ",", 1);
+    w->need_comma[w->depth] = true;
+}
+
+static void open(bd_json *w, char c)
+{
+    before_value(w);
+    put(w, &c, 1);
+    if (w->depth >= BD_JSON_MAX_DEPTH) {
+        if (w->err == BD_OK)
+            w->err = BD_ERR_LIMIT;
+        return;
+    }
+    w->need_comma[++w->depth] = false;
+}
+
+static void close_(bd_json *w, char c)
+{
+    put(w, &c, 1);
+    if (w->depth > 0)
+        w->depth--;
+}
+
+void bd_json_object_begin(bd_json *w)
+{
+    open(w, '{');
+}
+
+void bd_json_object_end(bd_json *w)
+{
+    close_(w, '}');
+}
+
+void bd_json_array_begin(bd_json *w)
+{
+    open(w, '[');
+}
+
+void bd_json_array_end(bd_json *w)
+{
+    close_(w, ']');
+}
+
+void bd_json_key(bd_json *w, const char *name)
+{
+    before_value(w);
+    put(w, "\"", 1);
+    if (w->err == BD_OK)
+        w->err = bd_json_escape(w->out, bd_slice_from(name));
+    put(w, "\":", 2);
+    w->after_key = true;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when the bytes there are not
+ * one (overlong forms, surrogates, code points past U+10FFFF and truncation included). */
+static size_t utf8_seq_len(const unsigned char *p, size_t avail)
+{
+    unsigned char c = p[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (avail < n)
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+bd_result bd_json_escape(bd_buf *out, bd_slice s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    size_t i = 0, run = 0; /* bytes [i-run, i) are copied verbatim when the run ends */
+    bd_result r = BD_OK;
+    while (i < s.len && r == BD_OK) {
+        unsigned char c = p[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            run++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t n = utf8_seq_len(p + i, s.len - i);
+            if (n > 0) {
+                i += n;
+                run += n;
+                continue;
+            }
+        }
+        r = bd_buf_append(out, p + i - run, run);
+        run = 0;
+        if (r != BD_OK)
+            break;
+        if (c >= 0x80) {
+            r = bd_buf_append(out, "\xEF\xBF\xBD", 3); /* U+FFFD for one invalid byte */
+        } else {
+            char esc[6] = {'\\', 0};
+            size_t n = 2;
+            switch (c) {
+            case '"': esc[1] = '"'; break;
+            case '\\': esc[1] = '\\'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\r': esc[1] = 'r'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\b': esc[1] = 'b'; break;
+            case '\f': esc[1] = 'f'; break;
+            default:
+                esc[1] = 'u';
+                esc[2] = '0';
+                esc[3] = '0';
+                esc[4] = hex[c >> 4];
+                esc[5] = hex[c & 15];
+                n = 6;
+            }
+            r = bd_buf_append(out, esc, n);
+        }
+        i++;
+    }
+    if (r == BD_OK)
+        r = bd_buf_append(out, p + i - run, run);
+    return r;
+}
+
+void bd_json_string(bd_json *w, bd_slice s)
+{
+    before_value(w);
+    put(w, "\"", 1);
+    if (w->err == BD_OK)
+        w->err = bd_json_escape(w->out, s);
+    put(w, "\"", 1);
+}
+
+void bd_json_cstring(bd_json *w, const char *s)
+{
+    if (s)
+        bd_json_string(w, bd_slice_from(s));
+    else
+        bd_json_null(w);
+}
+
+void bd_json_null(bd_json *w)
+{
+    before_value(w);
+    put(w, "null", 4);
+}
+
+void bd_json_bool(bd_json *w, bool v)
+{
+    before_value(w);
+    if (v)
+        put(w, "true", 4);
+    else
+        put(w, "false", 5);
+}
+
+void bd_json_int(bd_json *w, int64_t v)
+{
+    before_value(w);
+    if (w->err == BD_OK)
+        w->err = bd_buf_append_i64(w->out, v);
+}
+
+void bd_json_double(bd_json *w, double v)
+{
+    if (!isfinite(v)) {
+        bd_json_null(w);
+        return;
+    }
+    before_value(w);
+    char tmp[32];
+    /* The shortest of %.15g..%.17g that reads back as the same double. */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v)
+            break;
+    }
+    put(w, tmp, strlen(tmp));
+}
+
+void bd_json_raw(bd_json *w, bd_slice json)
+{
+    before_value(w);
+    put(w, json.ptr, json.len);
+}

@@ -1,0 +1,115 @@
+/* JSON writer: structure, escaping and UTF-8 repair. */
+#include "core/json.h"
+#include <math.h>
+
+#include "test.h"
+
+static char *render_string(const char *bytes, size_t n, bd_buf *b)
+{
+    bd_json w;
+    bd_buf_reset(b);
+    bd_json_init(&w, b);
+    bd_json_string(&w, (bd_slice){bytes, n});
+    return bd_json_result(&w) == BD_OK ? b->data : NULL;
+}
+
+TEST(test_json_object_members_are_comma_separated)
+{
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    bd_json w;
+    bd_json_init(&w, &b);
+    bd_json_object_begin(&w);
+    bd_json_key(&w, "a");
+    bd_json_int(&w, -12);
+    bd_json_key(&w, "b");
+    bd_json_array_begin(&w);
+    bd_json_bool(&w, true);
+    bd_json_null(&w);
+    bd_json_cstring(&w, "x");
+    bd_json_object_begin(&w);
+    bd_json_object_end(&w);
+    bd_json_array_end(&w);
+    bd_json_key(&w, "c");
+    bd_json_cstring(&w, NULL);
+    bd_json_key(&w, "d");
+    bd_json_double(&w, 7.5);
+    bd_json_object_end(&w);
+    CHECK_INT(bd_json_result(&w), BD_OK);
+    CHECK_STR(b.data, "{\"a\":-12,\"b\":[true,null,\"x\",{}],\"c\":null,\"d\":7.5}");
+    bd_buf_free(&b);
+}
+
+TEST(test_json_escapes_quotes_backslashes_and_controls)
+{
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    CHECK_STR(render_string("a\"b\\c\n\t\x01\x1f", 9, &b), "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\"");
+    CHECK_STR(render_string("\0x", 2, &b), "\"\\u0000x\"");
+    bd_buf_free(&b);
+}
+
+TEST(test_json_passes_valid_utf8_through)
+{
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    CHECK_STR(render_string("p\xc3\xa4ss \xe2\x82\xac \xf0\x9f\x94\x92", 14, &b),
+              "\"p\xc3\xa4ss \xe2\x82\xac \xf0\x9f\x94\x92\"");
+    bd_buf_free(&b);
+}
+
+TEST(test_json_replaces_invalid_utf8_bytes)
+{
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    /* lone continuation byte, truncated 2-byte sequence at end */
+    CHECK_STR(render_string("a\x80z\xc3", 4, &b), "\"a\xef\xbf\xbdz\xef\xbf\xbd\"");
+    /* overlong encoding of '/', UTF-16 surrogate, beyond U+10FFFF */
+    CHECK_STR(render_string("\xc0\xaf", 2, &b), "\"\xef\xbf\xbd\xef\xbf\xbd\"");
+    CHECK_STR(render_string("\xed\xa0\x80", 3, &b), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    CHECK_STR(render_string("\xf4\x90\x80\x80", 4, &b),
+              "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+    bd_buf_free(&b);
+}
+
+TEST(test_json_limit_is_sticky)
+{
+    bd_buf b;
+    bd_buf_init(&b, 8);
+    bd_json w;
+    bd_json_init(&w, &b);
+    bd_json_array_begin(&w);
+    bd_json_cstring(&w, "0123456789");
+    bd_json_int(&w, 1);
+    bd_json_array_end(&w);
+    CHECK_INT(bd_json_result(&w), BD_ERR_LIMIT);
+    CHECK(b.len <= 8);
+    bd_buf_free(&b);
+}
+
+TEST(test_json_double_round_trips_and_rejects_nan)
+{
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    bd_json w;
+    bd_json_init(&w, &b);
+    bd_json_array_begin(&w);
+    bd_json_double(&w, 0.1);
+    bd_json_double(&w, 9.8);
+    bd_json_double(&w, NAN);
+    bd_json_double(&w, 10);
+    bd_json_array_end(&w);
+    CHECK_STR(b.data, "[0.1,9.8,null,10]");
+    bd_buf_free(&b);
+}
+
+int main(void)
+{
+    RUN(test_json_object_members_are_comma_separated);
+    RUN(test_json_escapes_quotes_backslashes_and_controls);
+    RUN(test_json_passes_valid_utf8_through);
+    RUN(test_json_replaces_invalid_utf8_bytes);
+    RUN(test_json_limit_is_sticky);
+    RUN(test_json_double_round_trips_and_rejects_nan);
+    return TEST_EXIT();
+}
