@@ -1,0 +1,71 @@
+/* SQLite schema, one migration per entry: never edit a shipped entry, append a new one.
+ *
+ * Why the columns look the way they do:
+ * - records hold display values plus lookup keys; passwords, SSNs and card numbers exist
+ *   only masked and as HMAC-SHA-256 under the server secret, which lives outside this file.
+ * - breach_date is copied into records so that every per-field index is ordered the way
+ *   search pages are read (newest breach first, then id): a page is an index range seek.
+ * - partial indexes (WHERE col IS NOT NULL) keep each lookup index as small as its data.
+ * - dedup is a content hash: importing the same record twice inserts it once. */
+#include "store/schema.h"
+
+const char *const bd_sqlite_migrations[] = {
+    /* 1: the initial schema */
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE breaches("
+    "  id INTEGER PRIMARY KEY,"
+    "  uuid TEXT NOT NULL UNIQUE,"
+    "  source_name TEXT NOT NULL,"
+    "  site_domain TEXT, date_leaked INTEGER NOT NULL, breach_type TEXT,"
+    "  site_categories TEXT, site_country TEXT, site_language TEXT, password_types TEXT,"
+    "  leaked_data_types TEXT, description TEXT, service_article_url TEXT, site_logo TEXT,"
+    "  pwned_count INTEGER, pwned_count_derived INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX breaches_by_date ON breaches(date_leaked DESC, source_name);"
+    "CREATE TABLE records("
+    "  id INTEGER PRIMARY KEY,"
+    "  breach_id INTEGER NOT NULL REFERENCES breaches(id),"
+    "  breach_date INTEGER NOT NULL,"
+    "  user_name TEXT, user_name_key TEXT, first_name TEXT, last_name TEXT,"
+    "  email TEXT, email_domain TEXT, phone_number TEXT, phone_key TEXT,"
+    "  ip_address TEXT, bitcoin_address TEXT,"
+    "  password_masked TEXT, password_hmac BLOB, password_hash TEXT,"
+    "  ssn_masked TEXT, ssn_hmac BLOB, other_attributes TEXT,"
+    "  severity INTEGER NOT NULL,"
+    "  dedup BLOB NOT NULL UNIQUE);"
+    "CREATE INDEX records_by_breach ON records(breach_id);"
+    "CREATE INDEX records_by_email ON records(email, breach_date) WHERE email IS NOT NULL;"
+    "CREATE INDEX records_by_domain ON records(email_domain, breach_date)"
+    "  WHERE email_domain IS NOT NULL;"
+    "CREATE INDEX records_by_phone ON records(phone_key, breach_date) WHERE phone_key IS NOT NULL;"
+    "CREATE INDEX records_by_user ON records(user_name_key, breach_date)"
+    "  WHERE user_name_key IS NOT NULL;"
+    "CREATE INDEX records_by_ip ON records(ip_address, breach_date) WHERE ip_address IS NOT NULL;"
+    "CREATE INDEX records_by_ssn ON records(ssn_hmac, breach_date) WHERE ssn_hmac IS NOT NULL;"
+    "CREATE INDEX records_by_password ON records(password_hmac, breach_date)"
+    "  WHERE password_hmac IS NOT NULL;"
+    "CREATE INDEX records_by_hash ON records(password_hash, breach_date)"
+    "  WHERE password_hash IS NOT NULL;"
+    "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date)"
+    "  WHERE bitcoin_address IS NOT NULL;"
+    "CREATE TABLE cards("
+    "  id INTEGER PRIMARY KEY,"
+    "  card_id TEXT NOT NULL UNIQUE,"
+    "  created_at TEXT NOT NULL, bank TEXT,"
+    "  number_masked TEXT NOT NULL, bin TEXT NOT NULL, last4 TEXT NOT NULL,"
+    "  length INTEGER NOT NULL, number_hmac BLOB NOT NULL,"
+    "  owner TEXT, cvv TEXT, expire_date TEXT, cvss REAL, leak_id TEXT, leak_name TEXT,"
+    "  leak_publish_date TEXT, leak_discover_date TEXT, leak_size INTEGER, leak_tags TEXT);"
+    "CREATE INDEX cards_by_hmac ON cards(number_hmac);"
+    "CREATE INDEX cards_by_bin ON cards(bin, last4, length);"
+    "CREATE INDEX cards_by_last4 ON cards(last4, length);"
+    "CREATE INDEX cards_by_created ON cards(created_at, card_id);"
+    "CREATE TABLE api_keys("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, plan TEXT NOT NULL,"
+    "  rate_per_hour INTEGER NOT NULL, created_at INTEGER NOT NULL,"
+    "  expires_at INTEGER NOT NULL DEFAULT 0, revoked_at INTEGER NOT NULL DEFAULT 0);"
+    "INSERT INTO meta(key, value) VALUES ('key_generation', '0');",
+};
+
+const int bd_sqlite_migration_count =
+    (int)(sizeof bd_sqlite_migrations / sizeof bd_sqlite_migrations[0]);

@@ -1,0 +1,822 @@
+/* SQLite backend of store.h: one connection per bd_store, statements prepared once and
+ * reset between uses, generated search SQL cached per connection. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "store/schema.h"
+#include "store/store.h"
+
+/* Fixed statements, prepared on first use and kept for the connection's life. */
+enum {
+    Q_META_GET,
+    Q_META_SET,
+    Q_BEGIN,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_PING,
+    Q_BREACH_PUT,
+    Q_BREACH_LIST,
+    Q_BREACH_LIST_LIMIT,
+    Q_BREACH_GET,
+    Q_BREACH_ID,
+    Q_BREACH_REFRESH,
+    Q_RECORD_PUT,
+    Q_CARD_PUT,
+    Q_KEY_ADD,
+    Q_KEY_LIST,
+    Q_KEY_REVOKE,
+    Q_KEY_BUMP,
+    Q_STATS,
+    Q_COUNT_RECORDS,
+    Q_COUNT_CARDS,
+    Q__COUNT
+};
+
+/* The breach columns every breach-returning query selects, in bd_breach_row order. */
+#define BREACH_COLS                                                                            \
+    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "  \
+    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                  \
+    "b.service_article_url, b.site_logo, b.date_leaked, "                                      \
+    "coalesce(b.pwned_count, b.pwned_count_derived)"
+#define BREACH_NCOLS 14
+
+static const char *const FIXED_SQL[Q__COUNT] = {
+    [Q_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [Q_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_PING] = "SELECT 1",
+    [Q_BREACH_PUT] =
+        "INSERT INTO breaches(uuid, source_name, site_domain, breach_type, site_categories, "
+        "site_country, site_language, password_types, leaked_data_types, description, "
+        "service_article_url, site_logo, date_leaked, pwned_count) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+        "ON CONFLICT(uuid) DO NOTHING",
+    [Q_BREACH_LIST] = "SELECT " BREACH_COLS " FROM breaches b "
+                      "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
+    [Q_BREACH_LIST_LIMIT] = "SELECT " BREACH_COLS " FROM breaches b "
+                            "ORDER BY b.date_leaked DESC, b.source_name, b.uuid LIMIT ?1",
+    [Q_BREACH_GET] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.uuid = ?1",
+    [Q_BREACH_ID] = "SELECT id, date_leaked FROM breaches WHERE uuid = ?1",
+    [Q_BREACH_REFRESH] =
+        "UPDATE breaches SET pwned_count_derived = (SELECT count(DISTINCT coalesce(email, "
+        "user_name_key, phone_key, ip_address, bitcoin_address, hex(ssn_hmac), "
+        "password_hash)) FROM records WHERE breach_id = breaches.id) WHERE uuid = ?1",
+    [Q_RECORD_PUT] =
+        "INSERT INTO records(breach_id, breach_date, user_name, user_name_key, first_name, "
+        "last_name, email, email_domain, phone_number, phone_key, ip_address, bitcoin_address, "
+        "password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
+        "other_attributes, severity, dedup) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18, ?19, ?20) ON CONFLICT(dedup) DO NOTHING",
+    [Q_CARD_PUT] =
+        "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, length, "
+        "number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
+        "leak_discover_date, leak_size, leak_tags) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18) ON CONFLICT(card_id) DO NOTHING",
+    [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
+                  "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
+                   "revoked_at FROM api_keys ORDER BY id",
+    [Q_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0",
+    [Q_KEY_BUMP] = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                   "WHERE key = 'key_generation'",
+    [Q_STATS] = "SELECT b.uuid, b.source_name, "
+                "(SELECT count(*) FROM records r WHERE r.breach_id = b.id), "
+                "coalesce(b.pwned_count, b.pwned_count_derived) FROM breaches b "
+                "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
+    [Q_COUNT_RECORDS] = "SELECT count(*) FROM records",
+    [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
+};
+
+#define DYN_CACHE 32
+
+struct bd_store {
+    sqlite3 *db;
+    sqlite3_stmt *fixed[Q__COUNT];
+    struct {
+        char *sql;
+        sqlite3_stmt *stmt;
+        uint64_t used;
+    } dyn[DYN_CACHE];
+    uint64_t tick;
+    bd_buf sql; /* scratch for generated SQL */
+};
+
+static bd_result map_rc(int rc)
+{
+    switch (rc) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW: return BD_OK;
+    case SQLITE_NOMEM: return BD_ERR_NOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN: return BD_ERR_BUSY;
+    case SQLITE_CONSTRAINT: return BD_ERR_EXISTS;
+    default: return BD_ERR_STORE;
+    }
+}
+
+/* Returns the reset, unbound fixed statement q, preparing it once. NULL on failure. */
+static sqlite3_stmt *fixed(bd_store *s, int q)
+{
+    sqlite3_stmt *st = s->fixed[q];
+    if (!st) {
+        if (sqlite3_prepare_v3(s->db, FIXED_SQL[q], -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
+            SQLITE_OK) {
+            fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+            return NULL;
+        }
+        s->fixed[q] = st;
+    }
+    return st;
+}
+
+/* Returns the statement for generated SQL text, from the per-connection cache when this
+ * shape of query ran before; evicts the least recently used entry when full. */
+static sqlite3_stmt *dynamic(bd_store *s, const char *sql)
+{
+    int victim = 0;
+    for (int i = 0; i < DYN_CACHE; i++) {
+        if (s->dyn[i].sql && strcmp(s->dyn[i].sql, sql) == 0) {
+            s->dyn[i].used = ++s->tick;
+            return s->dyn[i].stmt;
+        }
+        if (s->dyn[i].used < s->dyn[victim].used)
+            victim = i;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+        return NULL;
+    }
+    char *copy = strdup(sql);
+    if (!copy) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_finalize(s->dyn[victim].stmt);
+    free(s->dyn[victim].sql);
+    s->dyn[victim].sql = copy;
+    s->dyn[victim].stmt = st;
+    s->dyn[victim].used = ++s->tick;
+    return st;
+}
+
+static void done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+static void bind_slice(sqlite3_stmt *st, int i, bd_slice v)
+{
+    if (v.ptr)
+        sqlite3_bind_text(st, i, v.ptr, (int)v.len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_blob(sqlite3_stmt *st, int i, bd_slice v)
+{
+    if (v.ptr)
+        sqlite3_bind_blob(st, i, v.ptr, (int)v.len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static bd_slice col_slice(sqlite3_stmt *st, int i)
+{
+    const char *p = (const char *)sqlite3_column_text(st, i);
+    if (!p)
+        return (bd_slice){NULL, 0};
+    return (bd_slice){p, (size_t)sqlite3_column_bytes(st, i)};
+}
+
+/* Runs a statement that returns no rows, then resets it. */
+static bd_result step_done(bd_store *s, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    bd_result r = map_rc(rc);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        fprintf(stderr, "store: %s\n", sqlite3_errmsg(s->db));
+    done(st);
+    return r;
+}
+
+static bd_result exec(bd_store *s, const char *sql)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        fprintf(stderr, "store: %s\n", err ? err : sqlite3_errmsg(s->db));
+        sqlite3_free(err);
+    }
+    return map_rc(rc);
+}
+
+static int schema_version(bd_store *s)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static bd_result migrate(bd_store *s, char *why, size_t whylen)
+{
+    int v = schema_version(s);
+    if (v < 0 || v > bd_sqlite_migration_count) {
+        snprintf(why, whylen, "the store's schema version %d is newer than this program", v);
+        return BD_ERR_STORE;
+    }
+    for (; v < bd_sqlite_migration_count; v++) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+        bd_result r = exec(s, "BEGIN IMMEDIATE");
+        if (r == BD_OK)
+            r = exec(s, bd_sqlite_migrations[v]);
+        if (r == BD_OK)
+            r = exec(s, pragma);
+        if (r == BD_OK)
+            r = exec(s, "COMMIT");
+        if (r != BD_OK) {
+            exec(s, "ROLLBACK");
+            snprintf(why, whylen, "schema migration %d failed", v + 1);
+            return r;
+        }
+    }
+    return BD_OK;
+}
+
+bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
+{
+    *out = NULL;
+    bd_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return BD_ERR_NOMEM;
+    bd_buf_init(&s->sql, 16384);
+    int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    if (flags & BD_STORE_CREATE)
+        oflags |= SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(uri, &s->db, oflags, NULL);
+    bd_result r;
+    if (rc != SQLITE_OK) {
+        r = rc == SQLITE_CANTOPEN ? BD_ERR_NOT_FOUND : map_rc(rc);
+        snprintf(why, whylen, "cannot open the store %s: %s", uri,
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    sqlite3_extended_result_codes(s->db, 0);
+    /* WAL lets the server read while breachctl imports; NORMAL sync is durable at each
+     * checkpoint and never corrupts, which is the trade-off WAL documents. */
+    r = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
+                "PRAGMA cache_size=-65536; PRAGMA mmap_size=268435456; PRAGMA temp_store=MEMORY");
+    if (r != BD_OK) {
+        snprintf(why, whylen, "%s is not a breachd store (or is locked)", uri);
+        goto fail;
+    }
+    int v = schema_version(s);
+    if (v == 0 && !(flags & BD_STORE_CREATE)) {
+        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", uri,
+                 uri);
+        r = BD_ERR_NOT_FOUND;
+        goto fail;
+    }
+    if ((flags & BD_STORE_WRITE) || v != bd_sqlite_migration_count) {
+        r = migrate(s, why, whylen);
+        if (r != BD_OK)
+            goto fail;
+    }
+    if (!(flags & BD_STORE_WRITE))
+        exec(s, "PRAGMA query_only=1");
+    *out = s;
+    return BD_OK;
+fail:
+    bd_store_close(s);
+    return r;
+}
+
+void bd_store_close(bd_store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < Q__COUNT; i++)
+        sqlite3_finalize(s->fixed[i]);
+    for (int i = 0; i < DYN_CACHE; i++) {
+        sqlite3_finalize(s->dyn[i].stmt);
+        free(s->dyn[i].sql);
+    }
+    sqlite3_close(s->db);
+    bd_buf_free(&s->sql);
+    free(s);
+}
+
+bd_result bd_store_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
+{
+    sqlite3_stmt *st = fixed(s, Q_META_GET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    bd_result r = BD_ERR_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        bd_slice v = col_slice(st, 0);
+        if (v.len + 1 > outcap) {
+            r = BD_ERR_LIMIT;
+        } else {
+            memcpy(out, v.ptr, v.len);
+            out[v.len] = '\0';
+            r = BD_OK;
+        }
+    } else if (rc != SQLITE_DONE) {
+        r = map_rc(rc);
+    }
+    done(st);
+    return r;
+}
+
+bd_result bd_store_meta_set(bd_store *s, const char *key, const char *value)
+{
+    sqlite3_stmt *st = fixed(s, Q_META_SET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    return step_done(s, st);
+}
+
+static bd_result run_fixed(bd_store *s, int q)
+{
+    sqlite3_stmt *st = fixed(s, q);
+    return st ? step_done(s, st) : BD_ERR_STORE;
+}
+
+bd_result bd_store_begin(bd_store *s)
+{
+    return run_fixed(s, Q_BEGIN);
+}
+
+bd_result bd_store_commit(bd_store *s)
+{
+    return run_fixed(s, Q_COMMIT);
+}
+
+void bd_store_rollback(bd_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        run_fixed(s, Q_ROLLBACK);
+}
+
+bd_result bd_store_ping(bd_store *s)
+{
+    return run_fixed(s, Q_PING);
+}
+
+/* ---- breaches ---------------------------------------------------------------------- */
+
+/* Fills a breach row from BREACH_COLS starting at column c. */
+static void breach_from_cols(sqlite3_stmt *st, int c, bd_breach_row *b)
+{
+    b->uuid = col_slice(st, c + 0);
+    b->source_name = col_slice(st, c + 1);
+    b->site_domain = col_slice(st, c + 2);
+    b->breach_type = col_slice(st, c + 3);
+    b->site_categories = col_slice(st, c + 4);
+    b->site_country = col_slice(st, c + 5);
+    b->site_language = col_slice(st, c + 6);
+    b->password_types = col_slice(st, c + 7);
+    b->leaked_data_types = col_slice(st, c + 8);
+    b->description = col_slice(st, c + 9);
+    b->service_article_url = col_slice(st, c + 10);
+    b->site_logo = col_slice(st, c + 11);
+    b->date_leaked = sqlite3_column_int(st, c + 12);
+    b->pwned_count = sqlite3_column_int64(st, c + 13);
+}
+
+bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
+{
+    sqlite3_stmt *st = fixed(s, Q_BREACH_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, b->uuid, -1, SQLITE_STATIC);
+    bind_slice(st, 2, b->source_name);
+    bind_slice(st, 3, b->site_domain);
+    bind_slice(st, 4, b->breach_type);
+    bind_slice(st, 5, b->site_categories);
+    bind_slice(st, 6, b->site_country);
+    bind_slice(st, 7, b->site_language);
+    bind_slice(st, 8, b->password_types);
+    bind_slice(st, 9, b->leaked_data_types);
+    bind_slice(st, 10, b->description);
+    bind_slice(st, 11, b->service_article_url);
+    bind_slice(st, 12, b->site_logo);
+    sqlite3_bind_int(st, 13, b->date_leaked);
+    if (b->pwned_count >= 0)
+        sqlite3_bind_int64(st, 14, b->pwned_count);
+    else
+        sqlite3_bind_null(st, 14);
+    bd_result r = step_done(s, st);
+    *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
+    return r;
+}
+
+static bd_result each_breach(sqlite3_stmt *st, bd_breach_cb cb, void *ctx, int *rows)
+{
+    int rc;
+    *rows = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_breach_row b;
+        breach_from_cols(st, 0, &b);
+        ++*rows;
+        if (cb(ctx, &b))
+            break;
+    }
+    bd_result r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx)
+{
+    sqlite3_stmt *st = fixed(s, limit > 0 ? Q_BREACH_LIST_LIMIT : Q_BREACH_LIST);
+    if (!st)
+        return BD_ERR_STORE;
+    if (limit > 0)
+        sqlite3_bind_int(st, 1, limit);
+    int rows;
+    return each_breach(st, cb, ctx, &rows);
+}
+
+bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx)
+{
+    sqlite3_stmt *st = fixed(s, Q_BREACH_GET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    int rows;
+    bd_result r = each_breach(st, cb, ctx, &rows);
+    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+}
+
+/* Looks up a breach's row id and date. */
+static bd_result breach_id(bd_store *s, const char *uuid, int64_t *id, int32_t *date)
+{
+    sqlite3_stmt *st = fixed(s, Q_BREACH_ID);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    bd_result r = rc == SQLITE_ROW ? BD_OK : rc == SQLITE_DONE ? BD_ERR_NOT_FOUND : map_rc(rc);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        *date = sqlite3_column_int(st, 1);
+    }
+    done(st);
+    return r;
+}
+
+bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists)
+{
+    int64_t id;
+    int32_t date;
+    bd_result r = breach_id(s, uuid, &id, &date);
+    *exists = r == BD_OK;
+    return r == BD_ERR_NOT_FOUND ? BD_OK : r;
+}
+
+bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
+{
+    sqlite3_stmt *st = fixed(s, Q_BREACH_REFRESH);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    return step_done(s, st);
+}
+
+/* ---- breach records ---------------------------------------------------------------- */
+
+bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
+{
+    /* Most imports are one breach at a time: remember the last breach looked up. */
+    static _Thread_local char last_uuid[BD_UUID_LEN + 1];
+    static _Thread_local int64_t last_id;
+    static _Thread_local int32_t last_date;
+    static _Thread_local const bd_store *last_store;
+    *inserted = false;
+    if (last_store != s || strcmp(last_uuid, r->breach_uuid) != 0) {
+        bd_result res = breach_id(s, r->breach_uuid, &last_id, &last_date);
+        if (res != BD_OK) {
+            last_store = NULL;
+            return res;
+        }
+        memcpy(last_uuid, r->breach_uuid, sizeof last_uuid);
+        last_store = s;
+    }
+    sqlite3_stmt *st = fixed(s, Q_RECORD_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, last_id);
+    sqlite3_bind_int(st, 2, last_date);
+    bind_slice(st, 3, r->user_name);
+    bind_slice(st, 4, r->user_name_key);
+    bind_slice(st, 5, r->first_name);
+    bind_slice(st, 6, r->last_name);
+    bind_slice(st, 7, r->email);
+    bind_slice(st, 8, r->email_domain);
+    bind_slice(st, 9, r->phone_number);
+    bind_slice(st, 10, r->phone_key);
+    bind_slice(st, 11, r->ip_address);
+    bind_slice(st, 12, r->bitcoin_address);
+    bind_slice(st, 13, r->password_masked);
+    bind_blob(st, 14, r->password_hmac);
+    bind_slice(st, 15, r->password_hash);
+    bind_slice(st, 16, r->ssn_masked);
+    bind_blob(st, 17, r->ssn_hmac);
+    bind_slice(st, 18, r->other_attributes);
+    sqlite3_bind_int(st, 19, (int)r->severity);
+    sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
+    bd_result res = step_done(s, st);
+    *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
+    return res;
+}
+
+/* Column holding each field's lookup key, in bd_field order. */
+static const char *const FIELD_COL[BD_FIELD_COUNT] = {
+    "email",         "email_domain",  "phone_key",     "user_name_key",  "ip_address",
+    "ssn_hmac",      "password_hmac", "password_hash", "bitcoin_address",
+};
+
+static bool field_is_blob(bd_field f)
+{
+    return f == BD_FIELD_SSN || f == BD_FIELD_PASSWORD;
+}
+
+/* Writes the WHERE clause of q into s->sql; parameters are numbered from ?1 in the order
+ * bind_where binds them. */
+static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_position)
+{
+    bd_buf *b = &s->sql;
+    bd_result r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
+    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
+        switch (q->filter[f].mode) {
+        case BD_FILTER_NONE: break;
+        case BD_FILTER_PRESENT: r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]); break;
+        case BD_FILTER_ABSENT: r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]); break;
+        case BD_FILTER_EQUALS: r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]); break;
+        }
+    }
+    if (r == BD_OK && with_position && q->has_after)
+        r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
+    return r;
+}
+
+static int bind_where(sqlite3_stmt *st, const bd_record_query *q, bool with_position)
+{
+    int i = 1;
+    if (field_is_blob(q->field))
+        bind_blob(st, i++, q->key);
+    else
+        bind_slice(st, i++, q->key);
+    for (int f = 0; f < BD_FIELD_COUNT; f++) {
+        if (q->filter[f].mode != BD_FILTER_EQUALS)
+            continue;
+        if (field_is_blob((bd_field)f))
+            bind_blob(st, i++, q->filter[f].key);
+        else
+            bind_slice(st, i++, q->filter[f].key);
+    }
+    if (with_position && q->has_after) {
+        sqlite3_bind_int(st, i++, q->after_date);
+        sqlite3_bind_int64(st, i++, q->after_id);
+    }
+    return i;
+}
+
+bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count)
+{
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM records r");
+    if (r == BD_OK)
+        r = build_where(s, q, false);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_where(st, q, false);
+    int rc = sqlite3_step(st);
+    *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_cb cb, void *ctx)
+{
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_append_str(
+        &s->sql,
+        "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
+        "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
+        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, " BREACH_COLS
+        " FROM records r JOIN breaches b ON b.id = r.breach_id");
+    if (r == BD_OK)
+        r = build_where(s, q, true);
+    if (r == BD_OK)
+        r = bd_buf_append_str(&s->sql, " ORDER BY r.breach_date DESC, r.id DESC LIMIT ?");
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    int i = bind_where(st, q, true);
+    sqlite3_bind_int(st, i, q->limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_breach_row b;
+        bd_record_row row;
+        row.id = sqlite3_column_int64(st, 0);
+        row.breach_date = sqlite3_column_int(st, 1);
+        row.user_name = col_slice(st, 2);
+        row.first_name = col_slice(st, 3);
+        row.last_name = col_slice(st, 4);
+        row.email = col_slice(st, 5);
+        row.email_domain = col_slice(st, 6);
+        row.phone_number = col_slice(st, 7);
+        row.ip_address = col_slice(st, 8);
+        row.bitcoin_address = col_slice(st, 9);
+        row.password_masked = col_slice(st, 10);
+        row.password_hash = col_slice(st, 11);
+        row.ssn_masked = col_slice(st, 12);
+        row.other_attributes = col_slice(st, 13);
+        row.severity = (bd_severity)sqlite3_column_int(st, 14);
+        breach_from_cols(st, 15, &b);
+        row.breach = &b;
+        if (cb(ctx, &row))
+            break;
+    }
+    r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+/* ---- cards ------------------------------------------------------------------------- */
+
+static void bind_text_opt(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v[0])
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
+{
+    sqlite3_stmt *st = fixed(s, Q_CARD_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->created_at, -1, SQLITE_STATIC);
+    bind_slice(st, 3, c->bank);
+    sqlite3_bind_text(st, 4, c->number_masked, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, c->bin, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, c->last4, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 7, c->length);
+    sqlite3_bind_blob(st, 8, c->number_hmac, BD_HMAC_LEN, SQLITE_STATIC);
+    bind_slice(st, 9, c->owner);
+    bind_slice(st, 10, c->cvv);
+    bind_text_opt(st, 11, c->expire_date);
+    if (c->has_cvss)
+        sqlite3_bind_double(st, 12, c->cvss);
+    else
+        sqlite3_bind_null(st, 12);
+    bind_slice(st, 13, c->leak_id);
+    bind_slice(st, 14, c->leak_name);
+    bind_text_opt(st, 15, c->leak_publish_date);
+    bind_text_opt(st, 16, c->leak_discover_date);
+    if (c->leak_size >= 0)
+        sqlite3_bind_int64(st, 17, c->leak_size);
+    else
+        sqlite3_bind_null(st, 17);
+    bind_slice(st, 18, c->leak_tags);
+    bd_result r = step_done(s, st);
+    *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
+    return r;
+}
+
+/* ---- API keys ---------------------------------------------------------------------- */
+
+bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
+{
+    sqlite3_stmt *st = fixed(s, Q_KEY_ADD);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_slice(st, 1, k->name);
+    sqlite3_bind_blob(st, 2, k->hash, sizeof k->hash, SQLITE_STATIC);
+    bind_slice(st, 3, k->plan);
+    sqlite3_bind_int64(st, 4, k->rate_per_hour);
+    sqlite3_bind_int64(st, 5, k->created_at);
+    sqlite3_bind_int64(st, 6, k->expires_at);
+    bd_result r = step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    *id = sqlite3_last_insert_rowid(s->db);
+    return run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
+{
+    sqlite3_stmt *st = fixed(s, Q_KEY_LIST);
+    if (!st)
+        return BD_ERR_STORE;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_key_row k;
+        k.id = sqlite3_column_int64(st, 0);
+        k.name = col_slice(st, 1);
+        memset(k.hash, 0, sizeof k.hash);
+        if (sqlite3_column_bytes(st, 2) == (int)sizeof k.hash)
+            memcpy(k.hash, sqlite3_column_blob(st, 2), sizeof k.hash);
+        k.plan = col_slice(st, 3);
+        k.rate_per_hour = sqlite3_column_int64(st, 4);
+        k.created_at = sqlite3_column_int64(st, 5);
+        k.expires_at = sqlite3_column_int64(st, 6);
+        k.revoked_at = sqlite3_column_int64(st, 7);
+        if (cb(ctx, &k))
+            break;
+    }
+    bd_result r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now)
+{
+    sqlite3_stmt *st = fixed(s, Q_KEY_REVOKE);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, now);
+    bd_result r = step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND;
+    return run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
+{
+    char v[32];
+    bd_result r = bd_store_meta_get(s, "key_generation", v, sizeof v);
+    if (r != BD_OK)
+        return r;
+    *gen = strtoll(v, NULL, 10);
+    return BD_OK;
+}
+
+/* ---- statistics -------------------------------------------------------------------- */
+
+static int64_t count_of(bd_store *s, int q)
+{
+    sqlite3_stmt *st = fixed(s, q);
+    int64_t n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    if (st)
+        done(st);
+    return n;
+}
+
+bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                         int64_t *total_cards)
+{
+    sqlite3_stmt *st = fixed(s, Q_STATS);
+    if (!st)
+        return BD_ERR_STORE;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_stats_row row = {col_slice(st, 0), col_slice(st, 1), sqlite3_column_int64(st, 2),
+                            sqlite3_column_int64(st, 3)};
+        if (cb(ctx, &row))
+            break;
+    }
+    bd_result r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
+    *total_records = count_of(s, Q_COUNT_RECORDS);
+    *total_cards = count_of(s, Q_COUNT_CARDS);
+    return r;
+}

@@ -1,0 +1,221 @@
+/* The one interface to storage. Everything that touches SQL lives behind it, so a second
+ * backend (PostgreSQL) implements this header and nothing else changes.
+ *
+ * Ownership: a bd_store is one connection, used by one thread at a time; a server opens one
+ * per worker thread. Rows handed to callbacks (bd_breach_row, bd_record_row, bd_card_row) point
+ * into the backend's statement and are valid only during the callback: copy what must outlive
+ * it. Input structs are read during the call only. A slice with ptr == NULL is SQL NULL.
+ *
+ * Values reach the store already normalised and masked: the store never sees a plaintext
+ * password, SSN or card number, only masked text and keyed hashes (32-byte HMAC-SHA-256). */
+#ifndef BD_STORE_STORE_H
+#define BD_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/result.h"
+#include "core/slice.h"
+
+typedef struct bd_store bd_store;
+
+#define BD_HMAC_LEN 32
+#define BD_UUID_LEN 36 /* canonical lower-case text form, NUL excluded */
+
+enum {
+    BD_STORE_READ = 0,   /* serving: reads only */
+    BD_STORE_WRITE = 1,  /* breachctl: imports, keys */
+    BD_STORE_CREATE = 2, /* create the schema if the store is empty (with WRITE) */
+};
+
+/* Opens a connection to the store named by uri (a SQLite file path for now). On failure,
+ * *out is NULL and why holds a sentence for the operator. BD_ERR_NOT_FOUND when the store
+ * does not exist and CREATE was not asked; BD_ERR_BUSY when it cannot be reached. */
+bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen);
+void bd_store_close(bd_store *s);
+
+/* Store-wide settings kept in the schema. The secret fingerprint lets the server refuse a
+ * secret file that belongs to another store. */
+bd_result bd_store_meta_get(bd_store *s, const char *key, char *out, size_t outcap);
+bd_result bd_store_meta_set(bd_store *s, const char *key, const char *value);
+
+/* Transactions for batched writes: every write between begin and commit lands or none does. */
+bd_result bd_store_begin(bd_store *s);
+bd_result bd_store_commit(bd_store *s);
+void bd_store_rollback(bd_store *s);
+
+/* Cheap liveness check for /healthz. */
+bd_result bd_store_ping(bd_store *s);
+
+/* ---- breaches ---------------------------------------------------------------------- */
+
+typedef struct {
+    char uuid[BD_UUID_LEN + 1];
+    bd_slice source_name, site_domain, breach_type, site_categories, site_country,
+        site_language, password_types, leaked_data_types, description, service_article_url,
+        site_logo;
+    int32_t date_leaked; /* yyyymmdd */
+    int64_t pwned_count; /* -1: count the distinct identities imported for the breach */
+} bd_breach_in;
+
+typedef struct {
+    bd_slice uuid;
+    bd_slice source_name, site_domain, breach_type, site_categories, site_country,
+        site_language, password_types, leaked_data_types, description, service_article_url,
+        site_logo;
+    int32_t date_leaked; /* yyyymmdd */
+    int64_t pwned_count;
+} bd_breach_row;
+
+/* Returns non-zero to stop the iteration early. */
+typedef int (*bd_breach_cb)(void *ctx, const bd_breach_row *row);
+
+/* Inserts a breach; *inserted is false when a breach with that uuid already exists (it is
+ * left as it was). */
+bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
+/* Breaches newest first (date_leaked descending, then source_name); limit <= 0: all. */
+bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
+/* One breach by canonical lower-case uuid; BD_ERR_NOT_FOUND when absent. */
+bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
+/* Whether a breach exists. */
+bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists);
+/* Recomputes the derived identity count of the given breach. */
+bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid);
+
+/* ---- breach records ---------------------------------------------------------------- */
+
+/* The searchable kinds of identity data, in the interface's filter order. */
+typedef enum {
+    BD_FIELD_EMAIL,
+    BD_FIELD_EMAIL_DOMAIN,
+    BD_FIELD_PHONE,
+    BD_FIELD_USERNAME,
+    BD_FIELD_IP,
+    BD_FIELD_SSN,
+    BD_FIELD_PASSWORD,
+    BD_FIELD_PASSWORD_HASH,
+    BD_FIELD_BITCOIN,
+    BD_FIELD_COUNT
+} bd_field;
+
+typedef enum { BD_SEVERITY_LOW = 1, BD_SEVERITY_MEDIUM = 2, BD_SEVERITY_HIGH = 3 } bd_severity;
+
+typedef struct {
+    char breach_uuid[BD_UUID_LEN + 1];
+    /* display values, normalised where the interface compares normalised values */
+    bd_slice user_name, first_name, last_name, email, email_domain, phone_number, ip_address,
+        bitcoin_address, password_masked, password_hash, ssn_masked, other_attributes;
+    /* lookup keys: normalised text, or HMAC bytes for password and SSN */
+    bd_slice user_name_key, phone_key, password_hmac, ssn_hmac;
+    bd_severity severity;
+    uint8_t dedup[16]; /* identifies the record's content: a second import is a duplicate */
+} bd_record_in;
+
+typedef struct {
+    int64_t id;
+    bd_slice user_name, first_name, last_name, email, email_domain, phone_number, ip_address,
+        bitcoin_address, password_masked, password_hash, ssn_masked, other_attributes;
+    bd_severity severity;
+    const bd_breach_row *breach;
+    int32_t breach_date; /* yyyymmdd, the sort key */
+} bd_record_row;
+
+typedef int (*bd_record_cb)(void *ctx, const bd_record_row *row);
+
+/* Inserts a record of an existing breach; *inserted false for a duplicate. BD_ERR_NOT_FOUND
+ * when the breach does not exist. */
+bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
+
+typedef enum {
+    BD_FILTER_NONE = 0,
+    BD_FILTER_PRESENT, /* the record has a value for the field */
+    BD_FILTER_ABSENT,  /* the record has no value for the field */
+    BD_FILTER_EQUALS,  /* the record's lookup key equals value */
+} bd_filter_mode;
+
+typedef struct {
+    bd_field field; /* searched field */
+    bd_slice key;   /* its lookup key: normalised text or HMAC bytes */
+    struct {
+        bd_filter_mode mode;
+        bd_slice key;
+    } filter[BD_FIELD_COUNT];
+    int limit; /* records per page */
+    /* keyset position: only records after (date, id) in the order, when has_after */
+    bool has_after;
+    int32_t after_date;
+    int64_t after_id;
+} bd_record_query;
+
+/* Counts every record matching q (the position is ignored). */
+bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count);
+/* Calls cb for up to q->limit records in order (breach date newest first, then id
+ * descending), starting after the keyset position. */
+bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_cb cb, void *ctx);
+
+/* ---- cards ------------------------------------------------------------------------- */
+
+typedef struct {
+    char id[BD_UUID_LEN + 1];
+    char created_at[20];  /* YYYY-MM-DD HH:MM:SS */
+    char number_masked[20];
+    char bin[7], last4[5];
+    int length;
+    uint8_t number_hmac[BD_HMAC_LEN]; /* keyed hash of the SHA-256 digest of the digits */
+    bd_slice bank, owner, cvv, leak_id, leak_name, leak_tags;
+    char expire_date[11], leak_publish_date[11], leak_discover_date[11]; /* "" when absent */
+    bool has_cvss;
+    double cvss;
+    int64_t leak_size; /* -1 when absent */
+} bd_card_in;
+
+typedef struct {
+    bd_slice id, created_at, bank, number_masked, owner, cvv, expire_date, leak_id, leak_name,
+        leak_publish_date, leak_discover_date, leak_tags;
+    bool has_cvss, has_leak_size;
+    double cvss;
+    int64_t leak_size;
+} bd_card_row;
+
+typedef int (*bd_card_cb)(void *ctx, const bd_card_row *row);
+
+/* Inserts a card; *inserted false when a card with that id exists. */
+bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
+
+/* ---- API keys ---------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t id;
+    bd_slice name, plan;
+    uint8_t hash[32];       /* SHA-256 of the key text */
+    int64_t rate_per_hour;
+    int64_t created_at;     /* Unix seconds */
+    int64_t expires_at;     /* 0: never */
+    int64_t revoked_at;     /* 0: active */
+} bd_key_row;
+
+typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
+
+/* Stores a new key; *id receives its number. Bumps the key generation. */
+bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
+/* Every key, revoked ones included, by id. */
+bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx);
+/* Marks a key revoked; BD_ERR_NOT_FOUND when there is no such key. Bumps the generation. */
+bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now);
+/* A number that changes whenever keys change, so servers can reload cheaply. */
+bd_result bd_store_key_generation(bd_store *s, int64_t *gen);
+
+/* ---- statistics -------------------------------------------------------------------- */
+
+typedef struct {
+    bd_slice uuid, source_name;
+    int64_t records;
+    int64_t pwned_count;
+} bd_stats_row;
+
+typedef int (*bd_stats_cb)(void *ctx, const bd_stats_row *row);
+
+bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                         int64_t *total_cards);
+
+#endif
