@@ -107,6 +107,10 @@ struct bd_store {
     } dyn[DYN_CACHE];
     uint64_t tick;
     bd_buf sql; /* scratch for generated SQL */
+    /* Imports add many records to one breach in a row: the last breach looked up. */
+    char last_uuid[BD_UUID_LEN + 1];
+    int64_t last_id;
+    int32_t last_date;
 };
 
 static bd_result map_rc(int rc)
@@ -510,26 +514,19 @@ bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
 
 bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
 {
-    /* Most imports are one breach at a time: remember the last breach looked up. */
-    static _Thread_local char last_uuid[BD_UUID_LEN + 1];
-    static _Thread_local int64_t last_id;
-    static _Thread_local int32_t last_date;
-    static _Thread_local const bd_store *last_store;
     *inserted = false;
-    if (last_store != s || strcmp(last_uuid, r->breach_uuid) != 0) {
-        bd_result res = breach_id(s, r->breach_uuid, &last_id, &last_date);
-        if (res != BD_OK) {
-            last_store = NULL;
+    if (strcmp(s->last_uuid, r->breach_uuid) != 0) {
+        s->last_uuid[0] = '\0';
+        bd_result res = breach_id(s, r->breach_uuid, &s->last_id, &s->last_date);
+        if (res != BD_OK)
             return res;
-        }
-        memcpy(last_uuid, r->breach_uuid, sizeof last_uuid);
-        last_store = s;
+        memcpy(s->last_uuid, r->breach_uuid, sizeof s->last_uuid);
     }
     sqlite3_stmt *st = fixed(s, Q_RECORD_PUT);
     if (!st)
         return BD_ERR_STORE;
-    sqlite3_bind_int64(st, 1, last_id);
-    sqlite3_bind_int(st, 2, last_date);
+    sqlite3_bind_int64(st, 1, s->last_id);
+    sqlite3_bind_int(st, 2, s->last_date);
     bind_slice(st, 3, r->user_name);
     bind_slice(st, 4, r->user_name_key);
     bind_slice(st, 5, r->first_name);

@@ -1,0 +1,154 @@
+/* API key generation and the in-memory keyring (sorted by hash, read under a rwlock). */
+#include "auth/keys.h"
+
+#include <pthread.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32])
+{
+    if (sodium_init() < 0)
+        return BD_ERR_CRYPTO;
+    uint8_t raw[32];
+    randombytes_buf(raw, sizeof raw);
+    memcpy(text, "bd_", 3);
+    sodium_bin2base64(text + 3, BD_KEY_TEXT_LEN + 1 - 3, raw, sizeof raw,
+                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    sodium_memzero(raw, sizeof raw);
+    bd_key_hash(bd_slice_from(text), hash);
+    return BD_OK;
+}
+
+void bd_key_hash(bd_slice key, uint8_t out[32])
+{
+    crypto_hash_sha256(out, (const unsigned char *)key.ptr, key.len);
+}
+
+bool bd_plan_rate(const char *plan, int64_t *per_hour)
+{
+    if (strcmp(plan, "standard") == 0)
+        *per_hour = 1000;
+    else if (strcmp(plan, "enterprise") == 0)
+        *per_hour = 10000;
+    else
+        return false;
+    return true;
+}
+
+typedef struct {
+    uint8_t hash[32];
+    bd_key_info info;
+} entry;
+
+struct bd_keyring {
+    pthread_rwlock_t lock;
+    entry *entries;
+    size_t n;
+    int64_t generation; /* -1 before the first load */
+};
+
+bd_keyring *bd_keyring_new(void)
+{
+    bd_keyring *kr = calloc(1, sizeof *kr);
+    if (!kr)
+        return NULL;
+    pthread_rwlock_init(&kr->lock, NULL);
+    kr->generation = -1;
+    return kr;
+}
+
+void bd_keyring_free(bd_keyring *kr)
+{
+    if (!kr)
+        return;
+    pthread_rwlock_destroy(&kr->lock);
+    free(kr->entries);
+    free(kr);
+}
+
+typedef struct {
+    entry *items;
+    size_t n, cap;
+    bool nomem;
+} collect;
+
+static int collect_key(void *ctx, const bd_key_row *k)
+{
+    collect *c = ctx;
+    if (k->revoked_at)
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        entry *p = realloc(c->items, cap * sizeof *p);
+        if (!p) {
+            c->nomem = true;
+            return 1;
+        }
+        c->items = p;
+        c->cap = cap;
+    }
+    entry *e = &c->items[c->n++];
+    memset(e, 0, sizeof *e);
+    memcpy(e->hash, k->hash, 32);
+    e->info.id = k->id;
+    e->info.rate_per_hour = k->rate_per_hour;
+    e->info.expires_at = k->expires_at;
+    size_t nl = k->name.len < BD_KEY_NAME_MAX ? k->name.len : BD_KEY_NAME_MAX;
+    memcpy(e->info.name, k->name.ptr, nl);
+    return 0;
+}
+
+static int by_hash(const void *a, const void *b)
+{
+    return memcmp(((const entry *)a)->hash, ((const entry *)b)->hash, 32);
+}
+
+bd_result bd_keyring_refresh(bd_keyring *kr, bd_store *s)
+{
+    int64_t gen;
+    bd_result r = bd_store_key_generation(s, &gen);
+    if (r != BD_OK)
+        return r;
+    pthread_rwlock_rdlock(&kr->lock);
+    bool same = gen == kr->generation;
+    pthread_rwlock_unlock(&kr->lock);
+    if (same)
+        return BD_OK;
+    collect c = {0};
+    r = bd_store_key_list(s, collect_key, &c);
+    if (r == BD_OK && c.nomem)
+        r = BD_ERR_NOMEM;
+    if (r != BD_OK) {
+        free(c.items);
+        return r;
+    }
+    qsort(c.items, c.n, sizeof *c.items, by_hash);
+    pthread_rwlock_wrlock(&kr->lock);
+    entry *old = kr->entries;
+    kr->entries = c.items;
+    kr->n = c.n;
+    kr->generation = gen;
+    pthread_rwlock_unlock(&kr->lock);
+    free(old);
+    return BD_OK;
+}
+
+bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_key_info *out)
+{
+    entry probe;
+    bd_key_hash(key, probe.hash);
+    bd_key_status status = BD_KEY_UNKNOWN;
+    pthread_rwlock_rdlock(&kr->lock);
+    const entry *e = kr->n ? bsearch(&probe, kr->entries, kr->n, sizeof probe, by_hash) : NULL;
+    if (e) {
+        if (e->info.expires_at && e->info.expires_at <= now) {
+            status = BD_KEY_EXPIRED;
+        } else {
+            status = BD_KEY_VALID;
+            *out = e->info;
+        }
+    }
+    pthread_rwlock_unlock(&kr->lock);
+    return status;
+}

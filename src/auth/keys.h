@@ -1,0 +1,47 @@
+/* API keys: generation, hashing, plans, and the server's in-memory keyring.
+ *
+ * A key is "bd_" followed by 43 URL-safe base64 characters (256 random bits). Only its
+ * SHA-256 is stored; the text is shown once, at creation. The keyring is a snapshot of the
+ * store's keys that server threads read concurrently; bd_keyring_refresh replaces it when the
+ * store's key generation changes, so a revoked key stops working without a restart. */
+#ifndef BD_AUTH_KEYS_H
+#define BD_AUTH_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/result.h"
+#include "core/slice.h"
+#include "store/store.h"
+
+#define BD_KEY_TEXT_LEN 46
+#define BD_KEY_NAME_MAX 64
+
+/* Writes a fresh key text (NUL-terminated) and its hash. */
+bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32]);
+void bd_key_hash(bd_slice key, uint8_t out[32]);
+
+/* Requests per hour of a named plan; false for an unknown plan name. */
+bool bd_plan_rate(const char *plan, int64_t *per_hour);
+
+typedef struct {
+    int64_t id;
+    int64_t rate_per_hour;
+    int64_t expires_at; /* 0: never */
+    char name[BD_KEY_NAME_MAX + 1];
+} bd_key_info;
+
+typedef enum { BD_KEY_VALID, BD_KEY_UNKNOWN, BD_KEY_EXPIRED } bd_key_status;
+
+typedef struct bd_keyring bd_keyring;
+
+/* NULL when out of memory. */
+bd_keyring *bd_keyring_new(void);
+void bd_keyring_free(bd_keyring *kr);
+/* Reloads the active keys from the store when its key generation moved since the last
+ * load (always on the first call). Safe to call while other threads look keys up. */
+bd_result bd_keyring_refresh(bd_keyring *kr, bd_store *s);
+/* Looks a presented key up: VALID fills *out; revoked and never-issued keys are UNKNOWN. */
+bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_key_info *out);
+
+#endif

@@ -1,0 +1,37 @@
+/* breachctl: the operator's command line. Dispatches to src/cli/. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char USAGE[] =
+    "usage: breachctl COMMAND --db PATH [options]\n"
+    "  init                               create an empty store and its secret\n"
+    "  import breaches|records|cards FILE...  load JSON Lines or CSV ('-' is stdin, .gz ok)\n"
+    "  keys create|list|revoke            manage API keys\n"
+    "  demo                               load the synthetic demo corpus, print a demo key\n"
+    "  stats                              records per breach and totals\n"
+    "Exit status: 0 success, 1 some input lines rejected, 2 usage error or failure.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? BD_EXIT_FAIL : BD_EXIT_OK;
+    }
+    const char *cmd = argv[1];
+    int n = argc - 2;
+    char **rest = argv + 2;
+    if (strcmp(cmd, "init") == 0)
+        return bd_cmd_init(n, rest);
+    if (strcmp(cmd, "import") == 0)
+        return bd_cmd_import(n, rest);
+    if (strcmp(cmd, "keys") == 0)
+        return bd_cmd_keys(n, rest);
+    if (strcmp(cmd, "demo") == 0)
+        return bd_cmd_demo(n, rest);
+    if (strcmp(cmd, "stats") == 0)
+        return bd_cmd_stats(n, rest);
+    fprintf(stderr, "breachctl: unknown command '%s'\n%s", cmd, USAGE);
+    return BD_EXIT_FAIL;
+}

@@ -1,0 +1,88 @@
+/* breachd: the HTTP server. Parses flags, starts the server, waits for a signal. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "http/server.h"
+
+static const char USAGE[] =
+    "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
+    "               [--threads N] [--timeout SECONDS] [--max-connections N]\n"
+    "               [--max-connections-per-ip N]\n";
+
+int main(int argc, char **argv)
+{
+    bd_server_config cfg = {.listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 0};
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int64_t n;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(USAGE, stdout);
+            return 0;
+        } else if (bd_arg_value(argc, argv, &i, "--db", &v)) {
+            cfg.db = v;
+        } else if (bd_arg_value(argc, argv, &i, "--secret", &v)) {
+            cfg.secret_path = v;
+        } else if (bd_arg_value(argc, argv, &i, "--listen", &v)) {
+            cfg.listen = v;
+        } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
+            cfg.base_path = v;
+        } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {
+            cfg.threads = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--timeout", &v) &&
+                   bd_parse_i64(v, 1, 3600, &n)) {
+            cfg.conn_timeout = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--max-connections", &v) &&
+                   bd_parse_i64(v, 1, 1000000, &n)) {
+            cfg.max_conns = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--max-connections-per-ip", &v) &&
+                   bd_parse_i64(v, 1, 1000000, &n)) {
+            cfg.max_conns_per_ip = (unsigned)n;
+        } else {
+            fprintf(stderr, "breachd: bad or unknown option '%s'\n%s", argv[i], USAGE);
+            return 2;
+        }
+        if (!v) {
+            fprintf(stderr, "breachd: %s needs a value\n%s", argv[i], USAGE);
+            return 2;
+        }
+    }
+    if (!cfg.db) {
+        fprintf(stderr, "breachd: --db is required\n%s", USAGE);
+        return 2;
+    }
+
+    /* Signals are taken by sigwait in this thread; every thread started later inherits the
+     * mask, so none of them is interrupted mid-request. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    bd_server *srv;
+    char why[512];
+    if (bd_server_start(&cfg, &srv, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachd: %s\n", why);
+        return 2;
+    }
+    fprintf(stderr, "breachd: serving http://%s -> port %u, base path %s\n", cfg.listen,
+            bd_server_port(srv), cfg.base_path);
+    fflush(stderr);
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP)
+            continue; /* nothing to reopen yet */
+        fprintf(stderr, "breachd: signal %d, finishing requests in flight\n", sig);
+        break;
+    }
+    bd_server_stop(srv);
+    fprintf(stderr, "breachd: stopped\n");
+    return 0;
+}

@@ -1,0 +1,39 @@
+/* Command-line option helpers. */
+#include "cli/args.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool bd_arg_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return false;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return true;
+    }
+    if (a[n] != '\0')
+        return false;
+    if (*i + 1 < argc) {
+        *value = argv[++*i];
+    } else {
+        *value = NULL;
+    }
+    return true;
+}
+
+bool bd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    if (!s || !*s)
+        return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}

@@ -1,0 +1,14 @@
+/* Small helpers for the two programs' command lines: "--name value" and "--name=value". */
+#ifndef BD_CLI_ARGS_H
+#define BD_CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* When argv[*i] is the option name (with its value next, or after '='), sets *value, moves
+ * *i past it and returns true. A missing value sets *value to NULL and returns true. */
+bool bd_arg_value(int argc, char **argv, int *i, const char *name, const char **value);
+/* Parses a whole decimal integer in [min, max]. */
+bool bd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+#endif

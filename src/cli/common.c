@@ -1,0 +1,108 @@
+/* Store opening and key creation shared by several breachctl commands. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth/keys.h"
+#include "cli/cli.h"
+
+static void secret_path_for(const char *db, const char *given, char *out, size_t cap)
+{
+    if (given)
+        snprintf(out, cap, "%s", given);
+    else
+        bd_secret_default_path(db, out, cap);
+}
+
+int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
+                uint8_t secret[BD_SECRET_LEN])
+{
+    char why[512], path[1100];
+    secret_path_for(db, secret_path, path, sizeof path);
+    if (bd_store_open(db, BD_STORE_WRITE, s, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachctl: %s\n", why);
+        return BD_EXIT_FAIL;
+    }
+    char want[65], have[65];
+    if (bd_secret_load(path, secret, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachctl: %s\n", why);
+        goto fail;
+    }
+    bd_secret_fingerprint(secret, want);
+    if (bd_store_meta_get(*s, "secret_fingerprint", have, sizeof have) != BD_OK ||
+        strcmp(want, have) != 0) {
+        fprintf(stderr, "breachctl: the secret file %s does not belong to the store %s\n", path,
+                db);
+        goto fail;
+    }
+    return BD_EXIT_OK;
+fail:
+    bd_store_close(*s);
+    *s = NULL;
+    return BD_EXIT_FAIL;
+}
+
+int bd_cli_init_store(const char *db, const char *secret_path)
+{
+    char why[512], path[1100];
+    secret_path_for(db, secret_path, path, sizeof path);
+    if (access(db, F_OK) == 0) {
+        bd_store *probe;
+        if (bd_store_open(db, BD_STORE_READ, &probe, why, sizeof why) == BD_OK) {
+            bd_store_close(probe);
+            fprintf(stderr, "breachctl: %s is already a breachd store\n", db);
+            return BD_EXIT_FAIL;
+        }
+    }
+    if (bd_secret_create(path, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachctl: %s\n", why);
+        return BD_EXIT_FAIL;
+    }
+    uint8_t secret[BD_SECRET_LEN];
+    bd_store *s;
+    if (bd_secret_load(path, secret, why, sizeof why) != BD_OK ||
+        bd_store_open(db, BD_STORE_WRITE | BD_STORE_CREATE, &s, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachctl: %s\n", why);
+        unlink(path);
+        return BD_EXIT_FAIL;
+    }
+    char fp[65];
+    bd_secret_fingerprint(secret, fp);
+    bd_result r = bd_store_meta_set(s, "secret_fingerprint", fp);
+    bd_store_close(s);
+    if (r != BD_OK) {
+        fprintf(stderr, "breachctl: cannot write to the new store %s\n", db);
+        return BD_EXIT_FAIL;
+    }
+    fprintf(stderr, "breachctl: created store %s with secret %s (mode 0600; back it up: "
+                    "without it, password, SSN and card searches cannot match)\n",
+            db, path);
+    return BD_EXIT_OK;
+}
+
+int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
+                      int64_t expires_at)
+{
+    char text[BD_KEY_TEXT_LEN + 1];
+    bd_key_row k = {.name = bd_slice_from(name),
+                    .plan = bd_slice_from(plan),
+                    .rate_per_hour = rate,
+                    .created_at = (int64_t)time(NULL),
+                    .expires_at = expires_at};
+    if (bd_key_generate(text, k.hash) != BD_OK) {
+        fprintf(stderr, "breachctl: cannot generate a key\n");
+        return BD_EXIT_FAIL;
+    }
+    int64_t id;
+    if (bd_store_key_add(s, &k, &id) != BD_OK) {
+        fprintf(stderr, "breachctl: cannot store the key\n");
+        return BD_EXIT_FAIL;
+    }
+    printf("%s\n", text);
+    fflush(stdout);
+    fprintf(stderr, "breachctl: key %lld '%s' (%s, %lld requests/hour) created; it is shown "
+                    "only this once\n",
+            (long long)id, name, plan, (long long)rate);
+    return BD_EXIT_OK;
+}

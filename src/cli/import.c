@@ -1,0 +1,111 @@
+/* breachctl import breaches|records|cards FILE...: stream files into the store. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "core/uuid.h"
+#include "ingest/import.h"
+
+static const char USAGE[] =
+    "usage: breachctl import breaches|records|cards FILE... --db PATH [--breach UUID]\n"
+    "                        [--format jsonl|csv] [--strict] [--secret FILE]\n";
+
+int bd_cmd_import(int argc, char **argv)
+{
+    const char *db = NULL, *secret_path = NULL, *kind = NULL;
+    const char *files[256];
+    int nfiles = 0;
+    char breach[BD_UUID_TEXT_LEN + 1];
+    bd_import_options o = {.format = BD_FMT_AUTO, .report = stderr, .ids = stdout};
+    for (int i = 0; i < argc; i++) {
+        const char *v = (const char *)1;
+        if (bd_arg_value(argc, argv, &i, "--db", &v))
+            db = v;
+        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
+            secret_path = v;
+        else if (bd_arg_value(argc, argv, &i, "--breach", &v)) {
+            if (v && !bd_uuid_canonical(bd_slice_from(v), breach)) {
+                fprintf(stderr, "breachctl import: --breach needs a UUID\n");
+                return BD_EXIT_FAIL;
+            }
+            o.breach_uuid = breach;
+        } else if (bd_arg_value(argc, argv, &i, "--format", &v)) {
+            if (v && strcmp(v, "jsonl") == 0)
+                o.format = BD_FMT_JSONL;
+            else if (v && strcmp(v, "csv") == 0)
+                o.format = BD_FMT_CSV;
+            else {
+                fprintf(stderr, "breachctl import: --format is jsonl or csv\n");
+                return BD_EXIT_FAIL;
+            }
+        } else if (strcmp(argv[i], "--strict") == 0)
+            o.strict = true;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "breachctl import: unknown option '%s'\n%s", argv[i], USAGE);
+            return BD_EXIT_FAIL;
+        } else if (!kind)
+            kind = argv[i];
+        else if (nfiles < (int)(sizeof files / sizeof files[0]))
+            files[nfiles++] = argv[i];
+        else {
+            fprintf(stderr, "breachctl import: at most 256 files at a time\n");
+            return BD_EXIT_FAIL;
+        }
+        if (!v) {
+            fprintf(stderr, "breachctl import: %s needs a value\n", argv[i]);
+            return BD_EXIT_FAIL;
+        }
+    }
+    if (!db || !kind || nfiles == 0) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    if (strcmp(kind, "breaches") == 0)
+        o.kind = BD_IMPORT_BREACHES;
+    else if (strcmp(kind, "records") == 0)
+        o.kind = BD_IMPORT_RECORDS;
+    else if (strcmp(kind, "cards") == 0)
+        o.kind = BD_IMPORT_CARDS;
+    else {
+        fprintf(stderr, "breachctl import: what to import is breaches, records or cards\n%s",
+                USAGE);
+        return BD_EXIT_FAIL;
+    }
+    o.progress = isatty(STDERR_FILENO);
+
+    bd_store *s;
+    uint8_t secret[BD_SECRET_LEN];
+    if (bd_cli_open(db, secret_path, &s, secret) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    int status = BD_EXIT_OK;
+    bd_import_counts total = {0};
+    for (int i = 0; i < nfiles; i++) {
+        bd_import_counts c = {0};
+        char why[1024] = "";
+        bd_result r = bd_import_file(s, secret, files[i], &o, &c, why, sizeof why);
+        fprintf(stderr,
+                "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
+                (unsigned long long)c.read, (unsigned long long)c.imported,
+                (unsigned long long)c.duplicates, (unsigned long long)c.rejected);
+        if (r != BD_OK) {
+            fprintf(stderr, "breachctl import: %s\n", why);
+            status = BD_EXIT_FAIL;
+            if (r != BD_ERR_INVALID)
+                break; /* an unreadable file or a failing store: stop here */
+        } else if (c.rejected && status == BD_EXIT_OK) {
+            status = BD_EXIT_REJECTED;
+        }
+        total.read += c.read;
+        total.imported += c.imported;
+        total.duplicates += c.duplicates;
+        total.rejected += c.rejected;
+    }
+    if (nfiles > 1)
+        fprintf(stderr, "total: read %llu, imported %llu, duplicates %llu, rejected %llu\n",
+                (unsigned long long)total.read, (unsigned long long)total.imported,
+                (unsigned long long)total.duplicates, (unsigned long long)total.rejected);
+    bd_store_close(s);
+    return status;
+}

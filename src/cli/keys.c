@@ -1,0 +1,173 @@
+/* breachctl keys create|list|revoke. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "auth/keys.h"
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "core/date.h"
+
+static const char USAGE[] =
+    "usage: breachctl keys create --db PATH --name TEXT [--plan standard|enterprise]\n"
+    "                             [--rate N/h] [--expires YYYY-MM-DD]\n"
+    "       breachctl keys list --db PATH\n"
+    "       breachctl keys revoke ID --db PATH\n";
+
+/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
+static int64_t days_from_civil(int y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static void format_time(int64_t t, char out[11])
+{
+    if (t == 0) {
+        snprintf(out, 11, "-");
+        return;
+    }
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    bd_datetime d = {.y = tm.tm_year + 1900, .m = tm.tm_mon + 1, .d = tm.tm_mday};
+    bd_date_format_iso(&d, out);
+}
+
+static int print_key(void *ctx, const bd_key_row *k)
+{
+    int64_t now = *(const int64_t *)ctx;
+    char created[11], expires[11];
+    format_time(k->created_at, created);
+    format_time(k->expires_at, expires);
+    const char *status = k->revoked_at                                ? "revoked"
+                         : k->expires_at && k->expires_at <= now ? "expired"
+                                                                    : "active";
+    printf("%-6lld %-24.*s %-11.*s %9lld %-10s %-10s %s\n", (long long)k->id, (int)k->name.len,
+           k->name.ptr, (int)k->plan.len, k->plan.ptr, (long long)k->rate_per_hour, created,
+           expires, status);
+    return 0;
+}
+
+int bd_cmd_keys(int argc, char **argv)
+{
+    if (argc < 1) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    const char *sub = argv[0];
+    const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
+               *expires = NULL, *id = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = (const char *)1;
+        if (bd_arg_value(argc, argv, &i, "--db", &v))
+            db = v;
+        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
+            secret = v;
+        else if (bd_arg_value(argc, argv, &i, "--name", &v))
+            name = v;
+        else if (bd_arg_value(argc, argv, &i, "--plan", &v))
+            plan = v;
+        else if (bd_arg_value(argc, argv, &i, "--rate", &v))
+            rate = v;
+        else if (bd_arg_value(argc, argv, &i, "--expires", &v))
+            expires = v;
+        else if (argv[i][0] != '-' && !id)
+            id = argv[i];
+        else {
+            fprintf(stderr, "breachctl keys: unknown option '%s'\n%s", argv[i], USAGE);
+            return BD_EXIT_FAIL;
+        }
+        if (!v) {
+            fprintf(stderr, "breachctl keys: %s needs a value\n", argv[i]);
+            return BD_EXIT_FAIL;
+        }
+    }
+    if (!db) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    int64_t now = (int64_t)time(NULL);
+    if (strcmp(sub, "create") == 0) {
+        int64_t per_hour, expires_at = 0;
+        if (!name || !*name || strlen(name) > BD_KEY_NAME_MAX) {
+            fprintf(stderr, "breachctl keys create: --name of 1 to %d characters is required\n",
+                    BD_KEY_NAME_MAX);
+            return BD_EXIT_FAIL;
+        }
+        if (!bd_plan_rate(plan, &per_hour)) {
+            fprintf(stderr, "breachctl keys create: --plan is standard or enterprise\n");
+            return BD_EXIT_FAIL;
+        }
+        if (rate) {
+            char num[32];
+            size_t n = strcspn(rate, "/");
+            bool ok = n < sizeof num && (rate[n] == '\0' || strcmp(rate + n, "/h") == 0);
+            if (ok) {
+                memcpy(num, rate, n);
+                num[n] = '\0';
+                ok = bd_parse_i64(num, 1, 1000000000, &per_hour);
+            }
+            if (!ok) {
+                fprintf(stderr, "breachctl keys create: --rate is requests per hour, like 5000/h\n");
+                return BD_EXIT_FAIL;
+            }
+            plan = "custom";
+        }
+        if (expires) {
+            bd_datetime d;
+            if (!bd_date_parse_iso(bd_slice_from(expires), &d)) {
+                fprintf(stderr, "breachctl keys create: --expires is a date, YYYY-MM-DD\n");
+                return BD_EXIT_FAIL;
+            }
+            expires_at = days_from_civil(d.y, d.m, d.d) * 86400;
+            if (expires_at <= now) {
+                fprintf(stderr, "breachctl keys create: --expires must be in the future\n");
+                return BD_EXIT_FAIL;
+            }
+        }
+        bd_store *s;
+        uint8_t key[BD_SECRET_LEN];
+        if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
+            return BD_EXIT_FAIL;
+        int rc = bd_cli_create_key(s, name, plan, per_hour, expires_at);
+        bd_store_close(s);
+        return rc;
+    }
+    if (strcmp(sub, "list") == 0 || strcmp(sub, "revoke") == 0) {
+        bd_store *s;
+        uint8_t key[BD_SECRET_LEN];
+        int64_t n = 0;
+        if (sub[0] == 'r' && !bd_parse_i64(id, 1, INT64_MAX, &n)) {
+            fprintf(stderr, "breachctl keys revoke: give the key's ID (see 'keys list')\n");
+            return BD_EXIT_FAIL;
+        }
+        if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
+            return BD_EXIT_FAIL;
+        int rc = BD_EXIT_OK;
+        if (sub[0] == 'l') {
+            printf("%-6s %-24s %-11s %9s %-10s %-10s %s\n", "ID", "NAME", "PLAN", "RATE/H",
+                   "CREATED", "EXPIRES", "STATUS");
+            if (bd_store_key_list(s, print_key, &now) != BD_OK)
+                rc = BD_EXIT_FAIL;
+        } else {
+            bd_result r = bd_store_key_revoke(s, n, now);
+            if (r == BD_OK)
+                fprintf(stderr, "breachctl: key %lld revoked; servers stop accepting it within "
+                                "a few seconds\n",
+                        (long long)n);
+            else {
+                fprintf(stderr, "breachctl keys revoke: no active key %lld\n", (long long)n);
+                rc = BD_EXIT_FAIL;
+            }
+        }
+        bd_store_close(s);
+        return rc;
+    }
+    fputs(USAGE, stderr);
+    return BD_EXIT_FAIL;
+}

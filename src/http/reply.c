@@ -1,0 +1,158 @@
+/* Replies, error bodies and parameter validation shared by every handler. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/request.h"
+
+void bd_reply_begin(bd_req *rq, int status)
+{
+    rq->status = status;
+    bd_buf_reset(rq->body);
+    bd_json_init(&rq->json, rq->body);
+}
+
+void bd_reply_finish(bd_req *rq)
+{
+    if (bd_json_result(&rq->json) != BD_OK)
+        bd_reply_error(rq, 500, "internal_error",
+                       "the response could not be built; quote request id %s to support",
+                       rq->request_id);
+}
+
+void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bd_reply_begin(rq, status);
+    bd_json_object_begin(&rq->json);
+    bd_json_key(&rq->json, "error");
+    bd_json_cstring(&rq->json, code);
+    bd_json_key(&rq->json, "message");
+    bd_json_cstring(&rq->json, msg);
+    bd_json_object_end(&rq->json);
+}
+
+void bd_reply_store_error(bd_req *rq, bd_result r)
+{
+    fprintf(stderr, "request %s: store error: %s\n", rq->request_id, bd_result_str(r));
+    if (r == BD_ERR_BUSY) {
+        rq->retry_after = 1;
+        bd_reply_error(rq, 503, "unavailable", "the store is busy or unreachable; retry shortly");
+    } else {
+        bd_reply_error(rq, 500, "internal_error",
+                       "an internal error occurred; quote request id %s to support",
+                       rq->request_id);
+    }
+}
+
+static bool listed(bd_slice name, const char *const *names)
+{
+    for (; names && *names; names++)
+        if (bd_slice_eq(name, *names))
+            return true;
+    return false;
+}
+
+/* Writes a parameter name into a message safely: printable ASCII only, capped. */
+static void printable(bd_slice s, char *out, size_t cap)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s.len && j + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        out[j++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    out[j] = '\0';
+}
+
+bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *repeatable)
+{
+    if (rq->too_many_params) {
+        bd_reply_error(rq, 400, "bad_request", "too many query parameters (at most %d)",
+                       BD_MAX_PARAMS);
+        return false;
+    }
+    if (rq->bad_param_bytes) {
+        bd_reply_error(rq, 400, "bad_request", "a query parameter holds a NUL byte");
+        return false;
+    }
+    for (size_t i = 0; i < rq->nparams; i++) {
+        char name[64];
+        printable(rq->params[i].name, name, sizeof name);
+        if (!listed(rq->params[i].name, allowed)) {
+            bd_reply_error(rq, 400, "bad_request",
+                           "unknown query parameter '%s' (names are case-sensitive)", name);
+            return false;
+        }
+        if (listed(rq->params[i].name, repeatable))
+            continue;
+        for (size_t j = 0; j < i; j++) {
+            if (rq->params[j].name.len == rq->params[i].name.len &&
+                memcmp(rq->params[j].name.ptr, rq->params[i].name.ptr,
+                       rq->params[i].name.len) == 0) {
+                bd_reply_error(rq, 400, "bad_request", "query parameter '%s' is given twice",
+                               name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+bool bd_param_get(const bd_req *rq, const char *name, bd_slice *value)
+{
+    for (size_t i = 0; i < rq->nparams; i++) {
+        if (bd_slice_eq(rq->params[i].name, name)) {
+            *value = rq->params[i].value.ptr ? rq->params[i].value : (bd_slice){"", 0};
+            return true;
+        }
+    }
+    return false;
+}
+
+bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_t dflt,
+                  int64_t *out)
+{
+    bd_slice v;
+    *out = dflt;
+    if (!bd_param_get(rq, name, &v))
+        return true;
+    /* Digits only, optionally signed: "1e3", " 5", "0x10" and "" are not integers. */
+    size_t i = 0;
+    bool neg = false;
+    if (v.len > 0 && (v.ptr[0] == '-' || v.ptr[0] == '+')) {
+        neg = v.ptr[0] == '-';
+        i = 1;
+    }
+    if (i == v.len) {
+        bd_reply_error(rq, 400, "bad_request", "'%s' must be an integer", name);
+        return false;
+    }
+    int64_t n = 0;
+    bool overflow = false;
+    for (; i < v.len; i++) {
+        char c = v.ptr[i];
+        if (c < '0' || c > '9') {
+            bd_reply_error(rq, 400, "bad_request", "'%s' must be an integer", name);
+            return false;
+        }
+        if (n > (INT64_MAX - (c - '0')) / 10)
+            overflow = true;
+        else
+            n = n * 10 + (c - '0');
+    }
+    if (neg)
+        n = -n;
+    if (overflow || n < min || n > max) {
+        bd_reply_error(rq, 422, "validation_error", "'%s' must be between %lld and %lld", name,
+                       (long long)min, (long long)max);
+        return false;
+    }
+    *out = n;
+    return true;
+}

@@ -1,0 +1,80 @@
+/* One HTTP request as the handlers see it, and the reply helpers they use. A bd_req lives on
+ * the worker thread's stack for one request; its body buffer belongs to the worker and is
+ * reused by the next request on that thread. */
+#ifndef BD_HTTP_REQUEST_H
+#define BD_HTTP_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth/keys.h"
+#include "auth/secret.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/slice.h"
+#include "store/store.h"
+
+#define BD_MAX_PARAMS 64
+#define BD_REQUEST_ID_LEN 16
+
+struct MHD_Connection;
+
+typedef struct {
+    bd_slice name, value; /* decoded; value.ptr NULL for a name without '=' */
+} bd_param;
+
+typedef struct {
+    struct MHD_Connection *conn;
+    bd_slice path; /* path below the base path, starting with '/' */
+    bd_param params[BD_MAX_PARAMS];
+    size_t nparams;
+    bool too_many_params;
+    bool bad_param_bytes; /* a name or value held a NUL byte */
+    bd_key_info key;
+    char request_id[BD_REQUEST_ID_LEN + 1];
+    const uint8_t *secret;
+    bd_store *store;
+    bd_buf *body;
+    bd_json json;
+    int status;
+    const char *allow;   /* Allow header for 405 */
+    int retry_after;     /* seconds; 0: no Retry-After header */
+} bd_req;
+
+/* Starts a JSON body: the handler writes its value with rq->json, then calls
+ * bd_reply_finish. */
+void bd_reply_begin(bd_req *rq, int status);
+/* Checks the JSON writer; a body past its cap becomes a 500. */
+void bd_reply_finish(bd_req *rq);
+/* Replaces whatever was written with {"error":code,"message":...}. */
+void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Maps a store failure to 503 (busy or unreachable) or 500 (a bug), logged with the id. */
+void bd_reply_store_error(bd_req *rq, bd_result r);
+
+/* Parameter checks. Each returns true when the request may go on; when it returns false
+ * the error reply has been written. */
+
+/* Every parameter must be named in allowed (NULL-terminated) and appear once, except the
+ * names in repeatable (NULL-terminated or NULL). */
+bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *repeatable);
+/* The value of a parameter, if present (first occurrence). */
+bool bd_param_get(const bd_req *rq, const char *name, bd_slice *value);
+/* An optional integer parameter in [min, max]: 400 when not an integer, 422 out of range.
+ * *out is dflt when the parameter is absent. */
+bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_t dflt,
+                  int64_t *out);
+
+/* Writes a breach in one of the interface's shapes. */
+typedef enum {
+    BD_BREACH_LIST,    /* catalog: source_name, breach_type */
+    BD_BREACH_SINGLE,  /* one breach: site_name, no breach_type */
+    BD_BREACH_DETAILS, /* inside a search record: single shape plus site_logo */
+} bd_breach_shape;
+void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
+
+/* Handlers, one per resource. */
+void bd_handle_breach_list(bd_req *rq);
+void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
+
+#endif

@@ -1,0 +1,465 @@
+/* libmicrohttpd glue: daemon setup, per-thread workers, authentication and routing. */
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sodium.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth/keys.h"
+#include "auth/secret.h"
+#include "http/request.h"
+
+#define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
+#define KEY_REFRESH_MS 1000
+
+/* What each worker thread keeps between requests. */
+typedef struct worker {
+    bd_store *store;
+    bd_buf body;
+    struct worker *next;
+} worker;
+
+struct bd_server {
+    bd_server_config cfg;
+    char db[1024];
+    char base[128];
+    size_t base_len;
+    uint8_t secret[BD_SECRET_LEN];
+    struct MHD_Daemon *daemon;
+    bd_keyring *keys;
+    pthread_mutex_t workers_lock;
+    worker *workers;
+    pthread_t refresher;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    bool stopping;
+    bool refresher_started;
+    uint32_t id_prefix;
+    _Atomic uint64_t id_counter;
+};
+
+static _Thread_local worker *tls_worker;
+
+/* The calling thread's worker, opened on its first request. NULL when the store cannot be
+ * opened (the request then gets a 503). */
+static worker *this_worker(bd_server *srv)
+{
+    if (tls_worker)
+        return tls_worker;
+    worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    char why[256];
+    if (bd_store_open(srv->db, BD_STORE_READ, &w->store, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachd: %s\n", why);
+        free(w);
+        return NULL;
+    }
+    bd_buf_init(&w->body, BODY_MAX);
+    pthread_mutex_lock(&srv->workers_lock);
+    w->next = srv->workers;
+    srv->workers = w;
+    pthread_mutex_unlock(&srv->workers_lock);
+    tls_worker = w;
+    return w;
+}
+
+static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    bd_req *rq = cls;
+    if (rq->nparams == BD_MAX_PARAMS) {
+        rq->too_many_params = true;
+        return MHD_NO;
+    }
+    if (strlen(key) != key_size || (value && strlen(value) != value_size))
+        rq->bad_param_bytes = true;
+    rq->params[rq->nparams++] =
+        (bd_param){{key, key_size}, {value, value ? value_size : 0}};
+    return MHD_YES;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(rq->body->len, rq->body->data, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
+    if (rq->allow)
+        MHD_add_response_header(resp, "Allow", rq->allow);
+    if (rq->retry_after > 0) {
+        char v[24];
+        snprintf(v, sizeof v, "%d", rq->retry_after);
+        MHD_add_response_header(resp, "Retry-After", v);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static bool is_get(const char *method)
+{
+    return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+}
+
+static void handle_health(bd_req *rq)
+{
+    bd_result r = bd_store_ping(rq->store);
+    if (r != BD_OK) {
+        rq->retry_after = 1;
+        bd_reply_error(rq, 503, "unavailable", "the store cannot be reached");
+        return;
+    }
+    bd_reply_begin(rq, 200);
+    bd_json_object_begin(&rq->json);
+    bd_json_key(&rq->json, "status");
+    bd_json_cstring(&rq->json, "ok");
+    bd_json_object_end(&rq->json);
+    bd_reply_finish(rq);
+}
+
+/* Checks x-api-key; on failure writes the 401/403 reply and returns false. */
+static bool authenticate(bd_server *srv, bd_req *rq)
+{
+    size_t len = 0;
+    const char *key = NULL;
+    if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
+            MHD_YES ||
+        !key || len == 0) {
+        bd_reply_error(rq, 401, "unauthorized",
+                       "send your API key in the x-api-key header");
+        return false;
+    }
+    bd_key_status st = bd_keyring_lookup(srv->keys, (bd_slice){key, len}, (int64_t)time(NULL),
+                                         &rq->key);
+    if (st == BD_KEY_EXPIRED) {
+        bd_reply_error(rq, 403, "authentication_failed",
+                       "this API key has expired; ask your administrator for a new one");
+        return false;
+    }
+    if (st != BD_KEY_VALID) {
+        bd_reply_error(rq, 403, "authentication_failed",
+                       "the API key is not valid; check it or ask for a new one");
+        return false;
+    }
+    return true;
+}
+
+typedef enum { ROUTE_NONE, ROUTE_BREACH_LIST, ROUTE_BREACH_GET } route;
+
+static route find_route(bd_slice path, bd_slice *arg)
+{
+    static const char prefix[] = "/breaches/";
+    if (bd_slice_eq(path, "/breaches"))
+        return ROUTE_BREACH_LIST;
+    if (path.len > sizeof prefix - 1 && memcmp(path.ptr, prefix, sizeof prefix - 1) == 0 &&
+        !memchr(path.ptr + sizeof prefix - 1, '/', path.len - (sizeof prefix - 1))) {
+        *arg = (bd_slice){path.ptr + sizeof prefix - 1, path.len - (sizeof prefix - 1)};
+        return ROUTE_BREACH_GET;
+    }
+    return ROUTE_NONE;
+}
+
+static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
+{
+    size_t ulen = strlen(url);
+    if (strcmp(url, "/healthz") == 0) {
+        if (!is_get(method)) {
+            rq->allow = "GET, HEAD";
+            bd_reply_error(rq, 405, "method_not_allowed", "use GET or HEAD");
+            return;
+        }
+        handle_health(rq);
+        return;
+    }
+    if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||
+        url[srv->base_len] != '/') {
+        bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/",
+                       srv->base);
+        return;
+    }
+    if (!authenticate(srv, rq))
+        return;
+    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
+    bd_slice arg = {NULL, 0};
+    route rt = find_route(rq->path, &arg);
+    if (rt == ROUTE_NONE) {
+        bd_reply_error(rq, 404, "not_found",
+                       "no such path; see the API reference for the four operations");
+        return;
+    }
+    if (!is_get(method)) {
+        rq->allow = "GET, HEAD";
+        bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
+        return;
+    }
+    switch (rt) {
+    case ROUTE_BREACH_LIST: bd_handle_breach_list(rq); break;
+    case ROUTE_BREACH_GET: bd_handle_breach_get(rq, arg); break;
+    case ROUTE_NONE: break;
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    bd_server *srv = cls;
+    /* The first call only announces the request; answering then makes libmicrohttpd close
+     * the connection, so the reply is queued on the next call, once any body is read. */
+    if (!*con_cls) {
+        *con_cls = srv;
+        return MHD_YES;
+    }
+    if (*upload_data_size) { /* this API takes no request body: discard it */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    bd_req rq;
+    memset(&rq, 0, sizeof rq);
+    rq.conn = conn;
+    rq.secret = srv->secret;
+    uint64_t n = atomic_fetch_add_explicit(&srv->id_counter, 1, memory_order_relaxed);
+    snprintf(rq.request_id, sizeof rq.request_id, "%08x%08x", srv->id_prefix, (uint32_t)n);
+    worker *w = this_worker(srv);
+    static _Thread_local bd_buf fallback; /* for replying when no worker could be made */
+    if (!w) {
+        if (!fallback.max)
+            bd_buf_init(&fallback, 4096);
+        rq.body = &fallback;
+        rq.retry_after = 1;
+        bd_reply_error(&rq, 503, "unavailable", "the store cannot be reached");
+        return send_reply(conn, &rq);
+    }
+    rq.store = w->store;
+    rq.body = &w->body;
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
+    dispatch(srv, &rq, url, method);
+    return send_reply(conn, &rq);
+}
+
+static void *refresh_keys(void *arg)
+{
+    bd_server *srv = arg;
+    bd_store *s = NULL;
+    char why[256];
+    pthread_mutex_lock(&srv->stop_lock);
+    while (!srv->stopping) {
+        pthread_mutex_unlock(&srv->stop_lock);
+        if (!s && bd_store_open(srv->db, BD_STORE_READ, &s, why, sizeof why) != BD_OK)
+            fprintf(stderr, "breachd: key refresh: %s\n", why);
+        if (s && bd_keyring_refresh(srv->keys, s) != BD_OK) {
+            bd_store_close(s); /* reopen next time round */
+            s = NULL;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long)KEY_REFRESH_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_mutex_lock(&srv->stop_lock);
+        if (!srv->stopping)
+            pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until);
+    }
+    pthread_mutex_unlock(&srv->stop_lock);
+    bd_store_close(s);
+    return NULL;
+}
+
+/* Parses "host:port" or "[v6]:port" into a socket address. */
+static bool parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6)
+{
+    char host[128];
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        return false;
+    size_t hl = (size_t)(colon - listen);
+    if (hl >= sizeof host)
+        return false;
+    memcpy(host, listen, hl);
+    host[hl] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || end == colon + 1 || port < 0 || port > 65535)
+        return false;
+    memset(ss, 0, sizeof *ss);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        *v6 = true;
+        return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    *v6 = false;
+    if (hl == 0) {
+        a->sin_addr.s_addr = htonl(INADDR_ANY);
+        return true;
+    }
+    return inet_pton(AF_INET, host, &a->sin_addr) == 1;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    fputs("breachd: http: ", stderr);
+    vfprintf(stderr, fmt, ap);
+}
+
+bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why,
+                          size_t whylen)
+{
+    *out = NULL;
+    if (sodium_init() < 0)
+        return BD_ERR_CRYPTO;
+    bd_server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return BD_ERR_NOMEM;
+    srv->cfg = *cfg;
+    pthread_mutex_init(&srv->workers_lock, NULL);
+    pthread_mutex_init(&srv->stop_lock, NULL);
+    pthread_cond_init(&srv->stop_cond, NULL);
+    bd_result r = BD_ERR_INVALID;
+    snprintf(srv->db, sizeof srv->db, "%s", cfg->db);
+    const char *base = cfg->base_path ? cfg->base_path : "/v7";
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    if (bl == 0 || base[0] != '/' || bl >= sizeof srv->base) {
+        snprintf(why, whylen, "--base-path must start with '/', like /v7");
+        goto fail;
+    }
+    memcpy(srv->base, base, bl);
+    srv->base[bl] = '\0';
+    srv->base_len = bl;
+
+    char secret_path[1100];
+    if (cfg->secret_path)
+        snprintf(secret_path, sizeof secret_path, "%s", cfg->secret_path);
+    else
+        bd_secret_default_path(cfg->db, secret_path, sizeof secret_path);
+    r = bd_secret_load(secret_path, srv->secret, why, whylen);
+    if (r != BD_OK)
+        goto fail;
+
+    /* Open once up front so that a wrong path or a foreign secret fails at start. */
+    bd_store *s;
+    r = bd_store_open(srv->db, BD_STORE_READ, &s, why, whylen);
+    if (r != BD_OK)
+        goto fail;
+    char want[65], have[65];
+    bd_secret_fingerprint(srv->secret, want);
+    r = bd_store_meta_get(s, "secret_fingerprint", have, sizeof have);
+    if (r != BD_OK || strcmp(want, have) != 0) {
+        bd_store_close(s);
+        snprintf(why, whylen, "the secret file %s does not belong to the store %s",
+                 secret_path, cfg->db);
+        r = BD_ERR_INVALID;
+        goto fail;
+    }
+    srv->keys = bd_keyring_new();
+    r = srv->keys ? bd_keyring_refresh(srv->keys, s) : BD_ERR_NOMEM;
+    bd_store_close(s);
+    if (r != BD_OK) {
+        snprintf(why, whylen, "cannot load API keys from the store");
+        goto fail;
+    }
+
+    struct sockaddr_storage addr;
+    bool v6;
+    if (!parse_listen(cfg->listen ? cfg->listen : "127.0.0.1:8080", &addr, &v6)) {
+        snprintf(why, whylen, "--listen must be host:port, like 127.0.0.1:8080 or [::1]:8080");
+        r = BD_ERR_INVALID;
+        goto fail;
+    }
+    randombytes_buf(&srv->id_prefix, sizeof srv->id_prefix);
+    unsigned threads = cfg->threads;
+    if (threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (unsigned)n : 1;
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, &addr},
+        {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout ? cfg->conn_timeout : 30, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns ? cfg->max_conns : 4096, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_conns_per_ip, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL},
+        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                                   mhd_log, NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    if (!srv->daemon) {
+        snprintf(why, whylen, "cannot listen on %s (in use, or not an address of this host)",
+                 cfg->listen ? cfg->listen : "127.0.0.1:8080");
+        r = BD_ERR_IO;
+        goto fail;
+    }
+    if (pthread_create(&srv->refresher, NULL, refresh_keys, srv) != 0) {
+        snprintf(why, whylen, "cannot start the key refresh thread");
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
+    srv->refresher_started = true;
+    *out = srv;
+    return BD_OK;
+fail:
+    bd_server_stop(srv);
+    return r;
+}
+
+uint16_t bd_server_port(const bd_server *srv)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+void bd_server_stop(bd_server *srv)
+{
+    if (!srv)
+        return;
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    if (srv->refresher_started) {
+        pthread_mutex_lock(&srv->stop_lock);
+        srv->stopping = true;
+        pthread_cond_signal(&srv->stop_cond);
+        pthread_mutex_unlock(&srv->stop_lock);
+        pthread_join(srv->refresher, NULL);
+    }
+    for (worker *w = srv->workers, *next; w; w = next) {
+        next = w->next;
+        bd_store_close(w->store);
+        bd_buf_free(&w->body);
+        free(w);
+    }
+    bd_keyring_free(srv->keys);
+    sodium_memzero(srv->secret, sizeof srv->secret);
+    pthread_mutex_destroy(&srv->workers_lock);
+    pthread_mutex_destroy(&srv->stop_lock);
+    pthread_cond_destroy(&srv->stop_cond);
+    free(srv);
+}

@@ -1,0 +1,32 @@
+/* The HTTP server: libmicrohttpd with a pool of worker threads, each holding its own store
+ * connection and response buffer. */
+#ifndef BD_HTTP_SERVER_H
+#define BD_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/result.h"
+
+typedef struct {
+    const char *db;          /* store URI */
+    const char *secret_path; /* NULL: "<db>.secret" */
+    const char *listen;      /* "host:port", "[v6]:port"; port 0 picks a free one */
+    const char *base_path;   /* "/v7" */
+    unsigned threads;        /* worker threads; 0: one per core */
+    unsigned conn_timeout;   /* idle seconds before a connection is closed */
+    unsigned max_conns;
+    unsigned max_conns_per_ip;
+} bd_server_config;
+
+typedef struct bd_server bd_server;
+
+/* Starts serving. On failure why holds a sentence for the operator. */
+bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why,
+                          size_t whylen);
+/* The port actually bound. */
+uint16_t bd_server_port(const bd_server *srv);
+/* Stops accepting, finishes requests in flight, releases everything. */
+void bd_server_stop(bd_server *srv);
+
+#endif

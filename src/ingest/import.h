@@ -1,0 +1,40 @@
+/* Import of breaches, breach records and cards from JSON Lines or CSV files into the store:
+ * validation, normalisation, masking and keyed hashing happen here, so the store only ever
+ * receives masked values and HMACs. Rows are committed in batches; each batch lands whole
+ * or not at all, and content hashes make a re-run of the same file insert nothing twice. */
+#ifndef BD_INGEST_IMPORT_H
+#define BD_INGEST_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "auth/secret.h"
+#include "ingest/reader.h"
+#include "store/store.h"
+
+typedef enum { BD_IMPORT_BREACHES, BD_IMPORT_RECORDS, BD_IMPORT_CARDS } bd_import_kind;
+
+typedef struct {
+    bd_import_kind kind;
+    bd_format format;
+    const char *breach_uuid; /* records: the breach when the file has no breach_uuid column */
+    bool strict;             /* stop at the first bad line and import nothing from the file */
+    bool progress;           /* redraw a progress line on stderr */
+    FILE *report;            /* rejected lines and generated ids are reported here */
+    FILE *ids;               /* breaches: "uuid<TAB>source_name" of generated uuids, or NULL */
+    unsigned batch;          /* rows per transaction; 0: the default */
+} bd_import_options;
+
+typedef struct {
+    uint64_t read, imported, duplicates, rejected;
+} bd_import_counts;
+
+/* Imports one file ("-" is standard input). Counts accumulate into *c. Returns BD_OK when
+ * the file was read to its end (some lines may have been rejected), BD_ERR_INVALID when
+ * --strict stopped at a bad line, BD_ERR_IO or a store error otherwise; why then says what
+ * happened. */
+bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const char *path,
+                         const bd_import_options *o, bd_import_counts *c, char *why, size_t whylen);
+
+#endif
