@@ -1,0 +1,320 @@
+/* Tests for JSON Lines record parsing into bd_fields (and the bd_fields record itself). */
+#include "ingest/jsonl.h"
+
+#include "test.h"
+
+static bd_fields *f;
+static char why[256];
+
+static bd_result parse(const char *line)
+{
+    why[0] = '\0';
+    return bd_jsonl_parse(line, strlen(line), f, why, sizeof why);
+}
+
+/* Value of field name as a C string, "(absent)" when bd_fields_get says no. */
+static const char *get(const char *name)
+{
+    bd_slice v;
+    if (!bd_fields_get(f, name, &v))
+        return "(absent)";
+    return v.len == strlen(v.ptr) ? v.ptr : "(embedded NUL)";
+}
+
+TEST(test_string_values_are_decoded)
+{
+    CHECK_INT(parse("{\"email\":\"a@example.com\",\"user_name\":\"Ann\"}"), BD_OK);
+    CHECK_INT(bd_fields_count(f), 2);
+    CHECK_STR(get("email"), "a@example.com");
+    CHECK_STR(get("user_name"), "Ann");
+}
+
+TEST(test_members_keep_input_order)
+{
+    CHECK_INT(parse("{\"z\":\"1\",\"a\":\"2\",\"m\":\"3\"}"), BD_OK);
+    CHECK_STR(bd_fields_name(f, 0), "z");
+    CHECK_STR(bd_fields_name(f, 1), "a");
+    CHECK_STR(bd_fields_name(f, 2), "m");
+}
+
+TEST(test_escapes_are_decoded)
+{
+    CHECK_INT(parse("{\"d\":\"say \\\"hi\\\"\\n\\\\ \\u00e9 \\ud83d\\ude00 \\/\"}"), BD_OK);
+    CHECK_STR(get("d"), "say \"hi\"\n\\ \xC3\xA9 \xF0\x9F\x98\x80 /");
+}
+
+TEST(test_u0000_gives_a_nul_byte_with_exact_length)
+{
+    CHECK_INT(parse("{\"password\":\"ab\\u0000cd\"}"), BD_OK);
+    bd_slice v;
+    CHECK(bd_fields_get(f, "password", &v));
+    CHECK_INT(v.len, 5);
+    CHECK(memcmp(v.ptr, "ab\0cd", 5) == 0);
+}
+
+TEST(test_numbers_keep_their_json_text)
+{
+    CHECK_INT(parse("{\"a\":42,\"b\":7.5,\"c\":-0,\"d\":1e5,\"e\":12345678901234567890,"
+                    "\"f\":0.1000}"),
+              BD_OK);
+    CHECK_STR(get("a"), "42");
+    CHECK_STR(get("b"), "7.5");
+    CHECK_STR(get("c"), "-0");
+    CHECK_STR(get("d"), "1e5");
+    CHECK_STR(get("e"), "12345678901234567890");
+    CHECK_STR(get("f"), "0.1000");
+}
+
+TEST(test_booleans_become_true_and_false)
+{
+    CHECK_INT(parse("{\"a\":true,\"b\":false}"), BD_OK);
+    CHECK_STR(get("a"), "true");
+    CHECK_STR(get("b"), "false");
+}
+
+TEST(test_null_is_listed_but_absent)
+{
+    CHECK_INT(parse("{\"phone_number\":null,\"email\":\"\"}"), BD_OK);
+    CHECK_INT(bd_fields_count(f), 2);
+    CHECK_STR(bd_fields_name(f, 0), "phone_number");
+    CHECK_STR(get("phone_number"), "(absent)");
+    bd_slice v;
+    CHECK(!bd_fields_value(f, 0, &v));
+}
+
+TEST(test_empty_string_is_present_with_length_zero)
+{
+    CHECK_INT(parse("{\"email\":\"\"}"), BD_OK);
+    bd_slice v = {NULL, 99};
+    CHECK(bd_fields_get(f, "email", &v));
+    CHECK_INT(v.len, 0);
+}
+
+TEST(test_missing_name_is_absent)
+{
+    CHECK_INT(parse("{\"email\":\"a@example.com\"}"), BD_OK);
+    CHECK_STR(get("password"), "(absent)");
+}
+
+TEST(test_names_compare_case_sensitively)
+{
+    CHECK_INT(parse("{\"Email\":\"a@example.com\"}"), BD_OK);
+    CHECK_STR(get("email"), "(absent)");
+    CHECK_STR(get("Email"), "a@example.com");
+}
+
+TEST(test_nested_object_becomes_compact_json_text)
+{
+    CHECK_INT(parse("{\"other_attributes\": { \"city\" : \"Paris, \\\"FR\\\"\" ,\n"
+                    "\"tags\": [ 1 , 2.50, {\"k\" : null} ] } }"),
+              BD_OK);
+    CHECK_STR(get("other_attributes"),
+              "{\"city\":\"Paris, \\\"FR\\\"\",\"tags\":[1,2.50,{\"k\":null}]}");
+}
+
+TEST(test_nested_string_keeps_inner_spaces)
+{
+    CHECK_INT(parse("{\"o\":{\"a b\":\" x  y \"}}"), BD_OK);
+    CHECK_STR(get("o"), "{\"a b\":\" x  y \"}");
+}
+
+TEST(test_array_value_becomes_compact_json_text)
+{
+    CHECK_INT(parse("{\"a\":[ ],\"b\":[\"x\" , \"y\"]}"), BD_OK);
+    CHECK_STR(get("a"), "[]");
+    CHECK_STR(get("b"), "[\"x\",\"y\"]");
+}
+
+TEST(test_surrounding_whitespace_and_cr_are_allowed)
+{
+    CHECK_INT(parse("  {\"a\":\"1\"}  \r"), BD_OK);
+    CHECK_STR(get("a"), "1");
+}
+
+TEST(test_empty_object_has_no_fields)
+{
+    CHECK_INT(parse("{}"), BD_OK);
+    CHECK_INT(bd_fields_count(f), 0);
+}
+
+TEST(test_bad_json_is_invalid_with_column)
+{
+    CHECK_INT(parse("{\"a\":1,}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON at column 8: string or '}' expected near '}'");
+    CHECK_INT(bd_fields_count(f), 0);
+}
+
+TEST(test_truncated_line_is_invalid)
+{
+    CHECK_INT(parse("{\"a\":\"abc"), BD_ERR_INVALID);
+    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+}
+
+TEST(test_trailing_text_is_invalid)
+{
+    CHECK_INT(parse("{\"a\":1} {\"b\":2}"), BD_ERR_INVALID);
+    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+}
+
+TEST(test_invalid_utf8_is_invalid)
+{
+    CHECK_INT(parse("{\"a\":\"\xFF\"}"), BD_ERR_INVALID);
+    CHECK(strstr(why, "unable to decode byte 0xff") != NULL);
+}
+
+TEST(test_non_object_is_invalid)
+{
+    CHECK_INT(parse("[{\"a\":1}]"), BD_ERR_INVALID);
+    CHECK_STR(why, "each line must hold one JSON object, not an array");
+    CHECK_INT(parse("\"a@example.com\""), BD_ERR_INVALID);
+    CHECK_STR(why, "each line must hold one JSON object, not a string");
+    CHECK_INT(parse("42"), BD_ERR_INVALID);
+    CHECK_STR(why, "each line must hold one JSON object, not a number");
+    CHECK_INT(parse("null"), BD_ERR_INVALID);
+    CHECK_STR(why, "each line must hold one JSON object, not null");
+}
+
+TEST(test_empty_line_is_invalid)
+{
+    CHECK_INT(parse("  "), BD_ERR_INVALID);
+    CHECK_STR(why, "the line is empty: each line must hold one JSON object");
+}
+
+TEST(test_duplicate_key_is_invalid)
+{
+    CHECK_INT(parse("{\"email\":\"a@example.com\",\"email\":\"b@example.com\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "a field name appears twice (column 32): duplicate object key near "
+                   "'\"email\"'");
+}
+
+TEST(test_duplicate_key_in_nested_object_is_invalid)
+{
+    CHECK_INT(parse("{\"o\":{\"k\":1,\"k\":2}}"), BD_ERR_INVALID);
+    CHECK(strncmp(why, "a field name appears twice", 26) == 0);
+}
+
+TEST(test_empty_key_is_invalid)
+{
+    CHECK_INT(parse("{\"\":\"x\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "a field name must not be empty or contain a NUL byte");
+}
+
+TEST(test_nul_in_key_is_invalid)
+{
+    CHECK_INT(parse("{\"a\\u0000b\":\"x\"}"), BD_ERR_INVALID);
+}
+
+TEST(test_more_than_64_members_is_invalid)
+{
+    char line[2048];
+    size_t n = 0;
+    line[n++] = '{';
+    for (int i = 0; i < 65; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s\"k%d\":%d", i ? "," : "", i, i);
+    line[n++] = '}';
+    line[n] = '\0';
+    CHECK_INT(parse(line), BD_ERR_INVALID);
+    CHECK_STR(why, "a record may have at most 64 fields, this one has 65");
+}
+
+TEST(test_64_members_are_accepted)
+{
+    char line[2048];
+    size_t n = 0;
+    line[n++] = '{';
+    for (int i = 0; i < 64; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s\"k%d\":%d", i ? "," : "", i, i);
+    line[n++] = '}';
+    line[n] = '\0';
+    CHECK_INT(parse(line), BD_OK);
+    CHECK_INT(bd_fields_count(f), 64);
+    CHECK_STR(get("k63"), "63");
+}
+
+TEST(test_parse_replaces_the_previous_record)
+{
+    CHECK_INT(parse("{\"a\":\"1\",\"b\":\"2\"}"), BD_OK);
+    CHECK_INT(parse("{\"c\":\"3\"}"), BD_OK);
+    CHECK_INT(bd_fields_count(f), 1);
+    CHECK_STR(get("a"), "(absent)");
+    CHECK_STR(get("c"), "3");
+}
+
+TEST(test_line_need_not_be_nul_terminated)
+{
+    const char buf[] = "{\"a\":\"1\"}XXXX";
+    CHECK_INT(bd_jsonl_parse(buf, 9, f, why, sizeof why), BD_OK);
+    CHECK_STR(get("a"), "1");
+}
+
+TEST(test_fields_add_rejects_empty_and_nul_names)
+{
+    bd_fields_clear(f);
+    CHECK_INT(bd_fields_add(f, "", 0, "v", 1), BD_ERR_INVALID);
+    CHECK_INT(bd_fields_add(f, "a\0b", 3, "v", 1), BD_ERR_INVALID);
+    CHECK_INT(bd_fields_count(f), 0);
+}
+
+TEST(test_fields_append_extends_the_last_value)
+{
+    bd_fields_clear(f);
+    CHECK_INT(bd_fields_add(f, "a", 1, "x", 1), BD_OK);
+    CHECK_INT(bd_fields_add(f, "b", 1, "12", 2), BD_OK);
+    CHECK_INT(bd_fields_append(f, "34", 2), BD_OK);
+    CHECK_STR(get("a"), "x");
+    CHECK_STR(get("b"), "1234");
+}
+
+TEST(test_fields_cap_refuses_a_value_past_the_byte_limit)
+{
+    bd_fields_clear(f);
+    static char big[BD_FIELDS_BYTES_MAX];
+    memset(big, 'x', sizeof big);
+    CHECK_INT(bd_fields_add(f, "a", 1, "1", 1), BD_OK);
+    CHECK_INT(bd_fields_add(f, "b", 1, big, sizeof big), BD_ERR_LIMIT);
+    CHECK_INT(bd_fields_count(f), 1);
+    CHECK_STR(get("a"), "1");
+    CHECK_INT(bd_fields_add(f, "c", 1, "2", 1), BD_OK);
+    CHECK_STR(get("c"), "2");
+}
+
+int main(void)
+{
+    f = bd_fields_new();
+    if (!f)
+        return 1;
+    RUN(test_string_values_are_decoded);
+    RUN(test_members_keep_input_order);
+    RUN(test_escapes_are_decoded);
+    RUN(test_u0000_gives_a_nul_byte_with_exact_length);
+    RUN(test_numbers_keep_their_json_text);
+    RUN(test_booleans_become_true_and_false);
+    RUN(test_null_is_listed_but_absent);
+    RUN(test_empty_string_is_present_with_length_zero);
+    RUN(test_missing_name_is_absent);
+    RUN(test_names_compare_case_sensitively);
+    RUN(test_nested_object_becomes_compact_json_text);
+    RUN(test_nested_string_keeps_inner_spaces);
+    RUN(test_array_value_becomes_compact_json_text);
+    RUN(test_surrounding_whitespace_and_cr_are_allowed);
+    RUN(test_empty_object_has_no_fields);
+    RUN(test_bad_json_is_invalid_with_column);
+    RUN(test_truncated_line_is_invalid);
+    RUN(test_trailing_text_is_invalid);
+    RUN(test_invalid_utf8_is_invalid);
+    RUN(test_non_object_is_invalid);
+    RUN(test_empty_line_is_invalid);
+    RUN(test_duplicate_key_is_invalid);
+    RUN(test_duplicate_key_in_nested_object_is_invalid);
+    RUN(test_empty_key_is_invalid);
+    RUN(test_nul_in_key_is_invalid);
+    RUN(test_more_than_64_members_is_invalid);
+    RUN(test_64_members_are_accepted);
+    RUN(test_parse_replaces_the_previous_record);
+    RUN(test_line_need_not_be_nul_terminated);
+    RUN(test_fields_add_rejects_empty_and_nul_names);
+    RUN(test_fields_append_extends_the_last_value);
+    RUN(test_fields_cap_refuses_a_value_past_the_byte_limit);
+    bd_fields_free(f);
+    return TEST_EXIT();
+}
