@@ -89,14 +89,14 @@ int bd_cmd_import(int argc, char **argv)
                 "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
                 (unsigned long long)c.read, (unsigned long long)c.imported,
                 (unsigned long long)c.duplicates, (unsigned long long)c.rejected);
-        if (r != BD_OK) {
+        if (r != BD_OK)
             fprintf(stderr, "breachctl import: %s\n", why);
-            status = BD_EXIT_FAIL;
-            if (r != BD_ERR_INVALID)
-                break; /* an unreadable file or a failing store: stop here */
-        } else if (c.rejected && status == BD_EXIT_OK) {
-            status = BD_EXIT_REJECTED;
+        if (r != BD_OK && r != BD_ERR_INVALID) {
+            status = BD_EXIT_FAIL; /* an unreadable file or a failing store: stop here */
+            break;
         }
+        if (c.rejected && status == BD_EXIT_OK)
+            status = BD_EXIT_REJECTED;
         total.read += c.read;
         total.imported += c.imported;
         total.duplicates += c.duplicates;

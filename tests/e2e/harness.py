@@ -1,0 +1,163 @@
+"""Black-box helpers for the end-to-end tests: build a store with the real breachctl, start
+the real breachd on a free loopback port, and talk HTTP to it. Standard library only."""
+import gzip
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+BUILD = os.environ.get("BREACHD_BUILD", "build")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+
+def binary(name):
+    return os.path.join(ROOT, BUILD, name)
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+class Ctl:
+    """Runs breachctl against one store in a private temporary directory."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="breachd-e2e-")
+        self.db = os.path.join(self.dir, "store.db")
+
+    def run(self, *args, stdin=None, check=None):
+        p = subprocess.run([binary("breachctl"), *args, "--db", self.db], input=stdin,
+                           capture_output=True, timeout=120)
+        if check is not None and p.returncode != check:
+            raise AssertionError("breachctl %s exited %d, want %d\nstdout: %s\nstderr: %s" % (
+                " ".join(args), p.returncode, check, p.stdout.decode(errors="replace"),
+                p.stderr.decode(errors="replace")))
+        return p
+
+    def init(self):
+        self.run("init", check=0)
+        return self
+
+    def import_(self, kind, *files, check=0, extra=()):
+        return self.run("import", kind, *files, *extra, check=check)
+
+    def key(self, name="e2e", *extra):
+        p = self.run("keys", "create", "--name", name, *extra, check=0)
+        lines = p.stdout.decode().splitlines()
+        assert len(lines) == 1, p.stdout
+        return lines[0]
+
+    def write(self, name, text, compress=False):
+        path = os.path.join(self.dir, name)
+        data = text.encode() if isinstance(text, str) else text
+        if compress:
+            with gzip.open(path, "wb") as f:
+                f.write(data)
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+        return path
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Server:
+    """A breachd process on 127.0.0.1 with a kernel-chosen port."""
+
+    def __init__(self, ctl, *extra):
+        self.ctl = ctl
+        self.stderr_path = os.path.join(ctl.dir, "breachd.stderr")
+        self.stderr = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(
+            [binary("breachd"), "--db", ctl.db, "--listen", "127.0.0.1:0", "--threads", "2",
+             *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
+        self.port = None
+        deadline = time.time() + 15
+        while time.time() < deadline and self.port is None:
+            with open(self.stderr_path, "rb") as f:
+                m = re.search(rb"-> port (\d+)", f.read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if self.port is None:
+            self.proc.kill()
+            with open(self.stderr_path, "rb") as f:
+                raise AssertionError("breachd did not start: %s" % f.read().decode(errors="replace"))
+
+    def request(self, path, key=None, method="GET", headers=None):
+        """Returns (status, headers dict with lower-case names, raw body bytes)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        h = dict(headers or {})
+        if key is not None:
+            h["x-api-key"] = key
+        conn.request(method, path, headers=h)
+        resp = conn.getresponse()
+        body = resp.read()
+        hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        conn.close()
+        return resp.status, hdrs, body
+
+    def get(self, path, key=None, **kw):
+        """Returns (status, parsed JSON body); asserts the body is JSON with our headers."""
+        status, hdrs, body = self.request(path, key=key, **kw)
+        assert hdrs.get("content-type") == "application/json; charset=utf-8", hdrs
+        assert re.fullmatch(r"[0-9a-f]{16}", hdrs.get("x-request-id", "")), hdrs
+        return status, json.loads(body.decode("utf-8"))
+
+    def stop(self):
+        """SIGTERM; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("breachd did not stop within 15 s of SIGTERM")
+        self.stderr.close()
+        return self.proc.returncode
+
+    def log(self):
+        with open(self.stderr_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+
+class ServerTest(unittest.TestCase):
+    """One store and one server per test class; subclasses fill the store in populate()."""
+
+    @classmethod
+    def populate(cls, ctl):
+        pass
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.populate(cls.ctl)
+        cls.key = cls.ctl.key("e2e", "--plan", "enterprise")
+        cls.srv = Server(cls.ctl)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    def assertError(self, path, status, code, key="__default__", **kw):
+        st, body = self.srv.get(path, key=self.key if key == "__default__" else key, **kw)
+        self.assertEqual(st, status, body)
+        self.assertEqual(set(body), {"error", "message"}, body)
+        self.assertEqual(body["error"], code)
+        self.assertIsInstance(body["message"], str)
+        self.assertTrue(body["message"])
+        return body["message"]

@@ -1,0 +1,191 @@
+"""breachctl import: formats, bad lines, idempotence, strictness, and no plaintext at rest."""
+import glob
+import json
+import os
+import unittest
+
+from harness import Ctl, Server, fixture
+
+BREACH = "22222222-2222-4222-8222-222222222222"
+SECRETS = [b"S3cr3t-Passw0rd!", "pässwörd-unicode".encode(), b"123-45-6789", b"123456789",
+           b"4111111111111111", b"4111 1111 1111 1111", b"378282246310005"]
+
+RECORDS = "\n".join(json.dumps(r) for r in [
+    {"breach_uuid": BREACH, "email": "Ann@Example.com", "password": "S3cr3t-Passw0rd!"},
+    {"breach_uuid": BREACH, "email": "bob@example.com", "social_security_number": "123-45-6789"},
+    {"breach_uuid": BREACH, "user_name": "carol", "password": "pässwörd-unicode"},
+]) + "\n"
+
+
+class Import(unittest.TestCase):
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("breaches", fixture("breaches.jsonl"))
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def summary(self, p):
+        return [l for l in p.stderr.decode().splitlines() if "read " in l][-1]
+
+    def test_reimport_adds_nothing(self):
+        f = self.ctl.write("r.jsonl", RECORDS)
+        p = self.ctl.import_("records", f)
+        self.assertIn("read 3, imported 3, duplicates 0, rejected 0", self.summary(p))
+        p = self.ctl.import_("records", f)
+        self.assertIn("read 3, imported 0, duplicates 3, rejected 0", self.summary(p))
+        p = self.ctl.import_("breaches", fixture("breaches.jsonl"))
+        self.assertIn("read 4, imported 0, duplicates 4, rejected 0", self.summary(p))
+        self.assertEqual(p.stdout, b"")  # the generated uuid is only printed when new
+        stats = self.ctl.run("stats", check=0).stdout.decode()
+        self.assertIn("total: 3 breach records, 0 cards", stats)
+
+    def test_bad_lines_are_reported_by_number_and_the_rest_imported(self):
+        lines = RECORDS.splitlines()
+        text = "\n".join([lines[0], "{not json", lines[1],
+                          json.dumps({"breach_uuid": BREACH, "email": "no-at-sign"}),
+                          json.dumps({"breach_uuid": BREACH, "first_name": "Only"}),
+                          json.dumps({"breach_uuid": BREACH, "email": "x@example.com", "colour": "red"}),
+                          lines[2]]) + "\n"
+        p = self.ctl.import_("records", self.ctl.write("r.jsonl", text), check=1)
+        err = p.stderr.decode()
+        self.assertIn("r.jsonl:2: rejected:", err)
+        self.assertIn("r.jsonl:4: rejected: email:", err)
+        self.assertIn("r.jsonl:5: rejected: a record needs at least one searchable field", err)
+        self.assertIn("r.jsonl:6: rejected: unknown field 'colour'", err)
+        self.assertIn("read 7, imported 3, duplicates 0, rejected 4", self.summary(p))
+
+    def test_strict_stops_and_imports_nothing_from_the_file(self):
+        text = RECORDS + "{broken\n"
+        p = self.ctl.import_("records", self.ctl.write("r.jsonl", text), check=1,
+                             extra=("--strict",))
+        self.assertIn("r.jsonl:4:", p.stderr.decode())
+        self.assertIn("total: 0 breach records", self.ctl.run("stats", check=0).stdout.decode())
+
+    def test_unknown_breach_is_rejected(self):
+        text = json.dumps({"breach_uuid": "99999999-9999-4999-8999-999999999999",
+                           "email": "a@example.com"}) + "\n"
+        p = self.ctl.import_("records", self.ctl.write("r.jsonl", text), check=1)
+        self.assertIn("does not exist; import the breach first", p.stderr.decode())
+
+    def test_breach_option_supplies_the_breach(self):
+        text = json.dumps({"email": "a@example.com"}) + "\n"
+        p = self.ctl.import_("records", self.ctl.write("r.jsonl", text), extra=("--breach", BREACH.upper()))
+        self.assertIn("imported 1", self.summary(p))
+
+    def test_csv_with_quotes_and_gzip_and_stdin(self):
+        csv = ('email,password,other_attributes\n'
+               'dan@example.com,"pa,ss""word","{""k"":""v""}"\n'
+               'erin@example.com,,\n')
+        f = self.ctl.write("r.csv.gz", csv, compress=True)
+        p = self.ctl.import_("records", f, extra=("--breach", BREACH))
+        self.assertIn("read 2, imported 2, duplicates 0, rejected 0", self.summary(p))
+        p = self.ctl.run("import", "records", "-", "--format", "csv", "--breach", BREACH,
+                         stdin=csv.encode(), check=0)
+        self.assertIn("read 2, imported 0, duplicates 2, rejected 0", self.summary(p))
+
+    def test_cards_import_and_reimport(self):
+        csv = ("createdAt,bank,number,owner,cvv,expireDate,cvssScore,leakId,leakName,"
+               "leakPublishDate,leakDiscoverDate,leakSize,leakTags\n"
+               "2024-01-02 03:04:05,Example Bank,4111 1111 1111 1111,Ann Example,123,12/27,7.5,"
+               "L1,Leak one,2024-01-01,2024-01-03,2,\"paid,fresh\"\n"
+               "2024-01-02,Test Bank,378282246310005,Bob Sample,1234,2026-05,1,L1,Leak one,,,,\n"
+               "2024-01-02,Test Bank,1234,Short Number,123,2026-05,1,L1,Leak one,,,,\n")
+        f = self.ctl.write("c.csv", csv)
+        p = self.ctl.import_("cards", f, check=1)
+        self.assertIn("c.csv:4: rejected: number must be 12 to 19 digits", p.stderr.decode())
+        self.assertIn("read 3, imported 2, duplicates 0, rejected 1", self.summary(p))
+        p = self.ctl.import_("cards", f, check=1)
+        self.assertIn("read 3, imported 0, duplicates 2, rejected 1", self.summary(p))
+
+    def test_store_file_holds_no_plaintext_secret(self):
+        self.ctl.import_("records", self.ctl.write("r.jsonl", RECORDS))
+        csv = ("createdAt,number,cvv\n2024-01-02,4111 1111 1111 1111,123\n"
+               "2024-01-02,378282246310005,1234\n")
+        self.ctl.import_("cards", self.ctl.write("c.csv", csv))
+        for f in ("r.jsonl", "c.csv"):
+            os.unlink(os.path.join(self.ctl.dir, f))
+        files = glob.glob(self.ctl.db + "*")
+        self.assertTrue(files)
+        for path in files:
+            if path.endswith(".secret"):
+                continue
+            data = open(path, "rb").read()
+            for s in SECRETS:
+                self.assertNotIn(s, data, "%s found in %s" % (s, path))
+
+    def test_missing_file_fails_with_status_2(self):
+        p = self.ctl.import_("records", os.path.join(self.ctl.dir, "nope.jsonl"), check=2)
+        self.assertIn("nope.jsonl", p.stderr.decode())
+
+    def test_usage_errors_exit_2(self):
+        self.ctl.run("import", "widgets", "x.jsonl", check=2)
+        self.ctl.run("frobnicate", check=2)
+
+
+class ServedText(unittest.TestCase):
+    """Imported bytes that are not UTF-8 are served as U+FFFD, never passed through."""
+
+    def test_invalid_utf8_from_import_is_replaced(self):
+        ctl = Ctl().init()
+        try:
+            csv = (b"uuid,source_name,date_leaked,description\n"
+                   b"55555555-5555-4555-8555-555555555555,Bad\xffBytes,2020-01-01,ctl\x01char\n")
+            ctl.import_("breaches", ctl.write("b.csv", csv))
+            key = ctl.key()
+            srv = Server(ctl)
+            try:
+                st, hdrs, body = srv.request("/v7/breaches", key=key)
+                self.assertEqual(st, 200)
+                self.assertIn(b'"source_name":"Bad\xef\xbf\xbdBytes"', body)
+                self.assertIn(b'"description":"ctl\\u0001char"', body)
+                body.decode("utf-8")
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+class Keys(unittest.TestCase):
+    def test_keys_create_prints_only_the_key_and_list_never_shows_it(self):
+        ctl = Ctl().init()
+        try:
+            p = ctl.run("keys", "create", "--name", "ci", "--rate", "5/h", "--expires",
+                        "2099-01-01", check=0)
+            key = p.stdout.decode()
+            self.assertRegex(key, r"^bd_[A-Za-z0-9_-]{43}\n$")
+            listing = ctl.run("keys", "list", check=0).stdout.decode()
+            self.assertIn("custom", listing)
+            self.assertIn("2099-01-01", listing)
+            self.assertNotIn(key.strip(), listing)
+            self.assertNotIn(key.strip().encode(), open(ctl.db, "rb").read())
+            ctl.run("keys", "create", "--name", "x", "--plan", "gold", check=2)
+            ctl.run("keys", "create", "--name", "x", "--expires", "2001-01-01", check=2)
+            ctl.run("keys", "revoke", "999", check=2)
+        finally:
+            ctl.cleanup()
+
+    def test_secret_file_is_0600_and_refused_when_readable_by_others(self):
+        ctl = Ctl().init()
+        try:
+            secret = ctl.db + ".secret"
+            self.assertEqual(os.stat(secret).st_mode & 0o777, 0o600)
+            os.chmod(secret, 0o644)
+            p = ctl.run("stats", check=2)
+            self.assertIn("chmod 600", p.stderr.decode())
+        finally:
+            ctl.cleanup()
+
+    def test_demo_prints_one_key_and_loads_every_kind(self):
+        ctl = Ctl()
+        try:
+            p = ctl.run("demo", check=0)
+            self.assertRegex(p.stdout.decode(), r"^bd_[A-Za-z0-9_-]{43}\n$")
+            stats = ctl.run("stats", check=0).stdout.decode()
+            self.assertIn("total: 1188 breach records, 360 cards", stats)
+        finally:
+            ctl.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
