@@ -76,5 +76,6 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
 /* Handlers, one per resource. */
 void bd_handle_breach_list(bd_req *rq);
 void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
+void bd_handle_breach_search(bd_req *rq);
 
 #endif

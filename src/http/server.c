@@ -157,13 +157,15 @@ static bool authenticate(bd_server *srv, bd_req *rq)
     return true;
 }
 
-typedef enum { ROUTE_NONE, ROUTE_BREACH_LIST, ROUTE_BREACH_GET } route;
+typedef enum { ROUTE_NONE, ROUTE_BREACH_LIST, ROUTE_BREACH_GET, ROUTE_BREACH_SEARCH } route;
 
 static route find_route(bd_slice path, bd_slice *arg)
 {
     static const char prefix[] = "/breaches/";
     if (bd_slice_eq(path, "/breaches"))
         return ROUTE_BREACH_LIST;
+    if (bd_slice_eq(path, "/breach-search"))
+        return ROUTE_BREACH_SEARCH;
     if (path.len > sizeof prefix - 1 && memcmp(path.ptr, prefix, sizeof prefix - 1) == 0 &&
         !memchr(path.ptr + sizeof prefix - 1, '/', path.len - (sizeof prefix - 1))) {
         *arg = (bd_slice){path.ptr + sizeof prefix - 1, path.len - (sizeof prefix - 1)};
@@ -208,6 +210,7 @@ static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *me
     switch (rt) {
     case ROUTE_BREACH_LIST: bd_handle_breach_list(rq); break;
     case ROUTE_BREACH_GET: bd_handle_breach_get(rq, arg); break;
+    case ROUTE_BREACH_SEARCH: bd_handle_breach_search(rq); break;
     case ROUTE_NONE: break;
     }
 }

@@ -556,17 +556,30 @@ static const char *const FIELD_COL[BD_FIELD_COUNT] = {
     "ssn_hmac",      "password_hmac", "password_hash", "bitcoin_address",
 };
 
+/* The index over each field's lookup key (schema.c), ordered like a search page. */
+static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
+    "records_by_email",    "records_by_domain",   "records_by_phone",
+    "records_by_user",     "records_by_ip",       "records_by_ssn",
+    "records_by_password", "records_by_hash",     "records_by_bitcoin",
+};
+
 static bool field_is_blob(bd_field f)
 {
     return f == BD_FIELD_SSN || f == BD_FIELD_PASSWORD;
 }
 
-/* Writes the WHERE clause of q into s->sql; parameters are numbered from ?1 in the order
- * bind_where binds them. */
-static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_position)
+/* Writes the index choice and WHERE clause of q into s->sql; parameters are numbered in
+ * the order bind_where binds them. The driving index is named, not left to the planner:
+ * without statistics SQLite prefers the index that also gives the page order, which is the
+ * wrong one when a large domain meets a rare password. */
+static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_breach)
 {
     bd_buf *b = &s->sql;
-    bd_result r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
+    bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->driver]);
+    if (r == BD_OK && with_breach)
+        r = bd_buf_append_str(b, " JOIN breaches b ON b.id = r.breach_id");
+    if (r == BD_OK)
+        r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
         switch (q->filter[f].mode) {
         case BD_FILTER_NONE: break;
@@ -575,7 +588,7 @@ static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_po
         case BD_FILTER_EQUALS: r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]); break;
         }
     }
-    if (r == BD_OK && with_position && q->has_after)
+    if (r == BD_OK && with_breach && q->has_after)
         r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
     return r;
 }
@@ -600,6 +613,53 @@ static int bind_where(sqlite3_stmt *st, const bd_record_query *q, bool with_posi
         sqlite3_bind_int64(st, i++, q->after_id);
     }
     return i;
+}
+
+/* Index entries of one key, counted up to a bound. */
+static bd_result probe(bd_store *s, bd_field f, bd_slice key, int64_t *n)
+{
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_printf(&s->sql,
+                                "SELECT count(*) FROM (SELECT 1 FROM records INDEXED BY %s "
+                                "WHERE %s = ?1 LIMIT 1001)",
+                                FIELD_INDEX[f], FIELD_COL[f]);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    if (field_is_blob(f))
+        bind_blob(st, 1, key);
+    else
+        bind_slice(st, 1, key);
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+bd_result bd_store_record_plan(bd_store *s, bd_record_query *q)
+{
+    q->driver = q->field;
+    bool any = false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        any |= q->filter[f].mode == BD_FILTER_EQUALS;
+    if (!any)
+        return BD_OK;
+    int64_t best;
+    bd_result r = probe(s, q->field, q->key, &best);
+    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
+        if (q->filter[f].mode != BD_FILTER_EQUALS)
+            continue;
+        int64_t n;
+        r = probe(s, (bd_field)f, q->filter[f].key, &n);
+        if (r == BD_OK && n < best) {
+            best = n;
+            q->driver = (bd_field)f;
+        }
+    }
+    return r;
 }
 
 bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count)
@@ -629,7 +689,7 @@ bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_
         "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
         "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
         "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, " BREACH_COLS
-        " FROM records r JOIN breaches b ON b.id = r.breach_id");
+        " FROM records r");
     if (r == BD_OK)
         r = build_where(s, q, true);
     if (r == BD_OK)

@@ -141,12 +141,18 @@ typedef struct {
         bd_slice key;
     } filter[BD_FIELD_COUNT];
     int limit; /* records per page */
+    /* The field whose index drives the lookup; set by bd_store_record_plan. */
+    bd_field driver;
     /* keyset position: only records after (date, id) in the order, when has_after */
     bool has_after;
     int32_t after_date;
     int64_t after_id;
 } bd_record_query;
 
+/* Picks the most selective index for q (the searched field or a filter with a value) by
+ * counting at most a thousand index entries of each candidate, and records it in q->driver.
+ * Call once per request before counting or finding. */
+bd_result bd_store_record_plan(bd_store *s, bd_record_query *q);
 /* Counts every record matching q (the position is ignored). */
 bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count);
 /* Calls cb for up to q->limit records in order (breach date newest first, then id

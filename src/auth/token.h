@@ -1,0 +1,50 @@
+/* Breach-search paging tokens: opaque, URL-safe, HMAC-signed with the server secret.
+ *
+ * A token carries where the next page starts (the last record's sort key) and the total
+ * counted on the first page, and binds the search that issued it (a digest of the type, the
+ * normalised account and the filters) and the API key it was issued to. It expires
+ * BD_TOKEN_LIFETIME seconds after issue. Nothing in it is secret, but nothing in it can be
+ * changed without the secret. */
+#ifndef BD_AUTH_TOKEN_H
+#define BD_AUTH_TOKEN_H
+
+#include <stdint.h>
+
+#include "auth/secret.h"
+#include "core/result.h"
+#include "core/slice.h"
+
+#define BD_TOKEN_LIFETIME (24 * 3600)
+#define BD_TOKEN_TEXT_MAX 128
+#define BD_SEARCH_DIGEST_LEN 16
+
+typedef struct {
+    int64_t issued_at; /* Unix seconds */
+    int64_t key_id;
+    uint8_t search[BD_SEARCH_DIGEST_LEN];
+    int64_t records_found;
+    int32_t after_date;
+    int64_t after_id;
+} bd_token;
+
+typedef enum {
+    BD_TOKEN_OK,
+    BD_TOKEN_MALFORMED, /* not a token of ours at all */
+    BD_TOKEN_TAMPERED,  /* well-formed, but the signature does not match */
+    BD_TOKEN_EXPIRED,
+    BD_TOKEN_OTHER_KEY,
+    BD_TOKEN_OTHER_SEARCH,
+} bd_token_status;
+
+/* Writes the token text (NUL-terminated, at most BD_TOKEN_TEXT_MAX bytes). */
+void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
+                     char out[BD_TOKEN_TEXT_MAX + 1]);
+/* Checks a presented token against the secret, the clock, the requesting key and the
+ * search; fills *t only when the result is BD_TOKEN_OK. */
+bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice text, int64_t now,
+                                int64_t key_id, const uint8_t search[BD_SEARCH_DIGEST_LEN],
+                                bd_token *t);
+/* A sentence for each status, for 422 messages. */
+const char *bd_token_status_message(bd_token_status s);
+
+#endif

@@ -1,0 +1,111 @@
+/* Paging tokens: round trip, tampering, expiry, binding to key and search. */
+#include <sodium.h>
+#include <string.h>
+
+#include "auth/token.h"
+#include "test.h"
+
+static uint8_t SECRET[BD_SECRET_LEN];
+static const uint8_t SEARCH[BD_SEARCH_DIGEST_LEN] = "0123456789abcdef";
+#define T0 1800000000
+
+static bd_token sample(void)
+{
+    bd_token t = {.issued_at = T0, .key_id = 7, .records_found = 1234567,
+                  .after_date = 20210214, .after_id = 9876543210LL};
+    memcpy(t.search, SEARCH, sizeof t.search);
+    return t;
+}
+
+static bd_token_status decode_at(const char *text, int64_t now, int64_t key, bd_token *out)
+{
+    return bd_token_decode(SECRET, bd_slice_from(text), now, key, SEARCH, out);
+}
+
+TEST(test_token_round_trips_every_field)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample(), back;
+    bd_token_encode(SECRET, &t, text);
+    CHECK_INT(strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
+              strlen(text));
+    CHECK_INT(decode_at(text, T0 + 10, 7, &back), BD_TOKEN_OK);
+    CHECK_INT(back.records_found, 1234567);
+    CHECK_INT(back.after_date, 20210214);
+    CHECK_INT(back.after_id, 9876543210LL);
+    CHECK_INT(back.issued_at, T0);
+}
+
+TEST(test_token_every_flipped_character_is_detected)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample(), back;
+    bd_token_encode(SECRET, &t, text);
+    for (size_t i = 0; i < strlen(text); i++) {
+        char saved = text[i];
+        text[i] = saved == 'A' ? 'B' : 'A';
+        bd_token_status st = decode_at(text, T0, 7, &back);
+        CHECK(st == BD_TOKEN_TAMPERED || st == BD_TOKEN_MALFORMED);
+        text[i] = saved;
+    }
+}
+
+TEST(test_token_signed_with_another_secret_is_tampered)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    uint8_t other[BD_SECRET_LEN];
+    memset(other, 0x42, sizeof other);
+    bd_token t = sample(), back;
+    bd_token_encode(other, &t, text);
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_TAMPERED);
+}
+
+TEST(test_token_expires_after_24_hours)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample(), back;
+    bd_token_encode(SECRET, &t, text);
+    CHECK_INT(decode_at(text, T0 + 24 * 3600, 7, &back), BD_TOKEN_OK);
+    CHECK_INT(decode_at(text, T0 + 24 * 3600 + 1, 7, &back), BD_TOKEN_EXPIRED);
+    CHECK_INT(decode_at(text, T0 - 301, 7, &back), BD_TOKEN_EXPIRED);
+}
+
+TEST(test_token_is_bound_to_key_and_search)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample(), back;
+    bd_token_encode(SECRET, &t, text);
+    CHECK_INT(decode_at(text, T0, 8, &back), BD_TOKEN_OTHER_KEY);
+    uint8_t other[BD_SEARCH_DIGEST_LEN] = "0123456789abcdeX";
+    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 7, other, &back),
+              BD_TOKEN_OTHER_SEARCH);
+}
+
+TEST(test_token_garbage_is_malformed)
+{
+    bd_token back;
+    CHECK_INT(decode_at("", T0, 7, &back), BD_TOKEN_MALFORMED);
+    CHECK_INT(decode_at("abc", T0, 7, &back), BD_TOKEN_MALFORMED);
+    CHECK_INT(decode_at("!!!!", T0, 7, &back), BD_TOKEN_MALFORMED);
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample();
+    bd_token_encode(SECRET, &t, text);
+    text[strlen(text) - 3] = '\0'; /* truncated */
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    CHECK_INT(bd_token_decode(SECRET, (bd_slice){"AAAA\0AAA", 8}, T0, 7, SEARCH, &back),
+              BD_TOKEN_MALFORMED);
+}
+
+int main(void)
+{
+    if (sodium_init() < 0)
+        return 1;
+    memset(SECRET, 0x11, sizeof SECRET);
+    RUN(test_token_round_trips_every_field);
+    RUN(test_token_every_flipped_character_is_detected);
+    RUN(test_token_signed_with_another_secret_is_tampered);
+    RUN(test_token_expires_after_24_hours);
+    RUN(test_token_is_bound_to_key_and_search);
+    RUN(test_token_garbage_is_malformed);
+    return TEST_EXIT();
+}
