@@ -32,6 +32,8 @@ UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITBIN := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/obj/%.d)
 
+.SECONDARY:
+
 .PHONY: all test unit e2e test-sanitize fuzz fuzz-quick check clean bench bench-quick format
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -63,6 +65,7 @@ e2e: all
 test: unit e2e
 
 test-sanitize:
+	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 all
 	$(MAKE) BUILD=build-asan SAN=1 CC=clang test
 
 # Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.

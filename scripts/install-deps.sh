@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every build, test and benchmark dependency from Debian 12's archive.
+# Safe to re-run: apt skips what is already installed. Uses sudo when not root.
+set -euo pipefail
+PKGS=(
+  build-essential pkg-config clang llvm libclang-rt-14-dev
+  libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev
+  sqlite3 gzip curl python3 openssl ca-certificates
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, and runs every test: unit and end-to-end tests (gcc build),
+# the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang build), a clang
+# warning check, and a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+make -j"$(nproc)" all
+make test
+make CC=clang BUILD=build-clang -j"$(nproc)" all
+make test-sanitize
+make fuzz-quick
+echo "test.sh: every test passed"
