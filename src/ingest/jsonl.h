@@ -1,5 +1,6 @@
-/* JSON Lines import records: one line holding one JSON object -> bd_fields. Parsing and
- * validation are jansson's; the text of numbers and nested values is taken from the line. */
+/* JSON Lines import records: one line holding one JSON object -> bd_fields. What is accepted
+ * and every error message are jansson's; the text of numbers and nested values is taken from
+ * the line. Nothing is allocated per record on the common path. */
 #ifndef BD_INGEST_JSONL_H
 #define BD_INGEST_JSONL_H
 
@@ -22,5 +23,11 @@
  * sentence a person can act on (with jansson's column for syntax errors), out is left cleared,
  * and why is truncated to whylen (it may be NULL when whylen is 0). */
 bd_result bd_jsonl_parse(const char *line, size_t len, bd_fields *out, char *why, size_t whylen);
+
+/* The same contract computed by jansson alone. bd_jsonl_parse first tries a single-pass parser
+ * without allocation and falls back to this whenever that parser is not sure (every error
+ * included); this one is public so tests and fuzz_jsonl can check the two agree. */
+bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, char *why,
+                                 size_t whylen);
 
 #endif

@@ -3,13 +3,13 @@
 
 #include <string.h>
 
-/* Length of the well-formed UTF-8 sequence at p (n bytes available), or 1 when p does not
- * start one: a stray byte counts as a code point of its own. */
-static size_t code_point_len(const unsigned char *p, size_t n)
+size_t bd_utf8_seq_len(const unsigned char *p, size_t n)
 {
+    if (n == 0)
+        return 0;
     unsigned char c = p[0];
-    size_t len;
     unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+    size_t len;
     if (c < 0x80)
         return 1;
     if (c >= 0xc2 && c <= 0xdf) {
@@ -27,15 +27,22 @@ static size_t code_point_len(const unsigned char *p, size_t n)
         else if (c == 0xf4)
             hi = 0x8f; /* past U+10FFFF */
     } else {
-        return 1;
+        return 0;
     }
     if (n < len || p[1] < lo || p[1] > hi)
-        return 1;
+        return 0;
     for (size_t i = 2; i < len; i++) {
         if (p[i] < 0x80 || p[i] > 0xbf)
-            return 1;
+            return 0;
     }
     return len;
+}
+
+/* A byte that does not start a well-formed sequence counts as a code point of its own. */
+static size_t code_point_len(const unsigned char *p, size_t n)
+{
+    size_t len = bd_utf8_seq_len(p, n);
+    return len ? len : 1;
 }
 
 bd_result bd_mask_password(bd_slice pw, char *out, size_t outcap, size_t *out_len)

@@ -247,6 +247,64 @@ TEST(test_line_need_not_be_nul_terminated)
     CHECK_STR(get("a"), "1");
 }
 
+TEST(test_escaped_key_is_decoded)
+{
+    CHECK_INT(parse("{\"\\u0065mail\":\"a@example.com\"}"), BD_OK);
+    CHECK_STR(get("email"), "a@example.com");
+}
+
+TEST(test_duplicate_key_spelled_with_an_escape_is_invalid)
+{
+    CHECK_INT(parse("{\"email\":\"a\",\"\\u0065mail\":\"b\"}"), BD_ERR_INVALID);
+    CHECK(strncmp(why, "a field name appears twice", 26) == 0);
+}
+
+TEST(test_lone_surrogate_escape_is_invalid)
+{
+    CHECK_INT(parse("{\"a\":\"\\ud800\"}"), BD_ERR_INVALID);
+    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+}
+
+TEST(test_leading_zero_and_bare_minus_are_invalid)
+{
+    CHECK_INT(parse("{\"a\":01}"), BD_ERR_INVALID);
+    CHECK_INT(parse("{\"a\":-}"), BD_ERR_INVALID);
+    CHECK_INT(parse("{\"a\":1.}"), BD_ERR_INVALID);
+}
+
+TEST(test_raw_control_character_in_a_string_is_invalid)
+{
+    CHECK_INT(parse("{\"a\":\"x\ty\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON at column 7: control character 0x9 near '\"x'");
+}
+
+TEST(test_fast_path_and_jansson_give_the_same_fields)
+{
+    static const char *lines[] = {
+        "{\"email\":\"a@example.com\",\"n\":-12.50,\"t\":true,\"z\":null}",
+        "{ \"o\" : { \"a\" : [ 1 , { \"b\" : \"c\\n\" } ] , \"b\" : { } } , \"e\":\"\" }",
+        ("{\"s\":\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/"
+         "\\b\\f\\n\\r\\t\",\"u\":\"\xC3\xA9\xF0\x9F\x98\x80\"}"),
+        "{\"a\":[],\"b\":{},\"c\":[[[]]],\"d\":0,\"e\":-0.0}",
+        "{\"p\":\"a\\u0000b\"}",
+    };
+    bd_fields *ref = bd_fields_new();
+    if (!ref)
+        return;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        CHECK_INT(parse(lines[i]), BD_OK);
+        CHECK_INT(bd_jsonl_parse_jansson(lines[i], strlen(lines[i]), ref, why, sizeof why), BD_OK);
+        CHECK_INT(bd_fields_count(f), bd_fields_count(ref));
+        for (size_t k = 0; k < bd_fields_count(f) && k < bd_fields_count(ref); k++) {
+            bd_slice a = {NULL, 0}, b = {NULL, 0};
+            CHECK_STR(bd_fields_name(f, k), bd_fields_name(ref, k));
+            CHECK_INT(bd_fields_value(f, k, &a), bd_fields_value(ref, k, &b));
+            CHECK(a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0));
+        }
+    }
+    bd_fields_free(ref);
+}
+
 TEST(test_fields_add_rejects_empty_and_nul_names)
 {
     bd_fields_clear(f);
@@ -312,6 +370,12 @@ int main(void)
     RUN(test_64_members_are_accepted);
     RUN(test_parse_replaces_the_previous_record);
     RUN(test_line_need_not_be_nul_terminated);
+    RUN(test_escaped_key_is_decoded);
+    RUN(test_duplicate_key_spelled_with_an_escape_is_invalid);
+    RUN(test_lone_surrogate_escape_is_invalid);
+    RUN(test_leading_zero_and_bare_minus_are_invalid);
+    RUN(test_raw_control_character_in_a_string_is_invalid);
+    RUN(test_fast_path_and_jansson_give_the_same_fields);
     RUN(test_fields_add_rejects_empty_and_nul_names);
     RUN(test_fields_append_extends_the_last_value);
     RUN(test_fields_cap_refuses_a_value_past_the_byte_limit);

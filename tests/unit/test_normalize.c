@@ -152,7 +152,7 @@ TEST(test_email_domain_labels_are_letters_digits_and_inner_hyphens)
     CHECK_STR(norm(BD_ID_EMAIL_DOMAIN, "a..example"), "INVALID");
     CHECK_STR(norm(BD_ID_EMAIL_DOMAIN, ".example.com"), "INVALID");
     CHECK_STR(norm(BD_ID_EMAIL_DOMAIN, "@@example.com"), "INVALID");
-    CHECK_STR(norm(BD_ID_EMAIL_DOMAIN, "b\xC3\xBC" "cher.example"), "INVALID");
+    CHECK_STR(norm(BD_ID_EMAIL_DOMAIN, "m\xC3\xBCnchen.example"), "INVALID");
 }
 
 TEST(test_email_domain_label_may_have_63_bytes_not_64)
