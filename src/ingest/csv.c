@@ -30,7 +30,7 @@ bool bd_csv_scan_feed(bd_csv_scan *s, const char *p, size_t n)
             continue;
         }
         char c = *p++;
-        if (c == ',' || c == '\n')
+        if (c == ',')
             st = AT_CELL_START;
         else if (c == '"' && st != IN_UNQUOTED)
             st = IN_QUOTED; /* opens a cell, or is the second of a "" pair */

@@ -2,7 +2,8 @@
  * Comma separator; a quoted cell may hold commas, line breaks and "" for a quote; records end
  * in \n or \r\n. A quote inside an unquoted cell is kept as a literal character (real dumps
  * have them); text after a closing quote is an error. Records reach this module whole: the
- * reader joins physical lines until bd_csv_record_complete (or a bd_csv_scan) says so. */
+ * reader joins physical lines until bd_csv_record_complete (or a bd_csv_scan) says so, so a
+ * line break outside quotes never reaches the parsers (they would keep it as cell content). */
 #ifndef BD_INGEST_CSV_H
 #define BD_INGEST_CSV_H
 
