@@ -223,15 +223,17 @@ void bd_handle_breach_search(bd_req *rq)
         q.after_id = tok.after_id;
     }
 
-    bd_result r = bd_store_record_plan(rq->store, &q);
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_record_plan(rq->store, &q);
     if (r == BD_OK && !continuing)
         r = bd_store_record_count(rq->store, &q, &tok.records_found);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (tok.records_found == 0) {
-        write_not_found(rq);
+    if (r != BD_OK || tok.records_found == 0) {
+        bd_store_read_end(rq->store);
+        if (r != BD_OK)
+            bd_reply_store_error(rq, r);
+        else
+            write_not_found(rq);
         return;
     }
 
@@ -249,6 +251,7 @@ void bd_handle_breach_search(bd_req *rq)
     page pg = {.w = w, .limit = (int)limit};
     q.limit = (int)limit + 1;
     r = bd_store_record_find(rq->store, &q, write_record, &pg);
+    bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
         return;

@@ -6,7 +6,10 @@
  * - breach_date is copied into records so that every per-field index is ordered the way
  *   search pages are read (newest breach first, then id): a page is an index range seek.
  * - partial indexes (WHERE col IS NOT NULL) keep each lookup index as small as its data.
- * - dedup is a content hash: importing the same record twice inserts it once. */
+ * - dedup is a content hash: importing the same record twice inserts it once.
+ * - cards keep the BIN, the last four digits reversed (tail) and the length, so a prefix
+ *   pattern is a range on bin and a suffix pattern a range on tail; owner and bank words
+ *   live in an external-content FTS5 index over the cards table. */
 #include "store/schema.h"
 
 const char *const bd_sqlite_migrations[] = {
@@ -52,13 +55,18 @@ const char *const bd_sqlite_migrations[] = {
     "  card_id TEXT NOT NULL UNIQUE,"
     "  created_at TEXT NOT NULL, bank TEXT,"
     "  number_masked TEXT NOT NULL, bin TEXT NOT NULL, last4 TEXT NOT NULL,"
-    "  length INTEGER NOT NULL, number_hmac BLOB NOT NULL,"
+    "  tail TEXT NOT NULL, length INTEGER NOT NULL, number_hmac BLOB NOT NULL,"
     "  owner TEXT, cvv TEXT, expire_date TEXT, cvss REAL, leak_id TEXT, leak_name TEXT,"
     "  leak_publish_date TEXT, leak_discover_date TEXT, leak_size INTEGER, leak_tags TEXT);"
     "CREATE INDEX cards_by_hmac ON cards(number_hmac);"
-    "CREATE INDEX cards_by_bin ON cards(bin, last4, length);"
-    "CREATE INDEX cards_by_last4 ON cards(last4, length);"
+    "CREATE INDEX cards_by_bin ON cards(bin, tail, length);"
+    "CREATE INDEX cards_by_tail ON cards(tail, length);"
     "CREATE INDEX cards_by_created ON cards(created_at, card_id);"
+    "CREATE INDEX cards_by_expire ON cards(expire_date);"
+    "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
+    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+    "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', "
+    "  content_rowid='id', tokenize='unicode61 remove_diacritics 2');"
     "CREATE TABLE api_keys("
     "  id INTEGER PRIMARY KEY,"
     "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, plan TEXT NOT NULL,"

@@ -14,6 +14,7 @@ enum {
     Q_META_GET,
     Q_META_SET,
     Q_BEGIN,
+    Q_BEGIN_READ,
     Q_COMMIT,
     Q_ROLLBACK,
     Q_PING,
@@ -25,6 +26,7 @@ enum {
     Q_BREACH_REFRESH,
     Q_RECORD_PUT,
     Q_CARD_PUT,
+    Q_CARD_WORDS_PUT,
     Q_KEY_ADD,
     Q_KEY_LIST,
     Q_KEY_REVOKE,
@@ -48,6 +50,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_BEGIN_READ] = "BEGIN DEFERRED",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PING] = "SELECT 1",
@@ -75,11 +78,12 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19, ?20) ON CONFLICT(dedup) DO NOTHING",
     [Q_CARD_PUT] =
-        "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, length, "
+        "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, length, "
         "number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
         "leak_discover_date, leak_size, leak_tags) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-        "?18) ON CONFLICT(card_id) DO NOTHING",
+        "?18, ?19) ON CONFLICT(card_id) DO NOTHING",
+    [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
                   "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
@@ -94,6 +98,25 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_COUNT_RECORDS] = "SELECT count(*) FROM records",
     [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
 };
+
+/* Bound values collected while a condition tree is written as SQL. */
+typedef struct {
+    enum { BIND_TEXT, BIND_BLOB, BIND_INT } type;
+    const void *ptr;
+    int len;
+    int64_t n;
+} bind_value;
+
+#define MAX_BINDS 512
+
+typedef struct {
+    struct bd_store *s;
+    bd_buf *sql;
+    bd_buf *text; /* strings made for binding (GLOB and MATCH patterns), NUL-separated */
+    bind_value binds[MAX_BINDS];
+    size_t nbinds;
+    bd_result err;
+} cond_sql;
 
 #define DYN_CACHE 32
 
@@ -111,6 +134,9 @@ struct bd_store {
     char last_uuid[BD_UUID_LEN + 1];
     int64_t last_id;
     int32_t last_date;
+    /* card search: the SQL being built, its bound values and the strings made for them */
+    cond_sql cond;
+    bd_buf text;
 };
 
 static bd_result map_rc(int rc)
@@ -271,6 +297,7 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
     if (!s)
         return BD_ERR_NOMEM;
     bd_buf_init(&s->sql, 16384);
+    bd_buf_init(&s->text, 65536);
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (flags & BD_STORE_CREATE)
         oflags |= SQLITE_OPEN_CREATE;
@@ -325,6 +352,7 @@ void bd_store_close(bd_store *s)
     }
     sqlite3_close(s->db);
     bd_buf_free(&s->sql);
+    bd_buf_free(&s->text);
     free(s);
 }
 
@@ -382,6 +410,17 @@ void bd_store_rollback(bd_store *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         run_fixed(s, Q_ROLLBACK);
+}
+
+bd_result bd_store_read_begin(bd_store *s)
+{
+    return run_fixed(s, Q_BEGIN_READ);
+}
+
+void bd_store_read_end(bd_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        run_fixed(s, Q_COMMIT);
 }
 
 bd_result bd_store_ping(bd_store *s)
@@ -751,26 +790,284 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
     sqlite3_bind_text(st, 4, c->number_masked, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 5, c->bin, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 6, c->last4, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 7, c->length);
-    sqlite3_bind_blob(st, 8, c->number_hmac, BD_HMAC_LEN, SQLITE_STATIC);
-    bind_slice(st, 9, c->owner);
-    bind_slice(st, 10, c->cvv);
-    bind_text_opt(st, 11, c->expire_date);
+    char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
+    sqlite3_bind_text(st, 7, tail, 4, SQLITE_STATIC);
+    sqlite3_bind_int(st, 8, c->length);
+    sqlite3_bind_blob(st, 9, c->number_hmac, BD_HMAC_LEN, SQLITE_STATIC);
+    bind_slice(st, 10, c->owner);
+    bind_slice(st, 11, c->cvv);
+    bind_text_opt(st, 12, c->expire_date);
     if (c->has_cvss)
-        sqlite3_bind_double(st, 12, c->cvss);
+        sqlite3_bind_double(st, 13, c->cvss);
     else
-        sqlite3_bind_null(st, 12);
-    bind_slice(st, 13, c->leak_id);
-    bind_slice(st, 14, c->leak_name);
-    bind_text_opt(st, 15, c->leak_publish_date);
-    bind_text_opt(st, 16, c->leak_discover_date);
+        sqlite3_bind_null(st, 13);
+    bind_slice(st, 14, c->leak_id);
+    bind_slice(st, 15, c->leak_name);
+    bind_text_opt(st, 16, c->leak_publish_date);
+    bind_text_opt(st, 17, c->leak_discover_date);
     if (c->leak_size >= 0)
-        sqlite3_bind_int64(st, 17, c->leak_size);
+        sqlite3_bind_int64(st, 18, c->leak_size);
     else
-        sqlite3_bind_null(st, 17);
-    bind_slice(st, 18, c->leak_tags);
+        sqlite3_bind_null(st, 18);
+    bind_slice(st, 19, c->leak_tags);
     bd_result r = step_done(s, st);
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
+    if (!*inserted || (!c->owner.ptr && !c->bank.ptr))
+        return r;
+    st = fixed(s, Q_CARD_WORDS_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(s->db));
+    bind_slice(st, 2, c->owner);
+    bind_slice(st, 3, c->bank);
+    return step_done(s, st);
+}
+
+static const char *const CARD_COL[] = {
+    [BD_CARD_CREATED_AT] = "created_at",   [BD_CARD_EXPIRE_DATE] = "expire_date",
+    [BD_CARD_BANK] = "bank",               [BD_CARD_OWNER] = "owner",
+    [BD_CARD_CVSS] = "cvss",               [BD_CARD_LEAK_NAME] = "leak_name",
+    [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
+    [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
+    [BD_CARD_LEAK_SIZE] = "leak_size",     [BD_CARD_CVV] = "cvv",
+    [BD_CARD_LEAK_ID] = "leak_id",
+};
+
+static void emit(cond_sql *c, const char *text)
+{
+    if (c->err == BD_OK)
+        c->err = bd_buf_append_str(c->sql, text);
+}
+
+static void bind_later(cond_sql *c, int type, const void *p, size_t len, int64_t n)
+{
+    if (c->nbinds == MAX_BINDS) {
+        c->err = BD_ERR_LIMIT;
+        return;
+    }
+    c->binds[c->nbinds++] = (bind_value){type, p, (int)len, n};
+}
+
+/* Keeps a string made for binding in c->text; returns its offset (the buffer may move, so
+ * offsets are turned into pointers only when binding). */
+static size_t keep_text(cond_sql *c, const char *a, size_t alen, const char *b)
+{
+    size_t at = c->text->len;
+    if (c->err == BD_OK)
+        c->err = bd_buf_append(c->text, a, alen);
+    if (c->err == BD_OK && b)
+        c->err = bd_buf_append_str(c->text, b);
+    if (c->err == BD_OK)
+        c->err = bd_buf_append_char(c->text, '\0');
+    return at;
+}
+
+static void bind_kept(cond_sql *c, size_t at)
+{
+    bind_later(c, BIND_TEXT, (const void *)(uintptr_t)at, 0, -1);
+}
+
+static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
+{
+    if (depth > 64) {
+        c->err = BD_ERR_LIMIT;
+        return;
+    }
+    switch (k->kind) {
+    case BD_CC_ALL: emit(c, "1"); break;
+    case BD_CC_AND:
+    case BD_CC_OR:
+        emit(c, "(");
+        for (size_t i = 0; i < k->nkids; i++) {
+            if (i)
+                emit(c, k->kind == BD_CC_AND ? " AND " : " OR ");
+            write_cond(c, k->kids[i], depth + 1);
+        }
+        emit(c, ")");
+        break;
+    case BD_CC_NOT:
+        /* A card with no value for the field is not matched by the inner condition (SQL
+         * says NULL), so NOT must include it: coalesce the unknown to false first. */
+        emit(c, "NOT coalesce(");
+        write_cond(c, k->kids[0], depth + 1);
+        emit(c, ", 0)");
+        break;
+    case BD_CC_NUMBER: {
+        size_t bl = strlen(k->bin), tl = strlen(k->tail);
+        emit(c, "(1");
+        if (bl) {
+            emit(c, " AND c.bin GLOB ?");
+            bind_kept(c, keep_text(c, k->bin, bl, bl < 6 ? "*" : NULL));
+        }
+        if (tl) {
+            emit(c, " AND c.tail GLOB ?");
+            bind_kept(c, keep_text(c, k->tail, tl, tl < 4 ? "*" : NULL));
+        }
+        if (k->length) {
+            emit(c, " AND c.length = ?");
+            bind_later(c, BIND_INT, NULL, 0, k->length);
+        }
+        emit(c, ")");
+        break;
+    }
+    case BD_CC_HMAC:
+        emit(c, "c.number_hmac = ?");
+        bind_later(c, BIND_BLOB, k->hmac, BD_HMAC_LEN, 0);
+        break;
+    case BD_CC_EQUALS:
+        emit(c, "c.");
+        emit(c, CARD_COL[k->column]);
+        emit(c, " = ?");
+        bind_later(c, BIND_TEXT, k->value.ptr, k->value.len, 0);
+        break;
+    case BD_CC_WORDS: {
+        /* An FTS5 query limited to one column: owner : "w1 w2" (a phrase), with a trailing
+         * '*' for a prefix. Words hold no quotes, but any would be doubled. */
+        size_t at = c->text->len;
+        if (c->err == BD_OK)
+            c->err = bd_buf_printf(c->text, "%s : \"", CARD_COL[k->column]);
+        for (size_t i = 0; i < k->nwords && c->err == BD_OK; i++) {
+            if (i)
+                c->err = bd_buf_append_char(c->text, ' ');
+            for (size_t j = 0; j < k->words[i].len && c->err == BD_OK; j++) {
+                char ch = k->words[i].ptr[j];
+                c->err = bd_buf_append(c->text, ch == '"' ? "\"\"" : &ch, ch == '"' ? 2 : 1);
+            }
+        }
+        keep_text(c, k->prefix ? "\" *" : "\"", k->prefix ? 3 : 1, NULL);
+        emit(c, "c.id IN (SELECT rowid FROM cards_words WHERE cards_words MATCH ?)");
+        bind_kept(c, at);
+        break;
+    }
+    case BD_CC_RANGE: {
+        const char *col = CARD_COL[k->column];
+        if (!k->low.ptr && !k->high.ptr) {
+            emit(c, "c.");
+            emit(c, col);
+            emit(c, " IS NOT NULL");
+            break;
+        }
+        emit(c, "(1");
+        if (k->low.ptr) {
+            emit(c, " AND c.");
+            emit(c, col);
+            emit(c, k->low_inclusive ? " >= ?" : " > ?");
+            bind_later(c, BIND_TEXT, k->low.ptr, k->low.len, 0);
+        }
+        if (k->high.ptr) {
+            emit(c, " AND c.");
+            emit(c, col);
+            emit(c, k->high_inclusive ? " <= ?" : " < ?");
+            bind_later(c, BIND_TEXT, k->high.ptr, k->high.len, 0);
+        }
+        emit(c, ")");
+        break;
+    }
+    }
+}
+
+static void bind_all(cond_sql *c, sqlite3_stmt *st, int first)
+{
+    for (size_t i = 0; i < c->nbinds; i++) {
+        const bind_value *b = &c->binds[i];
+        int at = first + (int)i;
+        if (b->type == BIND_INT)
+            sqlite3_bind_int64(st, at, b->n);
+        else if (b->type == BIND_BLOB)
+            sqlite3_bind_blob(st, at, b->ptr, b->len, SQLITE_STATIC);
+        else if (b->n == -1) /* kept text: ptr holds an offset into c->text */
+            sqlite3_bind_text(st, at, c->text->data + (uintptr_t)b->ptr, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_STATIC);
+    }
+}
+
+/* Writes "... WHERE <cond>" for q into s->sql, collecting its bound values in c. */
+static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
+{
+    c->s = s;
+    c->sql = &s->sql;
+    c->text = &s->text;
+    c->nbinds = 0;
+    c->err = BD_OK;
+    bd_buf_reset(&s->text);
+    emit(c, " WHERE ");
+    write_cond(c, q->where, 0);
+    return c->err;
+}
+
+bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
+{
+    cond_sql *c = &s->cond;
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM cards c");
+    if (r == BD_OK)
+        r = card_where(s, q, c);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_all(c, st, 1);
+    int rc = sqlite3_step(st);
+    *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return r;
+}
+
+bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
+{
+    cond_sql *c = &s->cond;
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_append_str(
+        &s->sql, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
+                 "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
+                 "c.leak_discover_date, c.leak_size, c.leak_tags FROM cards c");
+    if (r == BD_OK)
+        r = card_where(s, q, c);
+    if (r != BD_OK)
+        return r;
+    bool first_desc = q->nsort ? q->sort[0].descending : true;
+    emit(c, " ORDER BY ");
+    for (size_t i = 0; i < q->nsort && i < BD_CARD_MAX_SORT; i++) {
+        emit(c, "c.");
+        emit(c, CARD_COL[q->sort[i].column]);
+        emit(c, q->sort[i].descending ? " DESC, " : " ASC, ");
+    }
+    emit(c, first_desc ? "c.card_id DESC LIMIT ? OFFSET ?" : "c.card_id ASC LIMIT ? OFFSET ?");
+    if (c->err != BD_OK)
+        return c->err;
+    sqlite3_stmt *st = dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_all(c, st, 1);
+    sqlite3_bind_int(st, (int)c->nbinds + 1, q->limit);
+    sqlite3_bind_int64(st, (int)c->nbinds + 2, q->offset);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_card_row row;
+        row.id = col_slice(st, 0);
+        row.created_at = col_slice(st, 1);
+        row.bank = col_slice(st, 2);
+        row.number_masked = col_slice(st, 3);
+        row.owner = col_slice(st, 4);
+        row.cvv = col_slice(st, 5);
+        row.expire_date = col_slice(st, 6);
+        row.has_cvss = sqlite3_column_type(st, 7) != SQLITE_NULL;
+        row.cvss = sqlite3_column_double(st, 7);
+        row.leak_id = col_slice(st, 8);
+        row.leak_name = col_slice(st, 9);
+        row.leak_publish_date = col_slice(st, 10);
+        row.leak_discover_date = col_slice(st, 11);
+        row.has_leak_size = sqlite3_column_type(st, 12) != SQLITE_NULL;
+        row.leak_size = sqlite3_column_int64(st, 12);
+        row.leak_tags = col_slice(st, 13);
+        if (cb(ctx, &row))
+            break;
+    }
+    r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
     return r;
 }
 

@@ -44,6 +44,11 @@ bd_result bd_store_begin(bd_store *s);
 bd_result bd_store_commit(bd_store *s);
 void bd_store_rollback(bd_store *s);
 
+/* A consistent read view across several queries (a count and its page), unaffected by
+ * imports that commit meanwhile. Every read_begin needs a read_end. */
+bd_result bd_store_read_begin(bd_store *s);
+void bd_store_read_end(bd_store *s);
+
 /* Cheap liveness check for /healthz. */
 bd_result bd_store_ping(bd_store *s);
 
@@ -187,6 +192,75 @@ typedef int (*bd_card_cb)(void *ctx, const bd_card_row *row);
 
 /* Inserts a card; *inserted false when a card with that id exists. */
 bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
+
+/* A card search is a tree of conditions, built by the query planner (src/query/plan.c) and
+ * turned into bound-parameter SQL here: no text from a request is ever part of SQL. */
+typedef enum {
+    BD_CC_ALL,    /* every card */
+    BD_CC_AND,    /* all kids */
+    BD_CC_OR,     /* any kid */
+    BD_CC_NOT,    /* not kids[0]; a card the kid says nothing about (NULL) is included */
+    BD_CC_NUMBER, /* masked-number pattern: bin and tail patterns, length */
+    BD_CC_HMAC,   /* exact card by keyed hash */
+    BD_CC_EQUALS, /* column equals value (cvv, leak id) */
+    BD_CC_WORDS,  /* word, phrase or word-prefix match in owner or bank */
+    BD_CC_RANGE,  /* created_at or expire_date within bounds */
+} bd_card_cond_kind;
+
+typedef enum {
+    BD_CARD_CREATED_AT,
+    BD_CARD_EXPIRE_DATE,
+    BD_CARD_BANK,
+    BD_CARD_OWNER,
+    BD_CARD_CVSS,
+    BD_CARD_LEAK_NAME,
+    BD_CARD_LEAK_PUBLISH_DATE,
+    BD_CARD_LEAK_DISCOVER_DATE,
+    BD_CARD_LEAK_SIZE,
+    BD_CARD_CVV,
+    BD_CARD_LEAK_ID,
+} bd_card_column;
+
+#define BD_CC_MAX_WORDS 16
+
+typedef struct bd_card_cond {
+    bd_card_cond_kind kind;
+    const struct bd_card_cond *const *kids; /* AND, OR: nkids >= 1; NOT: 1 */
+    size_t nkids;
+    /* NUMBER: bin is up to 6 leading digits with '?' for any digit ("" = any); tail up to
+     * 4 trailing digits, last digit first, '?' for any digit; length 12..19 or 0 = any */
+    char bin[7], tail[5];
+    int length;
+    uint8_t hmac[BD_HMAC_LEN];    /* HMAC */
+    bd_card_column column;        /* EQUALS, WORDS (owner/bank), RANGE (dates) */
+    bd_slice value;               /* EQUALS */
+    bd_slice words[BD_CC_MAX_WORDS]; /* WORDS: lower-case; several form a phrase */
+    size_t nwords;
+    bool prefix;                  /* WORDS: the last word is a prefix */
+    bd_slice low, high;           /* RANGE: NULL ptr = open end; text as stored */
+    bool low_inclusive, high_inclusive;
+} bd_card_cond;
+
+typedef struct {
+    bd_card_column column;
+    bool descending;
+} bd_card_sort;
+
+#define BD_CARD_MAX_SORT 9
+
+typedef struct {
+    const bd_card_cond *where;
+    bd_card_sort sort[BD_CARD_MAX_SORT]; /* ties are broken by card id, in the direction of
+                                            the first key */
+    size_t nsort;
+    int64_t offset;
+    int limit;
+} bd_card_query;
+
+/* Counts the cards matching q->where. */
+bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count);
+/* Calls cb for the page of q (sort, offset, limit). */
+bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
 
 /* ---- API keys ---------------------------------------------------------------------- */
 
