@@ -1,0 +1,550 @@
+/* Tests for the streaming import reader: line numbers, skipping, CSV records, gzip input. */
+#include "ingest/reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char dir[] = "/tmp/bd_test_reader_XXXXXX";
+static char why[512];
+
+/* Writes len bytes to dir/name and returns the path (static storage, one per call site use). */
+static const char *write_file(const char *name, const char *data, size_t len)
+{
+    static char path[8][256];
+    static int next;
+    char *p = path[next++ % 8];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *fp = fopen(p, "wb");
+    if (!fp || fwrite(data, 1, len, fp) != len || fclose(fp) != 0)
+        TEST_FAIL("cannot write %s", p);
+    return p;
+}
+
+static const char *write_str(const char *name, const char *data)
+{
+    return write_file(name, data, strlen(data));
+}
+
+/* Compresses dir/name into dir/name.gz with the gzip program. */
+static void gzip_file(const char *name)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "gzip -n -f '%s/%s'", dir, name);
+    if (system(cmd) != 0)
+        TEST_FAIL("gzip failed: %s", cmd);
+}
+
+static bd_reader *open_ok(const char *path, bd_format fmt)
+{
+    bd_reader *r = NULL;
+    why[0] = '\0';
+    bd_result res = bd_reader_open(path, fmt, &r, why, sizeof why);
+    if (res != BD_OK)
+        TEST_FAIL("open %s: %d %s", path, res, why);
+    return r;
+}
+
+/* Reads one record: its result, line, and field `name` (or "(absent)"). */
+typedef struct {
+    bd_result res;
+    uint64_t line;
+    char value[64];
+} got;
+
+static got next(bd_reader *r, const char *name)
+{
+    got g = {0, 0, ""};
+    const bd_fields *rec = NULL;
+    why[0] = '\0';
+    g.res = bd_reader_next(r, &rec, &g.line, why, sizeof why);
+    bd_slice v;
+    if (g.res == BD_OK && bd_fields_get(rec, name, &v))
+        snprintf(g.value, sizeof g.value, "%.*s", (int)v.len, v.ptr);
+    else
+        snprintf(g.value, sizeof g.value, "(absent)");
+    return g;
+}
+
+TEST(test_jsonl_bad_line_in_the_middle_is_reported_with_its_line_number)
+{
+    const char *p = write_str("mid.jsonl", "{\"email\":\"a@example.com\"}\n"
+                                           "\n"
+                                           "{\"email\": oops}\n"
+                                           "{\"email\":\"b@example.com\"}\n");
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    got g = next(r, "email");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 1);
+    CHECK_STR(g.value, "a@example.com");
+    g = next(r, "email");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 3);
+    CHECK_STR(why, "not valid JSON at column 14: invalid token near 'oops'");
+    g = next(r, "email");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 4);
+    CHECK_STR(g.value, "b@example.com");
+    CHECK_INT(next(r, "email").res, BD_ERR_NOT_FOUND);
+    CHECK_INT(next(r, "email").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_jsonl_whitespace_only_lines_are_skipped)
+{
+    const char *p = write_str("blank.jsonl", " \t\r\n\n{\"a\":\"1\"}\n   \n");
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 3);
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_jsonl_final_line_without_newline_is_a_record)
+{
+    const char *p = write_str("last.jsonl", "{\"a\":\"1\"}\n{\"a\":\"2\"}");
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    CHECK_STR(next(r, "a").value, "1");
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(g.value, "2");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_jsonl_crlf_lines_and_a_bom_are_accepted)
+{
+    const char *p = write_str("crlf.jsonl", "\xEF\xBB\xBF{\"a\":\"1\"}\r\n{\"a\":\"2\"}\r\n");
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    CHECK_STR(next(r, "a").value, "1");
+    CHECK_STR(next(r, "a").value, "2");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+/* A JSONL line {"a":"xxx..."} of exactly len bytes. */
+static char *long_line(size_t len)
+{
+    char *s = malloc(len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, "{\"a\":\"", 6);
+    memset(s + 6, 'x', len - 8);
+    memcpy(s + len - 2, "\"}", 3);
+    return s;
+}
+
+TEST(test_over_long_line_is_reported_and_skipped)
+{
+    size_t n = BD_READER_LINE_MAX + 1;
+    char *big = long_line(n);
+    char *data = malloc(n + 64);
+    if (!big || !data)
+        return;
+    size_t k = 0;
+    memcpy(data + k, "{\"a\":\"1\"}\n", 10);
+    k += 10;
+    memcpy(data + k, big, n);
+    k += n;
+    memcpy(data + k, "\n{\"a\":\"3\"}\n", 11);
+    k += 11;
+    const char *p = write_file("long.jsonl", data, k);
+    free(big);
+    free(data);
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    CHECK_STR(next(r, "a").value, "1");
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(why, "line longer than 1 MiB");
+    g = next(r, "a");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 3);
+    CHECK_STR(g.value, "3");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    CHECK_INT(bd_reader_bytes_read(r), (uint64_t)k);
+    bd_reader_close(r);
+}
+
+TEST(test_line_of_exactly_1_mib_is_accepted)
+{
+    size_t n = BD_READER_LINE_MAX;
+    char *big = long_line(n);
+    if (!big)
+        return;
+    big[n] = '\n';
+    const char *p = write_file("exact.jsonl", big, n + 1);
+    free(big);
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 1);
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_over_long_last_line_without_newline_is_reported)
+{
+    size_t n = 3 * BD_READER_LINE_MAX; /* longer than the whole read buffer */
+    char *big = long_line(n);
+    if (!big)
+        return;
+    const char *p = write_file("longlast.jsonl", big, n);
+    free(big);
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 1);
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_bytes_total_is_the_file_size_and_bytes_read_reaches_it)
+{
+    const char *p = write_str("size.jsonl", "{\"a\":\"1\"}\n{\"a\":\"2\"}\n");
+    bd_reader *r = open_ok(p, BD_FMT_JSONL);
+    if (!r)
+        return;
+    CHECK_INT(bd_reader_bytes_total(r), 20);
+    while (next(r, "a").res == BD_OK)
+        ;
+    CHECK_INT(bd_reader_bytes_read(r), 20);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_multi_line_quoted_field_keeps_line_numbers_right)
+{
+    const char *p = write_str("multi.csv", "email,note\n"
+                                           "a@example.com,\"first line\n"
+                                           "second line\"\n"
+                                           "b@example.com,plain\n");
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    CHECK_INT(bd_reader_format(r), BD_FMT_CSV);
+    got g = next(r, "note");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(g.value, "first line\nsecond line");
+    g = next(r, "email");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 4);
+    CHECK_STR(g.value, "b@example.com");
+    CHECK_INT(next(r, "email").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_crlf_file_with_bom_reads_header_and_rows)
+{
+    const char *p = write_str("crlf.csv", "\xEF\xBB\xBF"
+                                          "email,note\r\n"
+                                          "a@example.com,\"x\r\ny\"\r\n"
+                                          "b@example.com,z\r\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    CHECK_STR(bd_csv_header_name(bd_reader_csv_header(r), 0), "email");
+    got g = next(r, "note");
+    CHECK_STR(g.value, "x\r\ny");
+    g = next(r, "note");
+    CHECK_INT(g.line, 4);
+    CHECK_STR(g.value, "z");
+    bd_reader_close(r);
+}
+
+TEST(test_csv_bad_row_is_reported_and_reading_goes_on)
+{
+    const char *p = write_str("badrow.csv", "a,b\n1,2\n1,2,3\n\n4,5\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    CHECK_STR(next(r, "b").value, "2");
+    got g = next(r, "b");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 3);
+    CHECK_STR(why, "the record has 3 cells but the header has 2 columns");
+    g = next(r, "b");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 5); /* the empty line 4 is skipped */
+    CHECK_STR(g.value, "5");
+    CHECK_INT(next(r, "b").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_unclosed_quote_at_end_is_reported_at_its_first_line)
+{
+    const char *p = write_str("open.csv", "a,b\n1,2\n3,\"never\nclosed\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    CHECK_INT(next(r, "a").res, BD_OK);
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 3);
+    CHECK_STR(why, "a quoted cell is not closed before the end of the input");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record)
+{
+    size_t n = BD_READER_LINE_MAX + 10;
+    char *data = malloc(n + 100);
+    if (!data)
+        return;
+    size_t k = 0;
+    memcpy(data + k, "a,b\n1,\"", 7);
+    k += 7;
+    memset(data + k, 'x', n); /* line 2 is over-long and leaves the quote open */
+    k += n;
+    memcpy(data + k, "\nstill, \"\"quoted\n\",end\n7,8\n", 27);
+    k += 27;
+    const char *p = write_file("longq.csv", data, k);
+    free(data);
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(why, "line longer than 1 MiB");
+    g = next(r, "b");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 5);
+    CHECK_STR(g.value, "8");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_record_longer_than_1_mib_over_several_lines_is_skipped)
+{
+    size_t line = 600 * 1024;
+    char *data = malloc(2 * line + 100);
+    if (!data)
+        return;
+    size_t k = 0;
+    memcpy(data + k, "a,b\n1,\"", 7);
+    k += 7;
+    memset(data + k, 'x', line);
+    k += line;
+    data[k++] = '\n';
+    memset(data + k, 'y', line);
+    k += line;
+    memcpy(data + k, "\nz\"\n7,8\n", 8);
+    k += 8;
+    const char *p = write_file("longrec.csv", data, k);
+    free(data);
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_INVALID);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(why, "record longer than 1 MiB");
+    g = next(r, "b");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 5);
+    CHECK_STR(g.value, "8");
+    bd_reader_close(r);
+}
+
+TEST(test_csv_duplicate_header_fails_open)
+{
+    const char *p = write_str("dup.csv", "a,b,a\n1,2,3\n");
+    bd_reader *r = (bd_reader *)1;
+    CHECK_INT(bd_reader_open(p, BD_FMT_AUTO, &r, why, sizeof why), BD_ERR_INVALID);
+    CHECK(r == NULL);
+    CHECK_STR(why, "the header names column \"a\" twice (columns 1 and 3)");
+}
+
+TEST(test_csv_empty_file_fails_open)
+{
+    const char *p = write_str("empty.csv", "");
+    bd_reader *r = NULL;
+    CHECK_INT(bd_reader_open(p, BD_FMT_AUTO, &r, why, sizeof why), BD_ERR_IO);
+    CHECK(strstr(why, "is empty: a CSV file must start with a header row") != NULL);
+}
+
+TEST(test_missing_file_fails_open_with_io_error)
+{
+    bd_reader *r = NULL;
+    char p[300];
+    snprintf(p, sizeof p, "%s/missing.jsonl", dir);
+    CHECK_INT(bd_reader_open(p, BD_FMT_AUTO, &r, why, sizeof why), BD_ERR_IO);
+    CHECK(strstr(why, "cannot open") != NULL);
+    CHECK(strstr(why, "No such file or directory") != NULL);
+}
+
+TEST(test_directory_fails_open_with_io_error)
+{
+    bd_reader *r = NULL;
+    CHECK_INT(bd_reader_open(dir, BD_FMT_JSONL, &r, why, sizeof why), BD_ERR_IO);
+    CHECK(strstr(why, "it is a directory") != NULL);
+}
+
+TEST(test_gz_jsonl_file_is_decompressed)
+{
+    write_str("records.jsonl", "{\"a\":\"1\"}\n\n{\"a\":\"3\"}\n");
+    gzip_file("records.jsonl");
+    char p[300];
+    snprintf(p, sizeof p, "%s/records.jsonl.gz", dir);
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    CHECK_INT(bd_reader_format(r), BD_FMT_JSONL);
+    CHECK_INT(bd_reader_bytes_total(r), -1);
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_STR(g.value, "1");
+    g = next(r, "a");
+    CHECK_INT(g.line, 3);
+    CHECK_STR(g.value, "3");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    CHECK_INT(bd_reader_bytes_read(r), 21);
+    bd_reader_close(r);
+}
+
+TEST(test_gz_csv_file_is_detected_and_decompressed)
+{
+    write_str("cards.csv", "number,owner\n4111111111111111,\"Doe, J\"\n");
+    gzip_file("cards.csv");
+    char p[300];
+    snprintf(p, sizeof p, "%s/cards.csv.gz", dir);
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    CHECK_INT(bd_reader_format(r), BD_FMT_CSV);
+    got g = next(r, "owner");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_INT(g.line, 2);
+    CHECK_STR(g.value, "Doe, J");
+    CHECK_INT(next(r, "owner").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_corrupt_gz_file_is_an_io_error_with_gzips_message)
+{
+    const char *p = write_str("bad.jsonl.gz", "this is not gzip data\n");
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    got g = next(r, "a");
+    CHECK_INT(g.res, BD_ERR_IO);
+    CHECK(strstr(why, "decompression failed (gzip exit status 1)") != NULL);
+    CHECK(strstr(why, "not in gzip format") != NULL);
+    CHECK_INT(next(r, "a").res, BD_ERR_IO);
+    bd_reader_close(r);
+}
+
+TEST(test_truncated_gz_file_is_an_io_error_after_its_records)
+{
+    /* compress a file big enough that truncation leaves whole lines before the cut */
+    size_t lines = 20000;
+    char *data = malloc(lines * 16);
+    if (!data)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < lines; i++)
+        k += (size_t)snprintf(data + k, 16, "{\"a\":\"%zu\"}\n", i % 10);
+    write_file("trunc.jsonl", data, k);
+    free(data);
+    gzip_file("trunc.jsonl");
+    char p[300], cmd[1400];
+    snprintf(p, sizeof p, "%s/trunc.jsonl.gz", dir);
+    snprintf(cmd, sizeof cmd, "head -c 200 '%s' > '%s.cut' && mv '%s.cut' '%s'", p, p, p, p);
+    if (system(cmd) != 0) {
+        TEST_FAIL("cannot truncate %s", p);
+        return;
+    }
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    bd_result res;
+    while ((res = next(r, "a").res) == BD_OK || res == BD_ERR_INVALID)
+        ;
+    CHECK_INT(res, BD_ERR_IO);
+    CHECK(strstr(why, "unexpected end of file") != NULL);
+    bd_reader_close(r);
+}
+
+TEST(test_closing_a_gz_reader_early_reaps_gzip)
+{
+    size_t lines = 200000; /* more than a pipe holds, so gzip is still writing */
+    char *data = malloc(lines * 16);
+    if (!data)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < lines; i++)
+        k += (size_t)snprintf(data + k, 16, "{\"a\":\"%zu\"}\n", i % 10);
+    write_file("early.jsonl", data, k);
+    free(data);
+    gzip_file("early.jsonl");
+    char p[300];
+    snprintf(p, sizeof p, "%s/early.jsonl.gz", dir);
+    bd_reader *r = open_ok(p, BD_FMT_AUTO);
+    if (!r)
+        return;
+    CHECK_INT(next(r, "a").res, BD_OK);
+    bd_reader_close(r);
+    CHECK(waitpid(-1, NULL, WNOHANG) < 0); /* no child left, not even a zombie */
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    RUN(test_jsonl_bad_line_in_the_middle_is_reported_with_its_line_number);
+    RUN(test_jsonl_whitespace_only_lines_are_skipped);
+    RUN(test_jsonl_final_line_without_newline_is_a_record);
+    RUN(test_jsonl_crlf_lines_and_a_bom_are_accepted);
+    RUN(test_over_long_line_is_reported_and_skipped);
+    RUN(test_line_of_exactly_1_mib_is_accepted);
+    RUN(test_over_long_last_line_without_newline_is_reported);
+    RUN(test_bytes_total_is_the_file_size_and_bytes_read_reaches_it);
+    RUN(test_csv_multi_line_quoted_field_keeps_line_numbers_right);
+    RUN(test_csv_crlf_file_with_bom_reads_header_and_rows);
+    RUN(test_csv_bad_row_is_reported_and_reading_goes_on);
+    RUN(test_csv_unclosed_quote_at_end_is_reported_at_its_first_line);
+    RUN(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record);
+    RUN(test_csv_record_longer_than_1_mib_over_several_lines_is_skipped);
+    RUN(test_csv_duplicate_header_fails_open);
+    RUN(test_csv_empty_file_fails_open);
+    RUN(test_missing_file_fails_open_with_io_error);
+    RUN(test_directory_fails_open_with_io_error);
+    RUN(test_gz_jsonl_file_is_decompressed);
+    RUN(test_gz_csv_file_is_detected_and_decompressed);
+    RUN(test_corrupt_gz_file_is_an_io_error_with_gzips_message);
+    RUN(test_truncated_gz_file_is_an_io_error_after_its_records);
+    RUN(test_closing_a_gz_reader_early_reaps_gzip);
+    remove_dir();
+    return TEST_EXIT();
+}
