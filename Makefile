@@ -14,13 +14,15 @@ SAN     ?=
 PKGS    := libmicrohttpd sqlite3 libsodium jansson
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+# CFLAGS is the user's (optimisation, debug, instrumentation); the flags the code needs are
+# kept apart so that overriding CFLAGS on the command line cannot drop them.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -Isrc \
-           $(shell pkg-config --cflags $(PKGS))
+REQ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -Isrc \
+              $(shell pkg-config --cflags $(PKGS))
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+REQ_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
@@ -40,7 +42,7 @@ all: $(BUILD)/breachd $(BUILD)/breachctl
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(REQ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIB): $(LIBOBJ)
 	@rm -f $@
@@ -77,8 +79,8 @@ FUZZFLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover
 
 build-fuzz/%: tests/fuzz/%.c
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZFLAGS)" build-fuzz/libbreachd.a
-	clang -std=c11 -D_DEFAULT_SOURCE -Isrc $(shell pkg-config --cflags $(PKGS)) \
-	  -fsanitize=fuzzer,address,undefined -g -O1 -o $@ $< build-fuzz/libbreachd.a $(LDLIBS)
+	clang $(REQ_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1 -o $@ $< \
+	  build-fuzz/libbreachd.a $(LDLIBS)
 
 fuzz-quick: $(FUZZBIN)
 	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \

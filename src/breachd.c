@@ -10,7 +10,7 @@
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
     "               [--threads N] [--timeout SECONDS] [--max-connections N]\n"
-    "               [--max-connections-per-ip N]\n";
+    "               [--max-connections-per-ip N] [--auth-fail-limit N/min]\n";
 
 int main(int argc, char **argv)
 {
@@ -40,6 +40,9 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--max-connections-per-ip", &v) &&
                    bd_parse_i64(v, 1, 1000000, &n)) {
             cfg.max_conns_per_ip = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--auth-fail-limit", &v) &&
+                   bd_parse_rate(v, "/min", 1000000, &n)) {
+            cfg.auth_fail_limit = (unsigned)n;
         } else {
             fprintf(stderr, "breachd: bad or unknown option '%s'\n%s", argv[i], USAGE);
             return 2;

@@ -37,3 +37,16 @@ bool bd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
     *out = v;
     return true;
 }
+
+bool bd_parse_rate(const char *s, const char *unit, int64_t max, int64_t *out)
+{
+    if (!s)
+        return false;
+    char num[24];
+    size_t n = strcspn(s, "/");
+    if (n >= sizeof num || (s[n] && strcmp(s + n, unit) != 0))
+        return false;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    return bd_parse_i64(num, 1, max, out);
+}

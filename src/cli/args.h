@@ -11,4 +11,7 @@ bool bd_arg_value(int argc, char **argv, int *i, const char *name, const char **
 /* Parses a whole decimal integer in [min, max]. */
 bool bd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 
+/* Parses "N" or "N<unit>" (unit like "/h") into N in [1, max]. */
+bool bd_parse_rate(const char *s, const char *unit, int64_t max, int64_t *out);
+
 #endif

@@ -104,15 +104,7 @@ int bd_cmd_keys(int argc, char **argv)
             return BD_EXIT_FAIL;
         }
         if (rate) {
-            char num[32];
-            size_t n = strcspn(rate, "/");
-            bool ok = n < sizeof num && (rate[n] == '\0' || strcmp(rate + n, "/h") == 0);
-            if (ok) {
-                memcpy(num, rate, n);
-                num[n] = '\0';
-                ok = bd_parse_i64(num, 1, 1000000000, &per_hour);
-            }
-            if (!ok) {
+            if (!bd_parse_rate(rate, "/h", 1000000000, &per_hour)) {
                 fprintf(stderr, "breachctl keys create: --rate is requests per hour, like 5000/h\n");
                 return BD_EXIT_FAIL;
             }

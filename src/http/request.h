@@ -38,7 +38,9 @@ typedef struct {
     bd_json json;
     int status;
     const char *allow;   /* Allow header for 405 */
-    int retry_after;     /* seconds; 0: no Retry-After header */
+    int64_t retry_after; /* seconds; 0: no Retry-After header */
+    bool has_rate;       /* authenticated: send the X-RateLimit headers below */
+    int64_t rate_limit, rate_remaining, rate_reset;
 } bd_req;
 
 /* Starts a JSON body: the handler writes its value with rq->json, then calls

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth/keys.h"
+#include "auth/ratelimit.h"
 #include "auth/secret.h"
 #include "http/request.h"
 
@@ -35,6 +36,8 @@ struct bd_server {
     uint8_t secret[BD_SECRET_LEN];
     struct MHD_Daemon *daemon;
     bd_keyring *keys;
+    bd_ratelimit *key_rates;   /* per API key, by plan */
+    bd_ratelimit *auth_fails;  /* per client address, failed keys only */
     pthread_mutex_t workers_lock;
     worker *workers;
     pthread_t refresher;
@@ -99,10 +102,18 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)
         MHD_add_response_header(resp, "Allow", rq->allow);
+    char v[24];
     if (rq->retry_after > 0) {
-        char v[24];
-        snprintf(v, sizeof v, "%d", rq->retry_after);
+        snprintf(v, sizeof v, "%lld", (long long)rq->retry_after);
         MHD_add_response_header(resp, "Retry-After", v);
+    }
+    if (rq->has_rate) {
+        snprintf(v, sizeof v, "%lld", (long long)rq->rate_limit);
+        MHD_add_response_header(resp, "X-RateLimit-Limit", v);
+        snprintf(v, sizeof v, "%lld", (long long)rq->rate_remaining);
+        MHD_add_response_header(resp, "X-RateLimit-Remaining", v);
+        snprintf(v, sizeof v, "%lld", (long long)rq->rate_reset);
+        MHD_add_response_header(resp, "X-RateLimit-Reset", v);
     }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
     MHD_destroy_response(resp);
@@ -130,7 +141,53 @@ static void handle_health(bd_req *rq)
     bd_reply_finish(rq);
 }
 
-/* Checks x-api-key; on failure writes the 401/403 reply and returns false. */
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A non-zero id for the client's address (port excluded), for the failed-key throttle. */
+static uint64_t client_id(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const unsigned char *p = NULL;
+    size_t n = 0;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    if (ci && ci->client_addr) {
+        if (ci->client_addr->sa_family == AF_INET) {
+            p = (const unsigned char *)&((const struct sockaddr_in *)ci->client_addr)->sin_addr;
+            n = 4;
+        } else if (ci->client_addr->sa_family == AF_INET6) {
+            p = (const unsigned char *)&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+            n = 16;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+/* A failed key: 401/403 as given, or 429 once the address has failed too often. */
+static void auth_failure(bd_server *srv, bd_req *rq, int status, const char *code,
+                         const char *message)
+{
+    bd_rate_decision d;
+    bd_ratelimit_take(srv->auth_fails, client_id(rq->conn), srv->cfg.auth_fail_limit, 60,
+                      now_us(), &d);
+    if (!d.allowed) {
+        rq->retry_after = d.retry_after;
+        bd_reply_error(rq, 429, "rate_limited",
+                       "too many failed API keys from your address; retry in %lld seconds",
+                       (long long)d.retry_after);
+        return;
+    }
+    bd_reply_error(rq, status, code, "%s", message);
+}
+
+/* Checks x-api-key and the key's budget; on failure writes the 401/403/429 reply. */
 static bool authenticate(bd_server *srv, bd_req *rq)
 {
     size_t len = 0;
@@ -138,20 +195,34 @@ static bool authenticate(bd_server *srv, bd_req *rq)
     if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
             MHD_YES ||
         !key || len == 0) {
-        bd_reply_error(rq, 401, "unauthorized",
-                       "send your API key in the x-api-key header");
+        auth_failure(srv, rq, 401, "unauthorized", "send your API key in the x-api-key header");
         return false;
     }
-    bd_key_status st = bd_keyring_lookup(srv->keys, (bd_slice){key, len}, (int64_t)time(NULL),
-                                         &rq->key);
+    int64_t now = now_us();
+    bd_key_status st =
+        bd_keyring_lookup(srv->keys, (bd_slice){key, len}, now / 1000000, &rq->key);
     if (st == BD_KEY_EXPIRED) {
-        bd_reply_error(rq, 403, "authentication_failed",
-                       "this API key has expired; ask your administrator for a new one");
+        auth_failure(srv, rq, 403, "authentication_failed",
+                     "this API key has expired; ask your administrator for a new one");
         return false;
     }
     if (st != BD_KEY_VALID) {
-        bd_reply_error(rq, 403, "authentication_failed",
-                       "the API key is not valid; check it or ask for a new one");
+        auth_failure(srv, rq, 403, "authentication_failed",
+                     "the API key is not valid; check it or ask for a new one");
+        return false;
+    }
+    bd_rate_decision d;
+    bd_ratelimit_take(srv->key_rates, (uint64_t)rq->key.id, rq->key.rate_per_hour, 3600, now, &d);
+    rq->has_rate = true;
+    rq->rate_limit = d.limit;
+    rq->rate_remaining = d.remaining;
+    rq->rate_reset = d.reset;
+    if (!d.allowed) {
+        rq->retry_after = d.retry_after;
+        bd_reply_error(rq, 429, "rate_limited",
+                       "this key's limit of %lld requests per hour is used up; retry in %lld "
+                       "seconds",
+                       (long long)d.limit, (long long)d.retry_after);
         return false;
     }
     return true;
@@ -378,6 +449,15 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         r = BD_ERR_INVALID;
         goto fail;
     }
+    if (!srv->cfg.auth_fail_limit)
+        srv->cfg.auth_fail_limit = 60;
+    srv->key_rates = bd_ratelimit_new(1u << 16);
+    srv->auth_fails = bd_ratelimit_new(1u << 14);
+    if (!srv->key_rates || !srv->auth_fails) {
+        bd_store_close(s);
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
     srv->keys = bd_keyring_new();
     r = srv->keys ? bd_keyring_refresh(srv->keys, s) : BD_ERR_NOMEM;
     bd_store_close(s);
@@ -460,6 +540,8 @@ void bd_server_stop(bd_server *srv)
         free(w);
     }
     bd_keyring_free(srv->keys);
+    bd_ratelimit_free(srv->key_rates);
+    bd_ratelimit_free(srv->auth_fails);
     sodium_memzero(srv->secret, sizeof srv->secret);
     pthread_mutex_destroy(&srv->workers_lock);
     pthread_mutex_destroy(&srv->stop_lock);

@@ -17,6 +17,7 @@ typedef struct {
     unsigned conn_timeout;   /* idle seconds before a connection is closed */
     unsigned max_conns;
     unsigned max_conns_per_ip;
+    unsigned auth_fail_limit; /* failed keys per minute from one address; 0: 60 */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

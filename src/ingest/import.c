@@ -15,14 +15,15 @@
 #include "ingest/mask.h"
 #include "ingest/normalize.h"
 
-_Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL && (int)BD_ID_BITCOIN == (int)BD_FIELD_BITCOIN &&
+_Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL &&
+                   (int)BD_ID_BITCOIN == (int)BD_FIELD_BITCOIN &&
                    (int)BD_ID_COUNT == (int)BD_FIELD_COUNT,
                "identity types and store fields share one order");
 
 #define DEFAULT_BATCH 5000
-#define MAX_TEXT 4096           /* names, descriptions and other free text */
-#define MAX_ATTRIBUTES 65536    /* other_attributes JSON */
-#define MAX_REPORTED 100        /* rejected lines printed per file */
+#define MAX_TEXT 4096        /* names, descriptions and other free text */
+#define MAX_ATTRIBUTES 65536 /* other_attributes JSON */
+#define MAX_REPORTED 100     /* rejected lines printed per file */
 
 typedef struct {
     bd_store *s;
@@ -118,11 +119,21 @@ static bd_result integer(importer *im, const char *name, int64_t *out)
 
 static bd_result import_breach(importer *im, bool *inserted)
 {
-    static const char *const names[] = {
-        "uuid",           "source_name",       "site_domain",  "date_leaked",
-        "breach_type",    "site_categories",   "site_country", "site_language",
-        "password_types", "leaked_data_types", "description",  "service_article_url",
-        "site_logo",      "pwned_count",       NULL};
+    static const char *const names[] = {"uuid",
+                                        "source_name",
+                                        "site_domain",
+                                        "date_leaked",
+                                        "breach_type",
+                                        "site_categories",
+                                        "site_country",
+                                        "site_language",
+                                        "password_types",
+                                        "leaked_data_types",
+                                        "description",
+                                        "service_article_url",
+                                        "site_logo",
+                                        "pwned_count",
+                                        NULL};
     bd_breach_in b;
     memset(&b, 0, sizeof b);
     bd_result r = check_names(im, names);
@@ -172,8 +183,7 @@ static bd_result import_breach(importer *im, bool *inserted)
         crypto_hash_sha256_update(&st, (const uint8_t *)b.source_name.ptr, b.source_name.len);
         crypto_hash_sha256_update(&st, (const uint8_t *)"", 1);
         if (b.site_domain.ptr)
-            crypto_hash_sha256_update(&st, (const uint8_t *)b.site_domain.ptr,
-                                      b.site_domain.len);
+            crypto_hash_sha256_update(&st, (const uint8_t *)b.site_domain.ptr, b.site_domain.len);
         crypto_hash_sha256_update(&st, (const uint8_t *)&b.date_leaked, sizeof b.date_leaked);
         crypto_hash_sha256_final(&st, h);
         bd_uuid_from_bytes(h, b.uuid);
@@ -236,10 +246,11 @@ static void remember_breach(importer *im, const char *uuid)
 static bd_result import_record(importer *im, bool *inserted)
 {
     static const char *const names[] = {
-        "breach_uuid", "user_name",       "first_name",    "last_name",
-        "email",       "email_domain",    "phone_number",  "ip_address",
-        "bitcoin_address", "password",    "password_hash", "social_security_number",
-        "other_attributes", "severity",   NULL};
+        "breach_uuid",      "user_name",     "first_name",
+        "last_name",        "email",         "email_domain",
+        "phone_number",     "ip_address",    "bitcoin_address",
+        "password",         "password_hash", "social_security_number",
+        "other_attributes", "severity",      NULL};
     bd_record_in rec;
     memset(&rec, 0, sizeof rec);
     bd_result r = check_names(im, names);
@@ -266,8 +277,8 @@ static bd_result import_record(importer *im, bool *inserted)
         (r = identity(im, "password_hash", BD_ID_PASSWORD_HASH, &hash)) != BD_OK ||
         (r = identity(im, "bitcoin_address", BD_ID_BITCOIN, &bitcoin)) != BD_OK)
         return r;
-    if (!email.v.ptr && !domain.v.ptr && !phone.v.ptr && !user.v.ptr && !ip.v.ptr &&
-        !ssn.v.ptr && !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr)
+    if (!email.v.ptr && !domain.v.ptr && !phone.v.ptr && !user.v.ptr && !ip.v.ptr && !ssn.v.ptr &&
+        !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr)
         return reject(im, "a record needs at least one searchable field");
 
     /* The domain of the email wins over a contradicting email_domain column. */
@@ -342,10 +353,9 @@ static bd_result import_record(importer *im, bool *inserted)
     uint8_t h[32];
     crypto_hash_sha256_init(&st);
     dedup_add(&st, bd_slice_from(rec.breach_uuid));
-    bd_slice parts[] = {rec.user_name,       rec.first_name,      rec.last_name,
-                        rec.email,           rec.email_domain,    rec.phone_number,
-                        rec.ip_address,      rec.bitcoin_address, rec.password_hmac,
-                        rec.password_hash,   rec.ssn_hmac,        rec.other_attributes};
+    bd_slice parts[] = {rec.user_name,     rec.first_name,    rec.last_name,  rec.email,
+                        rec.email_domain,  rec.phone_number,  rec.ip_address, rec.bitcoin_address,
+                        rec.password_hmac, rec.password_hash, rec.ssn_hmac,   rec.other_attributes};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         dedup_add(&st, parts[i]);
     crypto_hash_sha256_final(&st, h);
@@ -403,9 +413,9 @@ static bd_result optional_date(importer *im, const char *name, char out[11])
 static bd_result import_card(importer *im, bool *inserted)
 {
     static const char *const names[] = {
-        "id",        "createdAt", "bank",     "number",          "owner",
-        "cvv",       "expireDate", "cvssScore", "leakId",        "leakName",
-        "leakPublishDate", "leakDiscoverDate", "leakSize", "leakTags", NULL};
+        "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
+        "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
+        "leakSize",   "leakTags",  NULL};
     bd_card_in c;
     memset(&c, 0, sizeof c);
     bd_result r = check_names(im, names);
@@ -488,8 +498,7 @@ static bd_result import_card(importer *im, bool *inserted)
             uint32_t len = parts[i].ptr ? (uint32_t)parts[i].len : UINT32_MAX;
             crypto_auth_hmacsha256_update(&st, (const uint8_t *)&len, sizeof len);
             if (parts[i].ptr)
-                crypto_auth_hmacsha256_update(&st, (const uint8_t *)parts[i].ptr,
-                                              parts[i].len);
+                crypto_auth_hmacsha256_update(&st, (const uint8_t *)parts[i].ptr, parts[i].len);
         }
         crypto_auth_hmacsha256_final(&st, mac);
         bd_uuid_from_bytes(mac, c.id);
@@ -522,8 +531,7 @@ static void progress(const bd_reader *rd, const char *path, uint64_t rows, doubl
 }
 
 bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const char *path,
-                         const bd_import_options *o, bd_import_counts *c, char *why,
-                         size_t whylen)
+                         const bd_import_options *o, bd_import_counts *c, char *why, size_t whylen)
 {
     if (sodium_init() < 0)
         return BD_ERR_CRYPTO;
@@ -557,9 +565,15 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         if (rr == BD_OK) {
             im.why[0] = '\0';
             switch (o->kind) {
-            case BD_IMPORT_BREACHES: rr = import_breach(&im, &inserted); break;
-            case BD_IMPORT_RECORDS: rr = import_record(&im, &inserted); break;
-            case BD_IMPORT_CARDS: rr = import_card(&im, &inserted); break;
+            case BD_IMPORT_BREACHES:
+                rr = import_breach(&im, &inserted);
+                break;
+            case BD_IMPORT_RECORDS:
+                rr = import_record(&im, &inserted);
+                break;
+            case BD_IMPORT_CARDS:
+                rr = import_card(&im, &inserted);
+                break;
             }
             if (rr == BD_ERR_INVALID)
                 snprintf(rwhy, sizeof rwhy, "%s", im.why);
@@ -579,8 +593,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             continue;
         }
         if (rr != BD_OK) {
-            snprintf(why, whylen, "%s:%llu: the store failed: %s", path,
-                     (unsigned long long)line, bd_result_str(rr));
+            snprintf(why, whylen, "%s:%llu: the store failed: %s", path, (unsigned long long)line,
+                     bd_result_str(rr));
             r = rr;
             break;
         }
