@@ -11,6 +11,8 @@ static const char USAGE[] =
     "  keys create|list|revoke            manage API keys\n"
     "  demo                               load the synthetic demo corpus, print a demo key\n"
     "  stats                              records per breach and totals\n"
+    "  erase --email ADDRESS | --breach UUID   remove an identity's records, or a breach\n"
+    "  backup --to FILE                   a consistent copy of the store, while it serves\n"
     "Exit status: 0 success, 1 some input lines rejected, 2 usage error or failure.\n";
 
 int main(int argc, char **argv)
@@ -32,6 +34,10 @@ int main(int argc, char **argv)
         return bd_cmd_demo(n, rest);
     if (strcmp(cmd, "stats") == 0)
         return bd_cmd_stats(n, rest);
+    if (strcmp(cmd, "erase") == 0)
+        return bd_cmd_erase(n, rest);
+    if (strcmp(cmd, "backup") == 0)
+        return bd_cmd_backup(n, rest);
     fprintf(stderr, "breachctl: unknown command '%s'\n%s", cmd, USAGE);
     return BD_EXIT_FAIL;
 }

@@ -10,7 +10,8 @@
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
     "               [--threads N] [--timeout SECONDS] [--max-connections N]\n"
-    "               [--max-connections-per-ip N] [--auth-fail-limit N/min]\n";
+    "               [--max-connections-per-ip N] [--auth-fail-limit N/min]\n"
+    "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n";
 
 int main(int argc, char **argv)
 {
@@ -27,6 +28,12 @@ int main(int argc, char **argv)
             cfg.secret_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--listen", &v)) {
             cfg.listen = v;
+        } else if (bd_arg_value(argc, argv, &i, "--tls-cert", &v)) {
+            cfg.tls_cert = v;
+        } else if (bd_arg_value(argc, argv, &i, "--tls-key", &v)) {
+            cfg.tls_key = v;
+        } else if (bd_arg_value(argc, argv, &i, "--access-log", &v)) {
+            cfg.access_log = v;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {
@@ -73,19 +80,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "breachd: %s\n", why);
         return 2;
     }
-    fprintf(stderr, "breachd: serving http://%s -> port %u, base path %s\n", cfg.listen,
-            bd_server_port(srv), cfg.base_path);
+    fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s\n",
+            cfg.tls_cert ? "https" : "http", cfg.listen, bd_server_port(srv), cfg.base_path);
     fflush(stderr);
     for (;;) {
         int sig = 0;
         if (sigwait(&set, &sig) != 0)
             continue;
-        if (sig == SIGHUP)
-            continue; /* nothing to reopen yet */
+        if (sig == SIGHUP) {
+            bd_server_reopen_log(srv);
+            continue;
+        }
         fprintf(stderr, "breachd: signal %d, finishing requests in flight\n", sig);
         break;
     }
-    bd_server_stop(srv);
+    /* Requests in flight finish; idle keep-alive connections get a few seconds. */
+    bd_server_stop(srv, 5);
     fprintf(stderr, "breachd: stopped\n");
     return 0;
 }

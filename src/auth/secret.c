@@ -90,3 +90,9 @@ void bd_keyed_hash(const uint8_t secret[BD_SECRET_LEN], const char *label, const
     crypto_auth_hmacsha256_update(&st, data, len);
     crypto_auth_hmacsha256_final(&st, out);
 }
+
+void bd_card_key(const uint8_t secret[BD_SECRET_LEN], const uint8_t sha256[32],
+                 uint8_t out[BD_MAC_LEN])
+{
+    bd_keyed_hash(secret, "card", sha256, 32, out);
+}

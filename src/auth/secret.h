@@ -29,4 +29,9 @@ void bd_secret_fingerprint(const uint8_t secret[BD_SECRET_LEN], char out[65]);
 void bd_keyed_hash(const uint8_t secret[BD_SECRET_LEN], const char *label, const void *data,
                    size_t len, uint8_t out[BD_MAC_LEN]);
 
+/* The keyed hash under which a card is stored and searched: of the SHA-256 digest of its
+ * digits, so that both a full number and a Hash: search reach it. */
+void bd_card_key(const uint8_t secret[BD_SECRET_LEN], const uint8_t sha256[32],
+                 uint8_t out[BD_MAC_LEN]);
+
 #endif

@@ -53,7 +53,9 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape)
 
 static int write_list_item(void *ctx, const bd_breach_row *b)
 {
-    bd_write_breach(ctx, b, BD_BREACH_LIST);
+    bd_req *rq = ctx;
+    bd_write_breach(&rq->json, b, BD_BREACH_LIST);
+    rq->records++;
     return 0;
 }
 
@@ -66,7 +68,8 @@ void bd_handle_breach_list(bd_req *rq)
         return;
     bd_reply_begin(rq, 200);
     bd_json_array_begin(&rq->json);
-    bd_result r = bd_store_breach_list(rq->store, (int)limit, write_list_item, &rq->json);
+    rq->records = 0;
+    bd_result r = bd_store_breach_list(rq->store, (int)limit, write_list_item, rq);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
         return;

@@ -40,6 +40,7 @@ void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, .
 
 void bd_reply_store_error(bd_req *rq, bd_result r)
 {
+    rq->store_failed = true;
     fprintf(stderr, "request %s: store error: %s\n", rq->request_id, bd_result_str(r));
     if (r == BD_ERR_BUSY) {
         rq->retry_after = 1;

@@ -12,6 +12,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/slice.h"
+#include "http/metrics.h"
 #include "store/store.h"
 
 #define BD_MAX_PARAMS 64
@@ -41,6 +42,13 @@ typedef struct {
     int64_t retry_after; /* seconds; 0: no Retry-After header */
     bool has_rate;       /* authenticated: send the X-RateLimit headers below */
     int64_t rate_limit, rate_remaining, rate_reset;
+    const char *content_type; /* NULL: JSON */
+    /* for the access log and metrics */
+    bd_route route;
+    bool authenticated;
+    int64_t records;         /* records or cards in the reply; -1: not a search */
+    char account_hash[33];   /* keyed hash of the searched account, "" when none */
+    bool store_failed;
 } bd_req;
 
 /* Starts a JSON body: the handler writes its value with rq->json, then calls
@@ -79,5 +87,6 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
 void bd_handle_breach_list(bd_req *rq);
 void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
 void bd_handle_breach_search(bd_req *rq);
+void bd_handle_card_search(bd_req *rq);
 
 #endif

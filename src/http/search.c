@@ -206,6 +206,14 @@ void bd_handle_breach_search(bd_req *rq)
 
     uint8_t digest[BD_SEARCH_DIGEST_LEN];
     search_digest(&q, digest);
+    /* The log names the searched account only by a keyed hash (type and lookup key). */
+    uint8_t mac[BD_MAC_LEN];
+    uint8_t tagged[1 + BD_NORM_MAX + 1];
+    tagged[0] = (uint8_t)type;
+    memcpy(tagged + 1, q.key.ptr, q.key.len);
+    bd_keyed_hash(rq->secret, "log-account", tagged, q.key.len + 1, mac);
+    sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
+    rq->records = 0;
     int64_t now = (int64_t)time(NULL);
     bd_token tok = {.issued_at = now, .key_id = rq->key.id};
     memcpy(tok.search, digest, sizeof digest);
@@ -256,6 +264,7 @@ void bd_handle_breach_search(bd_req *rq)
         bd_reply_store_error(rq, r);
         return;
     }
+    rq->records = pg.written;
     bd_json_array_end(w);
     bd_json_object_end(w);
     if (bd_json_result(w) != BD_OK) {

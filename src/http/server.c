@@ -16,15 +16,20 @@
 #include "auth/keys.h"
 #include "auth/ratelimit.h"
 #include "auth/secret.h"
+#include "http/access_log.h"
+#include "http/metrics.h"
 #include "http/request.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
+#define HEADER_MAX 8192      /* request line plus headers */
+#define LOG_LINE_MAX 4096
 
 /* What each worker thread keeps between requests. */
 typedef struct worker {
     bd_store *store;
     bd_buf body;
+    bd_buf log_line;
     struct worker *next;
 } worker;
 
@@ -38,6 +43,9 @@ struct bd_server {
     bd_keyring *keys;
     bd_ratelimit *key_rates;   /* per API key, by plan */
     bd_ratelimit *auth_fails;  /* per client address, failed keys only */
+    bd_metrics *metrics;
+    bd_access_log *log;
+    char *tls_cert, *tls_key;  /* PEM text */
     pthread_mutex_t workers_lock;
     worker *workers;
     pthread_t refresher;
@@ -67,6 +75,7 @@ static worker *this_worker(bd_server *srv)
         return NULL;
     }
     bd_buf_init(&w->body, BODY_MAX);
+    bd_buf_init(&w->log_line, LOG_LINE_MAX);
     pthread_mutex_lock(&srv->workers_lock);
     w->next = srv->workers;
     srv->workers = w;
@@ -97,7 +106,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
         MHD_create_response_from_buffer(rq->body->len, rq->body->data, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+    MHD_add_response_header(resp, "Content-Type", rq->content_type
+                                                      ? rq->content_type
+                                                      : "application/json; charset=utf-8");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)
@@ -178,6 +189,7 @@ static void auth_failure(bd_server *srv, bd_req *rq, int status, const char *cod
     bd_ratelimit_take(srv->auth_fails, client_id(rq->conn), srv->cfg.auth_fail_limit, 60,
                       now_us(), &d);
     if (!d.allowed) {
+        bd_metrics_rate_limited(srv->metrics, true);
         rq->retry_after = d.retry_after;
         bd_reply_error(rq, 429, "rate_limited",
                        "too many failed API keys from your address; retry in %lld seconds",
@@ -217,7 +229,9 @@ static bool authenticate(bd_server *srv, bd_req *rq)
     rq->rate_limit = d.limit;
     rq->rate_remaining = d.remaining;
     rq->rate_reset = d.reset;
+    rq->authenticated = true;
     if (!d.allowed) {
+        bd_metrics_rate_limited(srv->metrics, false);
         rq->retry_after = d.retry_after;
         bd_reply_error(rq, 429, "rate_limited",
                        "this key's limit of %lld requests per hour is used up; retry in %lld "
@@ -228,35 +242,65 @@ static bool authenticate(bd_server *srv, bd_req *rq)
     return true;
 }
 
-typedef enum { ROUTE_NONE, ROUTE_BREACH_LIST, ROUTE_BREACH_GET, ROUTE_BREACH_SEARCH } route;
-
-static route find_route(bd_slice path, bd_slice *arg)
+/* The resource a path under the base path names; BD_ROUTE_OTHER when none. */
+static bd_route find_route(bd_slice path, bd_slice *arg)
 {
     static const char prefix[] = "/breaches/";
+    const size_t pl = sizeof prefix - 1;
     if (bd_slice_eq(path, "/breaches"))
-        return ROUTE_BREACH_LIST;
+        return BD_ROUTE_BREACHES;
     if (bd_slice_eq(path, "/breach-search"))
-        return ROUTE_BREACH_SEARCH;
-    if (path.len > sizeof prefix - 1 && memcmp(path.ptr, prefix, sizeof prefix - 1) == 0 &&
-        !memchr(path.ptr + sizeof prefix - 1, '/', path.len - (sizeof prefix - 1))) {
-        *arg = (bd_slice){path.ptr + sizeof prefix - 1, path.len - (sizeof prefix - 1)};
-        return ROUTE_BREACH_GET;
+        return BD_ROUTE_BREACH_SEARCH;
+    if (bd_slice_eq(path, "/credit-card-search"))
+        return BD_ROUTE_CARD_SEARCH;
+    if (path.len > pl && memcmp(path.ptr, prefix, pl) == 0 &&
+        !memchr(path.ptr + pl, '/', path.len - pl)) {
+        *arg = (bd_slice){path.ptr + pl, path.len - pl};
+        return BD_ROUTE_BREACH;
     }
-    return ROUTE_NONE;
+    return BD_ROUTE_OTHER;
+}
+
+static void handle_metrics(bd_server *srv, bd_req *rq)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    bd_reply_begin(rq, 200);
+    rq->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1) !=
+        BD_OK) {
+        rq->content_type = NULL;
+        bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
+    }
+}
+
+/* Unauthenticated operational endpoints outside the base path. */
+static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url,
+                                 const char *method)
+{
+    if (strcmp(url, "/healthz") == 0)
+        rq->route = BD_ROUTE_HEALTHZ;
+    else if (strcmp(url, "/metrics") == 0)
+        rq->route = BD_ROUTE_METRICS;
+    else
+        return false;
+    if (!is_get(method)) {
+        rq->allow = "GET, HEAD";
+        bd_reply_error(rq, 405, "method_not_allowed", "use GET or HEAD");
+    } else if (rq->route == BD_ROUTE_HEALTHZ) {
+        handle_health(rq);
+    } else {
+        handle_metrics(srv, rq);
+    }
+    return true;
 }
 
 static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
     size_t ulen = strlen(url);
-    if (strcmp(url, "/healthz") == 0) {
-        if (!is_get(method)) {
-            rq->allow = "GET, HEAD";
-            bd_reply_error(rq, 405, "method_not_allowed", "use GET or HEAD");
-            return;
-        }
-        handle_health(rq);
+    rq->route = BD_ROUTE_OTHER;
+    if (dispatch_operational(srv, rq, url, method))
         return;
-    }
     if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||
         url[srv->base_len] != '/') {
         bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/",
@@ -267,8 +311,8 @@ static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *me
         return;
     rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
     bd_slice arg = {NULL, 0};
-    route rt = find_route(rq->path, &arg);
-    if (rt == ROUTE_NONE) {
+    rq->route = find_route(rq->path, &arg);
+    if (rq->route == BD_ROUTE_OTHER) {
         bd_reply_error(rq, 404, "not_found",
                        "no such path; see the API reference for the four operations");
         return;
@@ -278,12 +322,97 @@ static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *me
         bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
         return;
     }
-    switch (rt) {
-    case ROUTE_BREACH_LIST: bd_handle_breach_list(rq); break;
-    case ROUTE_BREACH_GET: bd_handle_breach_get(rq, arg); break;
-    case ROUTE_BREACH_SEARCH: bd_handle_breach_search(rq); break;
-    case ROUTE_NONE: break;
+    switch (rq->route) {
+    case BD_ROUTE_BREACHES: bd_handle_breach_list(rq); break;
+    case BD_ROUTE_BREACH: bd_handle_breach_get(rq, arg); break;
+    case BD_ROUTE_BREACH_SEARCH: bd_handle_breach_search(rq); break;
+    case BD_ROUTE_CARD_SEARCH: bd_handle_card_search(rq); break;
+    default: break;
     }
+}
+
+static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)key;
+    size_t *total = cls;
+    *total += key_size + value_size + 4; /* "name: value\r\n" */
+    (void)value;
+    return MHD_YES;
+}
+
+/* Request line and header bytes, as near as libmicrohttpd lets us count them. */
+static size_t request_head_size(struct MHD_Connection *conn, const char *url, const char *method)
+{
+    size_t total = strlen(method) + strlen(url) + 12; /* " HTTP/1.1\r\n" */
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, add_header_size, &total);
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, add_header_size, &total);
+    return total;
+}
+
+static void format_client(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    out[0] = '\0';
+    if (!ci || !ci->client_addr)
+        return;
+    if (ci->client_addr->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, out,
+                  INET6_ADDRSTRLEN);
+    else if (ci->client_addr->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, out,
+                  INET6_ADDRSTRLEN);
+}
+
+/* One JSON line per request; never the key, and the account only as a keyed hash. */
+static void log_request(bd_server *srv, worker *w, const bd_req *rq, const char *method,
+                        int64_t start_us, int64_t micros)
+{
+    char client[INET6_ADDRSTRLEN], when[40];
+    time_t secs = (time_t)(start_us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + n, sizeof when - n, ".%03dZ", (int)(start_us / 1000 % 1000));
+    format_client(rq->conn, client);
+    bd_buf *b = &w->log_line;
+    bd_buf_reset(b);
+    bd_json j;
+    bd_json_init(&j, b);
+    bd_json_object_begin(&j);
+    bd_json_key(&j, "time");
+    bd_json_cstring(&j, when);
+    bd_json_key(&j, "request_id");
+    bd_json_cstring(&j, rq->request_id);
+    bd_json_key(&j, "key_id");
+    if (rq->authenticated)
+        bd_json_int(&j, rq->key.id);
+    else
+        bd_json_null(&j);
+    bd_json_key(&j, "client");
+    bd_json_cstring(&j, client);
+    bd_json_key(&j, "method");
+    bd_json_string(&j, (bd_slice){method, strnlen(method, 16)});
+    bd_json_key(&j, "route");
+    bd_json_cstring(&j, bd_route_name(rq->route));
+    bd_json_key(&j, "status");
+    bd_json_int(&j, rq->status);
+    bd_json_key(&j, "bytes");
+    bd_json_int(&j, (int64_t)rq->body->len);
+    bd_json_key(&j, "micros");
+    bd_json_int(&j, micros);
+    bd_json_key(&j, "records");
+    if (rq->records >= 0)
+        bd_json_int(&j, rq->records);
+    else
+        bd_json_null(&j);
+    bd_json_key(&j, "account_hash");
+    bd_json_cstring(&j, rq->account_hash[0] ? rq->account_hash : NULL);
+    bd_json_object_end(&j);
+    if (bd_json_result(&j) == BD_OK && bd_buf_append_char(b, '\n') == BD_OK)
+        bd_access_log_write(srv->log, b->data, b->len);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -295,19 +424,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)upload_data;
     bd_server *srv = cls;
     /* The first call only announces the request; answering then makes libmicrohttpd close
-     * the connection, so the reply is queued on the next call, once any body is read. */
+     * the connection, so the reply is queued on the next call, once any body is read. The
+     * per-request pointer carries the start time (never 0), which saves an allocation. */
     if (!*con_cls) {
-        *con_cls = srv;
+        *con_cls = (void *)(uintptr_t)now_us();
         return MHD_YES;
     }
     if (*upload_data_size) { /* this API takes no request body: discard it */
         *upload_data_size = 0;
         return MHD_YES;
     }
+    int64_t start = (int64_t)(uintptr_t)*con_cls;
     bd_req rq;
     memset(&rq, 0, sizeof rq);
     rq.conn = conn;
     rq.secret = srv->secret;
+    rq.records = -1;
     uint64_t n = atomic_fetch_add_explicit(&srv->id_counter, 1, memory_order_relaxed);
     snprintf(rq.request_id, sizeof rq.request_id, "%08x%08x", srv->id_prefix, (uint32_t)n);
     worker *w = this_worker(srv);
@@ -318,13 +450,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq.body = &fallback;
         rq.retry_after = 1;
         bd_reply_error(&rq, 503, "unavailable", "the store cannot be reached");
+        bd_metrics_store_error(srv->metrics);
         return send_reply(conn, &rq);
     }
     rq.store = w->store;
     rq.body = &w->body;
-    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
-    dispatch(srv, &rq, url, method);
-    return send_reply(conn, &rq);
+    if (request_head_size(conn, url, method) > HEADER_MAX) {
+        bd_reply_error(&rq, 431, "header_too_large",
+                       "the request line and headers must fit in %d bytes", HEADER_MAX);
+    } else {
+        MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
+        dispatch(srv, &rq, url, method);
+    }
+    enum MHD_Result ret = send_reply(conn, &rq);
+    int64_t micros = now_us() - start;
+    if (rq.store_failed)
+        bd_metrics_store_error(srv->metrics);
+    bd_metrics_request(srv->metrics, rq.route, rq.status, micros);
+    if (srv->log)
+        log_request(srv, w, &rq, method, start, micros);
+    return ret;
 }
 
 static void *refresh_keys(void *arg)
@@ -396,6 +541,31 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     (void)cls;
     fputs("breachd: http: ", stderr);
     vfprintf(stderr, fmt, ap);
+}
+
+/* Reads a PEM file (certificate or key) into a NUL-terminated string. */
+static bd_result read_pem(const char *path, char **out, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, whylen, "cannot read %s", path);
+        return BD_ERR_IO;
+    }
+    bd_buf b;
+    bd_buf_init(&b, 1 << 20);
+    char chunk[4096];
+    size_t n;
+    bd_result r = BD_OK;
+    while (r == BD_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        r = bd_buf_append(&b, chunk, n);
+    fclose(f);
+    if (r != BD_OK || b.len == 0) {
+        bd_buf_free(&b);
+        snprintf(why, whylen, "%s is empty or larger than 1 MiB", path);
+        return BD_ERR_INVALID;
+    }
+    *out = b.data;
+    return BD_OK;
 }
 
 bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why,
@@ -473,23 +643,52 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         r = BD_ERR_INVALID;
         goto fail;
     }
+    srv->metrics = bd_metrics_new();
+    if (!srv->metrics) {
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
+    if (cfg->access_log) {
+        r = bd_access_log_open(cfg->access_log, &srv->log, why, whylen);
+        if (r != BD_OK)
+            goto fail;
+    }
+    if (!cfg->tls_cert != !cfg->tls_key) {
+        snprintf(why, whylen, "--tls-cert and --tls-key go together");
+        r = BD_ERR_INVALID;
+        goto fail;
+    }
+    if (cfg->tls_cert) {
+        r = read_pem(cfg->tls_cert, &srv->tls_cert, why, whylen);
+        if (r == BD_OK)
+            r = read_pem(cfg->tls_key, &srv->tls_key, why, whylen);
+        if (r != BD_OK)
+            goto fail;
+    }
     randombytes_buf(&srv->id_prefix, sizeof srv->id_prefix);
     unsigned threads = cfg->threads;
     if (threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (unsigned)n : 1;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (v6)
         flags |= MHD_USE_IPv6;
+    if (srv->tls_cert)
+        flags |= MHD_USE_TLS;
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, &addr},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout ? cfg->conn_timeout : 30, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns ? cfg->max_conns : 4096, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_conns_per_ip, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 32 * 1024, NULL},
+        /* Room for requests somewhat past HEADER_MAX, so that they reach the handler and
+         * get a JSON 431; far larger ones get libmicrohttpd's own 414/431. */
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+        {srv->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
     srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
@@ -509,7 +708,7 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
     *out = srv;
     return BD_OK;
 fail:
-    bd_server_stop(srv);
+    bd_server_stop(srv, 0);
     return r;
 }
 
@@ -520,12 +719,36 @@ uint16_t bd_server_port(const bd_server *srv)
     return info ? info->port : 0;
 }
 
-void bd_server_stop(bd_server *srv)
+void bd_server_reopen_log(bd_server *srv)
+{
+    char why[256];
+    if (srv->log && bd_access_log_reopen(srv->log, why, sizeof why) != BD_OK)
+        fprintf(stderr, "breachd: %s\n", why);
+}
+
+void bd_server_stop(bd_server *srv, unsigned drain_s)
 {
     if (!srv)
         return;
-    if (srv->daemon)
+    if (srv->daemon) {
+        /* Stop accepting, then give open connections (requests in flight, and keep-alive
+         * clients reading their last reply) time to finish before closing them. */
+        MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+        if (ls != MHD_INVALID_SOCKET)
+            close(ls);
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+            const union MHD_DaemonInfo *info =
+                MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (!info || info->num_connections == 0 || now.tv_sec - start.tv_sec >= drain_s)
+                break;
+            struct timespec pause = {0, 20 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
         MHD_stop_daemon(srv->daemon);
+    }
     if (srv->refresher_started) {
         pthread_mutex_lock(&srv->stop_lock);
         srv->stopping = true;
@@ -537,11 +760,18 @@ void bd_server_stop(bd_server *srv)
         next = w->next;
         bd_store_close(w->store);
         bd_buf_free(&w->body);
+        bd_buf_free(&w->log_line);
         free(w);
     }
     bd_keyring_free(srv->keys);
     bd_ratelimit_free(srv->key_rates);
     bd_ratelimit_free(srv->auth_fails);
+    bd_metrics_free(srv->metrics);
+    bd_access_log_close(srv->log);
+    free(srv->tls_cert);
+    if (srv->tls_key)
+        sodium_memzero(srv->tls_key, strlen(srv->tls_key));
+    free(srv->tls_key);
     sodium_memzero(srv->secret, sizeof srv->secret);
     pthread_mutex_destroy(&srv->workers_lock);
     pthread_mutex_destroy(&srv->stop_lock);

@@ -18,6 +18,9 @@ typedef struct {
     unsigned max_conns;
     unsigned max_conns_per_ip;
     unsigned auth_fail_limit; /* failed keys per minute from one address; 0: 60 */
+    const char *tls_cert;     /* PEM files; both or neither */
+    const char *tls_key;
+    const char *access_log;   /* NULL: no access log */
 } bd_server_config;
 
 typedef struct bd_server bd_server;
@@ -27,7 +30,10 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
                           size_t whylen);
 /* The port actually bound. */
 uint16_t bd_server_port(const bd_server *srv);
-/* Stops accepting, finishes requests in flight, releases everything. */
-void bd_server_stop(bd_server *srv);
+/* Reopens the access log (after log rotation). */
+void bd_server_reopen_log(bd_server *srv);
+/* Stops accepting, lets requests in flight finish (up to drain_s seconds for connections
+ * to close), then releases everything. */
+void bd_server_stop(bd_server *srv, unsigned drain_s);
 
 #endif

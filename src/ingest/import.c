@@ -434,7 +434,7 @@ static bd_result import_card(importer *im, bool *inserted)
     c.length = (int)n;
     uint8_t sha[32];
     crypto_hash_sha256(sha, (const uint8_t *)digits, n);
-    bd_keyed_hash(im->secret, "card", sha, sizeof sha, c.number_hmac);
+    bd_card_key(im->secret, sha, c.number_hmac);
 
     bd_datetime d;
     if (!get(im, "createdAt", &v))

@@ -32,6 +32,11 @@ enum {
     Q_KEY_REVOKE,
     Q_KEY_BUMP,
     Q_STATS,
+    Q_ERASE_EMAIL_BREACHES,
+    Q_ERASE_EMAIL,
+    Q_ERASE_BREACH_RECORDS,
+    Q_ERASE_BREACH,
+    Q_BACKUP,
     Q_COUNT_RECORDS,
     Q_COUNT_CARDS,
     Q__COUNT
@@ -96,6 +101,14 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                 "coalesce(b.pwned_count, b.pwned_count_derived) FROM breaches b "
                 "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
     [Q_COUNT_RECORDS] = "SELECT count(*) FROM records",
+    [Q_ERASE_EMAIL_BREACHES] = "SELECT b.uuid, b.source_name, count(*), 0 FROM records r "
+                               "JOIN breaches b ON b.id = r.breach_id WHERE r.email = ?1 "
+                               "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name",
+    [Q_ERASE_EMAIL] = "DELETE FROM records WHERE email = ?1",
+    [Q_ERASE_BREACH_RECORDS] = "DELETE FROM records WHERE breach_id = "
+                               "(SELECT id FROM breaches WHERE uuid = ?1)",
+    [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
+    [Q_BACKUP] = "VACUUM INTO ?1",
     [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
 };
 
@@ -907,6 +920,10 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
             emit(c, " AND c.length = ?");
             bind_later(c, BIND_INT, NULL, 0, k->length);
         }
+        if (k->min_length) {
+            emit(c, " AND c.length >= ?");
+            bind_later(c, BIND_INT, NULL, 0, k->min_length);
+        }
         emit(c, ")");
         break;
     }
@@ -1173,4 +1190,109 @@ bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_
     *total_records = count_of(s, Q_COUNT_RECORDS);
     *total_cards = count_of(s, Q_COUNT_CARDS);
     return r;
+}
+
+/* ---- erasure and backup ------------------------------------------------------------ */
+
+typedef struct {
+    char (*uuids)[BD_UUID_LEN + 1];
+    size_t n, cap;
+} uuid_list;
+
+bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
+                               int64_t *removed)
+{
+    *removed = 0;
+    bd_result r = bd_store_begin(s);
+    if (r != BD_OK)
+        return r;
+    uuid_list affected = {0};
+    sqlite3_stmt *st = fixed(s, Q_ERASE_EMAIL_BREACHES);
+    if (!st) {
+        r = BD_ERR_STORE;
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_stats_row row = {col_slice(st, 0), col_slice(st, 1), sqlite3_column_int64(st, 2), 0};
+        if (affected.n == affected.cap) {
+            size_t cap = affected.cap ? affected.cap * 2 : 16;
+            void *p = realloc(affected.uuids, cap * sizeof *affected.uuids);
+            if (!p) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            affected.uuids = p;
+            affected.cap = cap;
+        }
+        snprintf(affected.uuids[affected.n++], BD_UUID_LEN + 1, "%.*s", (int)row.uuid.len,
+                 row.uuid.ptr);
+        cb(ctx, &row);
+    }
+    r = rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
+    if (r != BD_OK)
+        goto out;
+    st = fixed(s, Q_ERASE_EMAIL);
+    if (!st) {
+        r = BD_ERR_STORE;
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, email, -1, SQLITE_STATIC);
+    r = step_done(s, st);
+    *removed = sqlite3_changes(s->db);
+    for (size_t i = 0; i < affected.n && r == BD_OK; i++)
+        r = bd_store_breach_refresh_count(s, affected.uuids[i]);
+out:
+    free(affected.uuids);
+    if (r == BD_OK)
+        r = bd_store_commit(s);
+    if (r != BD_OK) {
+        bd_store_rollback(s);
+        *removed = 0;
+    }
+    return r;
+}
+
+bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed)
+{
+    *records_removed = 0;
+    bd_result r = bd_store_begin(s);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = fixed(s, Q_ERASE_BREACH_RECORDS);
+    if (!st) {
+        bd_store_rollback(s);
+        return BD_ERR_STORE;
+    }
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    r = step_done(s, st);
+    int64_t n = sqlite3_changes(s->db);
+    if (r == BD_OK && (st = fixed(s, Q_ERASE_BREACH)) != NULL) {
+        sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+        r = step_done(s, st);
+        if (r == BD_OK && sqlite3_changes(s->db) == 0)
+            r = BD_ERR_NOT_FOUND;
+    } else if (r == BD_OK) {
+        r = BD_ERR_STORE;
+    }
+    s->last_uuid[0] = '\0'; /* the import cache may name the erased breach */
+    if (r == BD_OK)
+        r = bd_store_commit(s);
+    if (r != BD_OK) {
+        bd_store_rollback(s);
+        return r;
+    }
+    *records_removed = n;
+    return BD_OK;
+}
+
+bd_result bd_store_backup(bd_store *s, const char *dest)
+{
+    sqlite3_stmt *st = fixed(s, Q_BACKUP);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, dest, -1, SQLITE_STATIC);
+    return step_done(s, st);
 }

@@ -221,20 +221,19 @@ typedef enum {
     BD_CARD_LEAK_ID,
 } bd_card_column;
 
-#define BD_CC_MAX_WORDS 16
-
 typedef struct bd_card_cond {
     bd_card_cond_kind kind;
     const struct bd_card_cond *const *kids; /* AND, OR: nkids >= 1; NOT: 1 */
     size_t nkids;
     /* NUMBER: bin is up to 6 leading digits with '?' for any digit ("" = any); tail up to
-     * 4 trailing digits, last digit first, '?' for any digit; length 12..19 or 0 = any */
+     * 4 trailing digits, last digit first, '?' for any digit; length 12..19 or 0 = any;
+     * min_length: at least this many digits (0 = no bound) */
     char bin[7], tail[5];
-    int length;
+    int length, min_length;
     uint8_t hmac[BD_HMAC_LEN];    /* HMAC */
     bd_card_column column;        /* EQUALS, WORDS (owner/bank), RANGE (dates) */
     bd_slice value;               /* EQUALS */
-    bd_slice words[BD_CC_MAX_WORDS]; /* WORDS: lower-case; several form a phrase */
+    const bd_slice *words;        /* WORDS: lower-case; several form a phrase */
     size_t nwords;
     bool prefix;                  /* WORDS: the last word is a prefix */
     bd_slice low, high;           /* RANGE: NULL ptr = open end; text as stored */
@@ -285,7 +284,7 @@ bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now);
 /* A number that changes whenever keys change, so servers can reload cheaply. */
 bd_result bd_store_key_generation(bd_store *s, int64_t *gen);
 
-/* ---- statistics -------------------------------------------------------------------- */
+/* ---- erasure and backup ------------------------------------------------------------ */
 
 typedef struct {
     bd_slice uuid, source_name;
@@ -294,6 +293,20 @@ typedef struct {
 } bd_stats_row;
 
 typedef int (*bd_stats_cb)(void *ctx, const bd_stats_row *row);
+
+
+/* Removes every record whose (normalised) email is email, in every breach, and refreshes
+ * the affected breaches' identity counts, in one transaction. cb is called once per
+ * affected breach with the number of records removed from it; *removed gets the total. */
+bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
+                               int64_t *removed);
+/* Removes a breach and all its records in one transaction; BD_ERR_NOT_FOUND when absent. */
+bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
+/* Writes a consistent copy of the store to dest (which must not exist) while others keep
+ * reading and writing. */
+bd_result bd_store_backup(bd_store *s, const char *dest);
+
+/* ---- statistics -------------------------------------------------------------------- */
 
 bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                          int64_t *total_cards);

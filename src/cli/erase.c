@@ -1,0 +1,77 @@
+/* breachctl erase --email X | --breach UUID: right-to-erasure and retention removal. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "core/uuid.h"
+#include "ingest/normalize.h"
+
+static int print_removed(void *ctx, const bd_stats_row *row)
+{
+    (void)ctx;
+    printf("%.*s  %lld records  %.*s\n", (int)row->uuid.len, row->uuid.ptr,
+           (long long)row->records, (int)row->source_name.len, row->source_name.ptr);
+    return 0;
+}
+
+int bd_cmd_erase(int argc, char **argv)
+{
+    const char *db = NULL, *secret = NULL, *email = NULL, *breach = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *v = (const char *)1;
+        if (bd_arg_value(argc, argv, &i, "--db", &v))
+            db = v;
+        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
+            secret = v;
+        else if (bd_arg_value(argc, argv, &i, "--email", &v))
+            email = v;
+        else if (bd_arg_value(argc, argv, &i, "--breach", &v))
+            breach = v;
+        else {
+            fprintf(stderr, "breachctl erase: unknown option '%s'\n", argv[i]);
+            return BD_EXIT_FAIL;
+        }
+        if (!v) {
+            fprintf(stderr, "breachctl erase: %s needs a value\n", argv[i]);
+            return BD_EXIT_FAIL;
+        }
+    }
+    if (!db || !email == !breach) {
+        fputs("usage: breachctl erase --db PATH (--email ADDRESS | --breach UUID)\n", stderr);
+        return BD_EXIT_FAIL;
+    }
+    char norm[BD_NORM_MAX + 1], uuid[BD_UUID_TEXT_LEN + 1];
+    size_t n;
+    const char *why = NULL;
+    if (email && bd_normalize(BD_ID_EMAIL, bd_slice_from(email), norm, &n, &why) != BD_OK) {
+        fprintf(stderr, "breachctl erase: --email: %s\n", why ? why : "not an email address");
+        return BD_EXIT_FAIL;
+    }
+    if (breach && !bd_uuid_canonical(bd_slice_from(breach), uuid)) {
+        fprintf(stderr, "breachctl erase: --breach needs a UUID\n");
+        return BD_EXIT_FAIL;
+    }
+    bd_store *s;
+    uint8_t key[BD_SECRET_LEN];
+    if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    int64_t removed = 0;
+    bd_result r;
+    if (email) {
+        r = bd_store_erase_email(s, norm, print_removed, NULL, &removed);
+        if (r == BD_OK)
+            fprintf(stderr, "breachctl: erased %lld records of %s\n", (long long)removed, norm);
+    } else {
+        r = bd_store_erase_breach(s, uuid, &removed);
+        if (r == BD_OK)
+            fprintf(stderr, "breachctl: erased breach %s and its %lld records\n", uuid,
+                    (long long)removed);
+        else if (r == BD_ERR_NOT_FOUND)
+            fprintf(stderr, "breachctl erase: no breach %s\n", uuid);
+    }
+    bd_store_close(s);
+    if (r != BD_OK && r != BD_ERR_NOT_FOUND)
+        fprintf(stderr, "breachctl erase: the store failed: %s\n", bd_result_str(r));
+    return r == BD_OK ? BD_EXIT_OK : BD_EXIT_FAIL;
+}

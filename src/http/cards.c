@@ -1,0 +1,189 @@
+/* GET {base}/credit-card-search: query language, sort and page-based paging. */
+#include <string.h>
+
+#include "http/request.h"
+#include "query/plan.h"
+
+#define MAX_DEPTH_ROWS 100000 /* page * size beyond this: narrow the query instead */
+
+static const struct {
+    const char *name;
+    bd_card_column column;
+} SORTABLE[] = {
+    {"createdAt", BD_CARD_CREATED_AT},
+    {"expireDate", BD_CARD_EXPIRE_DATE},
+    {"bank", BD_CARD_BANK},
+    {"owner", BD_CARD_OWNER},
+    {"cvssScore", BD_CARD_CVSS},
+    {"leakName", BD_CARD_LEAK_NAME},
+    {"leakPublishDate", BD_CARD_LEAK_PUBLISH_DATE},
+    {"leakDiscoverDate", BD_CARD_LEAK_DISCOVER_DATE},
+    {"leakSize", BD_CARD_LEAK_SIZE},
+};
+
+/* Parses every sort parameter ("field[,asc|desc]") in the order given. */
+static bool parse_sort(bd_req *rq, bd_card_query *q)
+{
+    q->nsort = 0;
+    for (size_t i = 0; i < rq->nparams; i++) {
+        if (!bd_slice_eq(rq->params[i].name, "sort"))
+            continue;
+        bd_slice v = rq->params[i].value;
+        const char *comma = v.ptr ? memchr(v.ptr, ',', v.len) : NULL;
+        bd_slice field = {v.ptr, comma ? (size_t)(comma - v.ptr) : v.len};
+        bd_slice dir = comma ? (bd_slice){comma + 1, v.len - field.len - 1} : (bd_slice){"", 0};
+        size_t k = 0;
+        while (k < sizeof SORTABLE / sizeof SORTABLE[0] && !bd_slice_eq(field, SORTABLE[k].name))
+            k++;
+        if (k == sizeof SORTABLE / sizeof SORTABLE[0]) {
+            bd_reply_error(rq, 422, "validation_error",
+                           "sort field must be one of createdAt, expireDate, bank, owner, "
+                           "cvssScore, leakName, leakPublishDate, leakDiscoverDate, leakSize");
+            return false;
+        }
+        bool desc;
+        if (dir.len == 0 || bd_slice_eq(dir, "asc") || bd_slice_eq(dir, "ASC"))
+            desc = false;
+        else if (bd_slice_eq(dir, "desc") || bd_slice_eq(dir, "DESC"))
+            desc = true;
+        else {
+            bd_reply_error(rq, 422, "validation_error", "sort direction must be asc or desc");
+            return false;
+        }
+        for (size_t j = 0; j < q->nsort; j++) {
+            if (q->sort[j].column == SORTABLE[k].column) {
+                bd_reply_error(rq, 422, "validation_error", "sort names '%s' twice",
+                               SORTABLE[k].name);
+                return false;
+            }
+        }
+        q->sort[q->nsort++] = (bd_card_sort){SORTABLE[k].column, desc};
+    }
+    if (q->nsort == 0)
+        q->sort[q->nsort++] = (bd_card_sort){BD_CARD_CREATED_AT, true};
+    return true;
+}
+
+static void text_or_null(bd_json *w, const char *key, bd_slice v)
+{
+    bd_json_key(w, key);
+    if (v.ptr)
+        bd_json_string(w, v);
+    else
+        bd_json_null(w);
+}
+
+static int write_card(void *ctx, const bd_card_row *c)
+{
+    bd_json *w = ctx;
+    bd_json_object_begin(w);
+    text_or_null(w, "id", c->id);
+    text_or_null(w, "createdAt", c->created_at);
+    text_or_null(w, "bank", c->bank);
+    text_or_null(w, "number", c->number_masked);
+    text_or_null(w, "owner", c->owner);
+    text_or_null(w, "cvv", c->cvv);
+    text_or_null(w, "expireDate", c->expire_date);
+    bd_json_key(w, "cvssScore");
+    if (c->has_cvss)
+        bd_json_double(w, c->cvss);
+    else
+        bd_json_null(w);
+    text_or_null(w, "leakId", c->leak_id);
+    text_or_null(w, "leakName", c->leak_name);
+    text_or_null(w, "leakPublishDate", c->leak_publish_date);
+    text_or_null(w, "leakDiscoverDate", c->leak_discover_date);
+    bd_json_key(w, "leakSize");
+    if (c->has_leak_size)
+        bd_json_int(w, c->leak_size);
+    else
+        bd_json_null(w);
+    text_or_null(w, "leakTags", c->leak_tags);
+    bd_json_object_end(w);
+    return 0;
+}
+
+void bd_handle_card_search(bd_req *rq)
+{
+    static const char *const allowed[] = {"page", "size", "sort", "query", NULL};
+    static const char *const repeatable[] = {"sort", NULL};
+    int64_t page, size;
+    if (!bd_params_check(rq, allowed, repeatable) ||
+        !bd_param_int(rq, "page", 0, MAX_DEPTH_ROWS, 0, &page) ||
+        !bd_param_int(rq, "size", 1, 1000, 20, &size))
+        return;
+    if (page * size > MAX_DEPTH_ROWS) {
+        bd_reply_error(rq, 422, "validation_error",
+                       "page * size must not exceed %d; narrow the query instead of paging "
+                       "deeper",
+                       MAX_DEPTH_ROWS);
+        return;
+    }
+    bd_card_query q;
+    memset(&q, 0, sizeof q);
+    if (!parse_sort(rq, &q))
+        return;
+    bd_slice text = {"", 0};
+    bd_param_get(rq, "query", &text);
+    bd_card_plan plan;
+    bd_query_error qerr;
+    bd_result r = bd_card_plan_build(text, rq->secret, &plan, &qerr);
+    if (r == BD_ERR_INVALID) {
+        bd_reply_error(rq, 422, "validation_error", "query: %s", qerr.message);
+        return;
+    }
+    if (r != BD_OK) {
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    q.where = bd_card_plan_root(&plan);
+    q.offset = page * size;
+    q.limit = (int)size;
+    int64_t total = 0;
+    r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_card_count(rq->store, &q, &total);
+    if (r != BD_OK) {
+        bd_store_read_end(rq->store);
+        bd_card_plan_free(&plan);
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    int64_t total_pages = (total + size - 1) / size;
+    int64_t in_page = total > q.offset ? total - q.offset : 0;
+    if (in_page > size)
+        in_page = size;
+    bd_reply_begin(rq, 200);
+    bd_json *w = &rq->json;
+    bd_json_object_begin(w);
+    bd_json_key(w, "number");
+    bd_json_int(w, page);
+    bd_json_key(w, "size");
+    bd_json_int(w, size);
+    bd_json_key(w, "totalElements");
+    bd_json_int(w, total);
+    bd_json_key(w, "totalPages");
+    bd_json_int(w, total_pages);
+    bd_json_key(w, "numberOfElements");
+    bd_json_int(w, in_page);
+    bd_json_key(w, "first");
+    bd_json_bool(w, page == 0);
+    bd_json_key(w, "last");
+    bd_json_bool(w, page >= total_pages - 1);
+    bd_json_key(w, "hasContent");
+    bd_json_bool(w, in_page > 0);
+    bd_json_key(w, "content");
+    bd_json_array_begin(w);
+    if (in_page > 0)
+        r = bd_store_card_find(rq->store, &q, write_card, w);
+    rq->records = in_page;
+    bd_store_read_end(rq->store);
+    bd_card_plan_free(&plan);
+    if (r != BD_OK) {
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    bd_json_array_end(w);
+    bd_json_object_end(w);
+    bd_reply_finish(rq);
+}

@@ -1,0 +1,127 @@
+/* Prometheus counters and a latency histogram. */
+#include "http/metrics.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static const int STATUSES[] = {200, 400, 401, 403, 404, 405, 422, 429, 431, 500, 503};
+#define NSTATUS (sizeof STATUSES / sizeof STATUSES[0])
+/* Upper bounds of the latency buckets, in microseconds. */
+static const int64_t BUCKETS[] = {250, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000,
+                                  250000, 1000000};
+#define NBUCKET (sizeof BUCKETS / sizeof BUCKETS[0])
+
+struct bd_metrics {
+    _Atomic uint64_t requests[BD_ROUTE_COUNT][NSTATUS + 1]; /* last: any other status */
+    _Atomic uint64_t latency[NBUCKET + 1];                   /* last: +Inf */
+    _Atomic uint64_t latency_sum_us;
+    _Atomic uint64_t rate_limited_key, rate_limited_failed_key, store_errors;
+};
+
+const char *bd_route_name(bd_route r)
+{
+    static const char *const names[BD_ROUTE_COUNT] = {
+        "breaches", "breach", "breach-search", "credit-card-search", "healthz", "metrics",
+        "other"};
+    return r < BD_ROUTE_COUNT ? names[r] : "other";
+}
+
+bd_metrics *bd_metrics_new(void)
+{
+    return calloc(1, sizeof(bd_metrics));
+}
+
+void bd_metrics_free(bd_metrics *m)
+{
+    free(m);
+}
+
+void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros)
+{
+    size_t s = 0;
+    while (s < NSTATUS && STATUSES[s] != status)
+        s++;
+    if (route >= BD_ROUTE_COUNT)
+        route = BD_ROUTE_OTHER;
+    atomic_fetch_add_explicit(&m->requests[route][s], 1, memory_order_relaxed);
+    size_t b = 0;
+    while (b < NBUCKET && micros > BUCKETS[b])
+        b++;
+    atomic_fetch_add_explicit(&m->latency[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->latency_sum_us, (uint64_t)(micros > 0 ? micros : 0),
+                              memory_order_relaxed);
+}
+
+void bd_metrics_rate_limited(bd_metrics *m, bool failed_key)
+{
+    atomic_fetch_add_explicit(failed_key ? &m->rate_limited_failed_key : &m->rate_limited_key, 1,
+                              memory_order_relaxed);
+}
+
+void bd_metrics_store_error(bd_metrics *m)
+{
+    atomic_fetch_add_explicit(&m->store_errors, 1, memory_order_relaxed);
+}
+
+static uint64_t get(const _Atomic uint64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections)
+{
+    bd_result r = bd_buf_append_str(
+        out, "# HELP breachd_requests_total Requests answered, by route and status.\n"
+             "# TYPE breachd_requests_total counter\n");
+    for (int route = 0; route < BD_ROUTE_COUNT && r == BD_OK; route++) {
+        for (size_t s = 0; s <= NSTATUS && r == BD_OK; s++) {
+            uint64_t n = get(&m->requests[route][s]);
+            if (!n)
+                continue;
+            if (s < NSTATUS)
+                r = bd_buf_printf(out, "breachd_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                                  bd_route_name((bd_route)route), STATUSES[s],
+                                  (unsigned long long)n);
+            else
+                r = bd_buf_printf(out,
+                                  "breachd_requests_total{route=\"%s\",status=\"other\"} %llu\n",
+                                  bd_route_name((bd_route)route), (unsigned long long)n);
+        }
+    }
+    if (r == BD_OK)
+        r = bd_buf_append_str(out, "# HELP breachd_request_duration_seconds Time from request "
+                                   "to queued reply.\n"
+                                   "# TYPE breachd_request_duration_seconds histogram\n");
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b <= NBUCKET && r == BD_OK; b++) {
+        cumulative += get(&m->latency[b]);
+        if (b < NBUCKET)
+            r = bd_buf_printf(out, "breachd_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                              (double)BUCKETS[b] / 1e6, (unsigned long long)cumulative);
+        else
+            r = bd_buf_printf(out,
+                              "breachd_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+                              "breachd_request_duration_seconds_sum %.6f\n"
+                              "breachd_request_duration_seconds_count %llu\n",
+                              (unsigned long long)cumulative,
+                              (double)get(&m->latency_sum_us) / 1e6,
+                              (unsigned long long)cumulative);
+    }
+    if (r == BD_OK)
+        r = bd_buf_printf(
+            out,
+            "# HELP breachd_rate_limited_total Requests refused with 429, by reason.\n"
+            "# TYPE breachd_rate_limited_total counter\n"
+            "breachd_rate_limited_total{reason=\"key_budget\"} %llu\n"
+            "breachd_rate_limited_total{reason=\"failed_keys\"} %llu\n"
+            "# HELP breachd_store_errors_total Store failures (answered 500 or 503).\n"
+            "# TYPE breachd_store_errors_total counter\n"
+            "breachd_store_errors_total %llu\n"
+            "# HELP breachd_open_connections Client connections open now.\n"
+            "# TYPE breachd_open_connections gauge\n"
+            "breachd_open_connections %lld\n",
+            (unsigned long long)get(&m->rate_limited_key),
+            (unsigned long long)get(&m->rate_limited_failed_key),
+            (unsigned long long)get(&m->store_errors), (long long)open_connections);
+    return r;
+}

@@ -1,0 +1,35 @@
+/* Server metrics for GET /metrics (Prometheus text format 0.0.4). Counters are relaxed
+ * atomics: every worker thread updates them without a lock. */
+#ifndef BD_HTTP_METRICS_H
+#define BD_HTTP_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+
+typedef enum {
+    BD_ROUTE_BREACHES,
+    BD_ROUTE_BREACH,
+    BD_ROUTE_BREACH_SEARCH,
+    BD_ROUTE_CARD_SEARCH,
+    BD_ROUTE_HEALTHZ,
+    BD_ROUTE_METRICS,
+    BD_ROUTE_OTHER,
+    BD_ROUTE_COUNT
+} bd_route;
+
+/* The route's name as it appears in metrics and the access log. */
+const char *bd_route_name(bd_route r);
+
+typedef struct bd_metrics bd_metrics;
+
+bd_metrics *bd_metrics_new(void); /* NULL when out of memory */
+void bd_metrics_free(bd_metrics *m);
+void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros);
+void bd_metrics_rate_limited(bd_metrics *m, bool failed_key);
+void bd_metrics_store_error(bd_metrics *m);
+/* Writes the exposition text. */
+bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections);
+
+#endif

@@ -1,0 +1,171 @@
+"""GET /credit-card-search: the query language end to end, sort, pages and the envelope."""
+import hashlib
+import json
+import unittest
+import urllib.parse
+
+from harness import ServerTest, fixture
+
+ALL = ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"]
+# createdAt descending, the default order
+BY_CREATED_DESC = ["c08", "c02", "c01", "c05", "c03", "c04", "c06", "c07"]
+
+
+class CardSearch(ServerTest):
+    @classmethod
+    def populate(cls, ctl):
+        ctl.import_("cards", fixture("cards.csv"))
+
+    def page(self, status=200, **params):
+        st, hdrs, raw = self.srv.request("/v7/credit-card-search?" + urllib.parse.urlencode(params, doseq=True),
+                                         key=self.key)
+        body = json.loads(raw)
+        self.assertEqual(st, status, body)
+        for digits in ("4111111111111111", "378282246310005", "5555555555554444", "6011111111111117"):
+            self.assertNotIn(digits.encode(), raw)
+        return body
+
+    def ids(self, query, **params):
+        body = self.page(query=query, size="100", **params)
+        return [c["id"] for c in body["content"]]
+
+    def same(self, query, want):
+        self.assertEqual(sorted(self.ids(query)), sorted(want), query)
+
+    def test_empty_query_matches_everything_newest_first(self):
+        self.assertEqual(self.ids(""), BY_CREATED_DESC)
+        body = self.page()
+        self.assertEqual(body["totalElements"], 8)
+        self.assertEqual([c["id"] for c in body["content"]], BY_CREATED_DESC)
+
+    def test_card_record_has_every_field_and_a_masked_number(self):
+        body = self.page(query="leakId:L1 AND cvv:123")
+        self.assertEqual(body["content"], [{
+            "id": "c01", "createdAt": "2024-01-01 10:00:00", "bank": "Example Bank",
+            "number": "411111XXXXXX1111", "owner": "John Smith", "cvv": "123",
+            "expireDate": "2026-01-31", "cvssScore": 7.5, "leakId": "L1", "leakName": "Leak One",
+            "leakPublishDate": "2024-01-02", "leakDiscoverDate": "2024-01-03", "leakSize": 10,
+            "leakTags": "paid,fresh"}])
+        masked = {c["id"]: c["number"] for c in self.page(size="100")["content"]}
+        self.assertEqual(masked["c04"], "378282XXXXX0005")
+        self.assertEqual(masked["c03"], "411111XXXXXXXXX1111")
+        expiry = {c["id"]: c["expireDate"] for c in self.page(size="100")["content"]}
+        self.assertEqual(expiry["c02"], "2025-06-30")  # MM/YY: the month's last day
+        self.assertEqual(expiry["c03"], "2027-12-31")  # YYYY-MM likewise
+
+    def test_number_patterns(self):
+        self.same("411111*", ["c01", "c02", "c03"])
+        self.same("number:411111*", ["c01", "c02", "c03"])
+        self.same("411111*1111", ["c01", "c02", "c03"])
+        self.same("*1111", ["c01", "c02", "c03", "c05"])
+        self.same("*4444", ["c06", "c07"])
+        self.same("411111XXXXXX1111", ["c01", "c02"])
+        self.same("411111??????1111", ["c01", "c02"])
+        self.same("378282XXXXX0005", ["c04"])
+        self.same("3782*", ["c04", "c05"])
+        self.same("55555?*", ["c06", "c07"])
+
+    def test_pattern_pinning_a_hidden_digit_is_refused(self):
+        for q in ("4111112*", "411111X1XXXX1111", "*11111111"):
+            body = self.page(422, query=q)
+            self.assertEqual(body["error"], "validation_error")
+            self.assertIn("hidden", body["message"])
+
+    def test_full_number_and_hash(self):
+        self.same("4111111111111111", ["c01"])
+        self.same('number:"4111 1111 1111 1111"', ["c01"])
+        self.same('"4111-1111-1111-1111"', ["c01"])
+        self.same("4111111111111112", [])
+        digest = hashlib.sha256(b"4111110000000001111").hexdigest()
+        self.same("Hash:" + digest, ["c03"])
+        self.same("hash:" + digest.upper(), ["c03"])
+
+    def test_owner_and_bank_words(self):
+        self.same("owner:john", ["c01", "c05"])
+        self.same("owner:JOHN", ["c01", "c05"])
+        self.same("owner:jo*", ["c01", "c02", "c05", "c07"])
+        self.same('owner:"john smith"', ["c01"])
+        self.same("owner:smith", ["c01", "c03", "c06"])
+        self.same('owner:"jane smith"', ["c03", "c06"])
+        self.same("owner:jose", ["c07"])
+        self.same('bank:"example bank"', ["c01", "c02", "c08"])
+        self.same("bank:demo", ["c06", "c07"])
+
+    def test_exact_fields(self):
+        self.same("cvv:123", ["c01", "c05"])
+        self.same("cvv:1234", ["c04"])
+        self.same("leakId:L2", ["c03", "c04", "c08"])
+        self.same("leakId:l2", [])
+
+    def test_ranges(self):
+        self.same("expireDate:[2026-01-31 TO *]", ["c01", "c03", "c05", "c07", "c08"])
+        self.same("expireDate:{2026-01-31 TO *]", ["c03", "c07", "c08"])
+        self.same("expireDate:[* TO 2024-12-31]", ["c04", "c06"])
+        self.same("expireDate:[* TO 2024-12-31}", ["c06"])
+        self.same("createdAt:2024-01-01", ["c01", "c05"])
+        self.same('createdAt:["2024-01-01 00:00:01" TO "2024-02-01 09:30:00"]', ["c01", "c02"])
+        self.same("cvv:123 AND expireDate:[2026-01-01 TO *]", ["c01", "c05"])
+
+    def test_boolean_precedence(self):
+        self.same("cvv:123 OR cvv:456 AND leakId:L1", ["c01", "c05", "c02"])
+        self.same("(cvv:123 OR cvv:456) AND leakId:L1", ["c01", "c02"])
+        self.same("cvv:123 || cvv:456 && leakId:L1", ["c01", "c05", "c02"])
+        self.same("owner:smith bank:demo", ["c06"])
+        self.same("NOT leakId:L1", ["c03", "c04", "c05", "c06", "c08"])
+        self.same("!leakId:L1 AND NOT owner:smith", ["c04", "c05", "c08"])
+        self.same("411111* AND NOT owner:john", ["c02", "c03"])
+
+    def test_query_errors_give_a_position(self):
+        body = self.page(422, query="(owner:john")
+        self.assertRegex(body["message"], r"\d")
+        body = self.page(422, query="colour:red")
+        self.assertIn("colour", body["message"])
+        self.page(422, query="owner:[a TO b]")
+        self.page(422, query="x" * 4097)
+
+    def test_sort_both_ways_with_pages_that_never_overlap(self):
+        for sort, want in (("cvssScore,desc", ["c03", "c07", "c01", "c05", "c02", "c06", "c08", "c04"]),
+                           ("cvssScore", ["c04", "c08", "c06", "c02", "c05", "c01", "c07", "c03"]),
+                           ("owner,asc", ["c04", "c06", "c05", "c01", "c02", "c07", "c03", "c08"])):
+            seen = []
+            for p in range(3):
+                seen += [c["id"] for c in self.page(sort=sort, size="3", page=str(p))["content"]]
+            self.assertEqual(seen, want, sort)
+        # ties (same leakName) are broken by id, in the first key's direction
+        self.assertEqual(self.ids("", sort=["leakName,asc"]),
+                         ["c01", "c02", "c07", "c05", "c06", "c03", "c04", "c08"])
+        self.assertEqual(self.ids("", sort=["leakSize,desc", "createdAt,asc"]),
+                         ["c06", "c05", "c04", "c03", "c08", "c07", "c01", "c02"])
+
+    def test_envelope_arithmetic(self):
+        def env(page):
+            b = self.page(size="3", page=str(page))
+            del b["content"]
+            return b
+        base = {"size": 3, "totalElements": 8, "totalPages": 3}
+        self.assertEqual(env(0), dict(base, number=0, numberOfElements=3, first=True, last=False, hasContent=True))
+        self.assertEqual(env(1), dict(base, number=1, numberOfElements=3, first=False, last=False, hasContent=True))
+        self.assertEqual(env(2), dict(base, number=2, numberOfElements=2, first=False, last=True, hasContent=True))
+        self.assertEqual(env(3), dict(base, number=3, numberOfElements=0, first=False, last=True, hasContent=False))
+        body = self.page(query="owner:nobody")
+        self.assertEqual(body, {"number": 0, "size": 20, "totalElements": 0, "totalPages": 0,
+                                "numberOfElements": 0, "first": True, "last": True,
+                                "hasContent": False, "content": []})
+        self.assertEqual(list(self.page().keys()), ["number", "size", "totalElements", "totalPages",
+                                                    "numberOfElements", "first", "last",
+                                                    "hasContent", "content"])
+
+    def test_parameter_validation(self):
+        for params in (dict(size="0"), dict(size="1001"), dict(page="-1"),
+                       dict(page="100", size="1001"), dict(page="101", size="1000"),
+                       dict(sort="number"), dict(sort="createdAt,up"),
+                       dict(sort=["owner", "owner,desc"])):
+            self.assertEqual(self.page(422, **params)["error"], "validation_error", params)
+        self.assertEqual(self.page(page="100", size="1000")["numberOfElements"], 0)
+        self.assertEqual(self.page(400, size="ten")["error"], "bad_request")
+        self.assertEqual(self.page(400, qeury="x")["error"], "bad_request")
+        self.assertEqual(self.page(400, query=["a", "b"])["error"], "bad_request")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,259 @@
+"""Running it for real: TLS, metrics, the access log, limits, signals, erasure, backup."""
+import http.client
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import unittest
+import urllib.parse
+
+from harness import Ctl, Server, ServerTest, fixture
+
+BREACH = "22222222-2222-4222-8222-222222222222"
+RECORDS = [
+    {"breach_uuid": BREACH, "email": "Erase.Me@Example.com", "password": "Sup3rSecret!"},
+    {"breach_uuid": "11111111-1111-4111-8111-111111111111", "email": "erase.me@example.com"},
+    {"breach_uuid": BREACH, "email": "keep.me@example.com"},
+]
+
+
+def populated(ctl):
+    ctl.import_("breaches", fixture("breaches.jsonl"))
+    ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in RECORDS)))
+
+
+class Logged(unittest.TestCase):
+    """A server with an access log."""
+
+    def setUp(self):
+        self.ctl = Ctl().init()
+        populated(self.ctl)
+        self.key = self.ctl.key("ops")
+        self.log = os.path.join(self.ctl.dir, "access.log")
+        self.srv = Server(self.ctl, "--access-log", self.log)
+
+    def tearDown(self):
+        self.assertEqual(self.srv.stop(), 0)
+        self.ctl.cleanup()
+
+    def lines(self, path=None):
+        with open(path or self.log) as f:
+            return [json.loads(l) for l in f.read().splitlines()]
+
+    def test_one_json_line_per_request_without_key_or_plain_account(self):
+        self.srv.request("/v7/breaches", key=self.key)
+        self.srv.request("/v7/breach-search?type=email&account=erase.me%40example.com", key=self.key)
+        self.srv.request("/v7/breach-search?type=password&account=Sup3rSecret!", key=self.key)
+        self.srv.request("/v7/breaches", key="bd_not_a_key")
+        self.srv.request("/healthz")
+        time.sleep(0.1)
+        raw = open(self.log).read()
+        lines = self.lines()
+        self.assertEqual(len(lines), 5)
+        self.assertNotIn(self.key, raw)
+        self.assertNotIn("bd_not_a_key", raw)
+        self.assertNotIn("erase.me", raw)
+        self.assertNotIn("Sup3rSecret", raw)
+        first = lines[0]
+        self.assertEqual(set(first), {"time", "request_id", "key_id", "client", "method", "route",
+                                      "status", "bytes", "micros", "records", "account_hash"})
+        self.assertEqual((first["route"], first["status"], first["client"], first["method"]),
+                         ("breaches", 200, "127.0.0.1", "GET"))
+        self.assertIsInstance(first["key_id"], int)
+        self.assertEqual(lines[1]["records"], 2)
+        self.assertRegex(lines[1]["account_hash"], r"^[0-9a-f]{32}$")
+        self.assertNotEqual(lines[1]["account_hash"], lines[2]["account_hash"])
+        self.assertEqual((lines[3]["status"], lines[3]["key_id"]), (403, None))
+        self.assertEqual(lines[4]["route"], "healthz")
+
+    def test_sighup_reopens_the_log_for_logrotate(self):
+        self.srv.request("/v7/breaches", key=self.key)
+        os.rename(self.log, self.log + ".1")
+        self.srv.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 5
+        while not os.path.exists(self.log) and time.time() < deadline:
+            time.sleep(0.05)
+        self.srv.request("/v7/breaches?number_of_records=1", key=self.key)
+        time.sleep(0.1)
+        self.assertEqual(len(self.lines(self.log + ".1")), 1)
+        self.assertEqual(len(self.lines()), 1)
+
+    def test_metrics_count_requests_and_rejections(self):
+        self.srv.request("/v7/breaches", key=self.key)
+        self.srv.request("/v7/breaches", key=self.key)
+        self.srv.request("/v7/nope", key=self.key)
+        st, hdrs, body = self.srv.request("/metrics")
+        self.assertEqual(st, 200)
+        self.assertTrue(hdrs["content-type"].startswith("text/plain; version=0.0.4"))
+        text = body.decode()
+        self.assertIn('breachd_requests_total{route="breaches",status="200"} 2\n', text)
+        self.assertIn('breachd_requests_total{route="other",status="404"} 1\n', text)
+        self.assertIn("breachd_request_duration_seconds_count 3\n", text)
+        self.assertIn('breachd_rate_limited_total{reason="key_budget"} 0\n', text)
+        self.assertIn("breachd_store_errors_total 0\n", text)
+        self.assertRegex(text, r"breachd_open_connections \d+\n")
+
+
+class Limits(ServerTest):
+    @classmethod
+    def populate(cls, ctl):
+        populated(ctl)
+
+    def test_oversized_headers_get_431_json_and_the_server_keeps_serving(self):
+        st, hdrs, body = self.srv.request("/v7/breaches", key=self.key, headers={"X-Big": "a" * 9000})
+        self.assertEqual(st, 431)
+        self.assertEqual(json.loads(body)["error"], "header_too_large")
+        st, _, body = self.srv.request("/v7/breaches?x=" + "b" * 9000, key=self.key)
+        self.assertEqual(st, 431)
+        # Far past the connection's memory: libmicrohttpd answers or closes, never crashes.
+        try:
+            st, _, _ = self.srv.request("/v7/breaches", key=self.key, headers={"X-Huge": "c" * 200000})
+            self.assertIn(st, (400, 413, 414, 431))
+        except (ConnectionError, http.client.HTTPException):
+            pass
+        self.assertEqual(self.srv.get("/healthz")[0], 200)
+        self.assertEqual(self.srv.request("/v7/breaches", key=self.key)[0], 200)
+
+    def test_slow_client_is_cut_off_and_others_are_served(self):
+        ctl = Ctl().init()
+        try:
+            key = ctl.key("slow")
+            srv = Server(ctl, "--timeout", "1")
+            try:
+                s = socket.create_connection(("127.0.0.1", srv.port))
+                s.sendall(b"GET /v7/breaches HTTP/1.1\r\nHost: x\r\n")  # never finishes
+                self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
+                s.settimeout(5)
+                start = time.time()
+                data = s.recv(100)  # the server closes the idle connection
+                self.assertLess(time.time() - start, 4.5)
+                self.assertIn(data, (b"",) if not data else (data,))
+                s.close()
+                self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+class Tls(unittest.TestCase):
+    def test_https_round_trip_with_a_self_signed_certificate(self):
+        ctl = Ctl().init()
+        try:
+            populated(ctl)
+            key = ctl.key("tls")
+            cert, pkey = os.path.join(ctl.dir, "cert.pem"), os.path.join(ctl.dir, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", pkey, "-out", cert], check=True, capture_output=True)
+            srv = Server(ctl, "--tls-cert", cert, "--tls-key", pkey)
+            try:
+                self.assertIn("serving https://", srv.log())
+                ctx = ssl.create_default_context(cafile=cert)
+                conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx, timeout=10)
+                conn.request("GET", "/v7/breaches?number_of_records=1", headers={"x-api-key": key})
+                resp = conn.getresponse()
+                body = json.loads(resp.read())
+                self.assertEqual(resp.status, 200)
+                self.assertEqual(body[0]["source_name"], "Delta Leak")
+                conn.close()
+                # plain HTTP to the TLS port is not answered with data
+                plain = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+                with self.assertRaises(Exception):
+                    plain.request("GET", "/healthz")
+                    plain.getresponse().read()
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+class Signals(unittest.TestCase):
+    def test_sigterm_during_load_finishes_requests_and_exits_0(self):
+        ctl = Ctl().init()
+        try:
+            populated(ctl)
+            key = ctl.key("load", "--plan", "enterprise")
+            srv = Server(ctl)
+            results = {"complete": 0, "refused": 0, "broken": 0}
+            lock = threading.Lock()
+            stop = threading.Event()
+
+            def client():
+                while not stop.is_set():
+                    try:
+                        st, hdrs, body = srv.request("/v7/breaches", key=key)
+                        ok = st == 200 and len(body) == int(hdrs["content-length"]) and json.loads(body)
+                        with lock:
+                            results["complete" if ok else "broken"] += 1
+                    except (ConnectionRefusedError, ConnectionResetError, http.client.RemoteDisconnected):
+                        with lock:
+                            results["refused"] += 1
+                        time.sleep(0.01)
+
+            threads = [threading.Thread(target=client) for _ in range(8)]
+            for t in threads:
+                t.start()
+            time.sleep(0.5)
+            start = time.time()
+            rc = srv.stop()
+            stop.set()
+            for t in threads:
+                t.join()
+            self.assertEqual(rc, 0)
+            self.assertLess(time.time() - start, 10)
+            self.assertGreater(results["complete"], 0)
+            self.assertEqual(results["broken"], 0, results)
+        finally:
+            ctl.cleanup()
+
+
+class Erase(ServerTest):
+    @classmethod
+    def populate(cls, ctl):
+        populated(ctl)
+
+    def search(self, email):
+        st, body = self.srv.get("/v7/breach-search?type=email&account=" + urllib.parse.quote(email), key=self.key)
+        return st, body
+
+    def test_erase_email_removes_every_record_in_any_case_and_reports(self):
+        self.assertEqual(self.search("erase.me@example.com")[1]["records_found"], 2)
+        p = self.ctl.run("erase", "--email", "ERASE.ME@example.COM", check=0)
+        out = p.stdout.decode()
+        self.assertIn(BREACH + "  1 records  Beta Shop", out)
+        self.assertIn("11111111-1111-4111-8111-111111111111  1 records  Alpha Forum", out)
+        self.assertIn("erased 2 records of erase.me@example.com", p.stderr.decode())
+        self.assertEqual(self.search("erase.me@example.com")[0], 404)
+        self.assertEqual(self.search("keep.me@example.com")[0], 200)
+        self.assertIn("erased 0 records", self.ctl.run("erase", "--email", "erase.me@example.com",
+                                                        check=0).stderr.decode())
+
+    def test_erase_breach_removes_it_and_its_records(self):
+        gamma = "33333333-3333-4333-8333-333333333333"
+        self.ctl.import_("records", self.ctl.write("g.jsonl", json.dumps({"breach_uuid": gamma, "user_name": "gone"})))
+        st, _ = self.srv.get("/v7/breach-search?type=username&account=gone", key=self.key)
+        self.assertEqual(st, 200)
+        p = self.ctl.run("erase", "--breach", gamma.upper(), check=0)
+        self.assertIn("erased breach %s and its 1 records" % gamma, p.stderr.decode())
+        self.assertEqual(self.srv.get("/v7/breaches/" + gamma, key=self.key)[0], 404)
+        self.assertEqual(self.srv.get("/v7/breach-search?type=username&account=gone", key=self.key)[0], 404)
+        self.ctl.run("erase", "--breach", gamma, check=2)
+        self.ctl.run("erase", "--email", "not-an-email", check=2)
+
+    def test_backup_while_serving_is_a_working_store(self):
+        dest = os.path.join(self.ctl.dir, "copy.db")
+        self.ctl.run("backup", "--to", dest, check=0)
+        self.ctl.run("backup", "--to", dest, check=2)  # never overwrites
+        out = subprocess.run(["sqlite3", dest, "PRAGMA integrity_check; SELECT count(*) FROM breaches;"],
+                             capture_output=True, check=True).stdout.decode().split()
+        self.assertEqual(out[0], "ok")
+        self.assertEqual(int(out[1]), 4)
+
+
+if __name__ == "__main__":
+    unittest.main()
