@@ -42,7 +42,7 @@ int query_node_new(bd_query *q, bd_query_kind kind, bd_query_field field, int po
     if (q->n_nodes >= QUERY_MAX_NODES)
         return -1;
     int i = q->n_nodes++;
-    q->nodes[i] = (bd_query_node){.kind = kind, .field = field, .pos = pos, .length = -1};
+    q->nodes[i] = (bd_query_node){.kind = kind, .field = field, .pos = pos};
     q->first[i] = q->last[i] = q->next[i] = -1;
     return i;
 }
