@@ -7,6 +7,8 @@
 #   make fuzz-quick      every fuzz target for a few seconds (CI)
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
 #   make check           what CI runs: test, test-sanitize, fuzz-quick
+#   make tsan            unit tests and the concurrency stress test under ThreadSanitizer
+#   make valgrind        the server's end-to-end suites with breachd under valgrind
 
 CC      ?= cc
 BUILD   ?= build
@@ -25,6 +27,10 @@ ifeq ($(SAN),1)
 REQ_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
+ifeq ($(SAN),thread)
+REQ_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
+endif
 
 MAINS   := src/breachd.c src/breachctl.c
 LIBSRC  := $(filter-out $(MAINS),$(shell find src -name '*.c' | sort))
@@ -36,7 +42,8 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick check clean bench bench-quick format
+.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick check clean bench bench-quick format \
+        tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
 
@@ -95,10 +102,34 @@ fuzz: $(FUZZBIN)
 
 check: test test-sanitize fuzz-quick
 
+tsan:
+	$(MAKE) BUILD=build-tsan SAN=thread CC=clang -j2 all
+	$(MAKE) BUILD=build-tsan SAN=thread CC=clang unit
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" BREACHD_STRESS_SECONDS=15 \
+	  python3 tests/e2e/run.py --build build-tsan test_robustness.py
+
+VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
+            --errors-for-leak-kinds=definite --show-leak-kinds=definite
+valgrind: all
+	BREACHD_WRAPPER="$(VALGRIND)" python3 tests/e2e/run.py --build $(BUILD) 'test_[crs]*.py'
+
+# Benchmark (not part of test or check): corpus, timed import, wrk scenarios against
+# build/breachd, the nginx ceiling and the idle-connection memory check; writes
+# bench/RESULTS.md. See bench/README.md. bench-quick takes about two minutes, bench about ten.
+bench: all
+	bench/install-bench-deps.sh
+	python3 bench/run.py --label full --records 1000000 --cards 1000000 \
+	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD)
+
+bench-quick: all
+	bench/install-bench-deps.sh
+	python3 bench/run.py --label quick --records 50000 --cards 50000 \
+	  --duration 6 --warmup 2 --ratio-runs 3 --build $(BUILD)
+
 format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan build-clang
 
 -include $(DEPS)

@@ -5,6 +5,8 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "ingest/mask.h"
+
 static const struct {
     const char *name;
     bd_id_type type;
@@ -48,7 +50,8 @@ static const char why_email[] = "an email address must look like name@example.co
 static const char why_domain[] = "an email domain must be a host name like example.com";
 static const char why_phone[] =
     "a phone number must have 7 to 15 digits, separated only by spaces, +, -, (, ) or .";
-static const char why_username[] = "a username must not be empty or contain control characters";
+static const char why_username[] =
+    "a username must be valid UTF-8, not empty, without control characters";
 static const char why_ip[] =
     "an IP address must be an IPv4 address like 192.0.2.1 or an IPv6 address like 2001:db8::1";
 static const char why_ssn[] =
@@ -127,6 +130,19 @@ static size_t host_name_len(const char *h, size_t n)
     return labels >= 2 ? n : 0;
 }
 
+/* Whether v is well-formed UTF-8. Text identities (emails, usernames) must be: a byte
+ * string that is not text cannot be an address or a name, and could never be shown. */
+static bool is_utf8(bd_slice v)
+{
+    for (size_t i = 0; i < v.len;) {
+        size_t k = bd_utf8_seq_len((const unsigned char *)v.ptr + i, v.len - i);
+        if (k == 0)
+            return false;
+        i += k;
+    }
+    return true;
+}
+
 /* Copies v lower-cased into out (which has room for v.len + 1 bytes). */
 static void copy_lower(bd_slice v, char *out)
 {
@@ -138,6 +154,8 @@ static void copy_lower(bd_slice v, char *out)
 static const char *norm_email(bd_slice v, char *out, size_t *out_len)
 {
     v = trim(v);
+    if (!is_utf8(v))
+        return why_email;
     copy_lower(v, out);
     const char *at = memchr(out, '@', v.len);
     if (!at || at == out || memchr(at + 1, '@', v.len - (size_t)(at + 1 - out)))
@@ -193,7 +211,7 @@ static const char *norm_phone(bd_slice v, char *out, size_t *out_len)
 static const char *norm_username(bd_slice v, char *out, size_t *out_len)
 {
     v = trim(v);
-    if (v.len == 0)
+    if (v.len == 0 || !is_utf8(v))
         return why_username;
     for (size_t i = 0; i < v.len; i++) {
         if (is_control((unsigned char)v.ptr[i]))

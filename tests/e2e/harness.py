@@ -76,11 +76,13 @@ class Server:
         self.ctl = ctl
         self.stderr_path = os.path.join(ctl.dir, "breachd.stderr")
         self.stderr = open(self.stderr_path, "wb")
+        # BREACHD_WRAPPER runs the server under a tool, e.g. "valgrind --error-exitcode=99".
+        wrapper = os.environ.get("BREACHD_WRAPPER", "").split()
         self.proc = subprocess.Popen(
-            [binary("breachd"), "--db", ctl.db, "--listen", "127.0.0.1:0", "--threads", "2",
-             *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
+            [*wrapper, binary("breachd"), "--db", ctl.db, "--listen", "127.0.0.1:0",
+             "--threads", "2", *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.port = None
-        deadline = time.time() + 15
+        deadline = time.time() + (60 if wrapper else 15)
         while time.time() < deadline and self.port is None:
             with open(self.stderr_path, "rb") as f:
                 m = re.search(rb"-> port (\d+)", f.read())
@@ -97,7 +99,7 @@ class Server:
 
     def request(self, path, key=None, method="GET", headers=None):
         """Returns (status, headers dict with lower-case names, raw body bytes)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         h = dict(headers or {})
         if key is not None:
             h["x-api-key"] = key
@@ -120,7 +122,7 @@ class Server:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=60 if os.environ.get("BREACHD_WRAPPER") else 15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()

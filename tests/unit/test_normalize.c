@@ -224,7 +224,7 @@ TEST(test_username_rejects_empty_and_control_characters)
     CHECK_STR(norm(BD_ID_USERNAME, " \t "), "INVALID");
     CHECK_STR(norm(BD_ID_USERNAME, "bad\x7fname"), "INVALID");
     CHECK_STR(norm(BD_ID_USERNAME, "two\nlines"), "INVALID");
-    CHECK_STR(why, "a username must not be empty or contain control characters");
+    CHECK_STR(why, "a username must be valid UTF-8, not empty, without control characters");
 }
 
 TEST(test_username_keeps_inner_spaces)
@@ -378,8 +378,23 @@ TEST(test_bitcoin_address_needs_14_to_90_letters_and_digits)
     CHECK_STR(why, "a bitcoin address must be 14 to 90 letters and digits");
 }
 
+TEST(test_email_and_username_must_be_valid_utf8)
+{
+    size_t n;
+    CHECK_INT(bd_normalize(BD_ID_EMAIL, bd_slice_from("\xff\xfe@x.example"), out, &n, &why),
+              BD_ERR_INVALID);
+    CHECK_INT(bd_normalize(BD_ID_USERNAME, bd_slice_from("bob\xc3"), out, &n, &why),
+              BD_ERR_INVALID);
+    CHECK_INT(bd_normalize(BD_ID_EMAIL, bd_slice_from("j\xc3\xb6rg@x.example"), out, &n, &why),
+              BD_OK);
+    CHECK_STR(out, "j\xc3\xb6rg@x.example");
+    CHECK_INT(bd_normalize(BD_ID_USERNAME, bd_slice_from("Z\xc3\xb6" "e"), out, &n, &why), BD_OK);
+    CHECK_STR(out, "z\xc3\xb6" "e");
+}
+
 int main(void)
 {
+    RUN(test_email_and_username_must_be_valid_utf8);
     RUN(test_type_parse_accepts_the_nine_names_and_two_aliases);
     RUN(test_type_parse_is_case_sensitive_and_rejects_unknown_names);
     RUN(test_type_name_gives_the_parameter_name);
