@@ -1,0 +1,913 @@
+#!/usr/bin/env python3
+"""breachd benchmark: generate a corpus, import it with build/breachctl (timed), run the wrk
+load scenarios against a real build/breachd on loopback, measure an nginx static-file
+ceiling under the same conditions, check memory with 1,000 idle keep-alive connections,
+and write the run's section of bench/RESULTS.md.
+
+    bench/run.py --label quick --records 50000 --cards 50000 --duration 8 --warmup 2
+    bench/run.py --label full  --records 1000000 --cards 1000000 --duration 20 --warmup 5
+
+Standard library only. Needs wrk and nginx on PATH (bench/install-bench-deps.sh) and the
+binaries in build/ (make all). Everything it starts listens on 127.0.0.1 only and is
+stopped before it exits; the corpus and the store live in a temporary directory that is
+removed at the end unless --keep is given."""
+import argparse
+import datetime
+import http.client
+import json
+import os
+import platform
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+LUA = os.path.join(BENCH, "lua")
+
+SCENARIOS = [
+    # (id, title, lua script, script args)
+    ("s1", "breach-search by email, 1 record (hot path)", "s1_email.lua", []),
+    ("s2", "breach-search by email_domain, 100/page, following the token",
+     "s2_domain_paging.lua", []),
+    ("s3", "breach catalog, whole list", "s3_catalog.lua", []),
+    ("s4", "card search number:<bin>*, page of 20 with count", "s4_bin.lua", []),
+    ("s5", "card search owner word + expireDate range + sort", "s5_owner_expiry.lua", []),
+    ("s6", "mix (60% s1, 10% s2, 5% s3, 15% s4, 10% s5)", "s6_mix.lua", []),
+]
+
+# Targets (they are stated for the 1M + 1M corpus on a 2-core machine).
+T_S1_RATIO, T_S1_P99_MS = 0.7, 2.0
+T_S4_RATIO = 0.3
+T_S2_P99_MS = T_S5_P99_MS = 20.0
+T_IMPORT_RECORDS, T_IMPORT_CARDS = 200_000, 100_000
+T_RSS_MIB = 64.0
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def sh(cmd, **kw):
+    """Runs cmd, returns (stdout text, stderr text, returncode)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return p.stdout, p.stderr, p.returncode
+
+
+def first_line(cmd):
+    try:
+        out, err, _ = sh(cmd)
+        return (out or err).strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "unknown"
+
+
+class Child:
+    """A child process whose CPU time we can read (wait4 gives its rusage)."""
+
+    def __init__(self, cmd, env=None, stdout=None, stderr=None, cwd=None):
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, cwd=cwd)
+
+    def wait(self):
+        _, status, ru = os.wait4(self.p.pid, 0)
+        self.p.returncode = os.waitstatus_to_exitcode(status)
+        self.wall = time.monotonic() - self.t0
+        self.user, self.sys = ru.ru_utime, ru.ru_stime
+        self.maxrss_kib = ru.ru_maxrss
+        return self.p.returncode
+
+
+def run_child(cmd, out_path, env=None, cwd=None):
+    """Runs cmd with stdout and stderr into out_path; returns the finished Child."""
+    with open(out_path, "wb") as f:
+        c = Child(cmd, env=env, stdout=f, stderr=subprocess.STDOUT, cwd=cwd)
+        c.wait()
+    with open(out_path, "rb") as f:
+        c.output = f.read().decode(errors="replace")
+    return c
+
+
+def proc_status(pid):
+    """VmRSS, VmHWM, RssAnon, RssFile (KiB) and Threads of a live process."""
+    d = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem", "Threads"):
+                d[k] = int(v.split()[0])
+    # PSS counts a page once however many mappings share it: SQLite maps the store once
+    # per connection (one per thread), and VmRSS counts a page once per mapping.
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            m = re.search(r"^Pss:\s+(\d+)", f.read(), re.M)
+            d["Pss"] = int(m.group(1)) if m else None
+    except OSError:
+        d["Pss"] = None
+    return d
+
+
+def proc_cpu_seconds(pid):
+    """CPU time (user + system, all threads) of pid and its child processes (nginx's
+    workers), so far."""
+    total = 0
+    pids = [pid]
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            pids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    for q in pids:
+        try:
+            with open("/proc/%d/stat" % q) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # fields[11], fields[12] are utime, stime (the 14th and 15th of the whole line).
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu():
+    """(task busy s, irq + softirq s, steal s) of the whole machine so far, all cores.
+    Loopback traffic is largely softirq work, which is not charged to any process."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    tck = os.sysconf("SC_CLK_TCK")
+    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+    return (user + nice + system) / tck, (irq + softirq) / tck, steal / tck
+
+
+def all_tasks_cpu():
+    """{pid: (comm, cpu ticks)} for every process now."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                text = f.read()
+        except OSError:
+            continue
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        fields = text.rsplit(")", 1)[1].split()
+        out[int(d)] = (comm, int(fields[11]) + int(fields[12]))
+    return out
+
+
+def top_others(before, after, exclude, seconds):
+    """The other processes that used the most CPU between two all_tasks_cpu() snapshots
+    (processes born and gone in between are missed: they are in the unattributed rest)."""
+    tck = os.sysconf("SC_CLK_TCK")
+    use = {}
+    for pid, (comm, t) in after.items():
+        if pid in exclude:
+            continue
+        d = t - before.get(pid, (comm, 0))[1]
+        if d > 0:
+            use[comm] = use.get(comm, 0) + d
+    top = sorted(use.items(), key=lambda kv: -kv[1])[:3]
+    return ", ".join("%s %.2f" % (c, t / tck / seconds) for c, t in top
+                     if t / tck / seconds >= 0.02)
+
+
+def proc_parent(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, proc, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def machine_info():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem_kib = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem_kib = int(line.split()[1])
+    osname = "unknown"
+    try:
+        with open("/etc/os-release") as f:
+            m = re.search(r'^PRETTY_NAME="?([^"\n]*)', f.read(), re.M)
+            osname = m.group(1) if m else osname
+    except OSError:
+        pass
+    commit = first_line(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"])
+    dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "src"])[0]
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "mem_gib": round(mem_kib / 1048576, 1),
+        "kernel": platform.release(),
+        "os": osname,
+        "wrk": first_line(["wrk", "-v"]).split(" [")[0],
+        "nginx": first_line(["nginx", "-v"]).replace("nginx version: ", ""),
+        "cc": first_line(["cc", "--version"]),
+        "sqlite": first_line(["pkg-config", "--modversion", "sqlite3"]),
+        "libmicrohttpd": first_line(["pkg-config", "--modversion", "libmicrohttpd"]),
+        "commit": commit + (" (src/ modified locally)" if dirty.strip() else ""),
+        "loadavg_start": open("/proc/loadavg").read().split()[:3],
+    }
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.work = a.workdir or tempfile.mkdtemp(prefix="breachd-bench-", dir="/tmp")
+        os.makedirs(self.work, exist_ok=True)
+        self.logs = os.path.join(self.work, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        self.corpus = os.path.join(self.work, "corpus")
+        self.db = os.path.join(self.work, "store.db")
+        self.children = []  # live processes to stop on the way out
+        self.r = {"label": a.label, "started": datetime.datetime.now().astimezone()
+                  .strftime("%Y-%m-%d %H:%M %Z"), "params": vars(a).copy()}
+        self.breachctl = os.path.join(ROOT, a.build, "breachctl")
+        self.breachd = os.path.join(ROOT, a.build, "breachd")
+
+    # ---- corpus and import -------------------------------------------------------------
+    def generate(self):
+        a = self.a
+        log("generating %d records and %d cards (seed %d) in %s"
+            % (a.records, a.cards, a.seed, self.corpus))
+        c = run_child([sys.executable, os.path.join(BENCH, "gen_corpus.py"), "--records",
+                       str(a.records), "--cards", str(a.cards), "--breaches", str(a.breaches),
+                       "--seed", str(a.seed), "--out", self.corpus],
+                      os.path.join(self.logs, "gen.txt"))
+        if c.p.returncode != 0:
+            raise SystemExit("gen_corpus.py failed:\n" + c.output)
+        with open(os.path.join(self.corpus, "manifest.json")) as f:
+            self.manifest = json.load(f)
+        sizes = {k: os.path.getsize(os.path.join(self.corpus, k + ".jsonl"))
+                 for k in ("breaches", "records", "cards")}
+        self.r["corpus"] = {"seconds": round(c.wall, 1), "manifest": self.manifest,
+                            "bytes": sizes}
+
+    def ctl(self, *args, name):
+        c = run_child([self.breachctl, *args, "--db", self.db], os.path.join(self.logs, name))
+        return c
+
+    def import_all(self):
+        c = self.ctl("init", name="init.txt")
+        if c.p.returncode != 0:
+            raise SystemExit("breachctl init failed:\n" + c.output)
+        imports = {}
+        for kind in ("breaches", "records", "cards"):
+            path = os.path.join(self.corpus, kind + ".jsonl")
+            log("importing %s" % kind)
+            c = self.ctl("import", kind, path, name="import-%s.txt" % kind)
+            m = re.search(r"read (\d+), imported (\d+), duplicates (\d+), rejected (\d+)",
+                          c.output)
+            if c.p.returncode != 0 or not m:
+                raise SystemExit("breachctl import %s failed (exit %d):\n%s"
+                                 % (kind, c.p.returncode, c.output[-3000:]))
+            read, imported, dups, rejected = (int(x) for x in m.groups())
+            imports[kind] = {"read": read, "imported": imported, "duplicates": dups,
+                             "rejected": rejected, "seconds": round(c.wall, 3),
+                             "user_s": round(c.user, 2), "sys_s": round(c.sys, 2),
+                             "per_s": round(imported / c.wall) if c.wall > 0 else 0,
+                             "maxrss_mib": round(c.maxrss_kib / 1024, 1),
+                             "db_bytes_after": os.path.getsize(self.db)}
+            log("  %d %s in %.2f s: %d/s" % (imported, kind, c.wall, imports[kind]["per_s"]))
+        self.r["import"] = imports
+        c = self.ctl("keys", "create", "--name", "bench", "--rate", "1000000000/h",
+                     name="key.txt")
+        lines = [l for l in c.output.splitlines() if l.startswith("bd_")]
+        if c.p.returncode != 0 or len(lines) != 1:
+            raise SystemExit("breachctl keys create failed:\n" + c.output)
+        self.key = lines[0].strip()
+
+    # ---- servers -----------------------------------------------------------------------
+    def start_breachd(self, tag):
+        err = os.path.join(self.logs, "breachd-%s.stderr" % tag)
+        f = open(err, "wb")
+        p = subprocess.Popen([self.breachd, "--db", self.db, "--listen", "127.0.0.1:0",
+                              "--threads", str(self.a.threads)],
+                             stdout=subprocess.DEVNULL, stderr=f)
+        self.children.append(p)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            with open(err, "rb") as g:
+                m = re.search(rb"-> port (\d+)", g.read())
+            if m:
+                return p, int(m.group(1))
+            if p.poll() is not None:
+                break
+            time.sleep(0.02)
+        with open(err, "rb") as g:
+            raise SystemExit("breachd did not start:\n" + g.read().decode(errors="replace"))
+
+    def stop(self, p, sig=signal.SIGTERM):
+        if p.poll() is None:
+            p.send_signal(sig)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p in self.children:
+            self.children.remove(p)
+        return p.returncode
+
+    def start_nginx(self, body):
+        prefix = os.path.join(self.work, "nginx")
+        for d in ("www", "tmp"):
+            os.makedirs(os.path.join(prefix, d), exist_ok=True)
+        # Started as root, nginx's workers run as nobody: they must be able to reach the
+        # file (the work directory is private, 0700, from mkdtemp; the store secret in it
+        # stays 0600).
+        os.chmod(self.work, 0o711)
+        os.chmod(prefix, 0o755)
+        os.chmod(os.path.join(prefix, "www"), 0o755)
+        with open(os.path.join(prefix, "www", "body.json"), "wb") as f:
+            f.write(body)
+        port = free_port()
+        with open(os.path.join(BENCH, "nginx.conf.in")) as f:
+            conf = (f.read().replace("@PREFIX@", prefix).replace("@PORT@", str(port))
+                    .replace("@WORKERS@", str(self.a.threads)))
+        conf_path = os.path.join(prefix, "nginx.conf")
+        with open(conf_path, "w") as f:
+            f.write(conf)
+        p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", conf_path, "-e",
+                              os.path.join(prefix, "error.log")],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.children.append(p)
+        if not wait_port(port, p):
+            raise SystemExit("nginx did not start; see %s/error.log" % prefix)
+        return p, port
+
+    # ---- requests ----------------------------------------------------------------------
+    def get(self, port, path):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", path, headers={"x-api-key": self.key})
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        return resp.status, body
+
+    def lines(self, name):
+        with open(os.path.join(self.corpus, name)) as f:
+            return [l.strip() for l in f if l.strip()]
+
+    def smoke(self, port):
+        """One request of each kind must answer 200 before any load is measured."""
+        from urllib.parse import quote
+        e = self.lines("emails.txt")[0]
+        d = self.lines("domains.txt")[0]
+        b = self.lines("bins.txt")[0]
+        o = self.lines("owners.txt")[0]
+        paths = {
+            "s1": "/v7/breach-search?type=email&account=%s&number_of_records=1" % quote(e),
+            "s2": "/v7/breach-search?type=email_domain&account=%s&number_of_records=100"
+                  % quote(d),
+            "s3": "/v7/breaches",
+            "s4": "/v7/credit-card-search?query=%s&size=20" % quote("number:%s*" % b),
+            "s5": "/v7/credit-card-search?query=%s&sort=%s&size=20"
+                  % (quote("owner:%s AND expireDate:[2026-01-01 TO *]" % o, safe=""),
+                     quote("expireDate,asc", safe="")),
+        }
+        out = {}
+        for sid, path in paths.items():
+            st, body = self.get(port, path)
+            if st != 200:
+                raise SystemExit("smoke test %s: %s answered %d: %s"
+                                 % (sid, path, st, body[:300]))
+            j = json.loads(body)
+            found = len(j) if isinstance(j, list) else j.get("records_found",
+                                                             j.get("totalElements"))
+            out[sid] = {"bytes": len(body), "found": found}
+        # the token of page 1 must lead to page 2
+        j = json.loads(self.get(port, paths["s2"])[1])
+        st, _ = self.get(port, paths["s2"] + "&paging_token=" + quote(j["pagination_token"]))
+        if st != 200:
+            raise SystemExit("smoke test s2: following the token answered %d" % st)
+        self.r["smoke"] = out
+
+    def s1_body(self, port):
+        """A scenario-1 reply of median size over a sample of the rotation: the nginx
+        ceiling serves exactly those bytes."""
+        from urllib.parse import quote
+        emails = self.lines("emails.txt")
+        step = max(1, len(emails) // 200)
+        bodies = []
+        for e in emails[::step][:200]:
+            st, body = self.get(port, "/v7/breach-search?type=email&account=%s"
+                                      "&number_of_records=1" % quote(e))
+            if st == 200:
+                bodies.append(body)
+        bodies.sort(key=len)
+        sizes = [len(b) for b in bodies]
+        self.r["s1_body"] = {"sampled": len(bodies), "min": sizes[0], "max": sizes[-1],
+                             "median": sizes[len(sizes) // 2]}
+        return bodies[len(bodies) // 2]
+
+    # ---- wrk ---------------------------------------------------------------------------
+    def wrk(self, script, port, seconds, name, args=(), server_pid=None):
+        env = dict(os.environ, BENCH_KEY=self.key, BENCH_DATA=self.corpus, BENCH_LUA=LUA,
+                   BENCH_SEED=str(self.a.seed))
+        cmd = ["wrk", "-t%d" % self.a.wrk_threads, "-c%d" % self.a.connections,
+               "-d%ds" % seconds, "--timeout", "10s", "--latency", "-s",
+               os.path.join(LUA, script), "http://127.0.0.1:%d" % port]
+        if args:
+            cmd += ["--", *args]
+        srv0 = proc_cpu_seconds(server_pid) if server_pid else 0.0
+        tasks0 = all_tasks_cpu()
+        m0, irq0, st0 = machine_cpu()
+        c = run_child(cmd, os.path.join(self.logs, name + ".txt"), env=env)
+        m1, irq1, st1 = machine_cpu()
+        tasks1 = all_tasks_cpu()
+        srv1 = proc_cpu_seconds(server_pid) if server_pid else 0.0
+        exclude = {os.getpid(), c.p.pid}
+        if server_pid:
+            exclude |= {server_pid} | {pid for pid in tasks1
+                                       if proc_parent(pid) == server_pid}
+        if c.p.returncode != 0:
+            raise SystemExit("wrk failed (%s):\n%s" % (name, c.output[-2000:]))
+        line = [l for l in c.output.splitlines() if l.startswith("BENCH ")]
+        if not line:
+            raise SystemExit("wrk printed no BENCH line (%s):\n%s" % (name, c.output[-2000:]))
+        j = json.loads(line[-1][6:])
+        dur = j["duration_us"] / 1e6
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", c.output)
+        wrk_cpu = c.user + c.sys
+        srv_cpu = srv1 - srv0
+        return {
+            "rps": round(j["requests"] / dur, 1),
+            "requests": j["requests"],
+            "seconds": round(dur, 2),
+            "p50_ms": j["lat_p50_us"] / 1000, "p90_ms": j["lat_p90_us"] / 1000,
+            "p99_ms": j["lat_p99_us"] / 1000, "p999_ms": j["lat_p999_us"] / 1000,
+            "max_ms": j["lat_max_us"] / 1000, "mean_ms": round(j["lat_mean_us"] / 1000, 3),
+            "bytes_per_resp": round(j["bytes"] / max(1, j["requests"])),
+            "errors": {k[4:]: j[k] for k in j if k.startswith("err_") and j[k]},
+            "non_2xx": int(non2xx.group(1)) if non2xx else 0,
+            "first_pages": j["first_pages"], "followed": j["followed"],
+            # CPU seconds per wall second (1.0 = one core busy), to see who used the cores
+            "server_cores": round(srv_cpu / dur, 2) if server_pid else None,
+            "wrk_cores": round(wrk_cpu / dur, 2),
+            "other_cores": round(max(0.0, (m1 - m0) - srv_cpu - wrk_cpu) / dur, 2)
+            if server_pid else None,
+            "other_top": top_others(tasks0, tasks1, exclude, dur),
+            "irq_cores": round((irq1 - irq0) / dur, 2),
+            "steal_cores": round((st1 - st0) / dur, 2),
+        }
+
+    def scenario(self, sid, script, args, port, pid, seconds, name=None):
+        name = name or sid
+        if self.a.warmup > 0:
+            self.wrk(script, port, self.a.warmup, name + "-warmup", args, pid)
+        res = self.wrk(script, port, seconds, name, args, pid)
+        if name.startswith("nginx") and (res["errors"] or res["non_2xx"]):
+            with open(os.path.join(self.work, "nginx", "error.log")) as f:
+                raise SystemExit("the nginx ceiling answered errors (%s, non-2xx %d):\n%s"
+                                 % (res["errors"], res["non_2xx"], f.read()[-2000:]))
+        st = proc_status(pid)
+        res["rss_mib"] = round(st["VmRSS"] / 1024, 1)
+        res["hwm_mib"] = round(st["VmHWM"] / 1024, 1)
+        res["rss_anon_mib"] = round(st.get("RssAnon", 0) / 1024, 1)
+        res["rss_file_mib"] = round(st.get("RssFile", 0) / 1024, 1)
+        res["pss_mib"] = round(st["Pss"] / 1024, 1) if st.get("Pss") else None
+        log("  %-6s %9.0f req/s  p50 %7.2f ms  p99 %7.2f ms  RSS %6.1f MiB%s"
+            % (name, res["rps"], res["p50_ms"], res["p99_ms"], res["rss_mib"],
+               "  ERRORS %s non-2xx %d" % (res["errors"], res["non_2xx"])
+               if res["errors"] or res["non_2xx"] else ""))
+        return res
+
+    # ---- memory check ------------------------------------------------------------------
+    def idle_connections(self, port, pid, n):
+        """Opens n keep-alive connections, each completing one scenario-1 request, and
+        reads the server's VmRSS while they all sit idle."""
+        from urllib.parse import quote
+        emails = self.lines("emails.txt")
+        before = proc_status(pid)
+        socks = []
+        ok = 0
+        try:
+            for i in range(n):
+                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                e = emails[i % len(emails)]
+                req = ("GET /v7/breach-search?type=email&account=%s&number_of_records=1 "
+                       "HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: %s\r\n"
+                       "Connection: keep-alive\r\n\r\n" % (quote(e), self.key)).encode()
+                s.sendall(req)
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+                head, _, rest = buf.partition(b"\r\n\r\n")
+                m = re.search(rb"(?i)content-length:\s*(\d+)", head)
+                need = int(m.group(1)) if m else 0
+                while len(rest) < need:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    rest += chunk
+                if head.startswith(b"HTTP/1.1 200"):
+                    ok += 1
+                socks.append(s)
+            time.sleep(1.0)
+            alive = 0
+            for s in socks:  # a closed connection would be readable (EOF)
+                s.setblocking(False)
+                try:
+                    alive += 0 if s.recv(1) == b"" else 1
+                except BlockingIOError:
+                    alive += 1
+                except OSError:
+                    pass
+            st = proc_status(pid)
+            gauge = None
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", "/metrics")
+                m = re.search(rb"^breachd_open_connections\s+(\d+)",
+                              conn.getresponse().read(), re.M)
+                gauge = int(m.group(1)) - 1 if m else None  # less the /metrics request
+                conn.close()
+            except OSError:
+                pass
+        finally:
+            for s in socks:
+                s.close()
+        mib = lambda kib: round(kib / 1024, 1)
+        return {"connections": n, "answered_200": ok, "still_open": alive,
+                "server_gauge": gauge,
+                "rss_before_mib": mib(before["VmRSS"]), "rss_mib": mib(st["VmRSS"]),
+                "rss_anon_mib": mib(st.get("RssAnon", 0)),
+                "rss_file_mib": mib(st.get("RssFile", 0)),
+                "pss_mib": mib(st["Pss"]) if st.get("Pss") else None,
+                "per_conn_kib": round((st["VmRSS"] - before["VmRSS"]) / n, 1),
+                "threads": st.get("Threads")}
+
+    # ---- the run -----------------------------------------------------------------------
+    def run(self):
+        a = self.a
+        self.r["machine"] = machine_info()
+        t_start = time.monotonic()
+        self.generate()
+        self.import_all()
+
+        p, port = self.start_breachd("load")
+        self.smoke(port)
+        body = self.s1_body(port)
+        pid = p.pid
+        self.r["rss_start_mib"] = round(proc_status(pid)["VmRSS"] / 1024, 1)
+        results = {}
+        ngx_runs, s1_runs = [], []
+        ngx, ngx_port = None, None
+        log("scenarios: %d s each after a %d s warm-up, %d connections, wrk -t%d, "
+            "breachd --threads %d" % (a.duration, a.warmup, a.connections, a.wrk_threads,
+                                      a.threads))
+        for sid, title, script, args in SCENARIOS:
+            if sid == "s1":
+                # Scenario 1 and the nginx ceiling alternate, --ratio-runs times each, so
+                # that both see the same background noise; the medians make the ratio.
+                ngx, ngx_port = self.start_nginx(body)
+                for k in range(a.ratio_runs):
+                    r = self.scenario("nginx", "s1_email.lua", [], ngx_port, ngx.pid,
+                                      a.duration, name="nginx-%d" % (k + 1))
+                    ngx_runs.append(r)
+                    s1_runs.append(self.scenario(sid, script, args, port, pid, a.duration,
+                                                 name="s1-%d" % (k + 1)))
+                self.stop(ngx, signal.SIGQUIT)
+                results[sid] = dict(median_run(s1_runs))
+                results[sid]["runs"] = s1_runs
+            else:
+                results[sid] = self.scenario(sid, script, args, port, pid, a.duration)
+        ceiling = dict(median_run(ngx_runs))
+        ceiling["runs"] = ngx_runs
+        self.r["nginx"] = ceiling
+        for sid in results:
+            results[sid]["ratio"] = round(results[sid]["rps"] / ceiling["rps"], 3)
+        self.r["scenarios"] = results
+
+        log("memory check: %d idle keep-alive connections" % a.idle_connections)
+        self.r["memory_loaded"] = self.idle_connections(port, pid, a.idle_connections)
+        rc = self.stop(p)
+        self.r["breachd_exit"] = rc
+        # The same check on a fresh server, to separate per-connection cost from the page
+        # cache the load scenarios filled.
+        p2, port2 = self.start_breachd("fresh")
+        time.sleep(0.3)
+        self.r["memory_fresh"] = self.idle_connections(port2, p2.pid, a.idle_connections)
+        self.stop(p2)
+        self.r["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+        self.r["total_seconds"] = round(time.monotonic() - t_start, 1)
+        self.evaluate()
+        with open(os.path.join(self.work, "results.json"), "w") as f:
+            json.dump(self.r, f, indent=1)
+        write_report(self.r, a.results)
+        log("done in %.0f s; wrote %s (raw: %s)" % (self.r["total_seconds"], a.results,
+                                                   os.path.join(self.work, "results.json")))
+
+    def evaluate(self):
+        s, imp, ngx = self.r["scenarios"], self.r["import"], self.r["nginx"]
+        mem = self.r["memory_loaded"]["rss_mib"]
+        t = []
+
+        def target(what, measured, goal, met, run=None):
+            # a scenario that answered errors meets nothing: fast 404s are not throughput
+            if run is not None and error_count(run):
+                measured += " (%d failed requests)" % error_count(run)
+                met = False
+            t.append({"what": what, "measured": measured, "target": goal, "met": bool(met)})
+
+        target("Scenario 1 throughput vs nginx", "%.2f x (%.0f vs %.0f req/s)"
+               % (s["s1"]["ratio"], s["s1"]["rps"], ngx["rps"]), ">= %.1f x" % T_S1_RATIO,
+               s["s1"]["ratio"] >= T_S1_RATIO, s["s1"])
+        target("Scenario 1 p99 latency", "%.2f ms" % s["s1"]["p99_ms"],
+               "<= %.0f ms" % T_S1_P99_MS, s["s1"]["p99_ms"] <= T_S1_P99_MS, s["s1"])
+        target("Scenario 4 throughput vs nginx", "%.3f x (%.0f req/s)"
+               % (s["s4"]["ratio"], s["s4"]["rps"]), ">= %.1f x" % T_S4_RATIO,
+               s["s4"]["ratio"] >= T_S4_RATIO, s["s4"])
+        target("Scenario 2 p99 latency", "%.1f ms" % s["s2"]["p99_ms"],
+               "<= %.0f ms" % T_S2_P99_MS, s["s2"]["p99_ms"] <= T_S2_P99_MS, s["s2"])
+        target("Scenario 5 p99 latency", "%.1f ms" % s["s5"]["p99_ms"],
+               "<= %.0f ms" % T_S5_P99_MS, s["s5"]["p99_ms"] <= T_S5_P99_MS, s["s5"])
+        target("Import, breach records", "%s records/s" % fmt_int(imp["records"]["per_s"]),
+               ">= %s/s" % fmt_int(T_IMPORT_RECORDS), imp["records"]["per_s"] >= T_IMPORT_RECORDS)
+        target("Import, cards", "%s cards/s" % fmt_int(imp["cards"]["per_s"]),
+               ">= %s/s" % fmt_int(T_IMPORT_CARDS), imp["cards"]["per_s"] >= T_IMPORT_CARDS)
+        target("RSS with %d idle keep-alive connections" % self.a.idle_connections,
+               "%.1f MiB" % mem, "<= %.0f MiB" % T_RSS_MIB, mem <= T_RSS_MIB)
+        self.r["targets"] = t
+
+    def cleanup(self):
+        for p in list(self.children):
+            self.stop(p, signal.SIGKILL if p.poll() is None else signal.SIGTERM)
+        if not self.a.keep and not self.a.workdir:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def error_count(run):
+    """Failed requests of a wrk run: socket errors plus HTTP errors (wrk counts a status
+    above 399 both in errors.status and in its Non-2xx line, so take that once)."""
+    e = run["errors"]
+    return sum(v for k, v in e.items() if k != "status") + max(e.get("status", 0),
+                                                                run["non_2xx"])
+
+
+def median_run(runs):
+    """The run with the median requests/s (the run itself, so its figures belong together)."""
+    runs = sorted(runs, key=lambda r: r["rps"])
+    return runs[len(runs) // 2]
+
+
+def fmt_int(n):
+    return "{:,}".format(int(round(n)))
+
+
+# ---- the report ----------------------------------------------------------------------------
+BEGIN = "<!-- bench:%s:begin -->"
+END = "<!-- bench:%s:end -->"
+
+HEADER = """# breachd benchmark results
+
+Written by `bench/run.py` (see bench/README.md): `make bench` replaces the *full* section,
+`make bench-quick` the *quick* one; the notes at the end are written by hand. Targets are
+stated for the full corpus (1M breach records and 1M cards) on a 2-core machine; the quick
+run marks them too, for orientation only.
+
+"""
+
+
+def section(r):
+    m, p = r["machine"], r["params"]
+    imp, sc, ngx = r["import"], r["scenarios"], r["nginx"]
+    man = r["corpus"]["manifest"]
+    L = []
+    w = L.append
+    w("## %s run, %s" % (r["label"].capitalize(), r["started"]))
+    w("")
+    w("Command: `%s` (%s s in all, build and install excluded)."
+      % (p["command"], fmt_int(r["total_seconds"])))
+    w("")
+    w("Machine: %d cores (%s), %.1f GiB memory, %s, kernel %s; load average %s at the start, "
+      "%s at the end. breachd %s (%s, SQLite %s, libmicrohttpd %s); %s; %s."
+      % (m["nproc"], m["cpu_model"], m["mem_gib"], m["os"], m["kernel"],
+         " ".join(m["loadavg_start"]), " ".join(m.get("loadavg_end", ["?"])), m["commit"],
+         m["cc"], m["sqlite"], m["libmicrohttpd"], m["wrk"], m["nginx"]))
+    w("")
+    w("Load: wrk `-t%d -c%d -d%ds --latency`, keep-alive, each scenario after a %d s warm-up "
+      "run that is discarded; breachd `--threads %d`, nginx `worker_processes %d`. wrk and the "
+      "server share the same %d cores (loopback), so every server figure is what is left "
+      "after the load generator's share; the *cores* columns show who used the CPU."
+      % (p["wrk_threads"], p["connections"], p["duration"], p["warmup"], p["threads"],
+         p["threads"], m["nproc"]))
+    w("")
+    w("### Corpus and import")
+    w("")
+    w("Generated by `bench/gen_corpus.py --seed %d` in %.1f s: %s breaches, %s breach records "
+      "(%s identities, 1-5 breaches each; largest domain %s with %s records), %s cards "
+      "(%d%% on BIN 411111). JSONL sizes: records %.0f MB, cards %.0f MB."
+      % (man["seed"], r["corpus"]["seconds"], fmt_int(man["breaches"]), fmt_int(man["records"]),
+         fmt_int(man["identities"]), man["top_domains"][0][0], fmt_int(man["top_domains"][0][1]),
+         fmt_int(man["cards"]), round(100 * man["bin_shares"]["411111"]),
+         r["corpus"]["bytes"]["records"] / 1e6, r["corpus"]["bytes"]["cards"] / 1e6))
+    w("")
+    w("| `breachctl import` | lines | wall s | user s | sys s | per second | peak RSS | store after |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|")
+    for kind in ("breaches", "records", "cards"):
+        i = imp[kind]
+        w("| %s | %s | %.2f | %.2f | %.2f | **%s** | %.0f MiB | %.0f MiB |"
+          % (kind, fmt_int(i["imported"]), i["seconds"], i["user_s"], i["sys_s"],
+             fmt_int(i["per_s"]), i["maxrss_mib"], i["db_bytes_after"] / 1048576))
+    w("")
+    w("### Load scenarios")
+    w("")
+    w("nginx ceiling: the scenario-1 wrk script, unchanged, against nginx serving one static "
+      "file of the median scenario-1 body (%d bytes; sampled %d replies, %d-%d bytes) with "
+      "breachd's extra headers; run %d time(s), alternating with scenario 1, medians shown."
+      % (r["s1_body"]["median"], r["s1_body"]["sampled"], r["s1_body"]["min"],
+         r["s1_body"]["max"], p["ratio_runs"]))
+    w("")
+    w("| scenario | req/s | p50 ms | p99 ms | RSS after | ÷ nginx |")
+    w("|---|--:|--:|--:|--:|--:|")
+    w("| nginx static ceiling | %s | %.2f | %.2f | n/a | 1 |"
+      % (fmt_int(ngx["rps"]), ngx["p50_ms"], ngx["p99_ms"]))
+    for sid, title, _, _ in SCENARIOS:
+        s = sc[sid]
+        w("| %s. %s | %s | %.2f | %.2f | %.1f MiB | %.3f |"
+          % (sid[1:], title, fmt_int(s["rps"]), s["p50_ms"], s["p99_ms"], s["rss_mib"],
+             s["ratio"]))
+    w("")
+    w("Details (RSS split into anonymous memory and mapped files, mostly the store; PSS "
+      "counts a page mapped by both SQLite connections once; *cores* = CPU seconds "
+      "per second of wall time: the server (breachd, or nginx with its workers), wrk, kernel "
+      "softirq (loopback TCP), other processes on the machine (the busiest named), and "
+      "hypervisor steal):")
+    w("")
+    w("| scenario | requests | p90 ms | p99.9 ms | max ms | bytes/reply | errors | RSS anon + file | PSS | HWM | server cores | wrk cores | softirq cores | other processes, cores | steal |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    rows = [("nginx-%d" % (k + 1), run) for k, run in enumerate(ngx["runs"])]
+    for sid, _, _, _ in SCENARIOS:
+        if sid == "s1":
+            rows += [("s1-%d" % (k + 1), run) for k, run in enumerate(sc[sid]["runs"])]
+        else:
+            rows.append((sid, sc[sid]))
+    for name, s in rows:
+        errs = error_count(s)
+        w("| %s | %s | %.2f | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %.2f | %.2f | %s | %.2f |"
+          % (name, fmt_int(s["requests"]), s["p90_ms"], s["p999_ms"], s["max_ms"],
+             fmt_int(s["bytes_per_resp"]), errs,
+             "n/a" if name.startswith("nginx") else
+             "%.1f + %.1f MiB" % (s["rss_anon_mib"], s["rss_file_mib"]),
+             "n/a" if name.startswith("nginx") or not s.get("pss_mib") else
+             "%.1f MiB" % s["pss_mib"],
+             "n/a" if name.startswith("nginx") else "%.1f MiB" % s["hwm_mib"],
+             "n/a" if s["server_cores"] is None else "%.2f" % s["server_cores"],
+             s["wrk_cores"], s["irq_cores"],
+             "n/a" if s["other_cores"] is None else "%.2f%s" % (
+                 s["other_cores"], " (%s)" % s["other_top"] if s["other_top"] else ""),
+             s["steal_cores"]))
+    s2, s6 = sc["s2"], sc["s6"]
+    w("")
+    w("Scenario 2 sent %s first pages (which count `records_found`) and %s token-following "
+      "pages; the mix sent %s and %s. Domains paged: %s with at least 200 records (%s to %s "
+      "records each)."
+      % (fmt_int(s2["first_pages"]), fmt_int(s2["followed"]), fmt_int(s6["first_pages"]),
+         fmt_int(s6["followed"]), fmt_int(man["pageable_domains"]),
+         fmt_int(man["pageable_domain_records"]["min"]),
+         fmt_int(man["pageable_domain_records"]["max"])))
+    w("")
+    w("### Memory with idle keep-alive connections")
+    w("")
+    w("A Python client opens %d connections, each completes one scenario-1 request and stays "
+      "open; VmRSS is read from /proc/PID/status a second later."
+      % r["memory_loaded"]["connections"])
+    w("")
+    w("| server | RSS before | RSS with the connections | anon + file | PSS | per connection | answered 200 | still open | server's gauge |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for name, mm in (("after the load scenarios", r["memory_loaded"]),
+                     ("freshly started", r["memory_fresh"])):
+        w("| %s | %.1f MiB | **%.1f MiB** | %.1f + %.1f MiB | %s | %.1f KiB | %d | %d | %s |"
+          % (name, mm["rss_before_mib"], mm["rss_mib"], mm["rss_anon_mib"], mm["rss_file_mib"],
+             "%.1f MiB" % mm["pss_mib"] if mm.get("pss_mib") else "?", mm["per_conn_kib"], mm["answered_200"], mm["still_open"],
+             "?" if mm["server_gauge"] is None else mm["server_gauge"]))
+    w("")
+    w("### Targets")
+    w("")
+    w("| target | measured | goal | |")
+    w("|---|--:|--:|---|")
+    for t in r["targets"]:
+        w("| %s | %s | %s | %s |" % (t["what"], t["measured"], t["target"],
+                                     "met" if t["met"] else "**missed**"))
+    w("")
+    return "\n".join(L)
+
+
+def write_report(r, path):
+    label = r["label"]
+    text = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            text = f.read()
+    if not text.startswith("# breachd benchmark results"):
+        text = HEADER + text
+    block = BEGIN % label + "\n" + section(r) + "\n" + END % label
+    b, e = BEGIN % label, END % label
+    if b in text and e in text:
+        text = text[:text.index(b)] + block + text[text.index(e) + len(e):]
+    else:
+        # full before quick, both before the hand-written notes
+        notes = text.find("\n## Notes")
+        other = BEGIN % ("quick" if label == "full" else "full")
+        if label == "full" and other in text:
+            at = text.index(other)
+        elif notes >= 0:
+            at = notes + 1
+        else:
+            at = len(text)
+        text = text[:at].rstrip("\n") + "\n\n" + block + "\n\n" + text[at:].lstrip("\n")
+    with open(path, "w") as f:
+        f.write(text.rstrip("\n") + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--label", default="quick", help="report section: quick or full")
+    ap.add_argument("--records", type=int, default=50_000)
+    ap.add_argument("--cards", type=int, default=50_000)
+    ap.add_argument("--breaches", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--duration", type=int, default=8, help="seconds per measured run")
+    ap.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up")
+    ap.add_argument("--ratio-runs", type=int, default=1,
+                    help="alternating scenario-1 / nginx runs; the medians make the ratio")
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--wrk-threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="breachd --threads = nginx workers")
+    ap.add_argument("--idle-connections", type=int, default=1000)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"))
+    ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--report-only", metavar="RESULTS_JSON",
+                    help="only rewrite the report from a results.json of an earlier run")
+    a = ap.parse_args()
+    if a.report_only:
+        with open(a.report_only) as f:
+            write_report(json.load(f), a.results)
+        return
+    a.command = "bench/run.py " + " ".join(sys.argv[1:])
+    for tool in ("wrk", "nginx"):
+        if not shutil.which(tool):
+            raise SystemExit("bench: %s is not installed (run bench/install-bench-deps.sh)"
+                             % tool)
+    for b in ("breachd", "breachctl"):
+        if not os.access(os.path.join(ROOT, a.build, b), os.X_OK):
+            raise SystemExit("bench: %s/%s is missing (make all)" % (a.build, b))
+    # 1,000 idle connections plus wrk's need more descriptors than the usual soft limit.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    bench = Bench(a)
+    need = (a.records * 900 + a.cards * 900) // 1048576 + 200  # MiB: corpus + store, roughly
+    free = shutil.disk_usage(bench.work).free // 1048576
+    if free < need:
+        raise SystemExit("bench: %s has %d MiB free, about %d MiB needed" % (bench.work, free,
+                                                                              need))
+    try:
+        bench.run()
+    finally:
+        bench.cleanup()
+
+
+if __name__ == "__main__":
+    main()
