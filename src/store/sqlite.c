@@ -323,6 +323,11 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
         goto fail;
     }
     sqlite3_busy_timeout(s->db, 10000);
+    /* A new store gets 16 KiB pages: a quarter of the I/O calls of the 4 KiB default for
+     * the same data, which is what bulk import and index range scans pay for. Only takes
+     * effect before the first table exists. */
+    if (flags & BD_STORE_CREATE)
+        exec(s, "PRAGMA page_size=16384");
     sqlite3_extended_result_codes(s->db, 0);
     /* WAL lets the server read while breachctl imports; NORMAL sync is durable at each
      * checkpoint and never corrupts, which is the trade-off WAL documents. */
@@ -346,6 +351,9 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
     }
     if (!(flags & BD_STORE_WRITE))
         exec(s, "PRAGMA query_only=1");
+    else /* bulk writers: fold the WAL back every 256 MiB, not every 4 MiB (each fsyncs) */
+        exec(s, "PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-262144; "
+                "PRAGMA mmap_size=0");
     *out = s;
     return BD_OK;
 fail:
