@@ -11,7 +11,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, ServerTest, fixture
+from harness import Ctl, Server, ServerTest, binary, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
 RECORDS = [
@@ -136,6 +136,47 @@ class Limits(ServerTest):
                 self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
             finally:
                 self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+class ConnectionCaps(unittest.TestCase):
+    def test_connections_per_address_are_capped_and_freed(self):
+        ctl = Ctl().init()
+        try:
+            key = ctl.key("caps")
+            srv = Server(ctl, "--max-connections-per-ip", "2")
+            try:
+                held = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(2)]
+                for s in held:
+                    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    s.settimeout(5)
+                    self.assertIn(b"200 OK", s.recv(4096))
+                third = socket.create_connection(("127.0.0.1", srv.port))
+                third.settimeout(5)
+                try:
+                    third.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                    self.assertEqual(third.recv(4096), b"")  # closed at once, never served
+                except (ConnectionResetError, BrokenPipeError):
+                    pass
+                third.close()
+                for s in held:
+                    s.close()
+                time.sleep(0.2)
+                self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+    def test_server_refuses_a_secret_readable_by_others(self):
+        ctl = Ctl().init()
+        try:
+            os.chmod(ctl.db + ".secret", 0o640)
+            p = subprocess.run([binary("breachd"), "--db", ctl.db, "--listen", "127.0.0.1:0"],
+                               capture_output=True, timeout=10)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(b"chmod 600", p.stderr)
         finally:
             ctl.cleanup()
 
