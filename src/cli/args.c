@@ -2,6 +2,7 @@
 #include "cli/args.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,4 +50,43 @@ bool bd_parse_rate(const char *s, const char *unit, int64_t max, int64_t *out)
     memcpy(num, s, n);
     num[n] = '\0';
     return bd_parse_i64(num, 1, max, out);
+}
+
+bool bd_parse_options(const char *cmd, int argc, char **argv, const bd_option *opts,
+                      const char **pos, int npos_max, int *npos)
+{
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--", 2) != 0) {
+            if (n == npos_max) {
+                fprintf(stderr, "%s: unexpected argument '%s'\n", cmd, argv[i]);
+                return false;
+            }
+            pos[n++] = argv[i];
+            continue;
+        }
+        const bd_option *o = opts;
+        const char *v = NULL;
+        for (; o->name; o++) {
+            if (o->flag && strcmp(argv[i], o->name) == 0)
+                break;
+            if (o->value && bd_arg_value(argc, argv, &i, o->name, &v))
+                break;
+        }
+        if (!o->name) {
+            fprintf(stderr, "%s: unknown option '%s'\n", cmd, argv[i]);
+            return false;
+        }
+        if (o->flag) {
+            *o->flag = true;
+        } else if (!v) {
+            fprintf(stderr, "%s: %s needs a value\n", cmd, o->name);
+            return false;
+        } else {
+            *o->value = v;
+        }
+    }
+    if (npos)
+        *npos = n;
+    return true;
 }

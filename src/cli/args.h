@@ -14,4 +14,19 @@ bool bd_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* Parses "N" or "N<unit>" (unit like "/h") into N in [1, max]. */
 bool bd_parse_rate(const char *s, const char *unit, int64_t max, int64_t *out);
 
+/* One option a command accepts: "--name VALUE" (value set) or a bare flag (flag set). */
+typedef struct {
+    const char *name;
+    const char **value;
+    bool *flag;
+} bd_option;
+
+/* Parses a command's arguments against opts (ended by an entry with a NULL name). Other
+ * arguments ("-" included) are positional: up to npos_max of them go to pos, counted in
+ * *npos. On an unknown option, a missing value or too many positional arguments, prints
+ * "<cmd>: <reason>" on stderr and returns false. pos and npos may be NULL when npos_max
+ * is 0. */
+bool bd_parse_options(const char *cmd, int argc, char **argv, const bd_option *opts,
+                      const char **pos, int npos_max, int *npos);
+
 #endif

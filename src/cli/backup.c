@@ -8,23 +8,10 @@
 int bd_cmd_backup(int argc, char **argv)
 {
     const char *db = NULL, *secret = NULL, *to = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret = v;
-        else if (bd_arg_value(argc, argv, &i, "--to", &v))
-            to = v;
-        else {
-            fprintf(stderr, "breachctl backup: unknown option '%s'\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl backup: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
+    const bd_option opts[] = {
+        {"--db", &db, NULL}, {"--secret", &secret, NULL}, {"--to", &to, NULL}, {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl backup", argc, argv, opts, NULL, 0, NULL))
+        return BD_EXIT_FAIL;
     if (!db || !to) {
         fputs("usage: breachctl backup --db PATH --to FILE\n", stderr);
         return BD_EXIT_FAIL;

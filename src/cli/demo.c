@@ -300,21 +300,9 @@ static int load(bd_store *s, const uint8_t *secret, bd_import_kind kind,
 int bd_cmd_demo(int argc, char **argv)
 {
     const char *db = NULL, *secret = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret = v;
-        else {
-            fprintf(stderr, "breachctl demo: unknown option '%s'\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl demo: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
+    const bd_option opts[] = {{"--db", &db, NULL}, {"--secret", &secret, NULL}, {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl demo", argc, argv, opts, NULL, 0, NULL))
+        return BD_EXIT_FAIL;
     if (!db) {
         fputs("usage: breachctl demo --db PATH [--secret FILE]\n", stderr);
         return BD_EXIT_FAIL;

@@ -18,25 +18,13 @@ static int print_removed(void *ctx, const bd_stats_row *row)
 int bd_cmd_erase(int argc, char **argv)
 {
     const char *db = NULL, *secret = NULL, *email = NULL, *breach = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret = v;
-        else if (bd_arg_value(argc, argv, &i, "--email", &v))
-            email = v;
-        else if (bd_arg_value(argc, argv, &i, "--breach", &v))
-            breach = v;
-        else {
-            fprintf(stderr, "breachctl erase: unknown option '%s'\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl erase: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
+    const bd_option opts[] = {{"--db", &db, NULL},
+                              {"--secret", &secret, NULL},
+                              {"--email", &email, NULL},
+                              {"--breach", &breach, NULL},
+                              {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl erase", argc, argv, opts, NULL, 0, NULL))
+        return BD_EXIT_FAIL;
     if (!db || !email == !breach) {
         fputs("usage: breachctl erase --db PATH (--email ADDRESS | --breach UUID)\n", stderr);
         return BD_EXIT_FAIL;

@@ -14,52 +14,37 @@ static const char USAGE[] =
 
 int bd_cmd_import(int argc, char **argv)
 {
-    const char *db = NULL, *secret_path = NULL, *kind = NULL;
-    const char *files[256];
-    int nfiles = 0;
-    char breach[BD_UUID_TEXT_LEN + 1];
-    bd_import_options o = {.format = BD_FMT_AUTO, .report = stderr, .ids = stdout};
-    for (int i = 0; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret_path = v;
-        else if (bd_arg_value(argc, argv, &i, "--breach", &v)) {
-            if (v && !bd_uuid_canonical(bd_slice_from(v), breach)) {
-                fprintf(stderr, "breachctl import: --breach needs a UUID\n");
-                return BD_EXIT_FAIL;
-            }
-            o.breach_uuid = breach;
-        } else if (bd_arg_value(argc, argv, &i, "--format", &v)) {
-            if (v && strcmp(v, "jsonl") == 0)
-                o.format = BD_FMT_JSONL;
-            else if (v && strcmp(v, "csv") == 0)
-                o.format = BD_FMT_CSV;
-            else {
-                fprintf(stderr, "breachctl import: --format is jsonl or csv\n");
-                return BD_EXIT_FAIL;
-            }
-        } else if (strcmp(argv[i], "--strict") == 0)
-            o.strict = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "breachctl import: unknown option '%s'\n%s", argv[i], USAGE);
-            return BD_EXIT_FAIL;
-        } else if (!kind)
-            kind = argv[i];
-        else if (nfiles < (int)(sizeof files / sizeof files[0]))
-            files[nfiles++] = argv[i];
-        else {
-            fprintf(stderr, "breachctl import: at most 256 files at a time\n");
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl import: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
-    if (!db || !kind || nfiles == 0) {
+    const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL;
+    const char *args[257]; /* what to import, then the files */
+    int nargs = 0;
+    bool strict = false;
+    const bd_option opts[] = {{"--db", &db, NULL},         {"--secret", &secret_path, NULL},
+                              {"--breach", &breach_text, NULL}, {"--format", &format, NULL},
+                              {"--strict", NULL, &strict}, {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
+        return BD_EXIT_FAIL;
+    if (!db || nargs < 2) {
         fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    const char *kind = args[0], **files = args + 1;
+    int nfiles = nargs - 1;
+    char breach[BD_UUID_TEXT_LEN + 1];
+    bd_import_options o = {.format = BD_FMT_AUTO, .report = stderr, .ids = stdout,
+                           .strict = strict};
+    if (breach_text) {
+        if (!bd_uuid_canonical(bd_slice_from(breach_text), breach)) {
+            fprintf(stderr, "breachctl import: --breach needs a UUID\n");
+            return BD_EXIT_FAIL;
+        }
+        o.breach_uuid = breach;
+    }
+    if (format && strcmp(format, "jsonl") == 0) {
+        o.format = BD_FMT_JSONL;
+    } else if (format && strcmp(format, "csv") == 0) {
+        o.format = BD_FMT_CSV;
+    } else if (format) {
+        fprintf(stderr, "breachctl import: --format is jsonl or csv\n");
         return BD_EXIT_FAIL;
     }
     if (strcmp(kind, "breaches") == 0)

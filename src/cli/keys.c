@@ -62,31 +62,13 @@ int bd_cmd_keys(int argc, char **argv)
     const char *sub = argv[0];
     const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
                *expires = NULL, *id = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret = v;
-        else if (bd_arg_value(argc, argv, &i, "--name", &v))
-            name = v;
-        else if (bd_arg_value(argc, argv, &i, "--plan", &v))
-            plan = v;
-        else if (bd_arg_value(argc, argv, &i, "--rate", &v))
-            rate = v;
-        else if (bd_arg_value(argc, argv, &i, "--expires", &v))
-            expires = v;
-        else if (argv[i][0] != '-' && !id)
-            id = argv[i];
-        else {
-            fprintf(stderr, "breachctl keys: unknown option '%s'\n%s", argv[i], USAGE);
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl keys: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
+    const bd_option opts[] = {{"--db", &db, NULL},       {"--secret", &secret, NULL},
+                              {"--name", &name, NULL},   {"--plan", &plan, NULL},
+                              {"--rate", &rate, NULL},   {"--expires", &expires, NULL},
+                              {NULL, NULL, NULL}};
+    int npos = 0;
+    if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, &id, 1, &npos))
+        return BD_EXIT_FAIL;
     if (!db) {
         fputs(USAGE, stderr);
         return BD_EXIT_FAIL;

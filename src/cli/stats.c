@@ -16,21 +16,9 @@ static int print_row(void *ctx, const bd_stats_row *row)
 int bd_cmd_stats(int argc, char **argv)
 {
     const char *db = NULL, *secret = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *v = (const char *)1;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            db = v;
-        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
-            secret = v;
-        else {
-            fprintf(stderr, "breachctl stats: unknown option '%s'\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-        if (!v) {
-            fprintf(stderr, "breachctl stats: %s needs a value\n", argv[i]);
-            return BD_EXIT_FAIL;
-        }
-    }
+    const bd_option opts[] = {{"--db", &db, NULL}, {"--secret", &secret, NULL}, {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl stats", argc, argv, opts, NULL, 0, NULL))
+        return BD_EXIT_FAIL;
     if (!db) {
         fputs("usage: breachctl stats --db PATH\n", stderr);
         return BD_EXIT_FAIL;

@@ -237,3 +237,12 @@ void bd_json_raw(bd_json *w, bd_slice json)
     before_value(w);
     put(w, json.ptr, json.len);
 }
+
+void bd_json_member_string(bd_json *w, const char *key, bd_slice s, bool empty_is_null)
+{
+    bd_json_key(w, key);
+    if (!s.ptr || (empty_is_null && s.len == 0))
+        bd_json_null(w);
+    else
+        bd_json_string(w, s);
+}

@@ -43,6 +43,10 @@ void bd_json_double(bd_json *w, double v);
 /* Appends text that is already valid JSON (e.g. a stored, pre-encoded value). */
 void bd_json_raw(bd_json *w, bd_slice json);
 
+/* A member whose value is s, or null when s.ptr is NULL (or, with empty_is_null, when s is
+ * empty). */
+void bd_json_member_string(bd_json *w, const char *key, bd_slice s, bool empty_is_null);
+
 /* Appends s to out as the contents of a JSON string (no surrounding quotes). */
 bd_result bd_json_escape(bd_buf *out, bd_slice s);
 

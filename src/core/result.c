@@ -1,6 +1,9 @@
 /* Text for each bd_result code. */
 #include "core/result.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 const char *bd_result_str(bd_result r)
 {
     switch (r) {
@@ -16,4 +19,14 @@ const char *bd_result_str(bd_result r)
     case BD_ERR_CRYPTO: return "cryptographic failure";
     }
     return "unknown error";
+}
+
+void bd_why(char *why, size_t whylen, const char *fmt, ...)
+{
+    if (!why || whylen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
 }

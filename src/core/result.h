@@ -18,4 +18,10 @@ typedef enum {
 /* Returns a short constant description of r; never NULL. */
 const char *bd_result_str(bd_result r);
 
+#include <stddef.h>
+
+/* Writes a reason sentence into the caller's why buffer (nothing when why is NULL or
+ * whylen is 0): the convention every parser here uses to explain a refusal. */
+void bd_why(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -12,15 +12,6 @@ static void text(bd_json *w, const char *key, bd_slice v)
     bd_json_string(w, v.ptr ? v : (bd_slice){"", 0});
 }
 
-/* Fields whose absence the interface allows to show as null. */
-static void nullable(bd_json *w, const char *key, bd_slice v)
-{
-    bd_json_key(w, key);
-    if (v.ptr)
-        bd_json_string(w, v);
-    else
-        bd_json_null(w);
-}
 
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape)
 {
@@ -43,11 +34,11 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape)
     text(w, "password_types", b->password_types);
     text(w, "leaked_data_types", b->leaked_data_types);
     text(w, "description", b->description);
-    nullable(w, "service_article_url", b->service_article_url);
+    bd_json_member_string(w, "service_article_url", b->service_article_url, false);
     bd_json_key(w, "pwned_count");
     bd_json_int(w, b->pwned_count);
     if (shape == BD_BREACH_DETAILS)
-        nullable(w, "site_logo", b->site_logo);
+        bd_json_member_string(w, "site_logo", b->site_logo, false);
     bd_json_object_end(w);
 }
 

@@ -64,41 +64,32 @@ static bool parse_sort(bd_req *rq, bd_card_query *q)
     return true;
 }
 
-static void text_or_null(bd_json *w, const char *key, bd_slice v)
-{
-    bd_json_key(w, key);
-    if (v.ptr)
-        bd_json_string(w, v);
-    else
-        bd_json_null(w);
-}
-
 static int write_card(void *ctx, const bd_card_row *c)
 {
     bd_json *w = ctx;
     bd_json_object_begin(w);
-    text_or_null(w, "id", c->id);
-    text_or_null(w, "createdAt", c->created_at);
-    text_or_null(w, "bank", c->bank);
-    text_or_null(w, "number", c->number_masked);
-    text_or_null(w, "owner", c->owner);
-    text_or_null(w, "cvv", c->cvv);
-    text_or_null(w, "expireDate", c->expire_date);
+    bd_json_member_string(w, "id", c->id, false);
+    bd_json_member_string(w, "createdAt", c->created_at, false);
+    bd_json_member_string(w, "bank", c->bank, false);
+    bd_json_member_string(w, "number", c->number_masked, false);
+    bd_json_member_string(w, "owner", c->owner, false);
+    bd_json_member_string(w, "cvv", c->cvv, false);
+    bd_json_member_string(w, "expireDate", c->expire_date, false);
     bd_json_key(w, "cvssScore");
     if (c->has_cvss)
         bd_json_double(w, c->cvss);
     else
         bd_json_null(w);
-    text_or_null(w, "leakId", c->leak_id);
-    text_or_null(w, "leakName", c->leak_name);
-    text_or_null(w, "leakPublishDate", c->leak_publish_date);
-    text_or_null(w, "leakDiscoverDate", c->leak_discover_date);
+    bd_json_member_string(w, "leakId", c->leak_id, false);
+    bd_json_member_string(w, "leakName", c->leak_name, false);
+    bd_json_member_string(w, "leakPublishDate", c->leak_publish_date, false);
+    bd_json_member_string(w, "leakDiscoverDate", c->leak_discover_date, false);
     bd_json_key(w, "leakSize");
     if (c->has_leak_size)
         bd_json_int(w, c->leak_size);
     else
         bd_json_null(w);
-    text_or_null(w, "leakTags", c->leak_tags);
+    bd_json_member_string(w, "leakTags", c->leak_tags, false);
     bd_json_object_end(w);
     return 0;
 }

@@ -48,13 +48,10 @@ static const char *severity_name(bd_severity s)
     return s == BD_SEVERITY_HIGH ? "High" : s == BD_SEVERITY_MEDIUM ? "Medium" : "Low";
 }
 
+/* breached_data: a field with no value is null, never "". */
 static void opt(bd_json *w, const char *key, bd_slice v)
 {
-    bd_json_key(w, key);
-    if (v.ptr && v.len)
-        bd_json_string(w, v);
-    else
-        bd_json_null(w);
+    bd_json_member_string(w, key, v, true);
 }
 
 typedef struct {

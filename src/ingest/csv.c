@@ -2,7 +2,6 @@
  * header and row parsers. */
 #include "ingest/csv.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +47,6 @@ bool bd_csv_record_complete(const char *rec, size_t len)
     return bd_csv_scan_feed(&s, rec, len);
 }
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    if (!why || whylen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
 
 /* One cell as it appears in the record. For a quoted cell, text is what lies between the
  * quotes, with any "" pairs still doubled (escaped says whether there are any). */
@@ -210,7 +197,7 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
     while ((got = next_cell(&c, &cl, &bad)) == 1) {
         size_t col = h->n + 1;
         if (h->n == BD_FIELDS_MAX) {
-            set_why(why, whylen, "the header has more than %d columns", BD_FIELDS_MAX);
+            bd_why(why, whylen, "the header has more than %d columns", BD_FIELDS_MAX);
             r = BD_ERR_INVALID;
             goto fail;
         }
@@ -219,24 +206,24 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
         if (r == BD_OK)
             r = bd_buf_append_char(&h->names, '\0');
         if (r != BD_OK) {
-            set_why(why, whylen, "the header is too large");
+            bd_why(why, whylen, "the header is too large");
             goto fail;
         }
         const char *name = h->names.data + start;
         size_t name_len = h->names.len - 1 - start;
         if (name_len == 0) {
-            set_why(why, whylen, "column %zu of the header has no name", col);
+            bd_why(why, whylen, "column %zu of the header has no name", col);
             r = BD_ERR_INVALID;
             goto fail;
         }
         if (memchr(name, '\0', name_len)) {
-            set_why(why, whylen, "column %zu of the header has a NUL byte in its name", col);
+            bd_why(why, whylen, "column %zu of the header has a NUL byte in its name", col);
             r = BD_ERR_INVALID;
             goto fail;
         }
         for (size_t k = 0; k < h->n; k++) {
             if (strcmp(h->names.data + h->off[k], name) == 0) {
-                set_why(why, whylen,
+                bd_why(why, whylen,
                         "the header names column \"%.64s\" twice (columns %zu and %zu)", name,
                         k + 1, col);
                 r = BD_ERR_INVALID;
@@ -246,7 +233,7 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
         h->off[h->n++] = start;
     }
     if (got < 0) {
-        set_why(why, whylen, "the header is not valid CSV: %s", bad);
+        bd_why(why, whylen, "the header is not valid CSV: %s", bad);
         r = BD_ERR_INVALID;
         goto fail;
     }
@@ -285,19 +272,19 @@ bd_result bd_csv_parse_row(const bd_csv_header *h, const char *rec, size_t len, 
                 r = unescape(&cl, add_to_fields, out);
         }
         if (r != BD_OK) {
-            set_why(why, whylen,
+            bd_why(why, whylen,
                     r == BD_ERR_NOMEM ? "out of memory while reading the record"
                                       : "the record is too large");
             goto fail;
         }
     }
     if (got < 0) {
-        set_why(why, whylen, "the record is not valid CSV: %s", bad);
+        bd_why(why, whylen, "the record is not valid CSV: %s", bad);
         r = BD_ERR_INVALID;
         goto fail;
     }
     if (cells != h->n) {
-        set_why(why, whylen, "the record has %zu cells but the header has %zu columns", cells,
+        bd_why(why, whylen, "the record has %zu cells but the header has %zu columns", cells,
                 h->n);
         r = BD_ERR_INVALID;
         goto fail;

@@ -4,24 +4,11 @@
 #include "ingest/jsonl.h"
 
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ingest/mask.h"
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    if (!why || whylen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
 
 static bool is_ws(char c)
 {
@@ -145,7 +132,7 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
     bd_result r = BD_OK;
     bd_fields_clear(out);
     if (skip_ws(line, 0, len) == len) {
-        set_why(why, whylen, "the line is empty: each line must hold one JSON object");
+        bd_why(why, whylen, "the line is empty: each line must hold one JSON object");
         return BD_ERR_INVALID;
     }
     json_error_t err;
@@ -154,19 +141,19 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
         JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &err);
     if (!root) {
         if (json_error_code(&err) == json_error_duplicate_key)
-            set_why(why, whylen, "a field name appears twice (column %d): %s", err.column,
+            bd_why(why, whylen, "a field name appears twice (column %d): %s", err.column,
                     err.text);
         else
-            set_why(why, whylen, "not valid JSON at column %d: %s", err.column, err.text);
+            bd_why(why, whylen, "not valid JSON at column %d: %s", err.column, err.text);
         return BD_ERR_INVALID;
     }
     if (!json_is_object(root)) {
-        set_why(why, whylen, "each line must hold one JSON object, not %s", type_phrase(root));
+        bd_why(why, whylen, "each line must hold one JSON object, not %s", type_phrase(root));
         r = BD_ERR_INVALID;
         goto free_root;
     }
     if (json_object_size(root) > BD_FIELDS_MAX) {
-        set_why(why, whylen, "a record may have at most %d fields, this one has %zu", BD_FIELDS_MAX,
+        bd_why(why, whylen, "a record may have at most %d fields, this one has %zu", BD_FIELDS_MAX,
                 json_object_size(root));
         r = BD_ERR_INVALID;
         goto free_root;
@@ -181,7 +168,7 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
         size_t ve = skip_value(line, vs, len);
         i = skip_ws(line, ve, len) + 1; /* ',' or '}' */
         if (ve > len || vs >= ve) {
-            set_why(why, whylen, "the line could not be read as a JSON object");
+            bd_why(why, whylen, "the line could not be read as a JSON object");
             r = BD_ERR_INVALID;
             goto free_root;
         }
@@ -189,11 +176,11 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
                        json_object_iter_value(it), line, vs, ve);
         if (r != BD_OK) {
             if (r == BD_ERR_INVALID)
-                set_why(why, whylen, "a field name must not be empty or contain a NUL byte");
+                bd_why(why, whylen, "a field name must not be empty or contain a NUL byte");
             else if (r == BD_ERR_LIMIT)
-                set_why(why, whylen, "the record is too large");
+                bd_why(why, whylen, "the record is too large");
             else
-                set_why(why, whylen, "out of memory while reading the record");
+                bd_why(why, whylen, "out of memory while reading the record");
             goto free_root;
         }
     }

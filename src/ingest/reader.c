@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,23 +44,11 @@ struct bd_reader {
     bd_fields *fields;
 };
 
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-    if (!why || whylen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-}
 
 static void errno_text(int err, char *out, size_t outlen)
 {
     if (strerror_r(err, out, outlen) != 0)
-        set_why(out, outlen, "error %d", err);
+        bd_why(out, outlen, "error %d", err);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -110,7 +97,7 @@ static bd_result start_gzip(bd_reader *r, const char *path)
     return BD_OK;
 fail:
     errno_text(errno, err, sizeof err);
-    set_why(r->failed_why, sizeof r->failed_why, "cannot start gzip for %s: %s", path, err);
+    bd_why(r->failed_why, sizeof r->failed_why, "cannot start gzip for %s: %s", path, err);
     for (int i = 0; i < 2; i++) {
         if (out_p[i] >= 0)
             close(out_p[i]);
@@ -129,7 +116,7 @@ static bd_result finish_gzip(bd_reader *r)
         ;
     r->gzip = 0;
     if (w < 0) {
-        set_why(r->failed_why, sizeof r->failed_why, "cannot wait for gzip to finish");
+        bd_why(r->failed_why, sizeof r->failed_why, "cannot wait for gzip to finish");
         return BD_ERR_IO;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -149,13 +136,13 @@ static bd_result finish_gzip(bd_reader *r)
     char *text = msg + strspn(msg, " \t\r\n"); /* gzip starts its message with a newline */
     text[strcspn(text, "\r\n")] = '\0';
     if (WIFSIGNALED(status))
-        set_why(r->failed_why, sizeof r->failed_why, "gzip was killed by signal %d",
+        bd_why(r->failed_why, sizeof r->failed_why, "gzip was killed by signal %d",
                 WTERMSIG(status));
     else if (WEXITSTATUS(status) == 127)
-        set_why(r->failed_why, sizeof r->failed_why,
+        bd_why(r->failed_why, sizeof r->failed_why,
                 "gzip could not be run: install gzip to import .gz files");
     else
-        set_why(r->failed_why, sizeof r->failed_why,
+        bd_why(r->failed_why, sizeof r->failed_why,
                 "decompression failed (gzip exit status %d): %s", WEXITSTATUS(status),
                 n ? msg : "no message");
     return BD_ERR_IO;
@@ -184,7 +171,7 @@ static bd_result fill(bd_reader *r)
         if (errno != EINTR) {
             char err[128];
             errno_text(errno, err, sizeof err);
-            set_why(r->failed_why, sizeof r->failed_why, "read error: %s", err);
+            bd_why(r->failed_why, sizeof r->failed_why, "read error: %s", err);
             return BD_ERR_IO;
         }
     }
@@ -320,7 +307,7 @@ static bd_result read_record(bd_reader *r, const char **rec, size_t *len, uint64
         res = next_line(r, &p, &n);
         *first = r->line_no;
         if (res == BD_ERR_LIMIT) {
-            set_why(why, whylen, too_long);
+            bd_why(why, whylen, too_long);
             return BD_ERR_INVALID;
         }
         if (res != BD_OK)
@@ -338,11 +325,11 @@ static bd_result read_record(bd_reader *r, const char **rec, size_t *len, uint64
     for (;;) {
         res = next_line(r, &p, &n);
         if (res == BD_ERR_NOT_FOUND) {
-            set_why(why, whylen, "a quoted cell is not closed before the end of the input");
+            bd_why(why, whylen, "a quoted cell is not closed before the end of the input");
             return BD_ERR_INVALID;
         }
         if (res == BD_ERR_LIMIT) {
-            set_why(why, whylen, too_long);
+            bd_why(why, whylen, too_long);
             return BD_ERR_INVALID;
         }
         if (res != BD_OK)
@@ -357,7 +344,7 @@ static bd_result read_record(bd_reader *r, const char **rec, size_t *len, uint64
             r->skip_counted = false;
             if (r->skipping)
                 bd_csv_scan_feed(&r->scan, "\n", 1);
-            set_why(why, whylen, "record longer than 1 MiB");
+            bd_why(why, whylen, "record longer than 1 MiB");
             return BD_ERR_INVALID;
         }
         if (res != BD_OK)
@@ -377,7 +364,7 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
     *out = NULL;
     bd_reader *r = calloc(1, sizeof *r);
     if (!r) {
-        set_why(why, whylen, "out of memory");
+        bd_why(why, whylen, "out of memory");
         return BD_ERR_NOMEM;
     }
     r->fd = -1;
@@ -394,7 +381,7 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
     if (fmt == BD_FMT_CSV)
         r->header = bd_csv_header_new();
     if (!r->buf || !r->fields || (fmt == BD_FMT_CSV && !r->header)) {
-        set_why(why, whylen, "out of memory");
+        bd_why(why, whylen, "out of memory");
         goto fail;
     }
 
@@ -406,12 +393,12 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
         struct stat st;
         if (r->fd < 0 || fstat(r->fd, &st) != 0) {
             errno_text(errno, err, sizeof err);
-            set_why(why, whylen, "cannot open %s: %s", path, err);
+            bd_why(why, whylen, "cannot open %s: %s", path, err);
             res = BD_ERR_IO;
             goto fail;
         }
         if (S_ISDIR(st.st_mode)) {
-            set_why(why, whylen, "cannot read %s: it is a directory", path);
+            bd_why(why, whylen, "cannot read %s: it is a directory", path);
             res = BD_ERR_IO;
             goto fail;
         }
@@ -422,7 +409,7 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
             r->own_fd = false;
             res = start_gzip(r, path);
             if (res != BD_OK) {
-                set_why(why, whylen, "%s", r->failed_why);
+                bd_why(why, whylen, "%s", r->failed_why);
                 goto fail;
             }
         } else if (S_ISREG(st.st_mode)) {
@@ -436,10 +423,10 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
         uint64_t first;
         res = read_record(r, &p, &n, &first, why, whylen);
         if (res == BD_ERR_NOT_FOUND) {
-            set_why(why, whylen, "%s is empty: a CSV file must start with a header row", path);
+            bd_why(why, whylen, "%s is empty: a CSV file must start with a header row", path);
             res = BD_ERR_IO;
         } else if (res == BD_ERR_IO) {
-            set_why(why, whylen, "%s", r->failed_why);
+            bd_why(why, whylen, "%s", r->failed_why);
         } else if (res == BD_ERR_INVALID) {
             /* why holds the reason */
         } else if (res == BD_OK) {
@@ -460,7 +447,7 @@ bd_result bd_reader_next(bd_reader *r, const bd_fields **rec, uint64_t *line, ch
 {
     *rec = NULL;
     if (r->failed != BD_OK) {
-        set_why(why, whylen, "%s", r->failed_why);
+        bd_why(why, whylen, "%s", r->failed_why);
         return r->failed;
     }
     const char *p;
@@ -470,7 +457,7 @@ bd_result bd_reader_next(bd_reader *r, const bd_fields **rec, uint64_t *line, ch
     *line = first;
     if (res == BD_ERR_IO) {
         r->failed = BD_ERR_IO;
-        set_why(why, whylen, "%s", r->failed_why);
+        bd_why(why, whylen, "%s", r->failed_why);
     }
     if (res != BD_OK)
         return res;
