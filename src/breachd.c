@@ -38,8 +38,7 @@ int main(int argc, char **argv)
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {
             cfg.threads = (unsigned)n;
-        } else if (bd_arg_value(argc, argv, &i, "--timeout", &v) &&
-                   bd_parse_i64(v, 1, 3600, &n)) {
+        } else if (bd_arg_value(argc, argv, &i, "--timeout", &v) && bd_parse_i64(v, 1, 3600, &n)) {
             cfg.conn_timeout = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--max-connections", &v) &&
                    bd_parse_i64(v, 1, 1000000, &n)) {

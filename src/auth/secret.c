@@ -54,9 +54,8 @@ bd_result bd_secret_load(const char *path, uint8_t out[BD_SECRET_LEN], char *why
     struct stat st;
     if (fstat(fd, &st) != 0 || (st.st_mode & 077) != 0) {
         close(fd);
-        snprintf(why, whylen,
-                 "the secret file %s may be read by other users; run 'chmod 600 %s'", path,
-                 path);
+        snprintf(why, whylen, "the secret file %s may be read by other users; run 'chmod 600 %s'",
+                 path, path);
         return BD_ERR_INVALID;
     }
     char hex[2 * BD_SECRET_LEN + 8];

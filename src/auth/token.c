@@ -102,7 +102,8 @@ bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice te
 const char *bd_token_status_message(bd_token_status s)
 {
     switch (s) {
-    case BD_TOKEN_OK: return "the paging token is valid";
+    case BD_TOKEN_OK:
+        return "the paging token is valid";
     case BD_TOKEN_MALFORMED:
         return "paging_token is malformed; pass the pagination_token of the previous response "
                "unchanged";

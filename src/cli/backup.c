@@ -30,7 +30,7 @@ int bd_cmd_backup(int argc, char **argv)
         fprintf(stderr, "breachctl backup: writing %s failed: %s\n", to, bd_result_str(r));
         return BD_EXIT_FAIL;
     }
-    fprintf(stderr, "breachctl: backed up %s to %s; copy the secret file (%s.secret) with it\n",
-            db, to, db);
+    fprintf(stderr, "breachctl: backed up %s to %s; copy the secret file (%s.secret) with it\n", db,
+            to, db);
     return BD_EXIT_OK;
 }

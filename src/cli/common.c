@@ -75,8 +75,9 @@ int bd_cli_init_store(const char *db, const char *secret_path)
         fprintf(stderr, "breachctl: cannot write to the new store %s\n", db);
         return BD_EXIT_FAIL;
     }
-    fprintf(stderr, "breachctl: created store %s with secret %s (mode 0600; back it up: "
-                    "without it, password, SSN and card searches cannot match)\n",
+    fprintf(stderr,
+            "breachctl: created store %s with secret %s (mode 0600; back it up: "
+            "without it, password, SSN and card searches cannot match)\n",
             db, path);
     return BD_EXIT_OK;
 }
@@ -101,8 +102,9 @@ int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t r
     }
     printf("%s\n", text);
     fflush(stdout);
-    fprintf(stderr, "breachctl: key %lld '%s' (%s, %lld requests/hour) created; it is shown "
-                    "only this once\n",
+    fprintf(stderr,
+            "breachctl: key %lld '%s' (%s, %lld requests/hour) created; it is shown "
+            "only this once\n",
             (long long)id, name, plan, (long long)rate);
     return BD_EXIT_OK;
 }

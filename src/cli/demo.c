@@ -44,44 +44,41 @@ static const demo_breach BREACHES[] = {
      "email,username,password,ip_address,phone_number",
      "A misconfigured backup of the ExampleSocial user table was posted on a forum.",
      "https://breachd.example/articles/examplesocial", "https://social.example/logo.png"},
-    {"7a2d3b4c-5e6f-4a71-9b82-c3d4e5f60712", "ShopDemo", "shop.example", "2023-10-04",
-     "Database", "E-commerce", "Germany", "German", "bcrypt",
+    {"7a2d3b4c-5e6f-4a71-9b82-c3d4e5f60712", "ShopDemo", "shop.example", "2023-10-04", "Database",
+     "E-commerce", "Germany", "German", "bcrypt",
      "email,password_hash,first_name,last_name,phone_number",
      "Customer accounts of the ShopDemo store, with bcrypt password hashes.", NULL,
      "https://shop.example/logo.png"},
-    {"8b3e4c5d-6f70-4b82-8c93-d4e5f6071823", "ForumTest", "forum.example", "2022-06-30",
-     "Scrape", "Forum,Technology", "United Kingdom", "English", "md5",
+    {"8b3e4c5d-6f70-4b82-8c93-d4e5f6071823", "ForumTest", "forum.example", "2022-06-30", "Scrape",
+     "Forum,Technology", "United Kingdom", "English", "md5",
      "email,username,password_hash,ip_address", "Scraped profiles of the ForumTest board.",
      "https://breachd.example/articles/forumtest", NULL},
-    {"9c4f5d6e-7081-4c93-9da4-e5f607182934", "CRM Sample", "crm.example", "2021-01-15",
-     "Database", "Business services", "United States", "English", "none",
+    {"9c4f5d6e-7081-4c93-9da4-e5f607182934", "CRM Sample", "crm.example", "2021-01-15", "Database",
+     "Business services", "United States", "English", "none",
      "email,first_name,last_name,social_security_number,phone_number",
      "A customer relationship database including social security numbers.", NULL, NULL},
-    {"ad506e7f-8192-4da4-8eb5-f60718293a45", "GameVault", "games.example", "2020-11-02",
-     "Database", "Gaming", "France", "French", "plaintext",
-     "email,username,password,bitcoin_address",
+    {"ad506e7f-8192-4da4-8eb5-f60718293a45", "GameVault", "games.example", "2020-11-02", "Database",
+     "Gaming", "France", "French", "plaintext", "email,username,password,bitcoin_address",
      "Player accounts of GameVault, some with linked wallet addresses.", NULL,
      "https://games.example/logo.png"},
     {"be617f80-92a3-4eb5-9fc6-0718293a4b56", "Stealer logs 2025-07", "", "2025-07-21",
      "Stealer logs", "Malware", "Unknown", "Unknown", "plaintext",
      "email,password,ip_address,username",
-     "Credentials captured by information-stealing malware, grouped by collection month.",
-     NULL, NULL},
+     "Credentials captured by information-stealing malware, grouped by collection month.", NULL,
+     NULL},
 };
 #define NBREACHES (sizeof BREACHES / sizeof BREACHES[0])
 
-static const char *const FIRST[] = {"Alice", "Bob",   "Carol", "Dave", "Erin",  "Frank",
-                                    "Grace", "Heidi", "Ivan",  "Judy", "Mallory", "Niaj",
-                                    "Olivia", "Peggy", "Rupert", "Sybil", "Trent", "Victor",
-                                    "Walter", "Zoë"};
-static const char *const LAST[] = {"Example", "Sample", "Tester", "Demo",   "Placeholder",
+static const char *const FIRST[] = {
+    "Alice",   "Bob",  "Carol",  "Dave",  "Erin",   "Frank", "Grace", "Heidi",  "Ivan",   "Judy",
+    "Mallory", "Niaj", "Olivia", "Peggy", "Rupert", "Sybil", "Trent", "Victor", "Walter", "Zoë"};
+static const char *const LAST[] = {"Example", "Sample", "Tester",  "Demo", "Placeholder",
                                    "Dummy",   "Mock",   "Fixture", "Stub", "Fakename"};
-static const char *const DOMAINS[] = {"example.com", "example.net", "example.org",
-                                      "mail.example", "corp.example"};
-static const char *const PASSWORDS[] = {"hunter2",  "correct horse battery", "Pässwörd!",
-                                        "letmein",  "qwerty123",     "Tr0ub4dor&3",
-                                        "dragon",   "秘密のパスワード", "x",
-                                        "ab",       "monkey99",      "sunshine!"};
+static const char *const DOMAINS[] = {"example.com", "example.net", "example.org", "mail.example",
+                                      "corp.example"};
+static const char *const PASSWORDS[] = {
+    "hunter2", "correct horse battery", "Pässwörd!", "letmein", "qwerty123", "Tr0ub4dor&3",
+    "dragon",  "秘密のパスワード",      "x",         "ab",      "monkey99",  "sunshine!"};
 
 static void kv(bd_json *w, const char *k, const char *v)
 {
@@ -165,7 +162,9 @@ static bool gen_records(FILE *f, bd_buf *b)
                     snprintf(ip, sizeof ip, "2001:DB8:0:0:%x:0:0:%x", p % 7, p + 1);
                 else
                     snprintf(ip, sizeof ip, "%s.%u",
-                             v == 0 ? "192.0.2" : v == 1 ? "198.51.100" : "203.0.113",
+                             v == 0   ? "192.0.2"
+                             : v == 1 ? "198.51.100"
+                                      : "203.0.113",
                              1 + p % 254);
                 kv(&w, "ip_address", ip);
             }
@@ -213,7 +212,7 @@ static bool gen_cards(FILE *f, bd_buf *b)
         const char *bin;
         int len;
         const char *bank;
-    } ISSUERS[] = {{"411111", 16, "Example Bank"},      {"555555", 16, "Demo Credit Union"},
+    } ISSUERS[] = {{"411111", 16, "Example Bank"},       {"555555", 16, "Demo Credit Union"},
                    {"378282", 15, "Test National Bank"}, {"601111", 16, "Sample Savings"},
                    {"400000", 19, "Example Bank"},       {"411111", 19, "Example Bank"}};
     static const char *const LEAKS[][3] = {{"leak-2023-001", "Carding forum dump", "paid"},

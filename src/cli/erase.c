@@ -10,8 +10,8 @@
 static int print_removed(void *ctx, const bd_stats_row *row)
 {
     (void)ctx;
-    printf("%.*s  %lld records  %.*s\n", (int)row->uuid.len, row->uuid.ptr,
-           (long long)row->records, (int)row->source_name.len, row->source_name.ptr);
+    printf("%.*s  %lld records  %.*s\n", (int)row->uuid.len, row->uuid.ptr, (long long)row->records,
+           (int)row->source_name.len, row->source_name.ptr);
     return 0;
 }
 

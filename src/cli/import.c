@@ -18,9 +18,12 @@ int bd_cmd_import(int argc, char **argv)
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
     bool strict = false;
-    const bd_option opts[] = {{"--db", &db, NULL},         {"--secret", &secret_path, NULL},
-                              {"--breach", &breach_text, NULL}, {"--format", &format, NULL},
-                              {"--strict", NULL, &strict}, {NULL, NULL, NULL}};
+    const bd_option opts[] = {{"--db", &db, NULL},
+                              {"--secret", &secret_path, NULL},
+                              {"--breach", &breach_text, NULL},
+                              {"--format", &format, NULL},
+                              {"--strict", NULL, &strict},
+                              {NULL, NULL, NULL}};
     if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
         return BD_EXIT_FAIL;
     if (!db || nargs < 2) {
@@ -30,8 +33,8 @@ int bd_cmd_import(int argc, char **argv)
     const char *kind = args[0], **files = args + 1;
     int nfiles = nargs - 1;
     char breach[BD_UUID_TEXT_LEN + 1];
-    bd_import_options o = {.format = BD_FMT_AUTO, .report = stderr, .ids = stdout,
-                           .strict = strict};
+    bd_import_options o = {
+        .format = BD_FMT_AUTO, .report = stderr, .ids = stdout, .strict = strict};
     if (breach_text) {
         if (!bd_uuid_canonical(bd_slice_from(breach_text), breach)) {
             fprintf(stderr, "breachctl import: --breach needs a UUID\n");
@@ -70,8 +73,7 @@ int bd_cmd_import(int argc, char **argv)
         bd_import_counts c = {0};
         char why[1024] = "";
         bd_result r = bd_import_file(s, secret, files[i], &o, &c, why, sizeof why);
-        fprintf(stderr,
-                "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
+        fprintf(stderr, "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
                 (unsigned long long)c.read, (unsigned long long)c.imported,
                 (unsigned long long)c.duplicates, (unsigned long long)c.rejected);
         if (r != BD_OK)

@@ -44,9 +44,9 @@ static int print_key(void *ctx, const bd_key_row *k)
     char created[11], expires[11];
     format_time(k->created_at, created);
     format_time(k->expires_at, expires);
-    const char *status = k->revoked_at                                ? "revoked"
+    const char *status = k->revoked_at                           ? "revoked"
                          : k->expires_at && k->expires_at <= now ? "expired"
-                                                                    : "active";
+                                                                 : "active";
     printf("%-6lld %-24.*s %-11.*s %9lld %-10s %-10s %s\n", (long long)k->id, (int)k->name.len,
            k->name.ptr, (int)k->plan.len, k->plan.ptr, (long long)k->rate_per_hour, created,
            expires, status);
@@ -62,9 +62,9 @@ int bd_cmd_keys(int argc, char **argv)
     const char *sub = argv[0];
     const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
                *expires = NULL, *id = NULL;
-    const bd_option opts[] = {{"--db", &db, NULL},       {"--secret", &secret, NULL},
-                              {"--name", &name, NULL},   {"--plan", &plan, NULL},
-                              {"--rate", &rate, NULL},   {"--expires", &expires, NULL},
+    const bd_option opts[] = {{"--db", &db, NULL},     {"--secret", &secret, NULL},
+                              {"--name", &name, NULL}, {"--plan", &plan, NULL},
+                              {"--rate", &rate, NULL}, {"--expires", &expires, NULL},
                               {NULL, NULL, NULL}};
     int npos = 0;
     if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, &id, 1, &npos))
@@ -87,7 +87,8 @@ int bd_cmd_keys(int argc, char **argv)
         }
         if (rate) {
             if (!bd_parse_rate(rate, "/h", 1000000000, &per_hour)) {
-                fprintf(stderr, "breachctl keys create: --rate is requests per hour, like 5000/h\n");
+                fprintf(stderr,
+                        "breachctl keys create: --rate is requests per hour, like 5000/h\n");
                 return BD_EXIT_FAIL;
             }
             plan = "custom";
@@ -131,8 +132,9 @@ int bd_cmd_keys(int argc, char **argv)
         } else {
             bd_result r = bd_store_key_revoke(s, n, now);
             if (r == BD_OK)
-                fprintf(stderr, "breachctl: key %lld revoked; servers stop accepting it within "
-                                "a few seconds\n",
+                fprintf(stderr,
+                        "breachctl: key %lld revoked; servers stop accepting it within "
+                        "a few seconds\n",
                         (long long)n);
             else {
                 fprintf(stderr, "breachctl keys revoke: no active key %lld\n", (long long)n);

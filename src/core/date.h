@@ -13,9 +13,9 @@ typedef struct {
 } bd_datetime;
 
 /* Each parser returns true and fills *out only when s is exactly of its form. */
-bool bd_date_parse_iso(bd_slice s, bd_datetime *out);   /* YYYY-MM-DD */
-bool bd_date_parse_dmy(bd_slice s, bd_datetime *out);   /* DD-Mon-YYYY, month any case */
-bool bd_datetime_parse(bd_slice s, bd_datetime *out);   /* YYYY-MM-DD[ T]HH:MM:SS */
+bool bd_date_parse_iso(bd_slice s, bd_datetime *out); /* YYYY-MM-DD */
+bool bd_date_parse_dmy(bd_slice s, bd_datetime *out); /* DD-Mon-YYYY, month any case */
+bool bd_datetime_parse(bd_slice s, bd_datetime *out); /* YYYY-MM-DD[ T]HH:MM:SS */
 int bd_days_in_month(int y, int m);
 
 /* Formatters write a NUL-terminated string into out. */

@@ -152,13 +152,27 @@ bd_result bd_json_escape(bd_buf *out, bd_slice s)
             char esc[6] = {'\\', 0};
             size_t n = 2;
             switch (c) {
-            case '"': esc[1] = '"'; break;
-            case '\\': esc[1] = '\\'; break;
-            case '\n': esc[1] = 'n'; break;
-            case '\r': esc[1] = 'r'; break;
-            case '\t': esc[1] = 't'; break;
-            case '\b': esc[1] = 'b'; break;
-            case '\f': esc[1] = 'f'; break;
+            case '"':
+                esc[1] = '"';
+                break;
+            case '\\':
+                esc[1] = '\\';
+                break;
+            case '\n':
+                esc[1] = 'n';
+                break;
+            case '\r':
+                esc[1] = 'r';
+                break;
+            case '\t':
+                esc[1] = 't';
+                break;
+            case '\b':
+                esc[1] = 'b';
+                break;
+            case '\f':
+                esc[1] = 'f';
+                break;
             default:
                 esc[1] = 'u';
                 esc[2] = '0';

@@ -7,16 +7,26 @@
 const char *bd_result_str(bd_result r)
 {
     switch (r) {
-    case BD_OK: return "ok";
-    case BD_ERR_NOMEM: return "out of memory";
-    case BD_ERR_LIMIT: return "limit exceeded";
-    case BD_ERR_INVALID: return "invalid input";
-    case BD_ERR_NOT_FOUND: return "not found";
-    case BD_ERR_EXISTS: return "already exists";
-    case BD_ERR_IO: return "input/output error";
-    case BD_ERR_STORE: return "store error";
-    case BD_ERR_BUSY: return "store busy or unavailable";
-    case BD_ERR_CRYPTO: return "cryptographic failure";
+    case BD_OK:
+        return "ok";
+    case BD_ERR_NOMEM:
+        return "out of memory";
+    case BD_ERR_LIMIT:
+        return "limit exceeded";
+    case BD_ERR_INVALID:
+        return "invalid input";
+    case BD_ERR_NOT_FOUND:
+        return "not found";
+    case BD_ERR_EXISTS:
+        return "already exists";
+    case BD_ERR_IO:
+        return "input/output error";
+    case BD_ERR_STORE:
+        return "store error";
+    case BD_ERR_BUSY:
+        return "store busy or unavailable";
+    case BD_ERR_CRYPTO:
+        return "cryptographic failure";
     }
     return "unknown error";
 }

@@ -41,8 +41,7 @@ bd_result bd_access_log_reopen(bd_access_log *log, char *why, size_t whylen)
 {
     int fd = open_log(log->path);
     if (fd < 0) {
-        snprintf(why, whylen, "cannot reopen the access log %s: %s", log->path,
-                 strerror(errno));
+        snprintf(why, whylen, "cannot reopen the access log %s: %s", log->path, strerror(errno));
         return BD_ERR_IO;
     }
     bd_result r = dup2(fd, log->fd) < 0 ? BD_ERR_IO : BD_OK;

@@ -12,13 +12,11 @@ static void text(bd_json *w, const char *key, bd_slice v)
     bd_json_string(w, v.ptr ? v : (bd_slice){"", 0});
 }
 
-
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape)
 {
     char dmy[12];
-    bd_datetime t = {.y = b->date_leaked / 10000,
-                     .m = b->date_leaked / 100 % 100,
-                     .d = b->date_leaked % 100};
+    bd_datetime t = {
+        .y = b->date_leaked / 10000, .m = b->date_leaked / 100 % 100, .d = b->date_leaked % 100};
     bd_date_format_dmy(&t, dmy);
     bd_json_object_begin(w);
     text(w, "uuid", b->uuid);

@@ -7,13 +7,13 @@
 static const int STATUSES[] = {200, 400, 401, 403, 404, 405, 422, 429, 431, 500, 503};
 #define NSTATUS (sizeof STATUSES / sizeof STATUSES[0])
 /* Upper bounds of the latency buckets, in microseconds. */
-static const int64_t BUCKETS[] = {250, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000,
-                                  250000, 1000000};
+static const int64_t BUCKETS[] = {250,   500,   1000,   2000,   5000,   10000,
+                                  20000, 50000, 100000, 250000, 1000000};
 #define NBUCKET (sizeof BUCKETS / sizeof BUCKETS[0])
 
 struct bd_metrics {
     _Atomic uint64_t requests[BD_ROUTE_COUNT][NSTATUS + 1]; /* last: any other status */
-    _Atomic uint64_t latency[NBUCKET + 1];                   /* last: +Inf */
+    _Atomic uint64_t latency[NBUCKET + 1];                  /* last: +Inf */
     _Atomic uint64_t latency_sum_us;
     _Atomic uint64_t rate_limited_key, rate_limited_failed_key, store_errors;
 };
@@ -21,8 +21,7 @@ struct bd_metrics {
 const char *bd_route_name(bd_route r)
 {
     static const char *const names[BD_ROUTE_COUNT] = {
-        "breaches", "breach", "breach-search", "credit-card-search", "healthz", "metrics",
-        "other"};
+        "breaches", "breach", "breach-search", "credit-card-search", "healthz", "metrics", "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }
 
@@ -103,8 +102,7 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
                               "breachd_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
                               "breachd_request_duration_seconds_sum %.6f\n"
                               "breachd_request_duration_seconds_count %llu\n",
-                              (unsigned long long)cumulative,
-                              (double)get(&m->latency_sum_us) / 1e6,
+                              (unsigned long long)cumulative, (double)get(&m->latency_sum_us) / 1e6,
                               (unsigned long long)cumulative);
     }
     if (r == BD_OK)

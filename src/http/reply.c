@@ -94,10 +94,9 @@ bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *
             continue;
         for (size_t j = 0; j < i; j++) {
             if (rq->params[j].name.len == rq->params[i].name.len &&
-                memcmp(rq->params[j].name.ptr, rq->params[i].name.ptr,
-                       rq->params[i].name.len) == 0) {
-                bd_reply_error(rq, 400, "bad_request", "query parameter '%s' is given twice",
-                               name);
+                memcmp(rq->params[j].name.ptr, rq->params[i].name.ptr, rq->params[i].name.len) ==
+                    0) {
+                bd_reply_error(rq, 400, "bad_request", "query parameter '%s' is given twice", name);
                 return false;
             }
         }

@@ -46,8 +46,8 @@ typedef struct {
     /* for the access log and metrics */
     bd_route route;
     bool authenticated;
-    int64_t records;         /* records or cards in the reply; -1: not a search */
-    char account_hash[33];   /* keyed hash of the searched account, "" when none */
+    int64_t records;       /* records or cards in the reply; -1: not a search */
+    char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
 } bd_req;
 

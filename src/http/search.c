@@ -33,8 +33,7 @@ static bool make_key(bd_req *rq, bd_id_type t, bd_slice v, const char *what, loo
         return false;
     }
     if (t == BD_ID_PASSWORD || t == BD_ID_SSN) {
-        bd_keyed_hash(rq->secret, t == BD_ID_PASSWORD ? "password" : "ssn", out->norm, n,
-                      out->mac);
+        bd_keyed_hash(rq->secret, t == BD_ID_PASSWORD ? "password" : "ssn", out->norm, n, out->mac);
         sodium_memzero(out->norm, n);
         out->key = (bd_slice){(const char *)out->mac, sizeof out->mac};
     } else {
@@ -143,11 +142,20 @@ static void write_not_found(bd_req *rq)
 
 void bd_handle_breach_search(bd_req *rq)
 {
-    static const char *const allowed[] = {
-        "type",     "account",    "paging_token",  "number_of_records",
-        "email",    "email_domain", "phone_number", "username",
-        "ip_address", "social_security_number", "password", "password_hash",
-        "bitcoin_address", NULL};
+    static const char *const allowed[] = {"type",
+                                          "account",
+                                          "paging_token",
+                                          "number_of_records",
+                                          "email",
+                                          "email_domain",
+                                          "phone_number",
+                                          "username",
+                                          "ip_address",
+                                          "social_security_number",
+                                          "password",
+                                          "password_hash",
+                                          "bitcoin_address",
+                                          NULL};
     if (!bd_params_check(rq, allowed, NULL))
         return;
     bd_slice type_text, account;
@@ -195,8 +203,7 @@ void bd_handle_breach_search(bd_req *rq)
             q.filter[f].mode = BD_FILTER_EQUALS;
             q.filter[f].key = filter_keys[f].key;
         } else {
-            bd_reply_error(rq, 422, "validation_error",
-                           "the '%s' filter takes yes or no", name);
+            bd_reply_error(rq, 422, "validation_error", "the '%s' filter takes yes or no", name);
             return;
         }
     }
@@ -217,8 +224,7 @@ void bd_handle_breach_search(bd_req *rq)
     bd_slice token_text;
     bool continuing = bd_param_get(rq, "paging_token", &token_text);
     if (continuing) {
-        bd_token_status ts =
-            bd_token_decode(rq->secret, token_text, now, rq->key.id, digest, &tok);
+        bd_token_status ts = bd_token_decode(rq->secret, token_text, now, rq->key.id, digest, &tok);
         if (ts != BD_TOKEN_OK) {
             bd_reply_error(rq, 422, "validation_error", "%s", bd_token_status_message(ts));
             return;

@@ -22,7 +22,7 @@
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
-#define HEADER_MAX 8192      /* request line plus headers */
+#define HEADER_MAX 8192 /* request line plus headers */
 #define LOG_LINE_MAX 4096
 
 /* What each worker thread keeps between requests. */
@@ -41,11 +41,11 @@ struct bd_server {
     uint8_t secret[BD_SECRET_LEN];
     struct MHD_Daemon *daemon;
     bd_keyring *keys;
-    bd_ratelimit *key_rates;   /* per API key, by plan */
-    bd_ratelimit *auth_fails;  /* per client address, failed keys only */
+    bd_ratelimit *key_rates;  /* per API key, by plan */
+    bd_ratelimit *auth_fails; /* per client address, failed keys only */
     bd_metrics *metrics;
     bd_access_log *log;
-    char *tls_cert, *tls_key;  /* PEM text */
+    char *tls_cert, *tls_key; /* PEM text */
     pthread_mutex_t workers_lock;
     worker *workers;
     pthread_t refresher;
@@ -95,8 +95,7 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     }
     if (strlen(key) != key_size || (value && strlen(value) != value_size))
         rq->bad_param_bytes = true;
-    rq->params[rq->nparams++] =
-        (bd_param){{key, key_size}, {value, value ? value_size : 0}};
+    rq->params[rq->nparams++] = (bd_param){{key, key_size}, {value, value ? value_size : 0}};
     return MHD_YES;
 }
 
@@ -106,9 +105,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
         MHD_create_response_from_buffer(rq->body->len, rq->body->data, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type", rq->content_type
-                                                      ? rq->content_type
-                                                      : "application/json; charset=utf-8");
+    MHD_add_response_header(resp, "Content-Type",
+                            rq->content_type ? rq->content_type
+                                             : "application/json; charset=utf-8");
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)
@@ -186,8 +185,8 @@ static void auth_failure(bd_server *srv, bd_req *rq, int status, const char *cod
                          const char *message)
 {
     bd_rate_decision d;
-    bd_ratelimit_take(srv->auth_fails, client_id(rq->conn), srv->cfg.auth_fail_limit, 60,
-                      now_us(), &d);
+    bd_ratelimit_take(srv->auth_fails, client_id(rq->conn), srv->cfg.auth_fail_limit, 60, now_us(),
+                      &d);
     if (!d.allowed) {
         bd_metrics_rate_limited(srv->metrics, true);
         rq->retry_after = d.retry_after;
@@ -211,8 +210,7 @@ static bool authenticate(bd_server *srv, bd_req *rq)
         return false;
     }
     int64_t now = now_us();
-    bd_key_status st =
-        bd_keyring_lookup(srv->keys, (bd_slice){key, len}, now / 1000000, &rq->key);
+    bd_key_status st = bd_keyring_lookup(srv->keys, (bd_slice){key, len}, now / 1000000, &rq->key);
     if (st == BD_KEY_EXPIRED) {
         auth_failure(srv, rq, 403, "authentication_failed",
                      "this API key has expired; ask your administrator for a new one");
@@ -275,8 +273,7 @@ static void handle_metrics(bd_server *srv, bd_req *rq)
 }
 
 /* Unauthenticated operational endpoints outside the base path. */
-static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url,
-                                 const char *method)
+static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
     if (strcmp(url, "/healthz") == 0)
         rq->route = BD_ROUTE_HEALTHZ;
@@ -303,8 +300,7 @@ static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *me
         return;
     if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||
         url[srv->base_len] != '/') {
-        bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/",
-                       srv->base);
+        bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/", srv->base);
         return;
     }
     if (!authenticate(srv, rq))
@@ -323,11 +319,20 @@ static void dispatch(bd_server *srv, bd_req *rq, const char *url, const char *me
         return;
     }
     switch (rq->route) {
-    case BD_ROUTE_BREACHES: bd_handle_breach_list(rq); break;
-    case BD_ROUTE_BREACH: bd_handle_breach_get(rq, arg); break;
-    case BD_ROUTE_BREACH_SEARCH: bd_handle_breach_search(rq); break;
-    case BD_ROUTE_CARD_SEARCH: bd_handle_card_search(rq); break;
-    default: break;
+    case BD_ROUTE_BREACHES:
+        bd_handle_breach_list(rq);
+        break;
+    case BD_ROUTE_BREACH:
+        bd_handle_breach_get(rq, arg);
+        break;
+    case BD_ROUTE_BREACH_SEARCH:
+        bd_handle_breach_search(rq);
+        break;
+    case BD_ROUTE_CARD_SEARCH:
+        bd_handle_card_search(rq);
+        break;
+    default:
+        break;
     }
 }
 
@@ -416,9 +421,8 @@ static void log_request(bd_server *srv, worker *w, const bd_req *rq, const char 
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     (void)upload_data;
@@ -568,8 +572,7 @@ static bd_result read_pem(const char *path, char **out, char *why, size_t whylen
     return BD_OK;
 }
 
-bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why,
-                          size_t whylen)
+bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen)
 {
     *out = NULL;
     if (sodium_init() < 0)
@@ -614,8 +617,8 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
     r = bd_store_meta_get(s, "secret_fingerprint", have, sizeof have);
     if (r != BD_OK || strcmp(want, have) != 0) {
         bd_store_close(s);
-        snprintf(why, whylen, "the secret file %s does not belong to the store %s",
-                 secret_path, cfg->db);
+        snprintf(why, whylen, "the secret file %s does not belong to the store %s", secret_path,
+                 cfg->db);
         r = BD_ERR_INVALID;
         goto fail;
     }
@@ -691,8 +694,9 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
         {MHD_OPTION_END, 0, NULL},
     };
-    srv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-                                   mhd_log, NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    srv->daemon =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                         NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     if (!srv->daemon) {
         snprintf(why, whylen, "cannot listen on %s (in use, or not an address of this host)",
                  cfg->listen ? cfg->listen : "127.0.0.1:8080");
@@ -714,8 +718,7 @@ fail:
 
 uint16_t bd_server_port(const bd_server *srv)
 {
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
 }
 

@@ -20,14 +20,13 @@ typedef struct {
     unsigned auth_fail_limit; /* failed keys per minute from one address; 0: 60 */
     const char *tls_cert;     /* PEM files; both or neither */
     const char *tls_key;
-    const char *access_log;   /* NULL: no access log */
+    const char *access_log; /* NULL: no access log */
 } bd_server_config;
 
 typedef struct bd_server bd_server;
 
 /* Starts serving. On failure why holds a sentence for the operator. */
-bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why,
-                          size_t whylen);
+bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen);
 /* The port actually bound. */
 uint16_t bd_server_port(const bd_server *srv);
 /* Reopens the access log (after log rotation). */

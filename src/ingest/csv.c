@@ -47,7 +47,6 @@ bool bd_csv_record_complete(const char *rec, size_t len)
     return bd_csv_scan_feed(&s, rec, len);
 }
 
-
 /* One cell as it appears in the record. For a quoted cell, text is what lies between the
  * quotes, with any "" pairs still doubled (escaped says whether there are any). */
 typedef struct {
@@ -223,9 +222,8 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
         }
         for (size_t k = 0; k < h->n; k++) {
             if (strcmp(h->names.data + h->off[k], name) == 0) {
-                bd_why(why, whylen,
-                        "the header names column \"%.64s\" twice (columns %zu and %zu)", name,
-                        k + 1, col);
+                bd_why(why, whylen, "the header names column \"%.64s\" twice (columns %zu and %zu)",
+                       name, k + 1, col);
                 r = BD_ERR_INVALID;
                 goto fail;
             }
@@ -273,8 +271,8 @@ bd_result bd_csv_parse_row(const bd_csv_header *h, const char *rec, size_t len, 
         }
         if (r != BD_OK) {
             bd_why(why, whylen,
-                    r == BD_ERR_NOMEM ? "out of memory while reading the record"
-                                      : "the record is too large");
+                   r == BD_ERR_NOMEM ? "out of memory while reading the record"
+                                     : "the record is too large");
             goto fail;
         }
     }
@@ -284,8 +282,7 @@ bd_result bd_csv_parse_row(const bd_csv_header *h, const char *rec, size_t len, 
         goto fail;
     }
     if (cells != h->n) {
-        bd_why(why, whylen, "the record has %zu cells but the header has %zu columns", cells,
-                h->n);
+        bd_why(why, whylen, "the record has %zu cells but the header has %zu columns", cells, h->n);
         r = BD_ERR_INVALID;
         goto fail;
     }

@@ -9,7 +9,6 @@
 
 #include "ingest/mask.h"
 
-
 static bool is_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -141,8 +140,7 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
         JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &err);
     if (!root) {
         if (json_error_code(&err) == json_error_duplicate_key)
-            bd_why(why, whylen, "a field name appears twice (column %d): %s", err.column,
-                    err.text);
+            bd_why(why, whylen, "a field name appears twice (column %d): %s", err.column, err.text);
         else
             bd_why(why, whylen, "not valid JSON at column %d: %s", err.column, err.text);
         return BD_ERR_INVALID;
@@ -154,7 +152,7 @@ bd_result bd_jsonl_parse_jansson(const char *line, size_t len, bd_fields *out, c
     }
     if (json_object_size(root) > BD_FIELDS_MAX) {
         bd_why(why, whylen, "a record may have at most %d fields, this one has %zu", BD_FIELDS_MAX,
-                json_object_size(root));
+               json_object_size(root));
         r = BD_ERR_INVALID;
         goto free_root;
     }

@@ -44,7 +44,6 @@ struct bd_reader {
     bd_fields *fields;
 };
 
-
 static void errno_text(int err, char *out, size_t outlen)
 {
     if (strerror_r(err, out, outlen) != 0)
@@ -137,14 +136,14 @@ static bd_result finish_gzip(bd_reader *r)
     text[strcspn(text, "\r\n")] = '\0';
     if (WIFSIGNALED(status))
         bd_why(r->failed_why, sizeof r->failed_why, "gzip was killed by signal %d",
-                WTERMSIG(status));
+               WTERMSIG(status));
     else if (WEXITSTATUS(status) == 127)
         bd_why(r->failed_why, sizeof r->failed_why,
-                "gzip could not be run: install gzip to import .gz files");
+               "gzip could not be run: install gzip to import .gz files");
     else
         bd_why(r->failed_why, sizeof r->failed_why,
-                "decompression failed (gzip exit status %d): %s", WEXITSTATUS(status),
-                n ? msg : "no message");
+               "decompression failed (gzip exit status %d): %s", WEXITSTATUS(status),
+               n ? msg : "no message");
     return BD_ERR_IO;
 }
 

@@ -32,11 +32,15 @@ static const bd_card_cond *plan_node(planner *p, const bd_query_node *n)
     bd_card_cond *c = &p->nodes[p->used++];
     memset(c, 0, sizeof *c);
     switch (n->kind) {
-    case BD_QUERY_ALL: c->kind = BD_CC_ALL; break;
+    case BD_QUERY_ALL:
+        c->kind = BD_CC_ALL;
+        break;
     case BD_QUERY_AND:
     case BD_QUERY_OR:
     case BD_QUERY_NOT: {
-        c->kind = n->kind == BD_QUERY_AND ? BD_CC_AND : n->kind == BD_QUERY_OR ? BD_CC_OR : BD_CC_NOT;
+        c->kind = n->kind == BD_QUERY_AND  ? BD_CC_AND
+                  : n->kind == BD_QUERY_OR ? BD_CC_OR
+                                           : BD_CC_NOT;
         const bd_card_cond **kids = &p->kids[p->kids_used];
         p->kids_used += n->n_children;
         for (size_t i = 0; i < n->n_children; i++)
@@ -97,8 +101,8 @@ static const bd_card_cond *plan_node(planner *p, const bd_query_node *n)
     return c;
 }
 
-bd_result bd_card_plan_build(bd_slice text, const uint8_t secret[BD_SECRET_LEN],
-                             bd_card_plan *plan, bd_query_error *err)
+bd_result bd_card_plan_build(bd_slice text, const uint8_t secret[BD_SECRET_LEN], bd_card_plan *plan,
+                             bd_query_error *err)
 {
     memset(plan, 0, sizeof *plan);
     bd_result r = bd_query_parse(text.ptr ? text.ptr : "", text.len, &plan->query, err);

@@ -21,8 +21,8 @@ typedef struct {
 /* Parses text (an empty text matches every card) and plans it. BD_ERR_INVALID with *err
  * filled for a query the client must fix; BD_ERR_NOMEM. On failure the plan holds nothing
  * to free. */
-bd_result bd_card_plan_build(bd_slice text, const uint8_t secret[BD_SECRET_LEN],
-                             bd_card_plan *plan, bd_query_error *err);
+bd_result bd_card_plan_build(bd_slice text, const uint8_t secret[BD_SECRET_LEN], bd_card_plan *plan,
+                             bd_query_error *err);
 const bd_card_cond *bd_card_plan_root(const bd_card_plan *plan);
 void bd_card_plan_free(bd_card_plan *plan);
 

@@ -43,10 +43,10 @@ enum {
 };
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
-#define BREACH_COLS                                                                            \
-    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "  \
-    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                  \
-    "b.service_article_url, b.site_logo, b.date_leaked, "                                      \
+#define BREACH_COLS                                                                                \
+    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
+    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
+    "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
     "coalesce(b.pwned_count, b.pwned_count_derived)"
 #define BREACH_NCOLS 14
 
@@ -157,13 +157,18 @@ static bd_result map_rc(int rc)
     switch (rc) {
     case SQLITE_OK:
     case SQLITE_DONE:
-    case SQLITE_ROW: return BD_OK;
-    case SQLITE_NOMEM: return BD_ERR_NOMEM;
+    case SQLITE_ROW:
+        return BD_OK;
+    case SQLITE_NOMEM:
+        return BD_ERR_NOMEM;
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-    case SQLITE_CANTOPEN: return BD_ERR_BUSY;
-    case SQLITE_CONSTRAINT: return BD_ERR_EXISTS;
-    default: return BD_ERR_STORE;
+    case SQLITE_CANTOPEN:
+        return BD_ERR_BUSY;
+    case SQLITE_CONSTRAINT:
+        return BD_ERR_EXISTS;
+    default:
+        return BD_ERR_STORE;
     }
 }
 
@@ -339,8 +344,7 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
     }
     int v = schema_version(s);
     if (v == 0 && !(flags & BD_STORE_CREATE)) {
-        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", uri,
-                 uri);
+        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", uri, uri);
         r = BD_ERR_NOT_FOUND;
         goto fail;
     }
@@ -612,15 +616,15 @@ bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted
 
 /* Column holding each field's lookup key, in bd_field order. */
 static const char *const FIELD_COL[BD_FIELD_COUNT] = {
-    "email",         "email_domain",  "phone_key",     "user_name_key",  "ip_address",
-    "ssn_hmac",      "password_hmac", "password_hash", "bitcoin_address",
+    "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
+    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
 };
 
 /* The index over each field's lookup key (schema.c), ordered like a search page. */
 static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
-    "records_by_email",    "records_by_domain",   "records_by_phone",
-    "records_by_user",     "records_by_ip",       "records_by_ssn",
-    "records_by_password", "records_by_hash",     "records_by_bitcoin",
+    "records_by_email",    "records_by_domain", "records_by_phone",
+    "records_by_user",     "records_by_ip",     "records_by_ssn",
+    "records_by_password", "records_by_hash",   "records_by_bitcoin",
 };
 
 static bool field_is_blob(bd_field f)
@@ -642,10 +646,17 @@ static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_br
         r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
         switch (q->filter[f].mode) {
-        case BD_FILTER_NONE: break;
-        case BD_FILTER_PRESENT: r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]); break;
-        case BD_FILTER_ABSENT: r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]); break;
-        case BD_FILTER_EQUALS: r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]); break;
+        case BD_FILTER_NONE:
+            break;
+        case BD_FILTER_PRESENT:
+            r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_ABSENT:
+            r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_EQUALS:
+            r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]);
+            break;
         }
     }
     if (r == BD_OK && with_breach && q->has_after)
@@ -845,12 +856,16 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
 }
 
 static const char *const CARD_COL[] = {
-    [BD_CARD_CREATED_AT] = "created_at",   [BD_CARD_EXPIRE_DATE] = "expire_date",
-    [BD_CARD_BANK] = "bank",               [BD_CARD_OWNER] = "owner",
-    [BD_CARD_CVSS] = "cvss",               [BD_CARD_LEAK_NAME] = "leak_name",
+    [BD_CARD_CREATED_AT] = "created_at",
+    [BD_CARD_EXPIRE_DATE] = "expire_date",
+    [BD_CARD_BANK] = "bank",
+    [BD_CARD_OWNER] = "owner",
+    [BD_CARD_CVSS] = "cvss",
+    [BD_CARD_LEAK_NAME] = "leak_name",
     [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
     [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
-    [BD_CARD_LEAK_SIZE] = "leak_size",     [BD_CARD_CVV] = "cvv",
+    [BD_CARD_LEAK_SIZE] = "leak_size",
+    [BD_CARD_CVV] = "cvv",
     [BD_CARD_LEAK_ID] = "leak_id",
 };
 
@@ -895,7 +910,9 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
         return;
     }
     switch (k->kind) {
-    case BD_CC_ALL: emit(c, "1"); break;
+    case BD_CC_ALL:
+        emit(c, "1");
+        break;
     case BD_CC_AND:
     case BD_CC_OR:
         emit(c, "(");

@@ -56,18 +56,16 @@ bd_result bd_store_ping(bd_store *s);
 
 typedef struct {
     char uuid[BD_UUID_LEN + 1];
-    bd_slice source_name, site_domain, breach_type, site_categories, site_country,
-        site_language, password_types, leaked_data_types, description, service_article_url,
-        site_logo;
+    bd_slice source_name, site_domain, breach_type, site_categories, site_country, site_language,
+        password_types, leaked_data_types, description, service_article_url, site_logo;
     int32_t date_leaked; /* yyyymmdd */
     int64_t pwned_count; /* -1: count the distinct identities imported for the breach */
 } bd_breach_in;
 
 typedef struct {
     bd_slice uuid;
-    bd_slice source_name, site_domain, breach_type, site_categories, site_country,
-        site_language, password_types, leaked_data_types, description, service_article_url,
-        site_logo;
+    bd_slice source_name, site_domain, breach_type, site_categories, site_country, site_language,
+        password_types, leaked_data_types, description, service_article_url, site_logo;
     int32_t date_leaked; /* yyyymmdd */
     int64_t pwned_count;
 } bd_breach_row;
@@ -168,7 +166,7 @@ bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_
 
 typedef struct {
     char id[BD_UUID_LEN + 1];
-    char created_at[20];  /* YYYY-MM-DD HH:MM:SS */
+    char created_at[20]; /* YYYY-MM-DD HH:MM:SS */
     char number_masked[20];
     char bin[7], last4[5];
     int length;
@@ -230,13 +228,13 @@ typedef struct bd_card_cond {
      * min_length: at least this many digits (0 = no bound) */
     char bin[7], tail[5];
     int length, min_length;
-    uint8_t hmac[BD_HMAC_LEN];    /* HMAC */
-    bd_card_column column;        /* EQUALS, WORDS (owner/bank), RANGE (dates) */
-    bd_slice value;               /* EQUALS */
-    const bd_slice *words;        /* WORDS: lower-case; several form a phrase */
+    uint8_t hmac[BD_HMAC_LEN]; /* HMAC */
+    bd_card_column column;     /* EQUALS, WORDS (owner/bank), RANGE (dates) */
+    bd_slice value;            /* EQUALS */
+    const bd_slice *words;     /* WORDS: lower-case; several form a phrase */
     size_t nwords;
-    bool prefix;                  /* WORDS: the last word is a prefix */
-    bd_slice low, high;           /* RANGE: NULL ptr = open end; text as stored */
+    bool prefix;        /* WORDS: the last word is a prefix */
+    bd_slice low, high; /* RANGE: NULL ptr = open end; text as stored */
     bool low_inclusive, high_inclusive;
 } bd_card_cond;
 
@@ -266,11 +264,11 @@ bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb,
 typedef struct {
     int64_t id;
     bd_slice name, plan;
-    uint8_t hash[32];       /* SHA-256 of the key text */
+    uint8_t hash[32]; /* SHA-256 of the key text */
     int64_t rate_per_hour;
-    int64_t created_at;     /* Unix seconds */
-    int64_t expires_at;     /* 0: never */
-    int64_t revoked_at;     /* 0: active */
+    int64_t created_at; /* Unix seconds */
+    int64_t expires_at; /* 0: never */
+    int64_t revoked_at; /* 0: active */
 } bd_key_row;
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
@@ -293,7 +291,6 @@ typedef struct {
 } bd_stats_row;
 
 typedef int (*bd_stats_cb)(void *ctx, const bd_stats_row *row);
-
 
 /* Removes every record whose (normalised) email is email, in every breach, and refreshes
  * the affected breaches' identity counts, in one transaction. cb is called once per

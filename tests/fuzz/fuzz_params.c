@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const allowed[] = {"type", "account", "paging_token", "number_of_records",
-                                          "page", "size", "sort", "query", NULL};
+                                          "page", "size",    "sort",         "query",
+                                          NULL};
     static const char *const repeatable[] = {"sort", NULL};
     static bd_buf body;
     if (!body.max)

@@ -388,8 +388,13 @@ TEST(test_email_and_username_must_be_valid_utf8)
     CHECK_INT(bd_normalize(BD_ID_EMAIL, bd_slice_from("j\xc3\xb6rg@x.example"), out, &n, &why),
               BD_OK);
     CHECK_STR(out, "j\xc3\xb6rg@x.example");
-    CHECK_INT(bd_normalize(BD_ID_USERNAME, bd_slice_from("Z\xc3\xb6" "e"), out, &n, &why), BD_OK);
-    CHECK_STR(out, "z\xc3\xb6" "e");
+    CHECK_INT(bd_normalize(BD_ID_USERNAME,
+                           bd_slice_from("Z\xc3\xb6"
+                                         "e"),
+                           out, &n, &why),
+              BD_OK);
+    CHECK_STR(out, "z\xc3\xb6"
+                   "e");
 }
 
 int main(void)

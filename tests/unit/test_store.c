@@ -68,7 +68,8 @@ TEST(test_store_breach_put_is_idempotent)
 {
     bd_store *s = fresh();
     bd_breach_in b = {.uuid = "11111111-1111-4111-8111-111111111111",
-                      .source_name = BD_SLICE_LIT("A"), .date_leaked = 20200101,
+                      .source_name = BD_SLICE_LIT("A"),
+                      .date_leaked = 20200101,
                       .pwned_count = 5};
     bool ins;
     CHECK_INT(bd_store_breach_put(s, &b, &ins), BD_OK);

@@ -11,8 +11,11 @@ static const uint8_t SEARCH[BD_SEARCH_DIGEST_LEN] = "0123456789abcdef";
 
 static bd_token sample(void)
 {
-    bd_token t = {.issued_at = T0, .key_id = 7, .records_found = 1234567,
-                  .after_date = 20210214, .after_id = 9876543210LL};
+    bd_token t = {.issued_at = T0,
+                  .key_id = 7,
+                  .records_found = 1234567,
+                  .after_date = 20210214,
+                  .after_id = 9876543210LL};
     memcpy(t.search, SEARCH, sizeof t.search);
     return t;
 }
