@@ -76,18 +76,24 @@ bd_result bd_buf_append_slice(bd_buf *b, bd_slice s)
     return bd_buf_append(b, s.ptr, s.len);
 }
 
-bd_result bd_buf_append_i64(bd_buf *b, int64_t v)
+const char *bd_i64_text(int64_t v, char out[24])
 {
-    char tmp[24];
-    char *end = tmp + sizeof tmp, *p = end;
+    char *p = out + 23;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    *p = '\0';
     do {
         *--p = (char)('0' + u % 10);
         u /= 10;
     } while (u);
     if (v < 0)
         *--p = '-';
-    return bd_buf_append(b, p, (size_t)(end - p));
+    return p;
+}
+
+bd_result bd_buf_append_i64(bd_buf *b, int64_t v)
+{
+    char tmp[24];
+    return bd_buf_append_str(b, bd_i64_text(v, tmp));
 }
 
 bd_result bd_buf_printf(bd_buf *b, const char *fmt, ...)

@@ -30,6 +30,9 @@ bd_result bd_buf_append_str(bd_buf *b, const char *s);
 bd_result bd_buf_append_char(bd_buf *b, char c);
 bd_result bd_buf_append_slice(bd_buf *b, bd_slice s);
 bd_result bd_buf_append_i64(bd_buf *b, int64_t v);
+/* Writes v in decimal into out (24 bytes, NUL-terminated at its end) and returns where the
+ * text starts: for hot paths where snprintf costs too much. */
+const char *bd_i64_text(int64_t v, char out[24]);
 bd_result bd_buf_printf(bd_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sodium.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,17 +114,12 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
     if (rq->allow)
         MHD_add_response_header(resp, "Allow", rq->allow);
     char v[24];
-    if (rq->retry_after > 0) {
-        snprintf(v, sizeof v, "%lld", (long long)rq->retry_after);
-        MHD_add_response_header(resp, "Retry-After", v);
-    }
+    if (rq->retry_after > 0)
+        MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));
     if (rq->has_rate) {
-        snprintf(v, sizeof v, "%lld", (long long)rq->rate_limit);
-        MHD_add_response_header(resp, "X-RateLimit-Limit", v);
-        snprintf(v, sizeof v, "%lld", (long long)rq->rate_remaining);
-        MHD_add_response_header(resp, "X-RateLimit-Remaining", v);
-        snprintf(v, sizeof v, "%lld", (long long)rq->rate_reset);
-        MHD_add_response_header(resp, "X-RateLimit-Reset", v);
+        MHD_add_response_header(resp, "X-RateLimit-Limit", bd_i64_text(rq->rate_limit, v));
+        MHD_add_response_header(resp, "X-RateLimit-Remaining", bd_i64_text(rq->rate_remaining, v));
+        MHD_add_response_header(resp, "X-RateLimit-Reset", bd_i64_text(rq->rate_reset, v));
     }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
     MHD_destroy_response(resp);
@@ -439,8 +435,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     int64_t start = (int64_t)(uintptr_t)*con_cls;
+    /* Zeroing the 2 KiB parameter array for every request shows in profiles; only the
+     * first nparams entries are ever read. */
     bd_req rq;
-    memset(&rq, 0, sizeof rq);
+    memset(&rq, 0, offsetof(bd_req, params));
+    memset((char *)&rq + offsetof(bd_req, nparams), 0, sizeof rq - offsetof(bd_req, nparams));
     rq.conn = conn;
     rq.secret = srv->secret;
     rq.records = -1;
@@ -674,8 +673,10 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (unsigned)n : 1;
     }
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    /* TURBO: read and write sockets before asking epoll, saving a round trip per request on
+     * busy keep-alive connections. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC | MHD_USE_TURBO;
     if (v6)
         flags |= MHD_USE_IPv6;
     if (srv->tls_cert)

@@ -1,5 +1,6 @@
 /* SQLite backend of store.h: one connection per bd_store, statements prepared once and
  * reset between uses, generated search SQL cached per connection. */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,8 +309,19 @@ static bd_result migrate(bd_store *s, char *why, size_t whylen)
     return BD_OK;
 }
 
+/* Process-wide SQLite settings, applied once before the first connection: memory
+ * statistics take a global mutex on every allocation, which every server thread would
+ * contend on, and nothing here reads them. */
+static void configure_sqlite(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_initialize();
+}
+
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, configure_sqlite);
     *out = NULL;
     bd_store *s = calloc(1, sizeof *s);
     if (!s)
