@@ -264,6 +264,17 @@ TEST(test_row_with_one_column_and_empty_record_is_absent_value)
     CHECK_STR(get("a"), "(absent)");
 }
 
+/* Regression (found by fuzz_csv): the boundary scanner and the row parser must agree on a
+ * line break outside quotes followed by a quote. The scanner once saw a new record there and
+ * called the text incomplete while the parser accepted it as one cell. */
+TEST(test_scanner_and_parser_agree_on_bare_line_break_then_quote)
+{
+    CHECK_INT(header("note"), BD_OK);
+    CHECK(complete("a\n\"b"));
+    CHECK_INT(row("a\n\"b"), BD_OK);
+    CHECK_STR(get("note"), "a\n\"b");
+}
+
 int main(void)
 {
     h = bd_csv_header_new();
@@ -299,6 +310,7 @@ int main(void)
     RUN(test_row_with_too_many_cells_is_invalid);
     RUN(test_row_keeps_nul_bytes_in_values);
     RUN(test_row_with_one_column_and_empty_record_is_absent_value);
+    RUN(test_scanner_and_parser_agree_on_bare_line_break_then_quote);
     bd_fields_free(f);
     bd_csv_header_free(h);
     return TEST_EXIT();
