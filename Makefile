@@ -73,9 +73,10 @@ e2e: all
 
 test: unit e2e
 
+# BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours.
 test-sanitize:
 	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 all
-	$(MAKE) BUILD=build-asan SAN=1 CC=clang test
+	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test
 
 # Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.
 FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -105,13 +106,13 @@ check: test test-sanitize fuzz-quick
 tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread CC=clang -j2 all
 	$(MAKE) BUILD=build-tsan SAN=thread CC=clang unit
-	TSAN_OPTIONS="halt_on_error=1 exitcode=66" BREACHD_STRESS_SECONDS=15 \
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" BREACHD_STRESS_SECONDS=15 BREACHD_INSTRUMENTED=1 \
 	  python3 tests/e2e/run.py --build build-tsan test_robustness.py
 
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite --show-leak-kinds=definite
 valgrind: all
-	BREACHD_WRAPPER="$(VALGRIND)" python3 tests/e2e/run.py --build $(BUILD) 'test_[crs]*.py'
+	BREACHD_INSTRUMENTED=1 BREACHD_WRAPPER="$(VALGRIND)" python3 tests/e2e/run.py --build $(BUILD) 'test_[crs]*.py'
 
 # Benchmark (not part of test or check): corpus, timed import, wrk scenarios against
 # build/breachd, the nginx ceiling and the idle-connection memory check; writes

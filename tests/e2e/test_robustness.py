@@ -59,7 +59,7 @@ class CrashSafeImport(unittest.TestCase):
                 seen.append(record_count(ctl.db))
             self.assertLess(seen[0], self.N, "the first kill came after the import ended")
             # the store still serves between kills
-            key = ctl.key()
+            key = ctl.key("poller", "--rate", "1000000000/h")
             srv = Server(ctl)
             try:
                 st, body = srv.get("/v7/breach-search?type=email&account=u0000000%40crash.example",
@@ -75,6 +75,7 @@ class CrashSafeImport(unittest.TestCase):
                                     "&number_of_records=5", key=key)
                     slowest = max(slowest, time.time() - t)
                     self.assertEqual(st, 200)
+                    time.sleep(0.01)
                 err = p.stderr.read().decode()
                 self.assertEqual(p.returncode, 0, err)
                 self.assertLess(slowest, 2.0, "a reader waited on the import")
@@ -291,7 +292,9 @@ class Stress(unittest.TestCase):
             self.assertGreaterEqual(budget_ok[0], min(300, budget_tries[0]))
             self.assertLessEqual(budget_ok[0], 300 + int(elapsed // 12))
             self.assertGreater(total[0], 500)
-            if not os.environ.get("BREACHD_WRAPPER"):
+            # Sanitizers and valgrind hold freed memory back on purpose (ASan's quarantine is
+            # 256 MiB), so only a plain build's memory can be expected to stay flat.
+            if not os.environ.get("BREACHD_INSTRUMENTED"):
                 self.assertLess(after - before, 4096, "RSS grew %d KiB under load" % (after - before))
         finally:
             ctl.cleanup()
