@@ -130,6 +130,7 @@ void bd_handle_card_search(bd_req *rq)
     q.where = bd_card_plan_root(&plan);
     q.offset = page * size;
     q.limit = (int)size;
+    q.matches = -1;
     int64_t total = 0;
     r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
@@ -140,6 +141,7 @@ void bd_handle_card_search(bd_req *rq)
         bd_reply_store_error(rq, r);
         return;
     }
+    q.matches = total;
     int64_t total_pages = (total + size - 1) / size;
     int64_t in_page = total > q.offset ? total - q.offset : 0;
     if (in_page > size)

@@ -9,7 +9,10 @@
  * - dedup is a content hash: importing the same record twice inserts it once.
  * - cards keep the BIN, the last four digits reversed (tail) and the length, so a prefix
  *   pattern is a range on bin and a suffix pattern a range on tail; owner and bank words
- *   live in an external-content FTS5 index over the cards table. */
+ *   live in an external-content FTS5 index over the cards table.
+ * - card_counts keeps how many cards share each BIN (kind 0) and each reversed last four
+ *   (kind 1), updated with every insert, so counting a plain prefix or suffix pattern reads
+ *   a few rows instead of every matching index entry. */
 #include "store/schema.h"
 
 const char *const bd_sqlite_migrations[] = {
@@ -62,9 +65,11 @@ const char *const bd_sqlite_migrations[] = {
     "CREATE INDEX cards_by_bin ON cards(bin, tail, length);"
     "CREATE INDEX cards_by_tail ON cards(tail, length);"
     "CREATE INDEX cards_by_created ON cards(created_at, card_id);"
-    "CREATE INDEX cards_by_expire ON cards(expire_date);"
+    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);"
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
     "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+    "CREATE TABLE card_counts(kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
+    "  PRIMARY KEY(kind, key)) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', "
     "  content_rowid='id', tokenize='unicode61 remove_diacritics 2');"
     "CREATE TABLE api_keys("

@@ -1,5 +1,6 @@
 /* SQLite backend of store.h: one connection per bd_store, statements prepared once and
  * reset between uses, generated search SQL cached per connection. */
+#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@ enum {
     Q_RECORD_PUT,
     Q_CARD_PUT,
     Q_CARD_WORDS_PUT,
+    Q_CARD_COUNT_ADD,
+    Q_CARD_COUNT_SUM,
     Q_KEY_ADD,
     Q_KEY_LIST,
     Q_KEY_REVOKE,
@@ -40,6 +43,7 @@ enum {
     Q_BACKUP,
     Q_COUNT_RECORDS,
     Q_COUNT_CARDS,
+    Q_MAX_CARD,
     Q__COUNT
 };
 
@@ -90,6 +94,10 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19) ON CONFLICT(card_id) DO NOTHING",
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
+    [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, 1) "
+                         "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
+    [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
+                         "WHERE kind = ?1 AND key GLOB ?2",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
                   "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
@@ -111,6 +119,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
     [Q_BACKUP] = "VACUUM INTO ?1",
     [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
+    [Q_MAX_CARD] = "SELECT coalesce(max(id), 0) FROM cards",
 };
 
 /* Bound values collected while a condition tree is written as SQL. */
@@ -856,12 +865,23 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
     bind_slice(st, 19, c->leak_tags);
     bd_result r = step_done(s, st);
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
-    if (!*inserted || (!c->owner.ptr && !c->bank.ptr))
+    if (!*inserted)
+        return r;
+    int64_t rowid = sqlite3_last_insert_rowid(s->db);
+    for (int kind = 0; kind < 2 && r == BD_OK; kind++) {
+        st = fixed(s, Q_CARD_COUNT_ADD);
+        if (!st)
+            return BD_ERR_STORE;
+        sqlite3_bind_int(st, 1, kind);
+        sqlite3_bind_text(st, 2, kind == 0 ? c->bin : tail, kind == 0 ? 6 : 4, SQLITE_STATIC);
+        r = step_done(s, st);
+    }
+    if (r != BD_OK || (!c->owner.ptr && !c->bank.ptr))
         return r;
     st = fixed(s, Q_CARD_WORDS_PUT);
     if (!st)
         return BD_ERR_STORE;
-    sqlite3_bind_int64(st, 1, sqlite3_last_insert_rowid(s->db));
+    sqlite3_bind_int64(st, 1, rowid);
     bind_slice(st, 2, c->owner);
     bind_slice(st, 3, c->bank);
     return step_done(s, st);
@@ -915,6 +935,15 @@ static void bind_kept(cond_sql *c, size_t at)
     bind_later(c, BIND_TEXT, (const void *)(uintptr_t)at, 0, -1);
 }
 
+/* Whether p (a bin or tail pattern) is plain digits, i.e. a prefix the counts table has. */
+static bool plain_digits(const char *p)
+{
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
 static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
 {
     if (depth > 64) {
@@ -945,7 +974,11 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
     case BD_CC_NUMBER: {
         size_t bl = strlen(k->bin), tl = strlen(k->tail);
         emit(c, "(1");
-        if (bl) {
+        if (bl == 6 && plain_digits(k->bin)) {
+            /* equality, so the (bin, tail, length) index also serves the tail */
+            emit(c, " AND c.bin = ?");
+            bind_later(c, BIND_TEXT, k->bin, 6, 0);
+        } else if (bl) {
             emit(c, " AND c.bin GLOB ?");
             bind_kept(c, keep_text(c, k->bin, bl, bl < 6 ? "*" : NULL));
         }
@@ -1050,8 +1083,39 @@ static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
     return c->err;
 }
 
+
+/* Counts a lone prefix-only or suffix-only number pattern from card_counts. Returns false
+ * when q is not of that shape (the caller then counts through the indexes). */
+static bool count_from_summary(bd_store *s, const bd_card_query *q, int64_t *count,
+                               bd_result *r)
+{
+    const bd_card_cond *k = q->where;
+    if (k->kind != BD_CC_NUMBER || k->length || k->min_length)
+        return false;
+    bool has_bin = k->bin[0] != '\0', has_tail = k->tail[0] != '\0';
+    if (has_bin == has_tail || !plain_digits(has_bin ? k->bin : k->tail))
+        return false;
+    sqlite3_stmt *st = fixed(s, Q_CARD_COUNT_SUM);
+    if (!st) {
+        *r = BD_ERR_STORE;
+        return true;
+    }
+    char pattern[8];
+    snprintf(pattern, sizeof pattern, "%s*", has_bin ? k->bin : k->tail);
+    sqlite3_bind_int(st, 1, has_bin ? 0 : 1);
+    sqlite3_bind_text(st, 2, pattern, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    *r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return true;
+}
+
 bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
 {
+    bd_result summary;
+    if (count_from_summary(s, q, count, &summary))
+        return summary;
     cond_sql *c = &s->cond;
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM cards c");
@@ -1070,6 +1134,38 @@ bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *coun
     return r;
 }
 
+static int64_t count_of(bd_store *s, int q)
+{
+    sqlite3_stmt *st = fixed(s, q);
+    int64_t n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    if (st)
+        done(st);
+    return n;
+}
+
+/* The index to walk in page order instead of sorting the matches, or NULL. Walking meets a
+ * match about every N/matches rows, so a page costs (offset+limit)*N/matches rows; sorting
+ * costs about matches*log(matches). Walk when that is cheaper: many matches, shallow page.
+ * Without the choice SQLite picks the filter's index and sorts, e.g. all 50,000 cards of a
+ * common BIN to return 20 of them. N is estimated by the largest rowid, an O(log N) read. */
+static const char *sort_order_index(bd_store *s, const bd_card_query *q)
+{
+    if (q->nsort == 0 || q->matches <= 0)
+        return NULL;
+    const char *index = q->sort[0].column == BD_CARD_CREATED_AT    ? "cards_by_created"
+                        : q->sort[0].column == BD_CARD_EXPIRE_DATE ? "cards_by_expire"
+                                                                    : NULL;
+    if (!index)
+        return NULL;
+    int64_t n = count_of(s, Q_MAX_CARD);
+    double depth = (double)(q->offset + q->limit);
+    double m = (double)q->matches;
+    double sort_cost = m * (m > 2 ? log2(m) : 1);
+    return depth * (double)n / m < sort_cost ? index : NULL;
+}
+
 bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
 {
     cond_sql *c = &s->cond;
@@ -1078,6 +1174,9 @@ bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb,
         &s->sql, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
                  "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
                  "c.leak_discover_date, c.leak_size, c.leak_tags FROM cards c");
+    const char *order_index = sort_order_index(s, q);
+    if (r == BD_OK && order_index)
+        r = bd_buf_printf(&s->sql, " INDEXED BY %s", order_index);
     if (r == BD_OK)
         r = card_where(s, q, c);
     if (r != BD_OK)
@@ -1198,16 +1297,6 @@ bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
 
 /* ---- statistics -------------------------------------------------------------------- */
 
-static int64_t count_of(bd_store *s, int q)
-{
-    sqlite3_stmt *st = fixed(s, q);
-    int64_t n = -1;
-    if (st && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    if (st)
-        done(st);
-    return n;
-}
 
 bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                          int64_t *total_cards)

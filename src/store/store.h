@@ -252,6 +252,9 @@ typedef struct {
     size_t nsort;
     int64_t offset;
     int limit;
+    /* How many cards match (from bd_store_card_count), or -1: lets the store choose between
+     * walking the sort order and sorting the matches. */
+    int64_t matches;
 } bd_card_query;
 
 /* Counts the cards matching q->where. */
