@@ -687,9 +687,11 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout ? cfg->conn_timeout : 30, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns ? cfg->max_conns : 4096, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_conns_per_ip, NULL},
-        /* Room for requests somewhat past HEADER_MAX, so that they reach the handler and
-         * get a JSON 431; far larger ones get libmicrohttpd's own 414/431. */
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL},
+        /* Each connection's buffer pool: room for a request somewhat past HEADER_MAX and
+         * its parsed headers, so it reaches the handler and gets a JSON 431 (larger ones
+         * get libmicrohttpd's own 414/431), and small enough that 1,000 idle keep-alive
+         * connections stay within a few tens of MiB. */
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 20 * 1024, NULL},
         {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {srv->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, srv->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
