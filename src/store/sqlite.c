@@ -63,7 +63,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_BEGIN_READ] = "BEGIN DEFERRED",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
-    [Q_PING] = "SELECT 1",
+    [Q_PING] = "SELECT count(*) FROM meta", /* reads the file: SELECT 1 would not */
     [Q_BREACH_PUT] =
         "INSERT INTO breaches(uuid, source_name, site_domain, breach_type, site_categories, "
         "site_country, site_language, password_types, leaked_data_types, description, "
