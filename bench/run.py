@@ -646,8 +646,11 @@ class Bench:
         with open(os.path.join(self.work, "results.json"), "w") as f:
             json.dump(self.r, f, indent=1)
         write_report(self.r, a.results)
-        log("done in %.0f s; wrote %s (raw: %s)" % (self.r["total_seconds"], a.results,
-                                                   os.path.join(self.work, "results.json")))
+        kept = a.keep or a.workdir
+        log("done in %.0f s; wrote %s (%s)" % (
+            self.r["total_seconds"], a.results,
+            "raw figures and wrk logs in " + self.work if kept else
+            "the work directory is removed; --keep keeps it"))
 
     def evaluate(self):
         s, imp, ngx = self.r["scenarios"], self.r["import"], self.r["nginx"]
@@ -661,14 +664,14 @@ class Bench:
                 met = False
             t.append({"what": what, "measured": measured, "target": goal, "met": bool(met)})
 
-        target("Scenario 1 throughput vs nginx", "%s x (%.0f vs %.0f req/s)"
-               % (fmt_ratio(s["s1"]["ratio"]), s["s1"]["rps"], ngx["rps"]), ">= %.1f x" % T_S1_RATIO,
-               s["s1"]["ratio"] >= T_S1_RATIO, s["s1"])
+        target("Scenario 1 throughput vs nginx", "%s x (%s vs %s req/s)"
+               % (fmt_ratio(s["s1"]["ratio"]), fmt_int(s["s1"]["rps"]), fmt_int(ngx["rps"])),
+               ">= %.1f x" % T_S1_RATIO, s["s1"]["ratio"] >= T_S1_RATIO, s["s1"])
         target("Scenario 1 p99 latency", "%.2f ms" % s["s1"]["p99_ms"],
                "<= %.0f ms" % T_S1_P99_MS, s["s1"]["p99_ms"] <= T_S1_P99_MS, s["s1"])
-        target("Scenario 4 throughput vs nginx", "%s x (%.1f req/s)"
-               % (fmt_ratio(s["s4"]["ratio"]), s["s4"]["rps"]), ">= %.1f x" % T_S4_RATIO,
-               s["s4"]["ratio"] >= T_S4_RATIO, s["s4"])
+        target("Scenario 4 throughput vs nginx", "%s x (%s req/s)"
+               % (fmt_ratio(s["s4"]["ratio"]), fmt_rate(s["s4"]["rps"])),
+               ">= %.1f x" % T_S4_RATIO, s["s4"]["ratio"] >= T_S4_RATIO, s["s4"])
         target("Scenario 2 p99 latency", "%.1f ms" % s["s2"]["p99_ms"],
                "<= %.0f ms" % T_S2_P99_MS, s["s2"]["p99_ms"] <= T_S2_P99_MS, s["s2"])
         target("Scenario 5 p99 latency", "%.1f ms" % s["s5"]["p99_ms"],
@@ -704,6 +707,10 @@ def median_run(runs):
 
 def fmt_ratio(x):
     return "%.3f" % x if x >= 0.01 else "%.2g" % x
+
+
+def fmt_rate(x):
+    return fmt_int(x) if x >= 10 else "%.1f" % x
 
 
 def fmt_int(n):
