@@ -10,19 +10,20 @@
 
 static const char USAGE[] =
     "usage: breachctl import breaches|records|cards FILE... --db PATH [--breach UUID]\n"
-    "                        [--format jsonl|csv] [--strict] [--secret FILE]\n";
+    "                        [--format jsonl|csv] [--strict] [--bulk] [--secret FILE]\n";
 
 int bd_cmd_import(int argc, char **argv)
 {
     const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL;
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
-    bool strict = false;
+    bool strict = false, bulk = false;
     const bd_option opts[] = {{"--db", &db, NULL},
                               {"--secret", &secret_path, NULL},
                               {"--breach", &breach_text, NULL},
                               {"--format", &format, NULL},
                               {"--strict", NULL, &strict},
+                              {"--bulk", NULL, &bulk},
                               {NULL, NULL, NULL}};
     if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
         return BD_EXIT_FAIL;
@@ -34,7 +35,7 @@ int bd_cmd_import(int argc, char **argv)
     int nfiles = nargs - 1;
     char breach[BD_UUID_TEXT_LEN + 1];
     bd_import_options o = {
-        .format = BD_FMT_AUTO, .report = stderr, .ids = stdout, .strict = strict};
+        .format = BD_FMT_AUTO, .report = stderr, .ids = stdout, .strict = strict, .bulk = bulk};
     if (breach_text) {
         if (!bd_uuid_canonical(bd_slice_from(breach_text), breach)) {
             fprintf(stderr, "breachctl import: --breach needs a UUID\n");

@@ -541,13 +541,17 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         return r;
     importer im = {.s = s, .secret = secret, .o = o};
     FILE *report = o->report ? o->report : stderr;
-    unsigned batch = o->strict ? UINT32_MAX : o->batch ? o->batch : DEFAULT_BATCH;
+    bool bulk = o->bulk && o->kind != BD_IMPORT_BREACHES;
+    bd_bulk_kind bulk_kind = o->kind == BD_IMPORT_CARDS ? BD_BULK_CARDS : BD_BULK_RECORDS;
+    unsigned batch = o->strict || bulk ? UINT32_MAX : o->batch ? o->batch : DEFAULT_BATCH;
     unsigned in_batch = 0;
     uint64_t reported = 0;
     double start = now_s(), last_progress = start;
     bd_import_counts local = {0};
 
     r = bd_store_begin(s);
+    if (r == BD_OK && bulk)
+        r = bd_store_bulk_begin(s, bulk_kind);
     while (r == BD_OK) {
         uint64_t line = 0;
         char rwhy[512];
@@ -614,6 +618,11 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         }
     }
     if (r == BD_OK) {
+        if (bulk) {
+            if (o->progress)
+                fprintf(stderr, "\r\033[K%s: building indexes", path);
+            r = bd_store_bulk_end(s, bulk_kind);
+        }
         for (size_t i = 0; i < im.ntouched && r == BD_OK; i++)
             r = bd_store_breach_refresh_count(s, im.touched[i]);
         if (r == BD_OK)
@@ -623,8 +632,9 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     }
     if (r != BD_OK) {
         bd_store_rollback(s);
-        /* Batches already committed stay: they are complete rows, and a re-run skips them. */
-        if (o->strict) {
+        /* Batches already committed stay: they are complete rows, and a re-run skips them.
+         * A strict or bulk load is one transaction: nothing of it stays. */
+        if (o->strict || bulk) {
             local.imported = 0;
             local.duplicates = 0;
         }

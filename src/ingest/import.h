@@ -24,6 +24,8 @@ typedef struct {
     FILE *report;            /* rejected lines and generated ids are reported here */
     FILE *ids;               /* breaches: "uuid<TAB>source_name" of generated uuids, or NULL */
     unsigned batch;          /* rows per transaction; 0: the default */
+    bool bulk;               /* records and cards: the whole file in one transaction, with
+                                the lookup indexes rebuilt at its end (bd_store_bulk_begin) */
 } bd_import_options;
 
 typedef struct {

@@ -15,6 +15,37 @@
  *   a few rows instead of every matching index entry. */
 #include "store/schema.h"
 
+/* The lookup indexes of records and cards, defined once: the initial schema creates them,
+ * and a bulk import drops and rebuilds them (see bd_store_bulk_begin). */
+#define RECORD_INDEXES \
+    "CREATE INDEX records_by_breach ON records(breach_id);" \
+    "CREATE INDEX records_by_email ON records(email, breach_date) WHERE email IS NOT NULL;" \
+    "CREATE INDEX records_by_domain ON records(email_domain, breach_date)" \
+    "  WHERE email_domain IS NOT NULL;" \
+    "CREATE INDEX records_by_phone ON records(phone_key, breach_date) WHERE phone_key IS NOT NULL;" \
+    "CREATE INDEX records_by_user ON records(user_name_key, breach_date)" \
+    "  WHERE user_name_key IS NOT NULL;" \
+    "CREATE INDEX records_by_ip ON records(ip_address, breach_date) WHERE ip_address IS NOT NULL;" \
+    "CREATE INDEX records_by_ssn ON records(ssn_hmac, breach_date) WHERE ssn_hmac IS NOT NULL;" \
+    "CREATE INDEX records_by_password ON records(password_hmac, breach_date)" \
+    "  WHERE password_hmac IS NOT NULL;" \
+    "CREATE INDEX records_by_hash ON records(password_hash, breach_date)" \
+    "  WHERE password_hash IS NOT NULL;" \
+    "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date)" \
+    "  WHERE bitcoin_address IS NOT NULL;"
+
+#define CARD_INDEXES \
+    "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
+    "CREATE INDEX cards_by_bin ON cards(bin, tail, length);" \
+    "CREATE INDEX cards_by_tail ON cards(tail, length);" \
+    "CREATE INDEX cards_by_created ON cards(created_at, card_id);" \
+    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);" \
+    "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
+    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+
+const char *const bd_sqlite_record_indexes = RECORD_INDEXES;
+const char *const bd_sqlite_card_indexes = CARD_INDEXES;
+
 const char *const bd_sqlite_migrations[] = {
     /* 1: the initial schema */
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
@@ -38,21 +69,7 @@ const char *const bd_sqlite_migrations[] = {
     "  ssn_masked TEXT, ssn_hmac BLOB, other_attributes TEXT,"
     "  severity INTEGER NOT NULL,"
     "  dedup BLOB NOT NULL UNIQUE);"
-    "CREATE INDEX records_by_breach ON records(breach_id);"
-    "CREATE INDEX records_by_email ON records(email, breach_date) WHERE email IS NOT NULL;"
-    "CREATE INDEX records_by_domain ON records(email_domain, breach_date)"
-    "  WHERE email_domain IS NOT NULL;"
-    "CREATE INDEX records_by_phone ON records(phone_key, breach_date) WHERE phone_key IS NOT NULL;"
-    "CREATE INDEX records_by_user ON records(user_name_key, breach_date)"
-    "  WHERE user_name_key IS NOT NULL;"
-    "CREATE INDEX records_by_ip ON records(ip_address, breach_date) WHERE ip_address IS NOT NULL;"
-    "CREATE INDEX records_by_ssn ON records(ssn_hmac, breach_date) WHERE ssn_hmac IS NOT NULL;"
-    "CREATE INDEX records_by_password ON records(password_hmac, breach_date)"
-    "  WHERE password_hmac IS NOT NULL;"
-    "CREATE INDEX records_by_hash ON records(password_hash, breach_date)"
-    "  WHERE password_hash IS NOT NULL;"
-    "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date)"
-    "  WHERE bitcoin_address IS NOT NULL;"
+    RECORD_INDEXES
     "CREATE TABLE cards("
     "  id INTEGER PRIMARY KEY,"
     "  card_id TEXT NOT NULL UNIQUE,"
@@ -61,13 +78,7 @@ const char *const bd_sqlite_migrations[] = {
     "  tail TEXT NOT NULL, length INTEGER NOT NULL, number_hmac BLOB NOT NULL,"
     "  owner TEXT, cvv TEXT, expire_date TEXT, cvss REAL, leak_id TEXT, leak_name TEXT,"
     "  leak_publish_date TEXT, leak_discover_date TEXT, leak_size INTEGER, leak_tags TEXT);"
-    "CREATE INDEX cards_by_hmac ON cards(number_hmac);"
-    "CREATE INDEX cards_by_bin ON cards(bin, tail, length);"
-    "CREATE INDEX cards_by_tail ON cards(tail, length);"
-    "CREATE INDEX cards_by_created ON cards(created_at, card_id);"
-    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);"
-    "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
-    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+    CARD_INDEXES
     "CREATE TABLE card_counts(kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(kind, key)) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', "

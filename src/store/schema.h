@@ -4,5 +4,8 @@
 
 extern const char *const bd_sqlite_migrations[];
 extern const int bd_sqlite_migration_count;
+/* CREATE INDEX statements of the record and card lookup indexes (also in migration 1). */
+extern const char *const bd_sqlite_record_indexes;
+extern const char *const bd_sqlite_card_indexes;
 
 #endif

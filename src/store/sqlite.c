@@ -161,6 +161,7 @@ struct bd_store {
     /* card search: the SQL being built, its bound values and the strings made for them */
     cond_sql cond;
     bd_buf text;
+    bool bulk_cards; /* in a bulk card load: words and counts are rebuilt at its end */
 };
 
 static bd_result map_rc(int rc)
@@ -474,6 +475,48 @@ void bd_store_read_end(bd_store *s)
 {
     if (!sqlite3_get_autocommit(s->db))
         run_fixed(s, Q_COMMIT);
+}
+
+/* Drops every index the given DDL creates; the names are read out of its CREATE INDEX
+ * statements, so the list of indexes lives only in schema.c. */
+static bd_result drop_indexes(bd_store *s, const char *ddl)
+{
+    static const char create[] = "CREATE INDEX ";
+    bd_result r = BD_OK;
+    for (const char *p = ddl; r == BD_OK && (p = strstr(p, create)) != NULL;) {
+        p += sizeof create - 1;
+        size_t n = strcspn(p, " ");
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, p);
+        r = exec(s, sql);
+    }
+    return r;
+}
+
+bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
+{
+    if (sqlite3_get_autocommit(s->db))
+        return BD_ERR_INVALID; /* only inside the load's own transaction */
+    if (kind == BD_BULK_CARDS)
+        s->bulk_cards = true;
+    return drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
+                                                   : bd_sqlite_card_indexes);
+}
+
+bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
+{
+    if (kind == BD_BULK_RECORDS)
+        return exec(s, bd_sqlite_record_indexes);
+    s->bulk_cards = false;
+    bd_result r = exec(s, bd_sqlite_card_indexes);
+    if (r == BD_OK)
+        r = exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"
+                    "DELETE FROM card_counts;"
+                    "INSERT INTO card_counts(kind, key, n) "
+                    "  SELECT 0, bin, count(*) FROM cards GROUP BY bin;"
+                    "INSERT INTO card_counts(kind, key, n) "
+                    "  SELECT 1, tail, count(*) FROM cards GROUP BY tail;");
+    return r;
 }
 
 bd_result bd_store_ping(bd_store *s)
@@ -873,6 +916,8 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
     bd_result r = step_done(s, st);
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
     if (!*inserted)
+        return r;
+    if (s->bulk_cards)
         return r;
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
     for (int kind = 0; kind < 2 && r == BD_OK; kind++) {

@@ -49,6 +49,15 @@ void bd_store_rollback(bd_store *s);
 bd_result bd_store_read_begin(bd_store *s);
 void bd_store_read_end(bd_store *s);
 
+/* Bulk loading. Inside an open write transaction, bulk_begin drops the lookup indexes of
+ * records or cards (and stops maintaining the card word index and counts), so rows go in
+ * without random index writes; bulk_end rebuilds all of it by sorting once. Run both in
+ * the same transaction: readers keep the previous, fully indexed snapshot until the commit,
+ * and a crash before it rolls everything back. */
+typedef enum { BD_BULK_RECORDS, BD_BULK_CARDS } bd_bulk_kind;
+bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind);
+bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind);
+
 /* Cheap liveness check for /healthz. */
 bd_result bd_store_ping(bd_store *s);
 

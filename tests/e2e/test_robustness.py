@@ -348,3 +348,63 @@ class SecretsNeverLeave(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BulkImport(unittest.TestCase):
+    """--bulk loads a whole file in one transaction and rebuilds the indexes at its end."""
+
+    def test_bulk_load_beside_a_server_kill_and_rerun(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("breaches", fixture("breaches.jsonl"))
+            ctl.import_("records", ctl.write("first.jsonl", json.dumps(
+                {"breach_uuid": BREACH, "email": "before@bulk.example", "password": "pw"})))
+            path = os.path.join(ctl.dir, "big.jsonl")
+            big_records(path, 150000)
+            key = ctl.key("bulk", "--rate", "1000000000/h")
+            srv = Server(ctl)
+            try:
+                # SIGKILL in the middle of a bulk load: nothing of it lands, the indexes and
+                # the earlier data are intact and the server keeps answering.
+                p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--bulk",
+                                      "--db", ctl.db], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+                time.sleep(0.4)
+                self.assertIsNone(p.poll(), "the bulk load ended before the kill")
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                self.assertEqual(record_count(ctl.db), 1)
+                c = sqlite3.connect(ctl.db)
+                self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+                c.close()
+                st, body = srv.get("/v7/breach-search?type=email&account=before%40bulk.example", key=key)
+                self.assertEqual((st, body["records_found"]), (200, 1))
+                # A full bulk run, with searches answered from the previous state meanwhile.
+                p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--bulk",
+                                      "--db", ctl.db], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+                while p.poll() is None:
+                    st, _ = srv.get("/v7/breach-search?type=email&account=before%40bulk.example",
+                                    key=key)
+                    self.assertEqual(st, 200)
+                    time.sleep(0.02)
+                self.assertEqual(p.returncode, 0, p.stderr.read())
+                st, body = srv.get("/v7/breach-search?type=email_domain&account=crash.example"
+                                   "&number_of_records=1", key=key)
+                self.assertEqual((st, body["records_found"]), (200, 150000))
+                st, body = srv.get("/v7/breach-search?type=password&account=pw-149999", key=key)
+                self.assertEqual(body["data"][0]["breached_data"]["email"], "u0149999@crash.example")
+                # cards: words and counts are rebuilt with the indexes
+                p = ctl.import_("cards", fixture("cards.csv"), extra=("--bulk",))
+                st, body = srv.get("/v7/credit-card-search?query=" + urllib.parse.quote(
+                    'owner:"john smith" OR number:3782*'), key=key)
+                self.assertEqual(sorted(c["id"] for c in body["content"]), ["c01", "c04", "c05"])
+                st, body = srv.get("/v7/credit-card-search?query=number:411111*", key=key)
+                self.assertEqual(body["totalElements"], 3)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+            p = ctl.import_("records", path, extra=("--bulk",))
+            self.assertIn("read 150000, imported 0, duplicates 150000", p.stderr.decode())
+            self.assertEqual(record_count(ctl.db), 150001)
+        finally:
+            ctl.cleanup()
