@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs every build, test and benchmark dependency from Debian 12's archive.
-# Safe to re-run: apt skips what is already installed. Uses sudo when not root.
+# Installs every build and test dependency from Debian 12's archive, plus any packages
+# named as arguments (the benchmark adds wrk and nginx this way).
+# Safe to re-run: does nothing when all are present. Uses sudo when not root.
 set -euo pipefail
 PKGS=(
   build-essential pkg-config clang llvm libclang-rt-14-dev
   libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev
   sqlite3 gzip curl python3 openssl ca-certificates
+  "$@"
 )
 missing=()
 for p in "${PKGS[@]}"; do
