@@ -47,6 +47,7 @@ typedef struct {
     bd_route route;
     bool authenticated;
     int64_t records;       /* records or cards in the reply; -1: not a search */
+    bool log_account;      /* an access log is open: fill account_hash */
     char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
 } bd_req;

@@ -208,22 +208,24 @@ void bd_handle_breach_search(bd_req *rq)
         }
     }
 
-    uint8_t digest[BD_SEARCH_DIGEST_LEN];
-    search_digest(&q, digest);
-    /* The log names the searched account only by a keyed hash (type and lookup key). */
-    uint8_t mac[BD_MAC_LEN];
-    uint8_t tagged[1 + BD_NORM_MAX + 1];
-    tagged[0] = (uint8_t)type;
-    memcpy(tagged + 1, q.key.ptr, q.key.len);
-    bd_keyed_hash(rq->secret, "log-account", tagged, q.key.len + 1, mac);
-    sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
+    if (rq->log_account) {
+        /* The log names the searched account only by a keyed hash (type and lookup key). */
+        uint8_t mac[BD_MAC_LEN];
+        uint8_t tagged[1 + BD_NORM_MAX + 1];
+        tagged[0] = (uint8_t)type;
+        memcpy(tagged + 1, q.key.ptr, q.key.len);
+        bd_keyed_hash(rq->secret, "log-account", tagged, q.key.len + 1, mac);
+        sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
+    }
     rq->records = 0;
     int64_t now = (int64_t)time(NULL);
     bd_token tok = {.issued_at = now, .key_id = rq->key.id};
-    memcpy(tok.search, digest, sizeof digest);
     bd_slice token_text;
     bool continuing = bd_param_get(rq, "paging_token", &token_text);
     if (continuing) {
+        /* The digest is needed only where a token is read or written. */
+        uint8_t digest[BD_SEARCH_DIGEST_LEN];
+        search_digest(&q, digest);
         bd_token_status ts = bd_token_decode(rq->secret, token_text, now, rq->key.id, digest, &tok);
         if (ts != BD_TOKEN_OK) {
             bd_reply_error(rq, 422, "validation_error", "%s", bd_token_status_message(ts));
@@ -276,6 +278,8 @@ void bd_handle_breach_search(bd_req *rq)
     }
     char text[BD_TOKEN_TEXT_MAX + 3] = "null";
     if (pg.more) {
+        if (!continuing) /* a decoded token already holds the digest */
+            search_digest(&q, tok.search);
         tok.after_date = pg.last_date;
         tok.after_id = pg.last_id;
         text[0] = '"';

@@ -443,6 +443,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     rq.conn = conn;
     rq.secret = srv->secret;
     rq.records = -1;
+    rq.log_account = srv->log != NULL;
     uint64_t n = atomic_fetch_add_explicit(&srv->id_counter, 1, memory_order_relaxed);
     snprintf(rq.request_id, sizeof rq.request_id, "%08x%08x", srv->id_prefix, (uint32_t)n);
     worker *w = this_worker(srv);
