@@ -4,7 +4,7 @@
 
 extern const char *const bd_sqlite_migrations[];
 extern const int bd_sqlite_migration_count;
-/* CREATE INDEX statements of the record and card lookup indexes (also in migration 1). */
+/* CREATE INDEX statements of the record and card lookup indexes (created by the migrations). */
 extern const char *const bd_sqlite_record_indexes;
 extern const char *const bd_sqlite_card_indexes;
 

@@ -1206,6 +1206,11 @@ static const char *sort_order_index(bd_store *s, const bd_card_query *q)
 {
     if (q->nsort == 0 || q->matches <= 0)
         return NULL;
+    /* One whole BIN in date order: its own index range is already the page order. */
+    const bd_card_cond *k = q->where;
+    if (q->nsort == 1 && q->sort[0].column == BD_CARD_CREATED_AT && k->kind == BD_CC_NUMBER &&
+        strlen(k->bin) == 6 && plain_digits(k->bin) && !k->tail[0] && !k->length && !k->min_length)
+        return "cards_by_bin_created";
     const char *index = q->sort[0].column == BD_CARD_CREATED_AT    ? "cards_by_created"
                         : q->sort[0].column == BD_CARD_EXPIRE_DATE ? "cards_by_expire"
                                                                     : NULL;

@@ -65,6 +65,16 @@ class CardSearch(ServerTest):
         self.same("3782*", ["c04", "c05"])
         self.same("55555?*", ["c06", "c07"])
 
+    def test_whole_bin_pages_in_created_order(self):
+        # A lone six-digit BIN in createdAt order is read off the (bin, created_at) index.
+        bin_desc = [c for c in BY_CREATED_DESC if c in ("c01", "c02", "c03")]
+        self.assertEqual(self.ids("number:411111*"), bin_desc)
+        self.assertEqual(self.ids("number:411111*", sort="createdAt,asc"), bin_desc[::-1])
+        pages = [self.page(query="number:411111*", size="1", page=str(n)) for n in range(4)]
+        self.assertEqual([c["id"] for p in pages for c in p["content"]], bin_desc)
+        self.assertEqual([p["totalElements"] for p in pages], [3, 3, 3, 3])
+        self.assertEqual(self.ids("number:555555*"), ["c06", "c07"])
+
     def test_pattern_pinning_a_hidden_digit_is_refused(self):
         for q in ("4111112*", "411111X1XXXX1111", "*11111111"):
             body = self.page(422, query=q)
