@@ -58,7 +58,10 @@ void bd_handle_breach_list(bd_req *rq)
     bd_reply_begin(rq, 200);
     bd_json_array_begin(&rq->json);
     rq->records = 0;
-    bd_result r = bd_store_breach_list(rq->store, (int)limit, write_list_item, rq);
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_breach_list(rq->store, (int)limit, write_list_item, rq);
+    bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
         return;
@@ -84,7 +87,10 @@ void bd_handle_breach_get(bd_req *rq, bd_slice uuid)
         return;
     }
     bd_reply_begin(rq, 200);
-    bd_result r = bd_store_breach_get(rq->store, canon, write_single, &rq->json);
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_breach_get(rq->store, canon, write_single, &rq->json);
+    bd_store_read_end(rq->store);
     if (r == BD_ERR_NOT_FOUND) {
         bd_reply_error(rq, 404, "not_found", "no breach has the id %s", canon);
         return;

@@ -23,6 +23,9 @@
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
+/* Requests on one thread that start within this many microseconds share a read view (see
+ * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
+#define READ_SHARE_US 2000
 #define HEADER_MAX 8192 /* request line plus headers */
 #define LOG_LINE_MAX 4096
 
@@ -75,6 +78,7 @@ static worker *this_worker(bd_server *srv)
         free(w);
         return NULL;
     }
+    bd_store_share_reads(w->store, READ_SHARE_US);
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
     pthread_mutex_lock(&srv->workers_lock);
@@ -133,7 +137,10 @@ static bool is_get(const char *method)
 
 static void handle_health(bd_req *rq)
 {
-    bd_result r = bd_store_ping(rq->store);
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_ping(rq->store);
+    bd_store_read_end(rq->store);
     if (r != BD_OK) {
         rq->retry_after = 1;
         bd_reply_error(rq, 503, "unavailable", "the store cannot be reached");
@@ -490,6 +497,10 @@ static void *refresh_keys(void *arg)
             bd_store_close(s); /* reopen next time round */
             s = NULL;
         }
+        pthread_mutex_lock(&srv->workers_lock);
+        for (worker *w = srv->workers; w; w = w->next)
+            bd_store_release_idle(w->store);
+        pthread_mutex_unlock(&srv->workers_lock);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += (long)KEY_REFRESH_MS * 1000000L;

@@ -49,6 +49,17 @@ void bd_store_rollback(bd_store *s);
 bd_result bd_store_read_begin(bd_store *s);
 void bd_store_read_end(bd_store *s);
 
+/* Lets the reads of one store that begin within window_us of each other share one read
+ * view, so a busy reader pays for starting a view once per window instead of once per
+ * request: a read then sees every commit made more than window_us before it began (and
+ * may see later ones). 0, the default, gives every read_begin a fresh view. Call it before
+ * the first read; then every use of the store must sit between read_begin and read_end. */
+void bd_store_share_reads(bd_store *s, int64_t window_us);
+/* Ends a shared read view that has outlived its window, unless a read is in progress, so
+ * an idle reader does not hold back the checkpoints of another process's writes. Safe to
+ * call from any thread. */
+void bd_store_release_idle(bd_store *s);
+
 /* Bulk loading. Inside an open write transaction, bulk_begin drops the lookup indexes of
  * records or cards (and stops maintaining the card word index and counts), so rows go in
  * without random index writes; bulk_end rebuilds all of it by sorting once. Run both in

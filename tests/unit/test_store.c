@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "store/store.h"
@@ -146,6 +147,83 @@ TEST(test_store_keyset_pages_follow_date_then_id_descending)
     bd_store_close(s);
 }
 
+/* A passive checkpoint through a connection of its own: how many WAL frames there are and
+ * how many could be copied back (fewer when a reader's view still needs the older ones). */
+static void wal_checkpoint(int *log, int *ckpt)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(PASSIVE)", -1, &st, NULL), SQLITE_OK);
+    CHECK_INT(sqlite3_step(st), SQLITE_ROW);
+    *log = sqlite3_column_int(st, 1);
+    *ckpt = sqlite3_column_int(st, 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+static int64_t count_domain(bd_store *s, const char *domain)
+{
+    bd_record_query q;
+    memset(&q, 0, sizeof q);
+    q.field = BD_FIELD_EMAIL_DOMAIN;
+    q.key = bd_slice_from(domain);
+    int64_t n = -1;
+    CHECK_INT(bd_store_record_plan(s, &q), BD_OK);
+    CHECK_INT(bd_store_record_count(s, &q, &n), BD_OK);
+    return n;
+}
+
+/* A shared read view keeps its snapshot inside the window, is replaced after it, and an
+ * idle one is ended by release_idle; without sharing every read sees the latest commit. */
+TEST(test_store_shared_read_view_lasts_its_window)
+{
+    bd_store *w = fresh();
+    const char *u = "55555555-5555-4555-8555-555555555555";
+    add_breach(w, u, 20220101);
+    add_record(w, u, "a@v.example", "v.example", NULL, 1);
+    bd_store *r = NULL, *plain = NULL;
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_READ, &r, why, sizeof why), BD_OK);
+    CHECK_INT(bd_store_open(path, BD_STORE_READ, &plain, why, sizeof why), BD_OK);
+    bd_store_share_reads(r, 300000); /* 300 ms */
+
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "v.example"), 1);
+    bd_store_read_end(r);
+    add_record(w, u, "b@v.example", "v.example", NULL, 2);
+    CHECK_INT(bd_store_read_begin(plain), BD_OK);
+    CHECK_INT(count_domain(plain, "v.example"), 2);
+    bd_store_read_end(plain);
+    CHECK_INT(bd_store_read_begin(r), BD_OK); /* within the window: the same view */
+    CHECK_INT(count_domain(r, "v.example"), 1);
+    bd_store_read_end(r);
+    bd_store_release_idle(r); /* too young to end */
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "v.example"), 1);
+    bd_store_read_end(r);
+
+    usleep(350000);
+    CHECK_INT(bd_store_read_begin(r), BD_OK); /* past the window: a fresh view */
+    CHECK_INT(count_domain(r, "v.example"), 2);
+    bd_store_read_end(r);
+
+    /* An idle view past its window is ended, so a writer's checkpoint can reset the WAL. */
+    usleep(350000);
+    bd_store_release_idle(r);
+    add_record(w, u, "c@v.example", "v.example", NULL, 3);
+    int log = -1, ckpt = -1;
+    wal_checkpoint(&log, &ckpt);
+    CHECK(log > 0);
+    CHECK_INT(ckpt, log);
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "v.example"), 3);
+    bd_store_read_end(r);
+    bd_store_close(plain);
+    bd_store_close(r);
+    bd_store_close(w);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -154,6 +232,7 @@ int main(void)
     RUN(test_store_breach_put_is_idempotent);
     RUN(test_store_rare_filter_value_drives_the_lookup);
     RUN(test_store_keyset_pages_follow_date_then_id_descending);
+    RUN(test_store_shared_read_view_lasts_its_window);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
