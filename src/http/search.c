@@ -236,37 +236,40 @@ void bd_handle_breach_search(bd_req *rq)
         q.after_id = tok.after_id;
     }
 
+    /* The page is read before the count: a first page that is not full holds every match,
+     * so the count is known without counting (the hot path: an identity with a handful of
+     * records). The envelope's head (count and token) is spliced in front of the records
+     * afterwards, since the token depends on the page's last record. */
     bd_result r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
         r = bd_store_record_plan(rq->store, &q);
-    if (r == BD_OK && !continuing)
-        r = bd_store_record_count(rq->store, &q, &tok.records_found);
-    if (r != BD_OK || tok.records_found == 0) {
+    if (r != BD_OK) {
         bd_store_read_end(rq->store);
-        if (r != BD_OK)
-            bd_reply_store_error(rq, r);
-        else
-            write_not_found(rq);
+        bd_reply_store_error(rq, r);
         return;
     }
-
     bd_reply_begin(rq, 200);
     bd_json *w = &rq->json;
     bd_json_object_begin(w);
-    bd_json_key(w, "records_found");
-    bd_json_int(w, tok.records_found);
-    /* The token depends on the page's last record, so the records are written first into
-     * the body and the envelope's token is spliced in front of them afterwards. */
-    bd_json_key(w, "pagination_token");
-    size_t token_at = rq->body->len;
+    size_t head_at = rq->body->len;
     bd_json_key(w, "data");
     bd_json_array_begin(w);
     page pg = {.w = w, .limit = (int)limit};
     q.limit = (int)limit + 1;
     r = bd_store_record_find(rq->store, &q, write_record, &pg);
+    if (r == BD_OK && !continuing) {
+        if (pg.more)
+            r = bd_store_record_count(rq->store, &q, &tok.records_found);
+        else
+            tok.records_found = pg.written;
+    }
     bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
+        return;
+    }
+    if (tok.records_found == 0) {
+        write_not_found(rq);
         return;
     }
     rq->records = pg.written;
@@ -276,26 +279,25 @@ void bd_handle_breach_search(bd_req *rq)
         bd_reply_finish(rq);
         return;
     }
-    char text[BD_TOKEN_TEXT_MAX + 3] = "null";
+    char token[BD_TOKEN_TEXT_MAX + 1] = "";
     if (pg.more) {
         if (!continuing) /* a decoded token already holds the digest */
             search_digest(&q, tok.search);
         tok.after_date = pg.last_date;
         tok.after_id = pg.last_id;
-        text[0] = '"';
-        bd_token_encode(rq->secret, &tok, text + 1);
-        size_t n = strlen(text);
-        text[n] = '"';
-        text[n + 1] = '\0';
+        bd_token_encode(rq->secret, &tok, token);
     }
-    size_t tl = strlen(text) + 1; /* value plus the comma before "data" */
+    char head[64 + BD_TOKEN_TEXT_MAX];
+    int hl =
+        snprintf(head, sizeof head, "\"records_found\":%lld,\"pagination_token\":%s%s%s,",
+                 (long long)tok.records_found, pg.more ? "\"" : "null", token, pg.more ? "\"" : "");
     bd_buf *b = rq->body;
-    if (bd_buf_append(b, text, tl) != BD_OK) { /* grow by tl, then shift the tail */
+    if (hl < 0 || (size_t)hl >= sizeof head ||
+        bd_buf_append(b, head, (size_t)hl) != BD_OK) { /* grow by hl, then shift the tail */
         bd_reply_error(rq, 500, "internal_error", "response too large; request id %s",
                        rq->request_id);
         return;
     }
-    memmove(b->data + token_at + tl, b->data + token_at, b->len - tl - token_at);
-    memcpy(b->data + token_at, text, tl - 1);
-    b->data[token_at + tl - 1] = ',';
+    memmove(b->data + head_at + hl, b->data + head_at, b->len - (size_t)hl - head_at);
+    memcpy(b->data + head_at, head, (size_t)hl);
 }
