@@ -1214,6 +1214,29 @@ static bool count_from_summary(bd_store *s, const bd_card_query *q, int64_t *cou
     return true;
 }
 
+/* Whether k tests nothing but owner or bank words and expiry ranges: the row id and the
+ * expiry are all it reads, which the narrow cards_expiry_by_id index holds. */
+static bool reads_only_id_and_expiry(const bd_card_cond *k, int depth)
+{
+    if (depth > 64)
+        return false;
+    switch (k->kind) {
+    case BD_CC_WORDS:
+        return true;
+    case BD_CC_RANGE:
+        return k->column == BD_CARD_EXPIRE_DATE;
+    case BD_CC_AND:
+    case BD_CC_OR:
+    case BD_CC_NOT:
+        for (size_t i = 0; i < k->nkids; i++)
+            if (!reads_only_id_and_expiry(k->kids[i], depth + 1))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
 bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
 {
     bd_result summary;
@@ -1221,7 +1244,12 @@ bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *coun
         return summary;
     cond_sql *c = &s->cond;
     bd_buf_reset(&s->sql);
-    bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM cards c");
+    /* SQLite would look each word match up in the table by row id; the narrow index gives
+     * the same answer from a fraction of the pages. */
+    bd_result r = bd_buf_append_str(&s->sql, reads_only_id_and_expiry(q->where, 0)
+                                                 ? "SELECT count(*) FROM cards c "
+                                                   "INDEXED BY cards_expiry_by_id"
+                                                 : "SELECT count(*) FROM cards c");
     if (r == BD_OK)
         r = card_where(s, q, c);
     if (r != BD_OK)
@@ -1249,8 +1277,11 @@ static int64_t count_of(bd_store *s, int q)
 }
 
 /* The index to walk in page order instead of sorting the matches, or NULL. Walking meets a
- * match about every N/matches rows, so a page costs (offset+limit)*N/matches rows; sorting
- * costs about matches*log(matches). Walk when that is cheaper: many matches, shallow page.
+ * match about every N/matches rows, so a page costs (offset+limit)*N/matches index steps;
+ * sorting costs a table lookup per match plus matches*log(matches) comparisons, and a
+ * lookup cost ~15 index steps when measured (owner word and expiry range, 300k cards: 745
+ * matches sorted in 2.2 ms, 3,000 index steps walked in 0.6 ms). Walk when that is
+ * cheaper: many matches, shallow page.
  * Without the choice SQLite picks the filter's index and sorts, e.g. all 50,000 cards of a
  * common BIN to return 20 of them. N is estimated by the largest rowid, an O(log N) read. */
 static const char *sort_order_index(bd_store *s, const bd_card_query *q)
@@ -1270,7 +1301,7 @@ static const char *sort_order_index(bd_store *s, const bd_card_query *q)
     int64_t n = count_of(s, Q_MAX_CARD);
     double depth = (double)(q->offset + q->limit);
     double m = (double)q->matches;
-    double sort_cost = m * (m > 2 ? log2(m) : 1);
+    double sort_cost = m * (16 + (m > 2 ? log2(m) : 1));
     return depth * (double)n / m < sort_cost ? index : NULL;
 }
 
