@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void bd_json_init(bd_json *w, bd_buf *out)
 {
@@ -21,9 +22,24 @@ bd_result bd_json_result(const bd_json *w)
 
 static void put(bd_json *w, const char *p, size_t n)
 {
-    if (w->err == BD_OK)
-        w->err = bd_buf_append(w->out, p, n);
+    bd_buf *b = w->out;
+    if (w->err == BD_OK && b->cap - b->len > n) { /* the common case: room, no call */
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = '\0';
+    } else if (w->err == BD_OK) {
+        w->err = bd_buf_append(b, p, n);
+    }
 }
+
+/* Bytes that go into a JSON string as they are: printable ASCII but the quote and the
+ * backslash; everything else needs a look (an escape, or a UTF-8 check). */
+static inline bool verbatim(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+static void quoted(bd_json *w, bd_slice s);
 
 /* Writes the separator a new value needs at the current position. */
 static void before_value(bd_json *w)
@@ -79,10 +95,8 @@ void bd_json_array_end(bd_json *w)
 void bd_json_key(bd_json *w, const char *name)
 {
     before_value(w);
-    put(w, "\"", 1);
-    if (w->err == BD_OK)
-        w->err = bd_json_escape(w->out, bd_slice_from(name));
-    put(w, "\":", 2);
+    quoted(w, bd_slice_from(name));
+    put(w, ":", 1);
     w->after_key = true;
 }
 
@@ -121,11 +135,30 @@ static size_t utf8_seq_len(const unsigned char *p, size_t avail)
     return n;
 }
 
+/* Length of the prefix of s that needs no escaping: printable ASCII other than the quote
+ * and backslash, and well-formed UTF-8. */
+static size_t verbatim_prefix(bd_slice s)
+{
+    const unsigned char *p = (const unsigned char *)s.ptr;
+    size_t i = 0;
+    while (i < s.len) {
+        if (verbatim(p[i])) {
+            i++;
+            continue;
+        }
+        size_t n = p[i] >= 0x80 ? utf8_seq_len(p + i, s.len - i) : 0;
+        if (n == 0)
+            break;
+        i += n;
+    }
+    return i;
+}
+
 bd_result bd_json_escape(bd_buf *out, bd_slice s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s.ptr;
-    size_t i = 0, run = 0; /* bytes [i-run, i) are copied verbatim when the run ends */
+    size_t i = verbatim_prefix(s), run = i; /* [i-run, i) is copied verbatim when the run ends */
     bd_result r = BD_OK;
     while (i < s.len && r == BD_OK) {
         unsigned char c = p[i];
@@ -190,13 +223,30 @@ bd_result bd_json_escape(bd_buf *out, bd_slice s)
     return r;
 }
 
+/* Writes s as a quoted JSON string: in one copy when nothing in it needs escaping. */
+static void quoted(bd_json *w, bd_slice s)
+{
+    bd_buf *b = w->out;
+    if (w->err == BD_OK && verbatim_prefix(s) == s.len && b->cap - b->len > s.len + 2) {
+        char *d = b->data + b->len;
+        d[0] = '"';
+        if (s.len)
+            memcpy(d + 1, s.ptr, s.len);
+        d[s.len + 1] = '"';
+        d[s.len + 2] = '\0';
+        b->len += s.len + 2;
+        return;
+    }
+    put(w, "\"", 1);
+    if (w->err == BD_OK)
+        w->err = bd_json_escape(b, s);
+    put(w, "\"", 1);
+}
+
 void bd_json_string(bd_json *w, bd_slice s)
 {
     before_value(w);
-    put(w, "\"", 1);
-    if (w->err == BD_OK)
-        w->err = bd_json_escape(w->out, s);
-    put(w, "\"", 1);
+    quoted(w, s);
 }
 
 void bd_json_cstring(bd_json *w, const char *s)

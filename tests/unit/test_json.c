@@ -103,6 +103,46 @@ TEST(test_json_double_round_trips_and_rejects_nan)
     bd_buf_free(&b);
 }
 
+/* Strings written in one copy and strings escaped byte by byte must agree wherever the
+ * buffer's growth falls, and the size limit holds for both to the byte. */
+TEST(test_json_strings_across_buffer_growth_and_at_the_limit)
+{
+    static const char *const parts[] = {"plain", "q\"uote", "Jos\xc3\xa9", "", "tab\there"};
+    static const char *const want[] = {"\"plain\"", "\"q\\\"uote\"", "\"Jos\xc3\xa9\"", "\"\"",
+                                       "\"tab\\there\""};
+    bd_buf b, expect;
+    bd_buf_init(&b, 1 << 20);
+    bd_buf_init(&expect, 1 << 20);
+    bd_json w;
+    bd_json_init(&w, &b);
+    bd_json_array_begin(&w);
+    CHECK_INT(bd_buf_append_str(&expect, "["), BD_OK);
+    for (int i = 0; i < 3000; i++) {
+        bd_json_cstring(&w, parts[i % 5]);
+        if (i)
+            CHECK_INT(bd_buf_append_str(&expect, ","), BD_OK);
+        CHECK_INT(bd_buf_append_str(&expect, want[i % 5]), BD_OK);
+    }
+    bd_json_array_end(&w);
+    CHECK_INT(bd_buf_append_str(&expect, "]"), BD_OK);
+    CHECK_INT(bd_json_result(&w), BD_OK);
+    CHECK_INT((long long)b.len, (long long)expect.len);
+    CHECK_STR(b.data, expect.data);
+    bd_buf_free(&b);
+    bd_buf_free(&expect);
+
+    for (size_t max = 5; max <= 8; max++) { /* ["abc"] is 7 bytes */
+        bd_buf_init(&b, max);
+        bd_json_init(&w, &b);
+        bd_json_array_begin(&w);
+        bd_json_cstring(&w, "abc");
+        bd_json_array_end(&w);
+        CHECK_INT(bd_json_result(&w), max >= 7 ? BD_OK : BD_ERR_LIMIT);
+        CHECK(b.len <= max);
+        bd_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     RUN(test_json_object_members_are_comma_separated);
@@ -111,5 +151,6 @@ int main(void)
     RUN(test_json_replaces_invalid_utf8_bytes);
     RUN(test_json_limit_is_sticky);
     RUN(test_json_double_round_trips_and_rejects_nan);
+    RUN(test_json_strings_across_buffer_growth_and_at_the_limit);
     return TEST_EXIT();
 }
