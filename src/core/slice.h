@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef struct {
@@ -23,6 +24,15 @@ static inline bool bd_slice_eq(bd_slice a, const char *lit)
 {
     size_t n = strlen(lit);
     return a.len == n && memcmp(a.ptr, lit, n) == 0;
+}
+
+/* FNV-1a: a quick, unkeyed hash for small in-process caches of trusted keys. */
+static inline uint32_t bd_slice_hash(bd_slice s)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < s.len; i++)
+        h = (h ^ (uint8_t)s.ptr[i]) * 16777619u;
+    return h;
 }
 
 #endif

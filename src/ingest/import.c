@@ -34,6 +34,7 @@ typedef struct {
     /* breaches touched by a records import, to refresh their identity counts at the end */
     char (*touched)[BD_UUID_LEN + 1];
     size_t ntouched, cap_touched;
+    char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
 } importer;
 
 /* Sets the rejection reason; always returns BD_ERR_INVALID. */
@@ -229,18 +230,24 @@ static void dedup_add(crypto_hash_sha256_state *st, bd_slice v)
 
 static void remember_breach(importer *im, const char *uuid)
 {
-    for (size_t i = 0; i < im->ntouched; i++)
-        if (strcmp(im->touched[i], uuid) == 0)
-            return;
-    if (im->ntouched == im->cap_touched) {
-        size_t cap = im->cap_touched ? im->cap_touched * 2 : 8;
-        void *p = realloc(im->touched, cap * sizeof *im->touched);
-        if (!p)
-            return; /* the count is refreshed by the next import of this breach */
-        im->touched = p;
-        im->cap_touched = cap;
+    char *recent = im->recent[bd_slice_hash(bd_slice_from(uuid)) & 63];
+    if (strcmp(recent, uuid) == 0)
+        return;
+    bool known = false;
+    for (size_t i = 0; i < im->ntouched && !known; i++)
+        known = strcmp(im->touched[i], uuid) == 0;
+    if (!known) {
+        if (im->ntouched == im->cap_touched) {
+            size_t cap = im->cap_touched ? im->cap_touched * 2 : 8;
+            void *p = realloc(im->touched, cap * sizeof *im->touched);
+            if (!p)
+                return; /* the count is refreshed by the next import of this breach */
+            im->touched = p;
+            im->cap_touched = cap;
+        }
+        memcpy(im->touched[im->ntouched++], uuid, BD_UUID_LEN + 1);
     }
-    memcpy(im->touched[im->ntouched++], uuid, BD_UUID_LEN + 1);
+    memcpy(recent, uuid, BD_UUID_LEN + 1);
 }
 
 static bd_result import_record(importer *im, bool *inserted)
