@@ -50,6 +50,8 @@ T_S2_P99_MS = T_S5_P99_MS = 20.0
 T_IMPORT_RECORDS, T_IMPORT_CARDS = 200_000, 100_000
 T_RSS_MIB = 64.0
 T_GROWTH = 1.5  # scenario 1 and 4 latency at 10M within this factor of 1M
+# scenarios also measured with a single connection (latency without queueing)
+UNLOADED = ("s1", "s2", "s4", "s5")
 
 
 def log(msg):
@@ -472,10 +474,11 @@ class Bench:
         return bodies[len(bodies) // 2]
 
     # ---- wrk ---------------------------------------------------------------------------
-    def wrk(self, script, port, seconds, name, args=(), server_pid=None):
+    def wrk(self, script, port, seconds, name, args=(), server_pid=None, connections=None):
         env = dict(os.environ, BENCH_KEY=self.key, BENCH_DATA=self.corpus, BENCH_LUA=LUA,
                    BENCH_SEED=str(self.a.seed))
-        cmd = ["wrk", "-t%d" % self.a.wrk_threads, "-c%d" % self.a.connections,
+        conns = connections or self.a.connections
+        cmd = ["wrk", "-t%d" % min(self.a.wrk_threads, conns), "-c%d" % conns,
                "-d%ds" % seconds, "--timeout", "10s", "--latency", "-s",
                os.path.join(LUA, script), "http://127.0.0.1:%d" % port]
         if args:
@@ -522,11 +525,11 @@ class Bench:
             "steal_cores": round((st1 - st0) / dur, 2),
         }
 
-    def scenario(self, sid, script, args, port, pid, seconds, name=None):
+    def scenario(self, sid, script, args, port, pid, seconds, name=None, connections=None):
         name = name or sid
         if self.a.warmup > 0:
-            self.wrk(script, port, self.a.warmup, name + "-warmup", args, pid)
-        res = self.wrk(script, port, seconds, name, args, pid)
+            self.wrk(script, port, self.a.warmup, name + "-warmup", args, pid, connections)
+        res = self.wrk(script, port, seconds, name, args, pid, connections)
         if name.startswith("nginx") and (res["errors"] or res["non_2xx"]):
             with open(os.path.join(self.work, "nginx", "error.log")) as f:
                 raise SystemExit("the nginx ceiling answered errors (%s, non-2xx %d):\n%s"
@@ -653,6 +656,17 @@ class Bench:
             results[sid]["ratio"] = round(results[sid]["rps"] / ceiling["rps"], 6)
         self.r["scenarios"] = results
 
+        # The same requests one at a time: what a single pipeline caller waits, with no
+        # queue in front of it. Under 64 connections a request waits behind the others
+        # (Little's law: mean latency = connections / throughput).
+        log("one connection at a time: %s" % ", ".join(UNLOADED))
+        self.r["unloaded"] = {}
+        for sid, title, script, args in SCENARIOS:
+            if sid in UNLOADED:
+                self.r["unloaded"][sid] = self.scenario(
+                    sid, script, args, port, pid, max(3, a.duration // 2),
+                    name=sid + "-c1", connections=1)
+
         log("memory check: %d idle keep-alive connections" % a.idle_connections)
         self.r["memory_loaded"] = self.idle_connections(port, pid, a.idle_connections)
         rc = self.stop(p)
@@ -721,13 +735,20 @@ class Bench:
                "<= %.0f MiB" % T_RSS_MIB, mem <= T_RSS_MIB)
         base = self.r.get("growth_base")
         if base:
+            u = self.r.get("unloaded", {})
             for sid in ("s1", "s4"):
-                for q in ("p50_ms", "p99_ms"):
-                    f = s[sid][q] / base[sid][q] if base[sid][q] else float("inf")
-                    target("Growth: scenario %s %s latency vs the %s run" % (sid[1], q[:3],
-                                                                          base["label"]),
-                           "%.2f x (%.2f vs %.2f ms)" % (f, s[sid][q], base[sid][q]),
-                           "<= %.1f x" % T_GROWTH, f <= T_GROWTH, s[sid])
+                # at 64 connections, and over one connection when the base run measured it
+                for key, run, how in ((sid, s[sid], ""),
+                                      (sid + "_c1", u.get(sid), ", 1 connection")):
+                    if key not in base or not run:
+                        continue
+                    for q in ("p50_ms", "p99_ms"):
+                        was = base[key][q]
+                        f = run[q] / was if was else float("inf")
+                        target("Growth: scenario %s %s latency%s vs the %s run"
+                               % (sid[1], q[:3], how, base["label"]),
+                               "%.2f x (%.2f vs %.2f ms)" % (f, run[q], was),
+                               "<= %.1f x" % T_GROWTH, f <= T_GROWTH, run)
         self.r["targets"] = t
 
     def cleanup(self):
@@ -774,6 +795,8 @@ def figures(r):
     f = {"label": r["label"], "records": r["params"]["records"], "cards": r["params"]["cards"]}
     for sid, sc in r["scenarios"].items():
         f[sid] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
+    for sid, sc in r.get("unloaded", {}).items():
+        f[sid + "_c1"] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
     return f
 
 
@@ -906,6 +929,22 @@ def section(r):
             w("%s: %s requests got no reply within wrk's 10 s timeout; wrk leaves them out of "
               "its latency percentiles, so the real p99 of that run is higher than shown."
               % (name, fmt_int(s["errors"]["timeout"])))
+    if r.get("unloaded"):
+        w("")
+        w("The same scenarios over **one connection** (wrk `-t1 -c1`, %d s after the warm-up): "
+          "the latency of a request that does not queue behind 63 others. With 64 "
+          "connections a request's mean latency is 64 ÷ throughput (Little's law), so the "
+          "64-connection p99 of a scenario that saturates the cores measures the queue."
+          % max(3, p["duration"] // 2))
+        w("")
+        w("| scenario | req/s, 1 connection | p50 ms | p90 ms | p99 ms | max ms | 64 ÷ req/s at 64 connections |")
+        w("|---|--:|--:|--:|--:|--:|--:|")
+        for sid, title, _, _ in SCENARIOS:
+            u = r["unloaded"].get(sid)
+            if u:
+                w("| %s. %s | %s | %.2f | %.2f | %.2f | %.1f | %.2f ms |"
+                  % (sid[1:], title, fmt_int(u["rps"]), u["p50_ms"], u["p90_ms"], u["p99_ms"],
+                     u["max_ms"], 1000.0 * p["connections"] / sc[sid]["rps"]))
     s2, s6 = sc["s2"], sc["s6"]
     w("")
     w("Scenario 2 sent %s first pages (which count `records_found`) and %s token-following "
