@@ -1,14 +1,16 @@
-/* Import: one reader, one validator per kind of row, batched writes. */
+/* Import: one reader and checker thread, one writer (the caller), batches between them. */
 #include "ingest/import.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "core/date.h"
 #include "core/uuid.h"
 #include "ingest/fields.h"
@@ -35,7 +37,35 @@ typedef struct {
     char (*touched)[BD_UUID_LEN + 1];
     size_t ntouched, cap_touched;
     char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
+    struct stage_batch *batch;        /* where the checking thread puts checked rows */
 } importer;
+
+/* A row checked by the reading thread, on its way to the store: its values live in the
+ * batch's arena, so the reader's buffers and the checker's stack can move on. */
+typedef struct {
+    uint64_t line;
+    bool rejected;  /* why_at then holds the reason */
+    bool generated; /* breaches: the uuid was derived from the row, to be reported */
+    size_t why_at;
+    union {
+        bd_breach_in breach;
+        bd_record_in record;
+        bd_card_in card;
+    } u;
+} staged;
+
+#define STAGE_ROWS 1024
+#define STAGE_ARENA_SOFT (8u << 20) /* a batch closes early past this many bytes of values */
+
+typedef struct stage_batch {
+    staged rows[STAGE_ROWS];
+    size_t n;
+    bd_buf arena;
+    uint64_t bytes_read; /* the reader's position after the batch, for progress */
+    bool last;           /* the reader is done; end says how */
+    bd_result end;       /* BD_ERR_NOT_FOUND at the end of the input, else the reader's error */
+    char why[512];
+} stage_batch;
 
 /* Sets the rejection reason; always returns BD_ERR_INVALID. */
 static bd_result reject(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -116,9 +146,72 @@ static bd_result integer(importer *im, const char *name, int64_t *out)
     return BD_OK;
 }
 
+/* The value slices of a staged row of the given kind; returns how many. */
+static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16])
+{
+    size_t n = 0;
+    if (kind == BD_IMPORT_BREACHES) {
+        bd_breach_in *b = &row->u.breach;
+        bd_slice *v[] = {&b->source_name,         &b->site_domain,       &b->breach_type,
+                         &b->site_categories,     &b->site_country,      &b->site_language,
+                         &b->password_types,      &b->leaked_data_types, &b->description,
+                         &b->service_article_url, &b->site_logo};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    } else if (kind == BD_IMPORT_RECORDS) {
+        bd_record_in *r = &row->u.record;
+        bd_slice *v[] = {
+            &r->user_name,       &r->first_name,    &r->last_name,     &r->email,
+            &r->email_domain,    &r->phone_number,  &r->ip_address,    &r->bitcoin_address,
+            &r->password_masked, &r->password_hash, &r->ssn_masked,    &r->other_attributes,
+            &r->user_name_key,   &r->phone_key,     &r->password_hmac, &r->ssn_hmac};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    } else {
+        bd_card_in *c = &row->u.card;
+        bd_slice *v[] = {&c->bank, &c->owner, &c->cvv, &c->leak_id, &c->leak_name, &c->leak_tags};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    }
+    return n;
+}
+
+/* Copies the values of the checked row into the batch's arena. Until the batch is handed
+ * over each slice holds its offset there plus one (an absent value stays NULL): the arena
+ * may still move as it grows. */
+static bd_result stage(importer *im, staged *row)
+{
+    bd_slice *v[16];
+    size_t n = slices_of(im->o->kind, row, v);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]->ptr)
+            continue;
+        size_t at = im->batch->arena.len;
+        bd_result r = bd_buf_append(&im->batch->arena, v[i]->ptr, v[i]->len);
+        if (r != BD_OK)
+            return r;
+        v[i]->ptr = (const char *)(uintptr_t)(at + 1);
+    }
+    return BD_OK;
+}
+
+/* Turns the arena offsets of every row into pointers, once the arena is final. */
+static void place_all(bd_import_kind kind, stage_batch *b)
+{
+    for (size_t k = 0; k < b->n; k++) {
+        if (b->rows[k].rejected)
+            continue;
+        bd_slice *v[16];
+        size_t n = slices_of(kind, &b->rows[k], v);
+        for (size_t i = 0; i < n; i++)
+            if (v[i]->ptr)
+                v[i]->ptr = b->arena.data + ((uintptr_t)v[i]->ptr - 1);
+    }
+}
+
 /* ---- breaches ---------------------------------------------------------------------- */
 
-static bd_result import_breach(importer *im, bool *inserted)
+static bd_result import_breach(importer *im, staged *out)
 {
     static const char *const names[] = {"uuid",
                                         "source_name",
@@ -190,10 +283,9 @@ static bd_result import_breach(importer *im, bool *inserted)
         bd_uuid_from_bytes(h, b.uuid);
         generated = true;
     }
-    r = bd_store_breach_put(im->s, &b, inserted);
-    if (r == BD_OK && *inserted && generated && im->o->ids)
-        fprintf(im->o->ids, "%s\t%.*s\n", b.uuid, (int)b.source_name.len, b.source_name.ptr);
-    return r;
+    out->u.breach = b;
+    out->generated = generated;
+    return stage(im, out);
 }
 
 /* ---- breach records ---------------------------------------------------------------- */
@@ -250,7 +342,7 @@ static void remember_breach(importer *im, const char *uuid)
     memcpy(recent, uuid, BD_UUID_LEN + 1);
 }
 
-static bd_result import_record(importer *im, bool *inserted)
+static bd_result import_record(importer *im, staged *out)
 {
     static const char *const names[] = {
         "breach_uuid",      "user_name",     "first_name",
@@ -368,12 +460,9 @@ static bd_result import_record(importer *im, bool *inserted)
     crypto_hash_sha256_final(&st, h);
     memcpy(rec.dedup, h, sizeof rec.dedup);
 
-    r = bd_store_record_put(im->s, &rec, inserted);
+    out->u.record = rec;
+    r = stage(im, out);
     free(attrs);
-    if (r == BD_ERR_NOT_FOUND)
-        return reject(im, "breach %s does not exist; import the breach first", rec.breach_uuid);
-    if (r == BD_OK)
-        remember_breach(im, rec.breach_uuid);
     return r;
 }
 
@@ -417,7 +506,7 @@ static bd_result optional_date(importer *im, const char *name, char out[11])
     return BD_OK;
 }
 
-static bd_result import_card(importer *im, bool *inserted)
+static bd_result import_card(importer *im, staged *out)
 {
     static const char *const names[] = {
         "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
@@ -511,10 +600,115 @@ static bd_result import_card(importer *im, bool *inserted)
         bd_uuid_from_bytes(mac, c.id);
     }
     sodium_memzero(digits, sizeof digits);
-    return bd_store_card_put(im->s, &c, inserted);
+    out->u.card = c;
+    return stage(im, out);
 }
 
-/* ---- the loop ---------------------------------------------------------------------- */
+/* ---- the checking thread ----------------------------------------------------------- */
+
+/* Reading and checking a row (parse, normalise, mask, hash) costs about as much CPU as
+ * writing it, so a second thread does it while the caller's thread writes the previous
+ * batch: a bounded ring of batches, filled by the checker, emptied by the writer. */
+#define STAGE_SLOTS 3
+
+typedef struct {
+    importer im; /* the checker's own: reads rows, never touches the store */
+    bd_reader *rd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    stage_batch *slot[STAGE_SLOTS];
+    size_t filled;    /* batches handed over and not yet given back */
+    size_t put, take; /* next slot to fill, next slot to write */
+    bool stop;        /* the writer gave up: the checker stops at its next batch */
+} stager;
+
+typedef bd_result (*check_fn)(importer *im, staged *out);
+
+static void fill(stager *sg, stage_batch *b)
+{
+    static const check_fn check[] = {
+        [BD_IMPORT_BREACHES] = import_breach,
+        [BD_IMPORT_RECORDS] = import_record,
+        [BD_IMPORT_CARDS] = import_card,
+    };
+    importer *im = &sg->im;
+    im->batch = b;
+    b->n = 0;
+    b->last = false;
+    b->why[0] = '\0';
+    bd_buf_reset(&b->arena);
+    while (b->n < STAGE_ROWS && b->arena.len < STAGE_ARENA_SOFT) {
+        staged *row = &b->rows[b->n];
+        memset(row, 0, sizeof *row);
+        char rwhy[512] = "";
+        bd_result rr = bd_reader_next(sg->rd, &im->f, &row->line, rwhy, sizeof rwhy);
+        if (rr == BD_OK) {
+            im->why[0] = '\0';
+            rr = check[im->o->kind](im, row);
+            if (rr == BD_ERR_INVALID)
+                snprintf(rwhy, sizeof rwhy, "%s", im->why);
+        }
+        if (rr == BD_ERR_INVALID) {
+            row->rejected = true;
+            row->why_at = b->arena.len;
+            rr = bd_buf_append(&b->arena, rwhy, strlen(rwhy) + 1);
+        }
+        if (rr != BD_OK) {
+            b->last = true;
+            b->end = rr;
+            snprintf(b->why, sizeof b->why, "%s", rwhy[0] ? rwhy : bd_result_str(rr));
+            break;
+        }
+        b->n++;
+    }
+    b->bytes_read = bd_reader_bytes_read(sg->rd);
+    place_all(im->o->kind, b);
+}
+
+static void *checker(void *arg)
+{
+    stager *sg = arg;
+    for (bool last = false; !last;) {
+        pthread_mutex_lock(&sg->mu);
+        while (sg->filled == STAGE_SLOTS && !sg->stop)
+            pthread_cond_wait(&sg->cv, &sg->mu);
+        bool stop = sg->stop;
+        pthread_mutex_unlock(&sg->mu);
+        if (stop)
+            break;
+        stage_batch *b = sg->slot[sg->put];
+        fill(sg, b);
+        last = b->last;
+        sg->put = (sg->put + 1) % STAGE_SLOTS;
+        pthread_mutex_lock(&sg->mu);
+        sg->filled++;
+        pthread_cond_broadcast(&sg->cv);
+        pthread_mutex_unlock(&sg->mu);
+    }
+    return NULL;
+}
+
+/* The next checked batch, waiting for the checker when it is behind. */
+static stage_batch *take(stager *sg)
+{
+    pthread_mutex_lock(&sg->mu);
+    while (sg->filled == 0)
+        pthread_cond_wait(&sg->cv, &sg->mu);
+    pthread_mutex_unlock(&sg->mu);
+    return sg->slot[sg->take];
+}
+
+/* Gives a written batch back to the checker. */
+static void give_back(stager *sg)
+{
+    sg->take = (sg->take + 1) % STAGE_SLOTS;
+    pthread_mutex_lock(&sg->mu);
+    sg->filled--;
+    pthread_cond_broadcast(&sg->cv);
+    pthread_mutex_unlock(&sg->mu);
+}
+
+/* ---- the writer -------------------------------------------------------------------- */
 
 static double now_s(void)
 {
@@ -523,11 +717,10 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void progress(const bd_reader *rd, const char *path, uint64_t rows, double start)
+static void progress(uint64_t bytes, int64_t total, const char *path, uint64_t rows, double start)
 {
     double el = now_s() - start;
-    double mib = (double)bd_reader_bytes_read(rd) / 1048576.0;
-    int64_t total = bd_reader_bytes_total(rd);
+    double mib = (double)bytes / 1048576.0;
     if (total > 0)
         fprintf(stderr, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f of %.1f MiB", path,
                 (unsigned long long)rows, el > 0 ? (double)rows / el : 0.0, mib,
@@ -535,6 +728,35 @@ static void progress(const bd_reader *rd, const char *path, uint64_t rows, doubl
     else
         fprintf(stderr, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f MiB", path,
                 (unsigned long long)rows, el > 0 ? (double)rows / el : 0.0, mib);
+}
+
+/* Writes one checked row. BD_ERR_INVALID (why set) when the store refuses it as bad input. */
+static bd_result write_row(importer *im, const staged *row, bool *inserted, char *why,
+                           size_t whylen)
+{
+    bd_result r;
+    switch (im->o->kind) {
+    case BD_IMPORT_BREACHES: {
+        const bd_breach_in *b = &row->u.breach;
+        r = bd_store_breach_put(im->s, b, inserted);
+        if (r == BD_OK && *inserted && row->generated && im->o->ids)
+            fprintf(im->o->ids, "%s\t%.*s\n", b->uuid, (int)b->source_name.len, b->source_name.ptr);
+        return r;
+    }
+    case BD_IMPORT_RECORDS:
+        r = bd_store_record_put(im->s, &row->u.record, inserted);
+        if (r == BD_ERR_NOT_FOUND) {
+            snprintf(why, whylen, "breach %s does not exist; import the breach first",
+                     row->u.record.breach_uuid);
+            return BD_ERR_INVALID;
+        }
+        if (r == BD_OK)
+            remember_breach(im, row->u.record.breach_uuid);
+        return r;
+    case BD_IMPORT_CARDS:
+        return bd_store_card_put(im->s, &row->u.card, inserted);
+    }
+    return BD_ERR_INVALID;
 }
 
 bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const char *path,
@@ -553,76 +775,114 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     unsigned batch = o->strict || bulk ? UINT32_MAX : o->batch ? o->batch : DEFAULT_BATCH;
     unsigned in_batch = 0;
     uint64_t reported = 0;
+    int64_t total = bd_reader_bytes_total(rd);
     double start = now_s(), last_progress = start;
     bd_import_counts local = {0};
 
-    r = bd_store_begin(s);
+    stager *sg = calloc(1, sizeof *sg);
+    bool started = false;
+    if (!sg) {
+        r = BD_ERR_NOMEM;
+    } else {
+        sg->im = (importer){.secret = secret, .o = o};
+        sg->rd = rd;
+        pthread_mutex_init(&sg->mu, NULL);
+        pthread_cond_init(&sg->cv, NULL);
+        for (size_t i = 0; i < STAGE_SLOTS && r == BD_OK; i++) {
+            sg->slot[i] = malloc(sizeof *sg->slot[i]);
+            if (!sg->slot[i])
+                r = BD_ERR_NOMEM;
+            else
+                bd_buf_init(&sg->slot[i]->arena, 4 * STAGE_ARENA_SOFT);
+        }
+    }
+    if (r == BD_OK)
+        r = bd_store_begin(s);
     if (r == BD_OK && bulk)
         r = bd_store_bulk_begin(s, bulk_kind);
-    while (r == BD_OK) {
-        uint64_t line = 0;
-        char rwhy[512];
-        rwhy[0] = '\0';
-        bd_result rr = bd_reader_next(rd, &im.f, &line, rwhy, sizeof rwhy);
-        if (rr == BD_ERR_NOT_FOUND)
-            break;
-        if (rr != BD_OK && rr != BD_ERR_INVALID) {
-            snprintf(why, whylen, "%s: %s", path, rwhy);
-            r = rr;
-            break;
-        }
-        local.read++;
-        bool inserted = false;
-        if (rr == BD_OK) {
-            im.why[0] = '\0';
-            switch (o->kind) {
-            case BD_IMPORT_BREACHES:
-                rr = import_breach(&im, &inserted);
-                break;
-            case BD_IMPORT_RECORDS:
-                rr = import_record(&im, &inserted);
-                break;
-            case BD_IMPORT_CARDS:
-                rr = import_card(&im, &inserted);
+    pthread_t tid;
+    if (r == BD_OK) {
+        started = pthread_create(&tid, NULL, checker, sg) == 0;
+        if (!started)
+            r = BD_ERR_NOMEM;
+    }
+    if (r != BD_OK)
+        snprintf(why, whylen, "%s: could not start the import: %s", path, bd_result_str(r));
+    bool eof = !started;
+    while (r == BD_OK && !eof) {
+        stage_batch *b = take(sg);
+        for (size_t i = 0; i < b->n && r == BD_OK; i++) {
+            const staged *row = &b->rows[i];
+            char rwhy[512];
+            bool inserted = false;
+            bd_result rr;
+            local.read++;
+            if (row->rejected) {
+                snprintf(rwhy, sizeof rwhy, "%s", b->arena.data + row->why_at);
+                rr = BD_ERR_INVALID;
+            } else {
+                rr = write_row(&im, row, &inserted, rwhy, sizeof rwhy);
+            }
+            if (rr == BD_ERR_INVALID) {
+                local.rejected++;
+                if (o->strict) {
+                    snprintf(why, whylen, "%s:%llu: %s (--strict: nothing from this file imported)",
+                             path, (unsigned long long)row->line, rwhy);
+                    r = BD_ERR_INVALID;
+                    break;
+                }
+                if (reported++ < MAX_REPORTED)
+                    fprintf(report, "%s:%llu: rejected: %s\n", path, (unsigned long long)row->line,
+                            rwhy);
+                else if (reported == MAX_REPORTED + 1)
+                    fprintf(report, "%s: further rejected lines are counted but not listed\n",
+                            path);
+                continue;
+            }
+            if (rr != BD_OK) {
+                snprintf(why, whylen, "%s:%llu: the store failed: %s", path,
+                         (unsigned long long)row->line, bd_result_str(rr));
+                r = rr;
                 break;
             }
-            if (rr == BD_ERR_INVALID)
-                snprintf(rwhy, sizeof rwhy, "%s", im.why);
-        }
-        if (rr == BD_ERR_INVALID) {
-            local.rejected++;
-            if (o->strict) {
-                snprintf(why, whylen, "%s:%llu: %s (--strict: nothing from this file imported)",
-                         path, (unsigned long long)line, rwhy);
-                r = BD_ERR_INVALID;
-                break;
+            if (inserted)
+                local.imported++;
+            else
+                local.duplicates++;
+            if (++in_batch >= batch) {
+                in_batch = 0;
+                r = bd_store_commit(s);
+                if (r == BD_OK)
+                    r = bd_store_begin(s);
             }
-            if (reported++ < MAX_REPORTED)
-                fprintf(report, "%s:%llu: rejected: %s\n", path, (unsigned long long)line, rwhy);
-            else if (reported == MAX_REPORTED + 1)
-                fprintf(report, "%s: further rejected lines are counted but not listed\n", path);
-            continue;
         }
-        if (rr != BD_OK) {
-            snprintf(why, whylen, "%s:%llu: the store failed: %s", path, (unsigned long long)line,
-                     bd_result_str(rr));
-            r = rr;
-            break;
+        eof = b->last;
+        if (r == BD_OK && b->last && b->end != BD_ERR_NOT_FOUND) {
+            snprintf(why, whylen, "%s: %s", path, b->why);
+            r = b->end;
         }
-        if (inserted)
-            local.imported++;
-        else
-            local.duplicates++;
-        if (++in_batch >= batch) {
-            in_batch = 0;
-            r = bd_store_commit(s);
-            if (r == BD_OK)
-                r = bd_store_begin(s);
-        }
-        if (o->progress && (local.read & 1023) == 0 && now_s() - last_progress > 0.5) {
+        if (o->progress && now_s() - last_progress > 0.5) {
             last_progress = now_s();
-            progress(rd, path, local.read, start);
+            progress(b->bytes_read, total, path, local.read, start);
         }
+        give_back(sg);
+    }
+    if (started) {
+        pthread_mutex_lock(&sg->mu);
+        sg->stop = true;
+        pthread_cond_broadcast(&sg->cv);
+        pthread_mutex_unlock(&sg->mu);
+        pthread_join(tid, NULL);
+    }
+    if (sg) {
+        for (size_t i = 0; i < STAGE_SLOTS; i++) {
+            if (sg->slot[i])
+                bd_buf_free(&sg->slot[i]->arena);
+            free(sg->slot[i]);
+        }
+        pthread_mutex_destroy(&sg->mu);
+        pthread_cond_destroy(&sg->cv);
+        free(sg);
     }
     if (r == BD_OK) {
         if (bulk) {

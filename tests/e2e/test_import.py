@@ -55,6 +55,48 @@ class Import(unittest.TestCase):
         self.assertIn("r.jsonl:6: rejected: unknown field 'colour'", err)
         self.assertIn("read 7, imported 3, duplicates 0, rejected 4", self.summary(p))
 
+    def test_a_file_of_many_batches_keeps_every_row_and_line_number(self):
+        # Rows are checked by one thread in batches of 1,024 and written by another: bad
+        # lines on both sides of a batch edge, and one only the writer can refuse (an
+        # unknown breach), must be reported by their own line and every good row kept.
+        unknown = "99999999-9999-4999-8999-999999999999"
+        bad = {1024: "{broken", 1025: json.dumps({"breach_uuid": BREACH, "email": "no-at"}),
+               3000: json.dumps({"breach_uuid": unknown, "email": "z@example.com"})}
+        lines = [bad.get(n) or json.dumps({"breach_uuid": BREACH, "email": "u%d@example.com" % n})
+                 for n in range(1, 5001)]
+        f = self.ctl.write("many.jsonl", "\n".join(lines) + "\n")
+        for extra in ((), ("--bulk",)):
+            p = self.ctl.import_("records", f, check=1, extra=extra)
+            err = p.stderr.decode()
+            self.assertIn("many.jsonl:1024: rejected:", err)
+            self.assertIn("many.jsonl:1025: rejected: email:", err)
+            self.assertIn("many.jsonl:3000: rejected: breach %s does not exist" % unknown, err)
+            self.assertEqual(err.count("rejected:"), 3)
+        self.assertIn("read 5000, imported 0, duplicates 4997, rejected 3", self.summary(p))
+        self.assertIn("total: 4997 breach records",
+                      self.ctl.run("stats", check=0).stdout.decode())
+        p = self.ctl.import_("records", f, check=1, extra=("--strict",))
+        self.assertIn("many.jsonl:1024:", p.stderr.decode())
+
+    def test_rows_with_large_values_cross_batches_intact(self):
+        # about 12 MB of attribute values: the checker closes batches early by size
+        rows = [{"breach_uuid": BREACH, "email": "big%d@example.com" % i,
+                 "other_attributes": {"blob": ("%05d" % i) * 8000}} for i in range(300)]
+        f = self.ctl.write("big.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+        p = self.ctl.import_("records", f)
+        self.assertIn("read 300, imported 300, duplicates 0, rejected 0", self.summary(p))
+        key = self.ctl.key()
+        srv = Server(self.ctl)
+        try:
+            for i in (0, 170, 299):
+                st, _, body = srv.request("/v7/breach-search?type=email&account="
+                                          "big%d@example.com" % i, key=key)
+                self.assertEqual(st, 200)
+                attrs = json.loads(body)["data"][0]["breached_data"]["other_attributes"]
+                self.assertEqual(json.loads(attrs), {"blob": ("%05d" % i) * 8000})
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
     def test_strict_stops_and_imports_nothing_from_the_file(self):
         text = RECORDS + "{broken\n"
         p = self.ctl.import_("records", self.ctl.write("r.jsonl", text), check=1,
