@@ -1,6 +1,9 @@
 /* JSON writer: structure, escaping and UTF-8 repair. */
 #include "core/json.h"
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 
@@ -103,6 +106,55 @@ TEST(test_json_double_round_trips_and_rejects_nan)
     bd_buf_free(&b);
 }
 
+/* The reference: the shortest of %.15g..%.17g that reads back as the same double. */
+static void slow_double(double v, char out[32])
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, 32, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* Values of two decimals take a shortcut past snprintf: it must print what the general
+ * rule prints, for every such value and for its neighbours that are not one. */
+TEST(test_json_double_shortcut_matches_the_general_rule)
+{
+    bd_buf b;
+    bd_buf_init(&b, 64);
+    char want[32];
+    double samples[] = {1e-4, 0.0001, 0.005, 0.01, 0.07, 0.1, 0.29, 1, 7.5, 9.99, 10,
+                        100.01, 12345.67, 1e12, 9999999999999.99, 1e13, 123456789012.34,
+                        0.3, 2.675, 1.005, 1e-5, 0, -0.0, -7.5, 1e300};
+    int checked = 0;
+    for (int64_t k = 0; k <= 200000; k++) {
+        double vs[3] = {(double)k / 100.0, nextafter((double)k / 100.0, 0),
+                        nextafter((double)k / 100.0, 1e300)};
+        for (int j = 0; j < 3; j++) {
+            bd_json w;
+            bd_buf_reset(&b);
+            bd_json_init(&w, &b);
+            bd_json_double(&w, vs[j]);
+            slow_double(vs[j], want);
+            if (strcmp(b.data, want) != 0) {
+                CHECK_STR(b.data, want);
+                break;
+            }
+            checked++;
+        }
+    }
+    for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+        bd_json w;
+        bd_buf_reset(&b);
+        bd_json_init(&w, &b);
+        bd_json_double(&w, samples[i]);
+        slow_double(samples[i], want);
+        CHECK_STR(b.data, want);
+    }
+    CHECK_INT(checked, 3 * 200001);
+    bd_buf_free(&b);
+}
+
 /* Strings written in one copy and strings escaped byte by byte must agree wherever the
  * buffer's growth falls, and the size limit holds for both to the byte. */
 TEST(test_json_strings_across_buffer_growth_and_at_the_limit)
@@ -151,6 +203,7 @@ int main(void)
     RUN(test_json_replaces_invalid_utf8_bytes);
     RUN(test_json_limit_is_sticky);
     RUN(test_json_double_round_trips_and_rejects_nan);
+    RUN(test_json_double_shortcut_matches_the_general_rule);
     RUN(test_json_strings_across_buffer_growth_and_at_the_limit);
     return TEST_EXIT();
 }
