@@ -83,8 +83,20 @@ void bd_secret_fingerprint(const uint8_t secret[BD_SECRET_LEN], char out[65])
 void bd_keyed_hash(const uint8_t secret[BD_SECRET_LEN], const char *label, const void *data,
                    size_t len, uint8_t out[BD_MAC_LEN])
 {
-    crypto_auth_hmacsha256_state st;
-    crypto_auth_hmacsha256_init(&st, secret, BD_SECRET_LEN);
+    /* Keying HMAC hashes two blocks (the padded key, inner and outer) before any data: a
+     * third of a short hash. Each thread keeps the keyed state for the secret it last saw
+     * (one per process in practice) and starts every hash from a copy of it. */
+    static _Thread_local struct {
+        bool set;
+        uint8_t secret[BD_SECRET_LEN];
+        crypto_auth_hmacsha256_state keyed;
+    } cache;
+    if (!cache.set || sodium_memcmp(cache.secret, secret, BD_SECRET_LEN) != 0) {
+        crypto_auth_hmacsha256_init(&cache.keyed, secret, BD_SECRET_LEN);
+        memcpy(cache.secret, secret, BD_SECRET_LEN);
+        cache.set = true;
+    }
+    crypto_auth_hmacsha256_state st = cache.keyed;
     crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label) + 1);
     crypto_auth_hmacsha256_update(&st, data, len);
     crypto_auth_hmacsha256_final(&st, out);
