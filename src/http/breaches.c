@@ -1,4 +1,6 @@
-/* GET {base}/breaches and GET {base}/breaches/{uuid}: the breach catalog. */
+/* GET {base}/breaches and GET {base}/breaches/{uuid}: the breach catalog; the breach
+ * objects inside search records. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/date.h"
@@ -100,4 +102,86 @@ void bd_handle_breach_get(bd_req *rq, bd_slice uuid)
         return;
     }
     bd_reply_finish(rq);
+}
+
+/* ---- breach objects of search records ------------------------------------------------ */
+
+#define BREACH_JSON_SLOTS 256          /* direct-mapped by breach id */
+#define BREACH_JSON_BYTES (256 * 1024) /* about 500 breach objects */
+
+struct bd_breach_json {
+    uint64_t version; /* the store's data version the entries were written under */
+    struct {
+        int64_t id;
+        size_t at, len; /* bytes in text; len 0: empty slot */
+    } slot[BREACH_JSON_SLOTS];
+    bd_buf text;
+};
+
+bd_breach_json *bd_breach_json_new(void)
+{
+    bd_breach_json *c = calloc(1, sizeof *c);
+    if (c)
+        bd_buf_init(&c->text, BREACH_JSON_BYTES);
+    return c;
+}
+
+void bd_breach_json_free(bd_breach_json *c)
+{
+    if (!c)
+        return;
+    bd_buf_free(&c->text);
+    free(c);
+}
+
+static void forget_all(bd_breach_json *c)
+{
+    for (size_t i = 0; i < BREACH_JSON_SLOTS; i++)
+        c->slot[i].len = 0;
+    bd_buf_reset(&c->text);
+}
+
+static int write_details(void *ctx, const bd_breach_row *b)
+{
+    bd_write_breach(ctx, b, BD_BREACH_DETAILS);
+    return 0;
+}
+
+bd_result bd_write_breach_details(bd_req *rq, int64_t breach_id)
+{
+    bd_breach_json *c = rq->breach_json;
+    bd_json *w = &rq->json;
+    if (c && !rq->breach_json_checked) {
+        uint64_t v = bd_store_data_version(rq->store);
+        if (v != c->version) {
+            forget_all(c);
+            c->version = v;
+        }
+        rq->breach_json_checked = true;
+    }
+    size_t k = (size_t)((uint64_t)breach_id % BREACH_JSON_SLOTS);
+    if (c && c->slot[k].len && c->slot[k].id == breach_id) {
+        bd_json_raw(w, (bd_slice){c->text.data + c->slot[k].at, c->slot[k].len});
+        return BD_OK;
+    }
+    size_t start = rq->body->len;
+    bd_result r = bd_store_breach_by_id(rq->store, breach_id, write_details, w);
+    if (r == BD_ERR_NOT_FOUND) { /* cannot happen in one read view; never a broken body */
+        bd_json_null(w);
+        return BD_OK;
+    }
+    if (r != BD_OK || !c || bd_json_result(w) != BD_OK)
+        return r;
+    /* After the member name nothing precedes the object, so these bytes are it whole. */
+    bd_slice made = {rq->body->data + start, rq->body->len - start};
+    if (made.len == 0 || made.ptr[0] != '{')
+        return BD_OK;
+    if (c->text.len + made.len > BREACH_JSON_BYTES)
+        forget_all(c);
+    if (bd_buf_append(&c->text, made.ptr, made.len) == BD_OK) {
+        c->slot[k].id = breach_id;
+        c->slot[k].at = c->text.len - made.len;
+        c->slot[k].len = made.len;
+    }
+    return BD_OK;
 }

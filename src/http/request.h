@@ -20,6 +20,13 @@
 
 struct MHD_Connection;
 
+/* Breach objects already written into search records, kept per worker thread (a page of
+ * a large domain repeats a few breaches a hundred times). Entries hold while the store's
+ * data version stays the same. */
+typedef struct bd_breach_json bd_breach_json;
+bd_breach_json *bd_breach_json_new(void); /* NULL when out of memory */
+void bd_breach_json_free(bd_breach_json *c);
+
 typedef struct {
     bd_slice name, value; /* decoded; value.ptr NULL for a name without '=' */
 } bd_param;
@@ -36,6 +43,8 @@ typedef struct {
     const uint8_t *secret;
     bd_store *store;
     bd_buf *body;
+    bd_breach_json *breach_json; /* the worker's, or NULL */
+    bool breach_json_checked;    /* its data version was checked in this read view */
     bd_json json;
     int status;
     const char *allow;   /* Allow header for 405 */
@@ -83,6 +92,10 @@ typedef enum {
     BD_BREACH_DETAILS, /* inside a search record: single shape plus site_logo */
 } bd_breach_shape;
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
+/* Writes the breach_details value of a search record with rq->json, from rq->breach_json
+ * or read from the store (and then remembered). Call inside the read view of the records;
+ * BD_ERR_* when the store failed. */
+bd_result bd_write_breach_details(bd_req *rq, int64_t breach_id);
 
 /* Handlers, one per resource. */
 void bd_handle_breach_list(bd_req *rq);

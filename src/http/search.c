@@ -55,6 +55,8 @@ static void opt(bd_json *w, const char *key, bd_slice v)
 
 typedef struct {
     bd_json *w;
+    bd_req *rq;
+    bd_result err; /* a store failure while writing a record */
     int limit;
     int written;
     bool more;
@@ -89,7 +91,9 @@ static int write_record(void *ctx, const bd_record_row *r)
     bd_json_cstring(w, severity_name(r->severity));
     bd_json_object_end(w);
     bd_json_key(w, "breach_details");
-    bd_write_breach(w, r->breach, BD_BREACH_DETAILS);
+    pg->err = bd_write_breach_details(pg->rq, r->breach_id);
+    if (pg->err != BD_OK)
+        return 1;
     bd_json_object_end(w);
     pg->written++;
     pg->last_date = r->breach_date;
@@ -254,9 +258,11 @@ void bd_handle_breach_search(bd_req *rq)
     size_t head_at = rq->body->len;
     bd_json_key(w, "data");
     bd_json_array_begin(w);
-    page pg = {.w = w, .limit = (int)limit};
+    page pg = {.w = w, .rq = rq, .err = BD_OK, .limit = (int)limit};
     q.limit = (int)limit + 1;
     r = bd_store_record_find(rq->store, &q, write_record, &pg);
+    if (r == BD_OK)
+        r = pg.err;
     if (r == BD_OK && !continuing) {
         if (pg.more)
             r = bd_store_record_count(rq->store, &q, &tok.records_found);

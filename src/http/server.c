@@ -34,6 +34,7 @@ typedef struct worker {
     bd_store *store;
     bd_buf body;
     bd_buf log_line;
+    bd_breach_json *breach_json; /* NULL when it could not be allocated: no caching */
     struct worker *next;
 } worker;
 
@@ -81,6 +82,7 @@ static worker *this_worker(bd_server *srv)
     bd_store_share_reads(w->store, READ_SHARE_US);
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
+    w->breach_json = bd_breach_json_new();
     pthread_mutex_lock(&srv->workers_lock);
     w->next = srv->workers;
     srv->workers = w;
@@ -466,6 +468,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     rq.store = w->store;
     rq.body = &w->body;
+    rq.breach_json = w->breach_json;
     if (request_head_size(conn, url, method) > HEADER_MAX) {
         bd_reply_error(&rq, 431, "header_too_large",
                        "the request line and headers must fit in %d bytes", HEADER_MAX);
@@ -779,6 +782,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         bd_store_close(w->store);
         bd_buf_free(&w->body);
         bd_buf_free(&w->log_line);
+        bd_breach_json_free(w->breach_json);
         free(w);
     }
     bd_keyring_free(srv->keys);

@@ -26,6 +26,7 @@ enum {
     Q_BREACH_LIST,
     Q_BREACH_LIST_LIMIT,
     Q_BREACH_GET,
+    Q_BREACH_BY_ID,
     Q_BREACH_ID,
     Q_BREACH_REFRESH,
     Q_RECORD_PUT,
@@ -77,6 +78,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_BREACH_LIST_LIMIT] = "SELECT " BREACH_COLS " FROM breaches b "
                             "ORDER BY b.date_leaked DESC, b.source_name, b.uuid LIMIT ?1",
     [Q_BREACH_GET] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.uuid = ?1",
+    [Q_BREACH_BY_ID] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.id = ?1",
     [Q_BREACH_ID] = "SELECT id, date_leaked FROM breaches WHERE uuid = ?1",
     [Q_BREACH_REFRESH] =
         "UPDATE breaches SET pwned_count_derived = (SELECT count(DISTINCT coalesce(email, "
@@ -534,6 +536,16 @@ void bd_store_share_reads(bd_store *s, int64_t window_us)
     s->share_ns = window_us > 0 ? window_us * 1000 : 0;
 }
 
+uint64_t bd_store_data_version(bd_store *s)
+{
+    /* SQLite's pager counts content changes, its own and other connections' (seen when a
+     * read begins), without running a statement. */
+    unsigned int v = 0;
+    if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
+        return 0;
+    return v;
+}
+
 void bd_store_release_idle(bd_store *s)
 {
     if (!s->share_ns || pthread_mutex_trylock(&s->read_lock) != 0)
@@ -679,6 +691,17 @@ bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, vo
     return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
 }
 
+bd_result bd_store_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx)
+{
+    sqlite3_stmt *st = fixed(s, Q_BREACH_BY_ID);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    int rows;
+    bd_result r = each_breach(st, cb, ctx, &rows);
+    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+}
+
 /* Looks up a breach's row id and date. */
 static bd_result breach_id(bd_store *s, const char *uuid, int64_t *id, int32_t *date)
 {
@@ -778,12 +801,10 @@ static bool field_is_blob(bd_field f)
  * the order bind_where binds them. The driving index is named, not left to the planner:
  * without statistics SQLite prefers the index that also gives the page order, which is the
  * wrong one when a large domain meets a rare password. */
-static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_breach)
+static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_position)
 {
     bd_buf *b = &s->sql;
     bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->driver]);
-    if (r == BD_OK && with_breach)
-        r = bd_buf_append_str(b, " JOIN breaches b ON b.id = r.breach_id");
     if (r == BD_OK)
         r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
@@ -801,7 +822,7 @@ static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_br
             break;
         }
     }
-    if (r == BD_OK && with_breach && q->has_after)
+    if (r == BD_OK && with_position && q->has_after)
         r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
     return r;
 }
@@ -901,7 +922,7 @@ bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_
         &s->sql,
         "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
         "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
-        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, " BREACH_COLS
+        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
         " FROM records r");
     if (r == BD_OK)
         r = build_where(s, q, true);
@@ -916,7 +937,6 @@ bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_
     sqlite3_bind_int(st, i, q->limit);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        bd_breach_row b;
         bd_record_row row;
         row.id = sqlite3_column_int64(st, 0);
         row.breach_date = sqlite3_column_int(st, 1);
@@ -933,8 +953,7 @@ bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_
         row.ssn_masked = col_slice(st, 12);
         row.other_attributes = col_slice(st, 13);
         row.severity = (bd_severity)sqlite3_column_int(st, 14);
-        breach_from_cols(st, 15, &b);
-        row.breach = &b;
+        row.breach_id = sqlite3_column_int64(st, 15);
         if (cb(ctx, &row))
             break;
     }

@@ -55,6 +55,11 @@ void bd_store_read_end(bd_store *s);
  * may see later ones). 0, the default, gives every read_begin a fresh view. Call it before
  * the first read; then every use of the store must sit between read_begin and read_end. */
 void bd_store_share_reads(bd_store *s, int64_t window_us);
+/* A number that changes whenever the store's content does, from any process: two reads
+ * through the same handle that get the same number saw the same data, so whatever was
+ * derived from the first still holds for the second. Meaningful inside a read view once it
+ * has run a query; compare only values from one handle. */
+uint64_t bd_store_data_version(bd_store *s);
 /* Ends a shared read view that has outlived its window, unless a read is in progress, so
  * an idle reader does not hold back the checkpoints of another process's writes. Safe to
  * call from any thread. */
@@ -98,6 +103,8 @@ typedef int (*bd_breach_cb)(void *ctx, const bd_breach_row *row);
 bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
 /* Breaches newest first (date_leaked descending, then source_name); limit <= 0: all. */
 bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
+/* One breach by the breach_id of a record row; BD_ERR_NOT_FOUND when absent. */
+bd_result bd_store_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 /* One breach by canonical lower-case uuid; BD_ERR_NOT_FOUND when absent. */
 bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
 /* Whether a breach exists. */
@@ -139,7 +146,7 @@ typedef struct {
     bd_slice user_name, first_name, last_name, email, email_domain, phone_number, ip_address,
         bitcoin_address, password_masked, password_hash, ssn_masked, other_attributes;
     bd_severity severity;
-    const bd_breach_row *breach;
+    int64_t breach_id;   /* the record's breach, for bd_store_breach_by_id */
     int32_t breach_date; /* yyyymmdd, the sort key */
 } bd_record_row;
 

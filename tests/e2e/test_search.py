@@ -1,5 +1,6 @@
 """GET /breach-search: every type and alias, filters, masking, order, and token paging."""
 import json
+import time
 import unittest
 import urllib.parse
 
@@ -328,6 +329,72 @@ class SearchWhileImporting(ServerTest):
         self.assertTrue(original <= set(seen), "a record was skipped")
         self.assertIn("new-behind-cursor@paging.example", seen)
         self.assertNotIn("new-ahead-of-cursor@paging.example", seen)
+
+
+class BreachDetails(ServerTest):
+    """Each record carries its own breach's details, however many breaches share a page
+    and after a breach changes while the server runs."""
+    N = 300  # more breaches than the server's per-thread cache has slots (256)
+
+    @staticmethod
+    def uuid(i):
+        return "bbbbbbbb-0000-4000-8000-%012d" % i
+
+    @classmethod
+    def populate(cls, ctl):
+        breaches = [{"uuid": cls.uuid(i), "source_name": "Source %d" % i,
+                     "date_leaked": "2020-01-01", "description": "breach number %d" % i}
+                    for i in range(cls.N)]
+        ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in breaches)))
+        # breaches i and i+256 share a cache slot: interleave their records
+        order = [i for k in range(256) for i in (k, k + 256) if i < cls.N]
+        order += [i for i in range(cls.N) if i not in order]
+        rows = [{"breach_uuid": cls.uuid(i), "email": "m%03d@many.example" % i} for i in order]
+        rows += [{"breach_uuid": cls.uuid(7), "email": "grow%d@many.example" % i} for i in range(3)]
+        ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in rows)))
+
+    def domain_pages(self):
+        seen, token = [], None
+        while True:
+            q = {"type": "email_domain", "account": "many.example", "number_of_records": "100"}
+            if token:
+                q["paging_token"] = token
+            st, body = self.srv.get("/v7/breach-search?" + urllib.parse.urlencode(q), key=self.key)
+            self.assertEqual(st, 200, body)
+            seen += body["data"]
+            token = body["pagination_token"]
+            if not token:
+                return seen
+
+    def test_every_record_has_its_own_breach(self):
+        for _ in range(2):  # the second pass is answered from the cache
+            seen = self.domain_pages()
+            self.assertEqual(len(seen), self.N + 3)
+            for r in seen:
+                email = r["breached_data"]["email"]
+                d = r["breach_details"]
+                i = 7 if email.startswith("grow") else int(email[1:4])
+                self.assertEqual(d["uuid"], self.uuid(i), email)
+                self.assertEqual(d["site_name"], "Source %d" % i)
+                self.assertEqual(d["description"], "breach number %d" % i)
+                self.assertEqual(d["date_leaked"], "01-Jan-2020")
+
+    def test_details_follow_an_import_made_while_serving(self):
+        def pwned():
+            st, body = self.srv.get("/v7/breach-search?type=email&account=grow0@many.example",
+                                    key=self.key)
+            self.assertEqual(st, 200, body)
+            return body["data"][0]["breach_details"]["pwned_count"]
+        before = pwned()
+        self.assertEqual(pwned(), before)
+        rows = [{"breach_uuid": self.uuid(7), "email": "late%d@other.example" % i} for i in range(5)]
+        self.ctl.import_("records", self.ctl.write("late.jsonl", "\n".join(json.dumps(r) for r in rows)))
+        deadline = time.monotonic() + 5
+        while pwned() == before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.01)  # past the 2 ms a read view is shared: both threads see the import
+        for _ in range(6):  # each worker thread has its own cache
+            self.assertEqual(pwned(), before + 5)
 
 
 if __name__ == "__main__":

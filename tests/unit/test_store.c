@@ -174,6 +174,65 @@ static int64_t count_domain(bd_store *s, const char *domain)
     return n;
 }
 
+static int collect_breach_ids(void *ctx, const bd_record_row *row)
+{
+    int64_t *ids = ctx;
+    ids[++ids[0]] = row->breach_id;
+    return 0;
+}
+
+static int copy_source(void *ctx, const bd_breach_row *b)
+{
+    snprintf(ctx, 16, "%.*s/%d", (int)b->source_name.len, b->source_name.ptr, b->date_leaked);
+    return 0;
+}
+
+/* Records name their breach by id; the breach is read by that id; the data version holds
+ * while nothing changes and moves when another connection commits. */
+TEST(test_store_record_breach_ids_and_data_version)
+{
+    bd_store *w = fresh();
+    const char *a = "66666666-6666-4666-8666-666666666666";
+    const char *b = "77777777-7777-4777-8777-777777777777";
+    add_breach(w, a, 20110101);
+    add_breach(w, b, 20120101);
+    add_record(w, b, "x@d.example", "d.example", NULL, 1);
+    add_record(w, a, "y@d.example", "d.example", NULL, 2);
+    bd_store *r = NULL;
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_READ, &r, why, sizeof why), BD_OK);
+    bd_record_query q;
+    memset(&q, 0, sizeof q);
+    q.field = BD_FIELD_EMAIL_DOMAIN;
+    q.key = BD_SLICE_LIT("d.example");
+    q.limit = 10;
+    int64_t ids[8] = {0};
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(bd_store_record_plan(r, &q), BD_OK);
+    CHECK_INT(bd_store_record_find(r, &q, collect_breach_ids, ids), BD_OK);
+    uint64_t v1 = bd_store_data_version(r);
+    CHECK_INT(ids[0], 2);
+    char got[16] = "";
+    CHECK_INT(bd_store_breach_by_id(r, ids[1], copy_source, got), BD_OK); /* newest first */
+    CHECK_STR(got, "B/20120101");
+    CHECK_INT(bd_store_breach_by_id(r, ids[2], copy_source, got), BD_OK);
+    CHECK_STR(got, "B/20110101");
+    CHECK_INT(bd_store_breach_by_id(r, 999, copy_source, got), BD_ERR_NOT_FOUND);
+    bd_store_read_end(r);
+
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "d.example"), 2);
+    CHECK(bd_store_data_version(r) == v1);
+    bd_store_read_end(r);
+    add_record(w, a, "z@d.example", "d.example", NULL, 3);
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "d.example"), 3);
+    CHECK(bd_store_data_version(r) != v1);
+    bd_store_read_end(r);
+    bd_store_close(r);
+    bd_store_close(w);
+}
+
 /* A shared read view keeps its snapshot inside the window, is replaced after it, and an
  * idle one is ended by release_idle; without sharing every read sees the latest commit. */
 TEST(test_store_shared_read_view_lasts_its_window)
@@ -230,6 +289,7 @@ int main(void)
         return 1;
     RUN(test_store_open_without_create_reports_missing_store);
     RUN(test_store_breach_put_is_idempotent);
+    RUN(test_store_record_breach_ids_and_data_version);
     RUN(test_store_rare_filter_value_drives_the_lookup);
     RUN(test_store_keyset_pages_follow_date_then_id_descending);
     RUN(test_store_shared_read_view_lasts_its_window);
