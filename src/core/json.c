@@ -100,6 +100,13 @@ void bd_json_key(bd_json *w, const char *name)
     w->after_key = true;
 }
 
+void bd_json_key_quoted(bd_json *w, const char *quoted_colon, size_t n)
+{
+    before_value(w);
+    put(w, quoted_colon, n);
+    w->after_key = true;
+}
+
 /* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when the bytes there are not
  * one (overlong forms, surrogates, code points past U+10FFFF and truncation included). */
 static size_t utf8_seq_len(const unsigned char *p, size_t avail)
@@ -323,11 +330,23 @@ void bd_json_raw(bd_json *w, bd_slice json)
     put(w, json.ptr, json.len);
 }
 
-void bd_json_member_string(bd_json *w, const char *key, bd_slice s, bool empty_is_null)
+static void member_value(bd_json *w, bd_slice s, bool empty_is_null)
 {
-    bd_json_key(w, key);
     if (!s.ptr || (empty_is_null && s.len == 0))
         bd_json_null(w);
     else
         bd_json_string(w, s);
+}
+
+void bd_json_member_string(bd_json *w, const char *key, bd_slice s, bool empty_is_null)
+{
+    bd_json_key(w, key);
+    member_value(w, s, empty_is_null);
+}
+
+void bd_json_member_string_quoted(bd_json *w, const char *quoted_colon, size_t n, bd_slice s,
+                                  bool empty_is_null)
+{
+    bd_json_key_quoted(w, quoted_colon, n);
+    member_value(w, s, empty_is_null);
 }

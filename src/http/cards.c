@@ -68,28 +68,28 @@ static int write_card(void *ctx, const bd_card_row *c)
 {
     bd_json *w = ctx;
     bd_json_object_begin(w);
-    bd_json_member_string(w, "id", c->id, false);
-    bd_json_member_string(w, "createdAt", c->created_at, false);
-    bd_json_member_string(w, "bank", c->bank, false);
-    bd_json_member_string(w, "number", c->number_masked, false);
-    bd_json_member_string(w, "owner", c->owner, false);
-    bd_json_member_string(w, "cvv", c->cvv, false);
-    bd_json_member_string(w, "expireDate", c->expire_date, false);
-    bd_json_key(w, "cvssScore");
+    BD_JSON_MEMBER_STRING(w, "id", c->id, false);
+    BD_JSON_MEMBER_STRING(w, "createdAt", c->created_at, false);
+    BD_JSON_MEMBER_STRING(w, "bank", c->bank, false);
+    BD_JSON_MEMBER_STRING(w, "number", c->number_masked, false);
+    BD_JSON_MEMBER_STRING(w, "owner", c->owner, false);
+    BD_JSON_MEMBER_STRING(w, "cvv", c->cvv, false);
+    BD_JSON_MEMBER_STRING(w, "expireDate", c->expire_date, false);
+    BD_JSON_KEY(w, "cvssScore");
     if (c->has_cvss)
         bd_json_double(w, c->cvss);
     else
         bd_json_null(w);
-    bd_json_member_string(w, "leakId", c->leak_id, false);
-    bd_json_member_string(w, "leakName", c->leak_name, false);
-    bd_json_member_string(w, "leakPublishDate", c->leak_publish_date, false);
-    bd_json_member_string(w, "leakDiscoverDate", c->leak_discover_date, false);
-    bd_json_key(w, "leakSize");
+    BD_JSON_MEMBER_STRING(w, "leakId", c->leak_id, false);
+    BD_JSON_MEMBER_STRING(w, "leakName", c->leak_name, false);
+    BD_JSON_MEMBER_STRING(w, "leakPublishDate", c->leak_publish_date, false);
+    BD_JSON_MEMBER_STRING(w, "leakDiscoverDate", c->leak_discover_date, false);
+    BD_JSON_KEY(w, "leakSize");
     if (c->has_leak_size)
         bd_json_int(w, c->leak_size);
     else
         bd_json_null(w);
-    bd_json_member_string(w, "leakTags", c->leak_tags, false);
+    BD_JSON_MEMBER_STRING(w, "leakTags", c->leak_tags, false);
     bd_json_object_end(w);
     return 0;
 }

@@ -48,10 +48,7 @@ static const char *severity_name(bd_severity s)
 }
 
 /* breached_data: a field with no value is null, never "". */
-static void opt(bd_json *w, const char *key, bd_slice v)
-{
-    bd_json_member_string(w, key, v, true);
-}
+#define OPT(w, key, v) BD_JSON_MEMBER_STRING(w, key, v, true)
 
 typedef struct {
     bd_json *w;
@@ -73,24 +70,24 @@ static int write_record(void *ctx, const bd_record_row *r)
     }
     bd_json *w = pg->w;
     bd_json_object_begin(w);
-    bd_json_key(w, "breached_data");
+    BD_JSON_KEY(w, "breached_data");
     bd_json_object_begin(w);
-    opt(w, "user_name", r->user_name);
-    opt(w, "first_name", r->first_name);
-    opt(w, "last_name", r->last_name);
-    opt(w, "email", r->email);
-    opt(w, "email_domain", r->email_domain);
-    opt(w, "phone_number", r->phone_number);
-    opt(w, "ip_address", r->ip_address);
-    opt(w, "bitcoin_address", r->bitcoin_address);
-    opt(w, "password", r->password_masked);
-    opt(w, "password_hash", r->password_hash);
-    opt(w, "other_attributes", r->other_attributes);
-    opt(w, "social_security_number", r->ssn_masked);
-    bd_json_key(w, "severity");
+    OPT(w, "user_name", r->user_name);
+    OPT(w, "first_name", r->first_name);
+    OPT(w, "last_name", r->last_name);
+    OPT(w, "email", r->email);
+    OPT(w, "email_domain", r->email_domain);
+    OPT(w, "phone_number", r->phone_number);
+    OPT(w, "ip_address", r->ip_address);
+    OPT(w, "bitcoin_address", r->bitcoin_address);
+    OPT(w, "password", r->password_masked);
+    OPT(w, "password_hash", r->password_hash);
+    OPT(w, "other_attributes", r->other_attributes);
+    OPT(w, "social_security_number", r->ssn_masked);
+    BD_JSON_KEY(w, "severity");
     bd_json_cstring(w, severity_name(r->severity));
     bd_json_object_end(w);
-    bd_json_key(w, "breach_details");
+    BD_JSON_KEY(w, "breach_details");
     pg->err = bd_write_breach_details(pg->rq, r->breach_id);
     if (pg->err != BD_OK)
         return 1;

@@ -106,6 +106,36 @@ TEST(test_json_double_round_trips_and_rejects_nan)
     bd_buf_free(&b);
 }
 
+/* Member names written from literals in one copy come out as the escaping path writes
+ * them, commas and all. */
+TEST(test_json_literal_keys_match_escaped_keys)
+{
+    bd_buf a, b;
+    bd_buf_init(&a, 256);
+    bd_buf_init(&b, 256);
+    bd_json wa, wb;
+    bd_json_init(&wa, &a);
+    bd_json_init(&wb, &b);
+    bd_json_object_begin(&wa);
+    bd_json_object_begin(&wb);
+    BD_JSON_KEY(&wa, "leakSize");
+    bd_json_key(&wb, "leakSize");
+    bd_json_int(&wa, 3);
+    bd_json_int(&wb, 3);
+    BD_JSON_MEMBER_STRING(&wa, "owner", BD_SLICE_LIT("A \"B\""), false);
+    bd_json_member_string(&wb, "owner", BD_SLICE_LIT("A \"B\""), false);
+    BD_JSON_MEMBER_STRING(&wa, "cvv", ((bd_slice){"", 0}), true);
+    bd_json_member_string(&wb, "cvv", (bd_slice){"", 0}, true);
+    BD_JSON_MEMBER_STRING(&wa, "bank", ((bd_slice){NULL, 0}), false);
+    bd_json_member_string(&wb, "bank", (bd_slice){NULL, 0}, false);
+    bd_json_object_end(&wa);
+    bd_json_object_end(&wb);
+    CHECK_STR(a.data, b.data);
+    CHECK_STR(a.data, "{\"leakSize\":3,\"owner\":\"A \\\"B\\\"\",\"cvv\":null,\"bank\":null}");
+    bd_buf_free(&a);
+    bd_buf_free(&b);
+}
+
 /* The reference: the shortest of %.15g..%.17g that reads back as the same double. */
 static void slow_double(double v, char out[32])
 {
@@ -226,6 +256,7 @@ int main(void)
     RUN(test_json_limit_is_sticky);
     RUN(test_json_double_round_trips_and_rejects_nan);
     RUN(test_json_double_shortcut_matches_the_general_rule);
+    RUN(test_json_literal_keys_match_escaped_keys);
     RUN(test_json_strings_across_buffer_growth_and_at_the_limit);
     return TEST_EXIT();
 }
