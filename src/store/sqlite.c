@@ -102,7 +102,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, 1) "
                          "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
-                         "WHERE kind = ?1 AND key GLOB ?2",
+                         "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
                   "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
@@ -1086,6 +1086,40 @@ static bool plain_digits(const char *p)
     return true;
 }
 
+/* p is the bytes past the last of a prefix of plain digits: the first string greater than
+ * every string the prefix starts ('9' + 1 is ':'). */
+static void prefix_end(const char *p, size_t n, char *end)
+{
+    memcpy(end, p, n);
+    end[n - 1]++;
+    end[n] = '\0';
+}
+
+/* " AND col matches pattern" for a bin (full 6) or reversed-tail (full 4) pattern. A plain
+ * digit prefix becomes a range: SQLite recompiles a statement whose GLOB pattern is a
+ * bound parameter every time the value bound changes; a range or an equality plans once. */
+static void digit_pattern(cond_sql *c, const char *col, const char *p, size_t n, size_t full)
+{
+    emit(c, " AND ");
+    emit(c, col);
+    bool digits = plain_digits(p);
+    if (n == full) {
+        emit(c, digits ? " = ?" : " GLOB ?");
+        bind_kept(c, keep_text(c, p, n, NULL));
+    } else if (digits) {
+        char end[8];
+        prefix_end(p, n, end);
+        emit(c, " >= ? AND ");
+        emit(c, col);
+        emit(c, " < ?");
+        bind_kept(c, keep_text(c, p, n, NULL));
+        bind_kept(c, keep_text(c, end, n, NULL));
+    } else {
+        emit(c, " GLOB ?");
+        bind_kept(c, keep_text(c, p, n, "*"));
+    }
+}
+
 static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
 {
     if (depth > 64) {
@@ -1121,13 +1155,10 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
             emit(c, " AND c.bin = ?");
             bind_later(c, BIND_TEXT, k->bin, 6, 0);
         } else if (bl) {
-            emit(c, " AND c.bin GLOB ?");
-            bind_kept(c, keep_text(c, k->bin, bl, bl < 6 ? "*" : NULL));
+            digit_pattern(c, "c.bin", k->bin, bl, 6);
         }
-        if (tl) {
-            emit(c, " AND c.tail GLOB ?");
-            bind_kept(c, keep_text(c, k->tail, tl, tl < 4 ? "*" : NULL));
-        }
+        if (tl)
+            digit_pattern(c, "c.tail", k->tail, tl, 4);
         if (k->length) {
             emit(c, " AND c.length = ?");
             bind_later(c, BIND_INT, NULL, 0, k->length);
@@ -1240,10 +1271,13 @@ static bool count_from_summary(bd_store *s, const bd_card_query *q, int64_t *cou
         *r = BD_ERR_STORE;
         return true;
     }
-    char pattern[8];
-    snprintf(pattern, sizeof pattern, "%s*", has_bin ? k->bin : k->tail);
+    const char *prefix = has_bin ? k->bin : k->tail;
+    size_t n = strlen(prefix);
+    char end[8];
+    prefix_end(prefix, n, end);
     sqlite3_bind_int(st, 1, has_bin ? 0 : 1);
-    sqlite3_bind_text(st, 2, pattern, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, prefix, (int)n, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, end, (int)n, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     *r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);

@@ -177,5 +177,51 @@ class CardSearch(ServerTest):
         self.assertEqual(self.page(400, query=["a", "b"])["error"], "bad_request")
 
 
+class DigitPrefixesAndTails(ServerTest):
+    """Counts and rows of number patterns whose digits sit at the edges of a digit range.
+
+    A plain digit prefix (or reversed-tail prefix) is searched and counted as a range up to
+    the prefix with its last digit raised by one, so prefixes ending in 9 and neighbours
+    like 419999 / 420000 are where a wrong bound would show."""
+    NUMBERS = ["4199999999999999", "4200000000000000", "4199990000009990", "4111119999990999",
+               "4999990000000009", "5000000000000000", "4190000000001999", "4299990000000000",
+               "4209999999991000", "3999990000000990", "4199999999990099"]
+
+    @classmethod
+    def populate(cls, ctl):
+        rows = ["id,createdAt,number"]
+        rows += ["n%02d,2024-01-%02d 00:00:00,%s" % (i, i + 1, n) for i, n in enumerate(cls.NUMBERS)]
+        ctl.import_("cards", ctl.write("edges.csv", "\n".join(rows) + "\n"))
+
+    def check(self, query, want_numbers):
+        st, hdrs, raw = self.srv.request("/v7/credit-card-search?" + urllib.parse.urlencode(
+            {"query": query, "size": "100"}), key=self.key)
+        body = json.loads(raw)
+        self.assertEqual(st, 200, body)
+        want = sorted("n%02d" % self.NUMBERS.index(n) for n in want_numbers)
+        self.assertEqual(sorted(c["id"] for c in body["content"]), want, query)
+        self.assertEqual(body["totalElements"], len(want), query)
+
+    def test_prefixes(self):
+        for p in ("4", "41", "419", "4199", "41999", "419999", "42", "420000", "4299",
+                  "49", "499999", "5", "39", "3", "9", "499", "43"):
+            want = [n for n in self.NUMBERS if n.startswith(p)]
+            self.check(p + "*", want)
+            # not a lone pattern: counted through the indexes instead of card_counts
+            self.check("%s* AND NOT cvv:000" % p, want)
+
+    def test_tails(self):
+        for t in ("9", "99", "999", "9999", "0", "00", "000", "0000", "1999", "0999", "9990",
+                  "1000", "0009", "0990", "0099", "1"):
+            want = [n for n in self.NUMBERS if n.endswith(t)]
+            self.check("*" + t, want)
+            self.check("*%s AND NOT cvv:000" % t, want)
+
+    def test_prefix_and_tail_together(self):
+        for p, t in (("419", "99"), ("4199", "9990"), ("42", "000"), ("4", "9"), ("41999", "0099")):
+            want = [n for n in self.NUMBERS if n.startswith(p) and n.endswith(t)]
+            self.check("%s*%s" % (p, t), want)
+
+
 if __name__ == "__main__":
     unittest.main()
