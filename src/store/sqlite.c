@@ -32,6 +32,7 @@ enum {
     Q_RECORD_PUT,
     Q_CARD_PUT,
     Q_CARD_WORDS_PUT,
+    Q_CARD_OWNER_WORD_PUT,
     Q_CARD_COUNT_ADD,
     Q_CARD_COUNT_SUM,
     Q_KEY_ADD,
@@ -99,6 +100,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19) ON CONFLICT(card_id) DO NOTHING",
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
+    [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, id) "
+                              "VALUES (?1, ?2, ?3)",
     [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, 1) "
                          "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
@@ -179,6 +182,10 @@ struct bd_store {
     cond_sql cond;
     bd_buf text;
     bool bulk_cards; /* in a bulk card load: words and counts are rebuilt at its end */
+    /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
+     * the words the FTS5 index holds, and a query word must be split the same way. */
+    fts5_tokenizer tokenizer;
+    Fts5Tokenizer *words;
 };
 
 static bd_result map_rc(int rc)
@@ -430,6 +437,8 @@ void bd_store_close(bd_store *s)
         sqlite3_finalize(s->dyn[i].stmt);
         free(s->dyn[i].sql);
     }
+    if (s->words)
+        s->tokenizer.xDelete(s->words);
     sqlite3_close(s->db);
     bd_buf_free(&s->sql);
     bd_buf_free(&s->text);
@@ -972,6 +981,61 @@ static void bind_text_opt(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
+/* The FTS5 unicode61 tokenizer with the options cards_words was made with. */
+static Fts5Tokenizer *word_tokenizer(bd_store *s)
+{
+    if (s->words)
+        return s->words;
+    fts5_api *api = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT fts5(?1)", -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    sqlite3_finalize(st);
+    void *ctx;
+    const char *args[] = {"remove_diacritics", "2"};
+    if (!api || api->xFindTokenizer(api, "unicode61", &ctx, &s->tokenizer) != SQLITE_OK ||
+        s->tokenizer.xCreate(ctx, args, 2, &s->words) != SQLITE_OK)
+        s->words = NULL;
+    return s->words;
+}
+
+typedef struct {
+    bd_store *s;
+    const char *expire_date;
+    int64_t id;
+    bd_result r;
+} owner_word_put;
+
+static int put_owner_word(void *ctx, int flags, const char *token, int n, int start, int end)
+{
+    (void)flags, (void)start, (void)end;
+    owner_word_put *w = ctx;
+    sqlite3_stmt *st = fixed(w->s, Q_CARD_OWNER_WORD_PUT);
+    if (!st) {
+        w->r = BD_ERR_STORE;
+        return SQLITE_ERROR;
+    }
+    sqlite3_bind_text(st, 1, token, n, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, w->expire_date, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, w->id);
+    w->r = step_done(w->s, st);
+    return w->r == BD_OK ? SQLITE_OK : SQLITE_ERROR;
+}
+
+/* Adds each word of a card's owner, with its expiry, to card_owner_words. */
+static bd_result owner_words_put(bd_store *s, bd_slice owner, const char *expire_date, int64_t id)
+{
+    Fts5Tokenizer *t = word_tokenizer(s);
+    if (!t)
+        return BD_ERR_STORE;
+    owner_word_put w = {s, expire_date, id, BD_OK};
+    int rc = s->tokenizer.xTokenize(t, &w, FTS5_TOKENIZE_DOCUMENT, owner.ptr, (int)owner.len,
+                                    put_owner_word);
+    return w.r != BD_OK ? w.r : rc == SQLITE_OK ? BD_OK : BD_ERR_STORE;
+}
+
 bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
 {
     sqlite3_stmt *st = fixed(s, Q_CARD_PUT);
@@ -1007,9 +1071,11 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
     if (!*inserted)
         return r;
-    if (s->bulk_cards)
-        return r;
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
+    if (c->owner.ptr && c->expire_date[0])
+        r = owner_words_put(s, c->owner, c->expire_date, rowid);
+    if (r != BD_OK || s->bulk_cards)
+        return r;
     for (int kind = 0; kind < 2 && r == BD_OK; kind++) {
         st = fixed(s, Q_CARD_COUNT_ADD);
         if (!st)
@@ -1308,10 +1374,112 @@ static bool reads_only_id_and_expiry(const bd_card_cond *k, int depth)
     }
 }
 
+typedef struct {
+    char word[256];
+    int n, tokens;
+} query_word;
+
+static int take_query_word(void *ctx, int flags, const char *token, int n, int start, int end)
+{
+    (void)flags, (void)start, (void)end;
+    query_word *w = ctx;
+    if (w->tokens++ == 0 && n < (int)sizeof w->word) {
+        memcpy(w->word, token, (size_t)n);
+        w->n = n;
+    }
+    return SQLITE_OK;
+}
+
+/* Whether k is "owner:WORD AND expireDate:[...]": one whole owner word and expiry ranges,
+ * all ANDed. Such a query is answered off card_owner_words, which holds only cards with an
+ * expiry (a range never matches a card without one). On true, w holds the word as FTS5
+ * reads it in a query (the plain case is one token). */
+static bool owner_word_with_expiry(bd_store *s, const bd_card_cond *k, query_word *w)
+{
+    const bd_card_cond *word = NULL;
+    size_t ranges = 0;
+    if (k->kind != BD_CC_AND)
+        return false;
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *kid = k->kids[i];
+        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
+            !kid->prefix && !word)
+            word = kid;
+        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE)
+            ranges++;
+        else
+            return false;
+    }
+    if (!word || !ranges)
+        return false;
+    Fts5Tokenizer *t = word_tokenizer(s);
+    *w = (query_word){.n = -1};
+    return t &&
+           s->tokenizer.xTokenize(t, w, FTS5_TOKENIZE_QUERY, word->words[0].ptr,
+                                  (int)word->words[0].len, take_query_word) == SQLITE_OK &&
+           w->tokens == 1 && w->n >= 0;
+}
+
+/* " WHERE ..." over card_owner_words (as w) for a query owner_word_with_expiry accepted. */
+static bd_result owner_word_where(bd_store *s, const bd_card_cond *k, const query_word *w,
+                                  cond_sql *c)
+{
+    c->s = s;
+    c->sql = &s->sql;
+    c->text = &s->text;
+    c->nbinds = 0;
+    c->err = BD_OK;
+    bd_buf_reset(&s->text);
+    emit(c, " WHERE w.word = ?");
+    bind_kept(c, keep_text(c, w->word, (size_t)w->n, NULL));
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *kid = k->kids[i];
+        if (kid->kind != BD_CC_RANGE)
+            continue;
+        if (kid->low.ptr) {
+            emit(c, kid->low_inclusive ? " AND w.expire_date >= ?" : " AND w.expire_date > ?");
+            bind_later(c, BIND_TEXT, kid->low.ptr, kid->low.len, 0);
+        }
+        if (kid->high.ptr) {
+            emit(c, kid->high_inclusive ? " AND w.expire_date <= ?" : " AND w.expire_date < ?");
+            bind_later(c, BIND_TEXT, kid->high.ptr, kid->high.len, 0);
+        }
+    }
+    return c->err;
+}
+
+/* Counts an owner word within expiry ranges as one contiguous range of card_owner_words,
+ * instead of testing the expiry of every card with the word. */
+static bool count_from_owner_words(bd_store *s, const bd_card_query *q, int64_t *count,
+                                   bd_result *r)
+{
+    query_word w;
+    if (!owner_word_with_expiry(s, q->where, &w))
+        return false;
+    cond_sql *c = &s->cond;
+    bd_buf_reset(&s->sql);
+    *r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM card_owner_words w");
+    if (*r == BD_OK)
+        *r = owner_word_where(s, q->where, &w, c);
+    sqlite3_stmt *st = *r == BD_OK ? dynamic(s, s->sql.data) : NULL;
+    if (!st) {
+        if (*r == BD_OK)
+            *r = BD_ERR_STORE;
+        return true;
+    }
+    bind_all(c, st, 1);
+    int rc = sqlite3_step(st);
+    *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    *r = rc == SQLITE_ROW ? BD_OK : map_rc(rc);
+    done(st);
+    return true;
+}
+
 bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
 {
     bd_result summary;
-    if (count_from_summary(s, q, count, &summary))
+    if (count_from_summary(s, q, count, &summary) ||
+        count_from_owner_words(s, q, count, &summary))
         return summary;
     cond_sql *c = &s->cond;
     bd_buf_reset(&s->sql);
@@ -1383,18 +1551,34 @@ bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb,
     bd_result r = bd_buf_append_str(
         &s->sql, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
                  "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
-                 "c.leak_discover_date, c.leak_size, c.leak_tags FROM cards c");
-    const char *order_index = sort_order_index(s, q);
-    if (r == BD_OK && order_index)
-        r = bd_buf_printf(&s->sql, " INDEXED BY %s", order_index);
-    if (r == BD_OK)
-        r = card_where(s, q, c);
+                 "c.leak_discover_date, c.leak_size, c.leak_tags FROM ");
+    /* An owner word in expiry order: card_owner_words is already in that order, so the page
+     * reads the first matches of one index range (and sorts only cards of equal expiry by
+     * id) instead of walking every card by expiry to test it against the word's matches. */
+    query_word w;
+    bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
+                   owner_word_with_expiry(s, q->where, &w);
+    if (by_word) {
+        if (r == BD_OK)
+            r = bd_buf_append_str(&s->sql,
+                                  "card_owner_words w CROSS JOIN cards c ON c.id = w.id");
+        if (r == BD_OK)
+            r = owner_word_where(s, q->where, &w, c);
+    } else {
+        if (r == BD_OK)
+            r = bd_buf_append_str(&s->sql, "cards c");
+        const char *order_index = sort_order_index(s, q);
+        if (r == BD_OK && order_index)
+            r = bd_buf_printf(&s->sql, " INDEXED BY %s", order_index);
+        if (r == BD_OK)
+            r = card_where(s, q, c);
+    }
     if (r != BD_OK)
         return r;
     bool first_desc = q->nsort ? q->sort[0].descending : true;
     emit(c, " ORDER BY ");
     for (size_t i = 0; i < q->nsort && i < BD_CARD_MAX_SORT; i++) {
-        emit(c, "c.");
+        emit(c, by_word && i == 0 ? "w." : "c.");
         emit(c, CARD_COL[q->sort[i].column]);
         emit(c, q->sort[i].descending ? " DESC, " : " ASC, ");
     }

@@ -1,10 +1,11 @@
 """GET /credit-card-search: the query language end to end, sort, pages and the envelope."""
 import hashlib
 import json
+import sqlite3
 import unittest
 import urllib.parse
 
-from harness import ServerTest, fixture
+from harness import Ctl, Server, ServerTest, fixture
 
 ALL = ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"]
 # createdAt descending, the default order
@@ -221,6 +222,123 @@ class DigitPrefixesAndTails(ServerTest):
         for p, t in (("419", "99"), ("4199", "9990"), ("42", "000"), ("4", "9"), ("41999", "0099")):
             want = [n for n in self.NUMBERS if n.startswith(p) and n.endswith(t)]
             self.check("%s*%s" % (p, t), want)
+
+
+class OwnerWordWithExpiry(ServerTest):
+    """owner:WORD AND expireDate ranges: the count comes from the owner-word table, the page
+    from the FTS5 index, and both must agree with a plain reading of the cards."""
+    CARDS = [  # id, owner, expireDate ("" = none)
+        ("w01", "John Smith", "2026-01-31"), ("w02", "JOHN john Johnson", "2027-06-30"),
+        ("w03", "Jöhn Ñandú", "2028-02-29"), ("w04", "john", ""), ("w05", "Mary-John O'Neil", "2026-01-31"),
+        ("w06", "Johnny Smith", "2029-12-31"), ("w07", "Smith, John", "2025-12-31"),
+        ("w08", "", "2026-05-31"), ("w09", "john  smith", "2030-01-31"), ("w10", "Émile Zola", "2027-01-31"),
+        ("w00", "Smith John", "2027-06-30"), ("w11", "John Smith-Jones", "2026-01-31"),
+    ]
+    # the words each owner holds, as the FTS5 unicode61 tokenizer with diacritics removed reads them
+    WORDS = {"w01": {"john", "smith"}, "w02": {"john", "johnson"}, "w03": {"john", "nandu"},
+             "w04": {"john"}, "w05": {"mary", "john", "o", "neil"}, "w06": {"johnny", "smith"},
+             "w07": {"smith", "john"}, "w08": set(), "w09": {"john", "smith"}, "w10": {"emile", "zola"},
+             "w00": {"smith", "john"}, "w11": {"john", "smith", "jones"}}
+
+    @classmethod
+    def populate(cls, ctl):
+        rows = ["id,createdAt,number,owner,expireDate"]
+        for i, (cid, owner, exp) in enumerate(cls.CARDS):
+            rows.append('%s,2024-01-%02d 00:00:00,41111100000%05d,"%s",%s' % (cid, i + 1, i, owner, exp))
+        ctl.import_("cards", ctl.write("owners.csv", "\n".join(rows) + "\n"))
+
+    def get(self, **params):
+        st, hdrs, raw = self.srv.request("/v7/credit-card-search?" + urllib.parse.urlencode(params),
+                                         key=self.key)
+        body = json.loads(raw)
+        self.assertEqual(st, 200, body)
+        return body
+
+    def check(self, query, word, *ranges):
+        want = []
+        for cid, owner, exp in self.CARDS:
+            if word in self.WORDS[cid] and exp and all(
+                    (lo is None or (exp >= lo if li else exp > lo)) and
+                    (hi is None or (exp <= hi if hi_inc else exp < hi))
+                    for lo, li, hi, hi_inc in ranges):
+                want.append((exp, cid))
+        for sort, rows in (("expireDate,asc", sorted(want)), ("expireDate,desc", sorted(want, reverse=True))):
+            body = self.get(query=query, size="100", sort=sort)
+            self.assertEqual([c["id"] for c in body["content"]], [cid for exp, cid in rows], (query, sort))
+            self.assertEqual(body["totalElements"], len(want), query)
+            # pages of two, read one after the other, are the same rows in the same order
+            paged = [c["id"] for n in range((len(want) + 1) // 2)
+                     for c in self.get(query=query, size="2", page=str(n), sort=sort)["content"]]
+            self.assertEqual(paged, [cid for exp, cid in rows], (query, sort))
+        # in another order the word index is not used for the page: the same set
+        body = self.get(query=query, size="100")
+        self.assertEqual(sorted(c["id"] for c in body["content"]), sorted(cid for exp, cid in want), query)
+        return len(want)
+
+    def test_counts_agree_with_the_rows(self):
+        n = self.check("owner:john AND expireDate:[2026-01-01 TO *]", "john", ("2026-01-01", True, None, True))
+        self.assertEqual(n, 7)  # w00 w01 w02 w03 w05 w09 w11: w07 expires in 2025, w04 never
+        self.check("owner:john AND expireDate:[2026-01-31 TO 2028-02-29]", "john",
+                   ("2026-01-31", True, "2028-02-29", True))
+        self.check("owner:john AND expireDate:{2026-01-31 TO 2028-02-29}", "john",
+                   ("2026-01-31", False, "2028-02-29", False))
+        self.check("owner:john AND expireDate:[* TO 2026-01-31}", "john", (None, True, "2026-01-31", False))
+        self.check("owner:john AND expireDate:*", "john", (None, True, None, True))
+        self.check("owner:JOHN AND expireDate:[2020-01-01 TO *] AND expireDate:[* TO 2027-12-31]",
+                   "john", ("2020-01-01", True, None, True), (None, True, "2027-12-31", True))
+        self.check("owner:smith AND expireDate:[2026-01-01 TO *]", "smith", ("2026-01-01", True, None, True))
+        self.check("owner:nandu AND expireDate:[2020-01-01 TO *]", "nandu", ("2020-01-01", True, None, True))
+        self.check("owner:ñandú AND expireDate:[2020-01-01 TO *]", "nandu", ("2020-01-01", True, None, True))
+        self.check("owner:emile AND expireDate:[2027-01-31 TO 2027-01-31]", "emile",
+                   ("2027-01-31", True, "2027-01-31", True))
+        self.check("owner:nobody AND expireDate:[2020-01-01 TO *]", "nobody", ("2020-01-01", True, None, True))
+
+
+class OwnerWordWithExpiryBulk(OwnerWordWithExpiry):
+    """The same cards loaded with import --bulk, which rebuilds the other card indexes."""
+
+    @classmethod
+    def populate(cls, ctl):
+        rows = ["id,createdAt,number,owner,expireDate"]
+        for i, (cid, owner, exp) in enumerate(cls.CARDS):
+            rows.append('%s,2024-01-%02d 00:00:00,41111100000%05d,"%s",%s' % (cid, i + 1, i, owner, exp))
+        path = ctl.write("owners.csv", "\n".join(rows) + "\n")
+        ctl.import_("cards", path, extra=("--bulk",))
+        ctl.import_("cards", path, extra=("--bulk",))  # all duplicates: no word twice
+
+
+class OwnerWordsMigration(unittest.TestCase):
+    """A store made before the owner-word table gets it filled, from the FTS5 index, by
+    the first program that opens it."""
+
+    def test_server_start_fills_the_table_from_the_word_index(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("cards", fixture("cards.csv"))
+            key = ctl.key("migration", "--rate", "1000000000/h")
+            db = sqlite3.connect(ctl.db)
+            made = db.execute("SELECT word, expire_date, id FROM card_owner_words ORDER BY 1, 2, 3").fetchall()
+            self.assertEqual(len(made), 17)
+            self.assertIn(("jose", "2030-01-31", 7), made)  # José Núñez, diacritics removed
+            db.execute("DROP TABLE card_owner_words")
+            db.execute("PRAGMA user_version = 2")
+            db.commit()
+            db.close()
+            srv = Server(ctl)
+            try:
+                st, body = srv.get("/v7/credit-card-search?" + urllib.parse.urlencode(
+                    {"query": "owner:smith AND expireDate:[2026-01-01 TO *]"}), key=key)
+                self.assertEqual(st, 200, body)
+                self.assertEqual(body["totalElements"], 2)  # c01, c03 (c06 expired, c08 is Smithers)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+            db = sqlite3.connect(ctl.db)
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 3)
+            self.assertEqual(db.execute("SELECT word, expire_date, id FROM card_owner_words "
+                                        "ORDER BY 1, 2, 3").fetchall(), made)
+            db.close()
+        finally:
+            ctl.cleanup()
 
 
 if __name__ == "__main__":
