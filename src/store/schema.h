@@ -7,5 +7,7 @@ extern const int bd_sqlite_migration_count;
 /* CREATE INDEX statements of the record and card lookup indexes (created by the migrations). */
 extern const char *const bd_sqlite_record_indexes;
 extern const char *const bd_sqlite_card_indexes;
+/* The statements that recount domain_counts (after a bulk load). */
+extern const char *const bd_sqlite_domain_count_rebuild;
 
 #endif

@@ -46,6 +46,10 @@ enum {
     Q_ERASE_BREACH,
     Q_BACKUP,
     Q_COUNT_RECORDS,
+    Q_DOMAIN_COUNT,
+    Q_DOMAIN_COUNT_ADD,
+    Q_ERASE_EMAIL_DOMAINS,
+    Q_ERASE_BREACH_DOMAINS,
     Q_COUNT_CARDS,
     Q_MAX_CARD,
     Q__COUNT
@@ -118,6 +122,19 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                 "coalesce(b.pwned_count, b.pwned_count_derived) FROM breaches b "
                 "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
     [Q_COUNT_RECORDS] = "SELECT count(*) FROM records",
+    [Q_DOMAIN_COUNT] = "SELECT n FROM domain_counts WHERE domain = ?1",
+    [Q_DOMAIN_COUNT_ADD] = "INSERT INTO domain_counts(domain, n) VALUES (?1, 1) "
+                           "ON CONFLICT(domain) DO UPDATE SET n = n + 1",
+    /* run before the records go: takes their number off each of their domains */
+    [Q_ERASE_EMAIL_DOMAINS] = "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
+                              "  SELECT email_domain AS domain, count(*) AS n FROM records"
+                              "  WHERE email = ?1 AND email_domain IS NOT NULL GROUP BY 1) AS gone "
+                              "WHERE domain_counts.domain = gone.domain",
+    [Q_ERASE_BREACH_DOMAINS] = "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
+                               "  SELECT email_domain AS domain, count(*) AS n FROM records"
+                               "  WHERE breach_id = (SELECT id FROM breaches WHERE uuid = ?1)"
+                               "  AND email_domain IS NOT NULL GROUP BY 1) AS gone "
+                               "WHERE domain_counts.domain = gone.domain",
     [Q_ERASE_EMAIL_BREACHES] = "SELECT b.uuid, b.source_name, count(*), 0 FROM records r "
                                "JOIN breaches b ON b.id = r.breach_id WHERE r.email = ?1 "
                                "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name",
@@ -181,7 +198,8 @@ struct bd_store {
     /* card search: the SQL being built, its bound values and the strings made for them */
     cond_sql cond;
     bd_buf text;
-    bool bulk_cards; /* in a bulk card load: words and counts are rebuilt at its end */
+    bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
+    bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
     /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
      * the words the FTS5 index holds, and a query word must be split the same way. */
     fts5_tokenizer tokenizer;
@@ -589,14 +607,19 @@ bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
         return BD_ERR_INVALID; /* only inside the load's own transaction */
     if (kind == BD_BULK_CARDS)
         s->bulk_cards = true;
+    else
+        s->bulk_records = true;
     return drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
                                                    : bd_sqlite_card_indexes);
 }
 
 bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
 {
-    if (kind == BD_BULK_RECORDS)
-        return exec(s, bd_sqlite_record_indexes);
+    if (kind == BD_BULK_RECORDS) {
+        s->bulk_records = false;
+        bd_result r = exec(s, bd_sqlite_record_indexes);
+        return r == BD_OK ? exec(s, bd_sqlite_domain_count_rebuild) : r;
+    }
     s->bulk_cards = false;
     bd_result r = exec(s, bd_sqlite_card_indexes);
     if (r == BD_OK)
@@ -785,7 +808,13 @@ bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted
     sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
     bd_result res = step_done(s, st);
     *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
-    return res;
+    if (!*inserted || !r->email_domain.ptr || s->bulk_records)
+        return res;
+    st = fixed(s, Q_DOMAIN_COUNT_ADD);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_slice(st, 1, r->email_domain);
+    return step_done(s, st);
 }
 
 /* Column holding each field's lookup key, in bd_field order. */
@@ -905,8 +934,32 @@ bd_result bd_store_record_plan(bd_store *s, bd_record_query *q)
     return r;
 }
 
+/* An email_domain search without filters: records_found is the domain's count. */
+static bool count_domain(bd_store *s, const bd_record_query *q, int64_t *count, bd_result *r)
+{
+    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+        return false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode != BD_FILTER_NONE)
+            return false;
+    sqlite3_stmt *st = fixed(s, Q_DOMAIN_COUNT);
+    if (!st) {
+        *r = BD_ERR_STORE;
+        return true;
+    }
+    bind_slice(st, 1, q->key);
+    int rc = sqlite3_step(st);
+    *count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    *r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : map_rc(rc);
+    done(st);
+    return true;
+}
+
 bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count)
 {
+    bd_result counted;
+    if (count_domain(s, q, count, &counted))
+        return counted;
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM records r");
     if (r == BD_OK)
@@ -1478,8 +1531,7 @@ static bool count_from_owner_words(bd_store *s, const bd_card_query *q, int64_t 
 bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
 {
     bd_result summary;
-    if (count_from_summary(s, q, count, &summary) ||
-        count_from_owner_words(s, q, count, &summary))
+    if (count_from_summary(s, q, count, &summary) || count_from_owner_words(s, q, count, &summary))
         return summary;
     cond_sql *c = &s->cond;
     bd_buf_reset(&s->sql);
@@ -1560,8 +1612,7 @@ bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb,
                    owner_word_with_expiry(s, q->where, &w);
     if (by_word) {
         if (r == BD_OK)
-            r = bd_buf_append_str(&s->sql,
-                                  "card_owner_words w CROSS JOIN cards c ON c.id = w.id");
+            r = bd_buf_append_str(&s->sql, "card_owner_words w CROSS JOIN cards c ON c.id = w.id");
         if (r == BD_OK)
             r = owner_word_where(s, q->where, &w, c);
     } else {
@@ -1718,6 +1769,16 @@ typedef struct {
     size_t n, cap;
 } uuid_list;
 
+/* Runs fixed statement q with text as its one parameter. */
+static bd_result run_with_text(bd_store *s, int q, const char *text)
+{
+    sqlite3_stmt *st = fixed(s, q);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    return step_done(s, st);
+}
+
 bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
                                int64_t *removed)
 {
@@ -1753,6 +1814,9 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
     done(st);
     if (r != BD_OK)
         goto out;
+    r = run_with_text(s, Q_ERASE_EMAIL_DOMAINS, email);
+    if (r != BD_OK)
+        goto out;
     st = fixed(s, Q_ERASE_EMAIL);
     if (!st) {
         r = BD_ERR_STORE;
@@ -1780,10 +1844,11 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
     bd_result r = bd_store_begin(s);
     if (r != BD_OK)
         return r;
-    sqlite3_stmt *st = fixed(s, Q_ERASE_BREACH_RECORDS);
+    r = run_with_text(s, Q_ERASE_BREACH_DOMAINS, uuid);
+    sqlite3_stmt *st = r == BD_OK ? fixed(s, Q_ERASE_BREACH_RECORDS) : NULL;
     if (!st) {
         bd_store_rollback(s);
-        return BD_ERR_STORE;
+        return r == BD_OK ? BD_ERR_STORE : r;
     }
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
     r = step_done(s, st);

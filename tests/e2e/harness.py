@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import time
@@ -163,3 +164,18 @@ class ServerTest(unittest.TestCase):
         self.assertIsInstance(body["message"], str)
         self.assertTrue(body["message"])
         return body["message"]
+
+
+# The newest store schema version, and a way back to version 2 (before the owner-word table
+# and the domain counts), for testing that an upgrade in place rebuilds what they hold.
+SCHEMA_VERSION = 4
+
+
+def downgrade_to_v2(db_path):
+    db = sqlite3.connect(db_path)
+    try:
+        db.executescript("DROP TABLE card_owner_words;"
+                         "DROP TABLE domain_counts;"
+                         "PRAGMA user_version = 2;")
+    finally:
+        db.close()

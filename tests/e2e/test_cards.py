@@ -5,7 +5,7 @@ import sqlite3
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, ServerTest, fixture
+from harness import SCHEMA_VERSION, Ctl, Server, ServerTest, downgrade_to_v2, fixture
 
 ALL = ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"]
 # createdAt descending, the default order
@@ -320,10 +320,8 @@ class OwnerWordsMigration(unittest.TestCase):
             made = db.execute("SELECT word, expire_date, id FROM card_owner_words ORDER BY 1, 2, 3").fetchall()
             self.assertEqual(len(made), 17)
             self.assertIn(("jose", "2030-01-31", 7), made)  # José Núñez, diacritics removed
-            db.execute("DROP TABLE card_owner_words")
-            db.execute("PRAGMA user_version = 2")
-            db.commit()
             db.close()
+            downgrade_to_v2(ctl.db)
             srv = Server(ctl)
             try:
                 st, body = srv.get("/v7/credit-card-search?" + urllib.parse.urlencode(
@@ -333,7 +331,7 @@ class OwnerWordsMigration(unittest.TestCase):
             finally:
                 self.assertEqual(srv.stop(), 0)
             db = sqlite3.connect(ctl.db)
-            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 3)
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
             self.assertEqual(db.execute("SELECT word, expire_date, id FROM card_owner_words "
                                         "ORDER BY 1, 2, 3").fetchall(), made)
             db.close()

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import ssl
 import subprocess
 import threading
@@ -11,7 +12,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, ServerTest, binary, fixture
+from harness import SCHEMA_VERSION, Ctl, Server, ServerTest, binary, downgrade_to_v2, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
 RECORDS = [
@@ -294,6 +295,71 @@ class Erase(ServerTest):
                              capture_output=True, check=True).stdout.decode().split()
         self.assertEqual(out[0], "ok")
         self.assertEqual(int(out[1]), 4)
+
+
+class DomainCounts(unittest.TestCase):
+    """An unfiltered email_domain search takes records_found from per-domain counts kept at
+    import: they must follow plain and bulk imports, both erasures and a store upgrade."""
+    GAMMA = "33333333-3333-4333-8333-333333333333"
+    DOMAINS = ("big.example", "small.example", "gone.example")
+
+    def found(self, srv, key, domain):
+        st, body = srv.get("/v7/breach-search?type=email_domain&number_of_records=1&account=" + domain,
+                           key=key)
+        self.assertIn(st, (200, 404), body)
+        return body["records_found"] if st == 200 else 0
+
+    def truth(self, ctl, domain):
+        db = sqlite3.connect("file:%s?mode=ro" % ctl.db, uri=True)
+        try:
+            return db.execute("SELECT count(*) FROM records WHERE email_domain = ?", (domain,)).fetchone()[0]
+        finally:
+            db.close()
+
+    def check(self, ctl, srv, key, want):
+        got = {d: self.found(srv, key, d) for d in self.DOMAINS}
+        self.assertEqual(got, want)
+        self.assertEqual(got, {d: self.truth(ctl, d) for d in self.DOMAINS})
+
+    def records(self, ctl, name, rows):
+        return ctl.write(name, "\n".join(json.dumps(r) for r in rows))
+
+    def test_counts_follow_imports_erasures_and_an_upgrade(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("breaches", fixture("breaches.jsonl"))
+            key = ctl.key("counts", "--rate", "1000000000/h")
+            rows = [{"breach_uuid": BREACH, "email": "u%02d@big.example" % i} for i in range(12)]
+            rows += [{"breach_uuid": self.GAMMA, "email": "g%02d@big.example" % i} for i in range(5)]
+            rows += [{"breach_uuid": BREACH, "email": "s%d@Small.Example" % i} for i in range(3)]
+            rows += [{"breach_uuid": self.GAMMA, "email": "x@gone.example"}, {"breach_uuid": BREACH, "user_name": "no-email"}]
+            ctl.import_("records", self.records(ctl, "a.jsonl", rows))
+            ctl.import_("records", self.records(ctl, "a.jsonl", rows))  # duplicates count nothing
+            srv = Server(ctl)
+            try:
+                self.check(ctl, srv, key, {"big.example": 17, "small.example": 3, "gone.example": 1})
+                more = [{"breach_uuid": BREACH, "email": "b%02d@big.example" % i} for i in range(4)]
+                ctl.import_("records", self.records(ctl, "b.jsonl", more), extra=("--bulk",))
+                ctl.import_("records", self.records(ctl, "c.jsonl", [{"breach_uuid": BREACH, "email": "s9@small.example"}]))
+                self.check(ctl, srv, key, {"big.example": 21, "small.example": 4, "gone.example": 1})
+                ctl.run("erase", "--email", "u03@big.example", check=0)
+                self.check(ctl, srv, key, {"big.example": 20, "small.example": 4, "gone.example": 1})
+                ctl.run("erase", "--breach", self.GAMMA, check=0)
+                self.check(ctl, srv, key, {"big.example": 15, "small.example": 4, "gone.example": 0})
+            finally:
+                self.assertEqual(srv.stop(), 0)
+            downgrade_to_v2(ctl.db)
+            ctl.import_("records", self.records(ctl, "d.jsonl", [{"breach_uuid": BREACH, "email": "new@big.example"}]))
+            srv = Server(ctl)
+            try:
+                self.check(ctl, srv, key, {"big.example": 16, "small.example": 4, "gone.example": 0})
+            finally:
+                self.assertEqual(srv.stop(), 0)
+            db = sqlite3.connect(ctl.db)
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
+            db.close()
+        finally:
+            ctl.cleanup()
 
 
 if __name__ == "__main__":
