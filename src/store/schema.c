@@ -82,6 +82,7 @@ const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 const char *const bd_sqlite_record_indexes = RECORD_INDEXES;
 const char *const bd_sqlite_card_indexes = CARD_INDEXES CARD_INDEXES_2;
 
+/* clang-format off */
 const char *const bd_sqlite_migrations[] = {
     /* 1: the initial schema */
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
@@ -104,15 +105,17 @@ const char *const bd_sqlite_migrations[] = {
     "  password_masked TEXT, password_hmac BLOB, password_hash TEXT,"
     "  ssn_masked TEXT, ssn_hmac BLOB, other_attributes TEXT,"
     "  severity INTEGER NOT NULL,"
-    "  dedup BLOB NOT NULL UNIQUE);" RECORD_INDEXES "CREATE TABLE cards("
+    "  dedup BLOB NOT NULL UNIQUE);"
+    RECORD_INDEXES
+    "CREATE TABLE cards("
     "  id INTEGER PRIMARY KEY,"
     "  card_id TEXT NOT NULL UNIQUE,"
     "  created_at TEXT NOT NULL, bank TEXT,"
     "  number_masked TEXT NOT NULL, bin TEXT NOT NULL, last4 TEXT NOT NULL,"
     "  tail TEXT NOT NULL, length INTEGER NOT NULL, number_hmac BLOB NOT NULL,"
     "  owner TEXT, cvv TEXT, expire_date TEXT, cvss REAL, leak_id TEXT, leak_name TEXT,"
-    "  leak_publish_date TEXT, leak_discover_date TEXT, leak_size INTEGER, leak_tags "
-    "TEXT);" CARD_INDEXES
+    "  leak_publish_date TEXT, leak_discover_date TEXT, leak_size INTEGER, leak_tags TEXT);"
+    CARD_INDEXES
     "CREATE TABLE card_counts(kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(kind, key)) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', "
@@ -134,9 +137,10 @@ const char *const bd_sqlite_migrations[] = {
     "  JOIN cards c ON c.id = v.doc WHERE v.col = 'owner' AND c.expire_date IS NOT NULL;"
     "DROP TABLE temp.cards_words_instances;",
     /* 4: records per email domain */
-    "CREATE TABLE domain_counts(domain TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT "
-    "ROWID;" DOMAIN_COUNT_REBUILD,
+    "CREATE TABLE domain_counts(domain TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;"
+    DOMAIN_COUNT_REBUILD,
 };
+/* clang-format on */
 
 const int bd_sqlite_migration_count =
     (int)(sizeof bd_sqlite_migrations / sizeof bd_sqlite_migrations[0]);

@@ -1205,8 +1205,8 @@ static bool plain_digits(const char *p)
     return true;
 }
 
-/* p is the bytes past the last of a prefix of plain digits: the first string greater than
- * every string the prefix starts ('9' + 1 is ':'). */
+/* Writes to end the first string after every string that starts with the n plain digits
+ * of p: p with its last digit raised by one ('9' + 1 is ':'). */
 static void prefix_end(const char *p, size_t n, char *end)
 {
     memcpy(end, p, n);
@@ -1236,6 +1236,25 @@ static void digit_pattern(cond_sql *c, const char *col, const char *p, size_t n,
     } else {
         emit(c, " GLOB ?");
         bind_kept(c, keep_text(c, p, n, "*"));
+    }
+}
+
+/* " AND <table>.<col> >= ?" and/or " AND ... <= ?" for the bounds of RANGE condition k. */
+static void range_bounds(cond_sql *c, const char *table, const char *col, const bd_card_cond *k)
+{
+    if (k->low.ptr) {
+        emit(c, " AND ");
+        emit(c, table);
+        emit(c, col);
+        emit(c, k->low_inclusive ? " >= ?" : " > ?");
+        bind_later(c, BIND_TEXT, k->low.ptr, k->low.len, 0);
+    }
+    if (k->high.ptr) {
+        emit(c, " AND ");
+        emit(c, table);
+        emit(c, col);
+        emit(c, k->high_inclusive ? " <= ?" : " < ?");
+        bind_later(c, BIND_TEXT, k->high.ptr, k->high.len, 0);
     }
 }
 
@@ -1327,18 +1346,7 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
             break;
         }
         emit(c, "(1");
-        if (k->low.ptr) {
-            emit(c, " AND c.");
-            emit(c, col);
-            emit(c, k->low_inclusive ? " >= ?" : " > ?");
-            bind_later(c, BIND_TEXT, k->low.ptr, k->low.len, 0);
-        }
-        if (k->high.ptr) {
-            emit(c, " AND c.");
-            emit(c, col);
-            emit(c, k->high_inclusive ? " <= ?" : " < ?");
-            bind_later(c, BIND_TEXT, k->high.ptr, k->high.len, 0);
-        }
+        range_bounds(c, "c.", col, k);
         emit(c, ")");
         break;
     }
@@ -1361,8 +1369,9 @@ static void bind_all(cond_sql *c, sqlite3_stmt *st, int first)
     }
 }
 
-/* Writes "... WHERE <cond>" for q into s->sql, collecting its bound values in c. */
-static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
+/* Starts collecting SQL into s->sql and its bound values (and the strings made for them)
+ * in c. */
+static void cond_begin(bd_store *s, cond_sql *c)
 {
     c->s = s;
     c->sql = &s->sql;
@@ -1370,6 +1379,12 @@ static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
     c->nbinds = 0;
     c->err = BD_OK;
     bd_buf_reset(&s->text);
+}
+
+/* Writes "... WHERE <cond>" for q into s->sql, collecting its bound values in c. */
+static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
+{
+    cond_begin(s, c);
     emit(c, " WHERE ");
     write_cond(c, q->where, 0);
     return c->err;
@@ -1477,27 +1492,12 @@ static bool owner_word_with_expiry(bd_store *s, const bd_card_cond *k, query_wor
 static bd_result owner_word_where(bd_store *s, const bd_card_cond *k, const query_word *w,
                                   cond_sql *c)
 {
-    c->s = s;
-    c->sql = &s->sql;
-    c->text = &s->text;
-    c->nbinds = 0;
-    c->err = BD_OK;
-    bd_buf_reset(&s->text);
+    cond_begin(s, c);
     emit(c, " WHERE w.word = ?");
     bind_kept(c, keep_text(c, w->word, (size_t)w->n, NULL));
-    for (size_t i = 0; i < k->nkids; i++) {
-        const bd_card_cond *kid = k->kids[i];
-        if (kid->kind != BD_CC_RANGE)
-            continue;
-        if (kid->low.ptr) {
-            emit(c, kid->low_inclusive ? " AND w.expire_date >= ?" : " AND w.expire_date > ?");
-            bind_later(c, BIND_TEXT, kid->low.ptr, kid->low.len, 0);
-        }
-        if (kid->high.ptr) {
-            emit(c, kid->high_inclusive ? " AND w.expire_date <= ?" : " AND w.expire_date < ?");
-            bind_later(c, BIND_TEXT, kid->high.ptr, kid->high.len, 0);
-        }
-    }
+    for (size_t i = 0; i < k->nkids; i++)
+        if (k->kids[i]->kind == BD_CC_RANGE)
+            range_bounds(c, "w.", "expire_date", k->kids[i]);
     return c->err;
 }
 
