@@ -48,6 +48,7 @@ struct bd_server {
     bd_keyring *keys;
     bd_ratelimit *key_rates;  /* per API key, by plan */
     bd_ratelimit *auth_fails; /* per client address, failed keys only */
+    bd_ratelimit *exact_rates; /* per API key, exact card-number and Hash: lookups */
     bd_metrics *metrics;
     bd_access_log *log;
     char *tls_cert, *tls_key; /* PEM text */
@@ -451,6 +452,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     memset((char *)&rq + offsetof(bd_req, nparams), 0, sizeof rq - offsetof(bd_req, nparams));
     rq.conn = conn;
     rq.secret = srv->secret;
+    rq.exact_rates = srv->exact_rates;
     rq.records = -1;
     rq.log_account = srv->log != NULL;
     uint64_t n = atomic_fetch_add_explicit(&srv->id_counter, 1, memory_order_relaxed);
@@ -640,7 +642,8 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         srv->cfg.auth_fail_limit = 60;
     srv->key_rates = bd_ratelimit_new(1u << 16);
     srv->auth_fails = bd_ratelimit_new(1u << 14);
-    if (!srv->key_rates || !srv->auth_fails) {
+    srv->exact_rates = bd_ratelimit_new(1u << 16);
+    if (!srv->key_rates || !srv->auth_fails || !srv->exact_rates) {
         bd_store_close(s);
         r = BD_ERR_NOMEM;
         goto fail;
@@ -788,6 +791,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
     bd_keyring_free(srv->keys);
     bd_ratelimit_free(srv->key_rates);
     bd_ratelimit_free(srv->auth_fails);
+    bd_ratelimit_free(srv->exact_rates);
     bd_metrics_free(srv->metrics);
     bd_access_log_close(srv->log);
     free(srv->tls_cert);
