@@ -37,6 +37,11 @@ const bd_query_node *bd_query_root(const bd_query *q)
     return &q->nodes[q->root];
 }
 
+int bd_query_exact_terms(const bd_query *q)
+{
+    return q->n_exact;
+}
+
 int query_node_new(bd_query *q, bd_query_kind kind, bd_query_field field, int pos)
 {
     if (q->n_nodes >= QUERY_MAX_NODES)

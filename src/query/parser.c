@@ -152,6 +152,30 @@ static bd_result parse_range(parser *p, bd_query_field field, int term_pos, int 
     return query_range_leaf(p->q, field, term_pos, &lo, open_ch, &hi, p->cur.ch, out, p->err);
 }
 
+/* Counts the leaf just made when it is a full number or a Hash: and refuses one too many.
+ * Every such term tests one guess at a hidden number, NOT included (its count against the
+ * total tells the same), so ORing candidates for one masked card would recover it. */
+static bd_result count_exact(parser *p, int node, int term_pos)
+{
+    bd_query_kind k = p->q->nodes[node].kind;
+    if (k != BD_QUERY_NUMBER_EXACT && k != BD_QUERY_HASH)
+        return BD_OK;
+    if (++p->q->n_exact <= BD_QUERY_MAX_EXACT)
+        return BD_OK;
+    return query_fail(p->err, term_pos,
+                      "one exact card lookup too many at %d: a query may hold at most %d full "
+                      "card number or Hash: term; send one query per card",
+                      term_pos, BD_QUERY_MAX_EXACT);
+}
+
+/* After a value leaf at term_pos: counts it and moves past it. */
+static bd_result end_term(parser *p, bd_result r, int node, int term_pos)
+{
+    if (r == BD_OK)
+        r = count_exact(p, node, term_pos);
+    return r == BD_OK ? advance(p, LEX_OPERATOR) : r;
+}
+
 /* At a WORD: [field ':'] value or field ':' range. */
 static bd_result parse_term(parser *p, int *out)
 {
@@ -165,7 +189,7 @@ static bd_result parse_term(parser *p, int *out)
     if (!query_lex_take_colon(&p->lx)) {
         r = query_value_leaf(p->q, &p->lx, BD_QUERY_FIELD_NUMBER, false, p->cur.quoted, term_pos,
                              term_pos, out, p->err);
-        return r == BD_OK ? advance(p, LEX_OPERATOR) : r;
+        return end_term(p, r, *out, term_pos);
     }
     if (p->cur.quoted)
         return query_fail(p->err, term_pos,
@@ -191,7 +215,7 @@ static bd_result parse_term(parser *p, int *out)
     else
         return query_fail(p->err, p->cur.pos, "expected a value after '%s:' at %d", name,
                           p->cur.pos);
-    return r == BD_OK ? advance(p, LEX_OPERATOR) : r;
+    return end_term(p, r, *out, term_pos);
 }
 
 static bd_result parse_or(parser *p, int depth, int *out);

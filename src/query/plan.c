@@ -118,6 +118,7 @@ bd_result bd_card_plan_build(bd_slice text, const uint8_t secret[BD_SECRET_LEN],
     }
     planner p = {.secret = secret, .nodes = plan->nodes, .kids = plan->kids};
     plan->root = plan_node(&p, bd_query_root(plan->query));
+    plan->exact = bd_query_exact_terms(plan->query) > 0;
     return BD_OK;
 }
 

@@ -16,6 +16,7 @@ typedef struct {
     bd_card_cond *nodes;
     const bd_card_cond **kids;
     const bd_card_cond *root;
+    bool exact; /* looks a card up by full number or Hash: (the key's exact-lookup budget) */
 } bd_card_plan;
 
 /* Parses text (an empty text matches every card) and plans it. BD_ERR_INVALID with *err

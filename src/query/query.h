@@ -21,6 +21,11 @@
 #define BD_QUERY_MAX_BYTES 4096 /* longer query text: error */
 #define BD_QUERY_MAX_DEPTH 32   /* parentheses nested deeper: error */
 #define BD_QUERY_MAX_TERMS 64   /* more field:value terms: error */
+/* More full card numbers or Hash: values, anywhere in the tree (under NOT too): error. Each
+ * one is a yes/no test of a hidden card number, so a query may hold only one, and each query
+ * holding one is charged to the key's budget of exact lookups (docs/API.md, "Exact-number
+ * lookups and their budget"). */
+#define BD_QUERY_MAX_EXACT 1
 #define BD_QUERY_MAX_LEAK_ID 128
 
 typedef enum {
@@ -115,6 +120,10 @@ void bd_query_free(bd_query *q);
 
 /* The root node of a parsed query; never NULL. */
 const bd_query_node *bd_query_root(const bd_query *q);
+
+/* How many NUMBER_EXACT and HASH leaves q holds, anywhere in the tree: 0..BD_QUERY_MAX_EXACT.
+ * Non-zero means the query looks a card up by its full number. */
+int bd_query_exact_terms(const bd_query *q);
 
 /* The canonical spelling of a field ("createdAt", "Hash", ...); "" for NONE. */
 const char *bd_query_field_name(bd_query_field f);

@@ -76,6 +76,7 @@ void query_describe(char *out, size_t cap, const char *p, size_t n);
 struct bd_query {
     int n_nodes;
     int root;
+    int n_exact; /* NUMBER_EXACT and HASH leaves */
     bd_query_node nodes[QUERY_MAX_NODES];
     /* Children while building: singly linked through indexes (-1 = none), turned into the
      * public child arrays by query_finish. */

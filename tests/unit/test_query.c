@@ -9,6 +9,7 @@
 #define HIDDEN "only the first 6 and last 4 digits of a card number can be searched"
 #define HASH64_LOWER "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 #define HASH64_UPPER "9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08"
+#define EXACT_TOO_MANY "one exact card lookup too many at"
 
 typedef struct {
     const char *query;
@@ -76,6 +77,11 @@ static const ok_row OK_ROWS[] = {
     {"X*", "(number bin= last4= len>=1)"},
     {"number:\"4111 11XX XXXX 1111\"", "(number bin=411111 last4=1111 len=16)"},
     {"number:\"4111 11** 1111\"", "(number bin=411111 last4=1111 len>=10)"},
+    /* short numbers: 12 digits hide only positions 7-8, 13 digits 7-9 */
+    {"411111XX1111", "(number bin=411111 last4=1111 len=12)"},
+    {"411111XXX1111", "(number bin=411111 last4=1111 len=13)"},
+    {"411111*?1111", "(number bin=411111 last4=1111 len>=11)"},
+    {"41111?X?*", "(number bin=41111 last4= len>=8)"},
     /* full numbers */
     {"4111111111111111", "(number exact=4111111111111111)"},
     {"number:\"4111 1111-1111 1111\"", "(number exact=4111111111111111)"},
@@ -85,6 +91,11 @@ static const ok_row OK_ROWS[] = {
     /* Hash */
     {"Hash:" HASH64_LOWER, "(Hash " HASH64_LOWER ")"},
     {"hash:" HASH64_UPPER, "(Hash " HASH64_LOWER ")"},
+    /* one exact lookup per query, with anything else around it */
+    {"4111111111111111 AND 411111*1111",
+     "(AND (number exact=4111111111111111) (number bin=411111 last4=1111 len>=10))"},
+    {"NOT 4111111111111111", "(NOT (number exact=4111111111111111))"},
+    {"Hash:" HASH64_LOWER " OR owner:john", "(OR (Hash " HASH64_LOWER ") (owner \"john\"))"},
     /* owner and bank */
     {"owner:John", "(owner \"john\")"},
     {"owner:jo*", "(owner \"jo\"*)"},
@@ -185,6 +196,24 @@ static const err_row ERR_ROWS[] = {
     {"number:4111a*", 11, "'a' at 11 is not a digit, X, ? or *: number patterns use"},
     {"number:\"\"", 7, "empty card number at 7"},
     {"number:41\\*", 10, "'*' at 10 is not a digit"},
+    /* short numbers: the hidden middle is only two or three digits, still never pinned */
+    {"4111111X1111", 6, "pattern pins hidden digit 7 at 6"},
+    {"411111X11111", 7, "pattern pins hidden digit 8 at 7"},
+    {"411111XX11111", 8, "pattern pins hidden digit 9 at 8"},
+    {"41111?1*", 6, "pattern pins hidden digit 7 at 6"},
+    {"*?11111", 2, "pattern pins hidden digit 5 from the end at 2"},
+    {"411111*1*1111", 7, "pattern pins a digit between two * at 7"},
+    /* at most one full number or Hash: per query, counted under NOT too; the position is the
+     * second one's */
+    {"4111111111111111 OR 4111111111111112", 20,
+     EXACT_TOO_MANY " 20: a query may hold at most 1 full card number or Hash: term"},
+    {"number:378282000000005 OR number:378282000010005 OR number:378282000020005", 26,
+     EXACT_TOO_MANY " 26"},
+    {"Hash:" HASH64_LOWER " OR hash:" HASH64_UPPER, 73, EXACT_TOO_MANY " 73"},
+    {"378282246310005 NOT 378282246310006", 20, EXACT_TOO_MANY " 20"},
+    {"NOT 4111111111111111 AND Hash:" HASH64_LOWER, 25, EXACT_TOO_MANY " 25"},
+    {"(cvv:123 OR (owner:a AND \"4111 1111 1111 1111\")) OR NOT (Hash:" HASH64_LOWER ")", 57,
+     EXACT_TOO_MANY " 57"},
     /* Hash */
     {"Hash:abc", 5, "Hash at 5 has 3 hexadecimal digits; it needs exactly 64"},
     {"Hash:" HASH64_LOWER "0", 5, "has 65 hexadecimal digits"},
@@ -428,19 +457,47 @@ TEST(test_query_tree_is_readable_by_a_planner)
 TEST(test_query_exact_values_are_normalised_for_binding)
 {
     bd_query *q = NULL;
-    const char *text = "Hash:" HASH64_UPPER " \"4111 1111 1111 1111\"";
+    const char *text = "owner:x Hash:" HASH64_UPPER;
     CHECK_INT(bd_query_parse(text, strlen(text), &q, NULL), BD_OK);
     if (!q)
         return;
     const bd_query_node *root = bd_query_root(q);
     CHECK_INT(root->n_children, 2);
-    CHECK_INT(root->children[0]->kind, BD_QUERY_HASH);
-    CHECK_STR(root->children[0]->value.ptr, HASH64_LOWER);
-    CHECK_INT(root->children[0]->value.len, 64);
+    CHECK_INT(root->children[1]->kind, BD_QUERY_HASH);
+    CHECK_STR(root->children[1]->value.ptr, HASH64_LOWER);
+    CHECK_INT(root->children[1]->value.len, 64);
+    bd_query_free(q);
+    text = "owner:x \"4111 1111 1111 1111\"";
+    CHECK_INT(bd_query_parse(text, strlen(text), &q, NULL), BD_OK);
+    if (!q)
+        return;
+    root = bd_query_root(q);
     CHECK_INT(root->children[1]->kind, BD_QUERY_NUMBER_EXACT);
     CHECK_STR(root->children[1]->value.ptr, "4111111111111111");
     CHECK_INT(root->children[1]->value.len, 16);
     bd_query_free(q);
+}
+
+static int exact_terms(const char *text)
+{
+    bd_query *q = NULL;
+    if (bd_query_parse(text, strlen(text), &q, NULL) != BD_OK)
+        return -1;
+    int n = bd_query_exact_terms(q);
+    bd_query_free(q);
+    return n;
+}
+
+TEST(test_query_counts_its_exact_lookups_anywhere_in_the_tree)
+{
+    CHECK_INT(BD_QUERY_MAX_EXACT, 1);
+    CHECK_INT(exact_terms(""), 0);
+    CHECK_INT(exact_terms("411111*1111 OR 411111XXXXXX1111 OR cvv:123"), 0);
+    CHECK_INT(exact_terms("4111111111111111"), 1);
+    CHECK_INT(exact_terms("hash:" HASH64_UPPER), 1);
+    CHECK_INT(exact_terms("owner:a AND NOT (cvv:123 OR 4111111111111111)"), 1);
+    CHECK_INT(exact_terms("NOT NOT 4111111111111111"), 1);
+    CHECK_INT(exact_terms("4111111111111111 OR 4111111111111112"), -1);
 }
 
 TEST(test_query_error_leaves_out_null)
@@ -472,6 +529,7 @@ int main(void)
     RUN(test_query_term_limit_is_64);
     RUN(test_query_tree_is_readable_by_a_planner);
     RUN(test_query_exact_values_are_normalised_for_binding);
+    RUN(test_query_counts_its_exact_lookups_anywhere_in_the_tree);
     RUN(test_query_error_leaves_out_null);
     RUN(test_query_field_names_are_canonical);
     printf("%d query rows\n", rows_run);
