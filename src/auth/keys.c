@@ -93,6 +93,7 @@ static int collect_key(void *ctx, const bd_key_row *k)
     memcpy(e->hash, k->hash, 32);
     e->info.id = k->id;
     e->info.rate_per_hour = k->rate_per_hour;
+    e->info.exact_per_day = k->exact_per_day;
     e->info.expires_at = k->expires_at;
     size_t nl = k->name.len < BD_KEY_NAME_MAX ? k->name.len : BD_KEY_NAME_MAX;
     memcpy(e->info.name, k->name.ptr, nl);

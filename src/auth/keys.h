@@ -17,6 +17,12 @@
 #define BD_KEY_TEXT_LEN 46
 #define BD_KEY_NAME_MAX 64
 
+/* Card lookups by full number or Hash: per key and day, unless set at creation (schema
+ * migration 5 gives keys made before the budget existed the same number), and the most a
+ * key may be given. 0 disables them for a key. */
+#define BD_KEY_EXACT_PER_DAY 20
+#define BD_KEY_EXACT_PER_DAY_MAX 1000000
+
 /* Writes a fresh key text (NUL-terminated) and its hash. */
 bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32]);
 void bd_key_hash(bd_slice key, uint8_t out[32]);
@@ -27,7 +33,8 @@ bool bd_plan_rate(const char *plan, int64_t *per_hour);
 typedef struct {
     int64_t id;
     int64_t rate_per_hour;
-    int64_t expires_at; /* 0: never */
+    int64_t exact_per_day; /* card lookups by full number or Hash: per day; 0: none */
+    int64_t expires_at;    /* 0: never */
     char name[BD_KEY_NAME_MAX + 1];
 } bd_key_info;
 

@@ -83,12 +83,13 @@ int bd_cli_init_store(const char *db, const char *secret_path)
 }
 
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
-                      int64_t expires_at)
+                      int64_t exact_per_day, int64_t expires_at)
 {
     char text[BD_KEY_TEXT_LEN + 1];
     bd_key_row k = {.name = bd_slice_from(name),
                     .plan = bd_slice_from(plan),
                     .rate_per_hour = rate,
+                    .exact_per_day = exact_per_day,
                     .created_at = (int64_t)time(NULL),
                     .expires_at = expires_at};
     if (bd_key_generate(text, k.hash) != BD_OK) {
@@ -103,8 +104,8 @@ int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t r
     printf("%s\n", text);
     fflush(stdout);
     fprintf(stderr,
-            "breachctl: key %lld '%s' (%s, %lld requests/hour) created; it is shown "
-            "only this once\n",
-            (long long)id, name, plan, (long long)rate);
+            "breachctl: key %lld '%s' (%s, %lld requests/hour, %lld exact card lookups/day) "
+            "created; it is shown only this once\n",
+            (long long)id, name, plan, (long long)rate, (long long)exact_per_day);
     return BD_EXIT_OK;
 }

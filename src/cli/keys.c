@@ -10,7 +10,7 @@
 
 static const char USAGE[] =
     "usage: breachctl keys create --db PATH --name TEXT [--plan standard|enterprise]\n"
-    "                             [--rate N/h] [--expires YYYY-MM-DD]\n"
+    "                             [--rate N/h] [--exact-lookups N/day] [--expires YYYY-MM-DD]\n"
     "       breachctl keys list --db PATH\n"
     "       breachctl keys revoke ID --db PATH\n";
 
@@ -23,6 +23,16 @@ static int64_t days_from_civil(int y, int m, int d)
     int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
     int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     return era * 146097 + doe - 719468;
+}
+
+/* --exact-lookups: "N/day" or "N", 0 (exact lookups disabled) to BD_KEY_EXACT_PER_DAY_MAX. */
+static bool parse_exact_lookups(const char *s, int64_t *per_day)
+{
+    if (strcmp(s, "0") == 0 || strcmp(s, "0/day") == 0) {
+        *per_day = 0;
+        return true;
+    }
+    return bd_parse_rate(s, "/day", BD_KEY_EXACT_PER_DAY_MAX, per_day);
 }
 
 static void format_time(int64_t t, char out[11])
@@ -47,9 +57,9 @@ static int print_key(void *ctx, const bd_key_row *k)
     const char *status = k->revoked_at                           ? "revoked"
                          : k->expires_at && k->expires_at <= now ? "expired"
                                                                  : "active";
-    printf("%-6lld %-24.*s %-11.*s %9lld %-10s %-10s %s\n", (long long)k->id, (int)k->name.len,
-           k->name.ptr, (int)k->plan.len, k->plan.ptr, (long long)k->rate_per_hour, created,
-           expires, status);
+    printf("%-6lld %-24.*s %-11.*s %9lld %9lld %-10s %-10s %s\n", (long long)k->id,
+           (int)k->name.len, k->name.ptr, (int)k->plan.len, k->plan.ptr,
+           (long long)k->rate_per_hour, (long long)k->exact_per_day, created, expires, status);
     return 0;
 }
 
@@ -61,11 +71,11 @@ int bd_cmd_keys(int argc, char **argv)
     }
     const char *sub = argv[0];
     const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
-               *expires = NULL, *id = NULL;
-    const bd_option opts[] = {{"--db", &db, NULL},     {"--secret", &secret, NULL},
-                              {"--name", &name, NULL}, {"--plan", &plan, NULL},
-                              {"--rate", &rate, NULL}, {"--expires", &expires, NULL},
-                              {NULL, NULL, NULL}};
+               *exact = NULL, *expires = NULL, *id = NULL;
+    const bd_option opts[] = {{"--db", &db, NULL},           {"--secret", &secret, NULL},
+                              {"--name", &name, NULL},       {"--plan", &plan, NULL},
+                              {"--rate", &rate, NULL},       {"--exact-lookups", &exact, NULL},
+                              {"--expires", &expires, NULL}, {NULL, NULL, NULL}};
     int npos = 0;
     if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, &id, 1, &npos))
         return BD_EXIT_FAIL;
@@ -75,7 +85,7 @@ int bd_cmd_keys(int argc, char **argv)
     }
     int64_t now = (int64_t)time(NULL);
     if (strcmp(sub, "create") == 0) {
-        int64_t per_hour, expires_at = 0;
+        int64_t per_hour, exact_per_day = BD_KEY_EXACT_PER_DAY, expires_at = 0;
         if (!name || !*name || strlen(name) > BD_KEY_NAME_MAX) {
             fprintf(stderr, "breachctl keys create: --name of 1 to %d characters is required\n",
                     BD_KEY_NAME_MAX);
@@ -93,6 +103,13 @@ int bd_cmd_keys(int argc, char **argv)
             }
             plan = "custom";
         }
+        if (exact && !parse_exact_lookups(exact, &exact_per_day)) {
+            fprintf(stderr,
+                    "breachctl keys create: --exact-lookups is card lookups by full number or "
+                    "Hash: per day, 0 to %d, like 20/day\n",
+                    BD_KEY_EXACT_PER_DAY_MAX);
+            return BD_EXIT_FAIL;
+        }
         if (expires) {
             bd_datetime d;
             if (!bd_date_parse_iso(bd_slice_from(expires), &d)) {
@@ -109,7 +126,7 @@ int bd_cmd_keys(int argc, char **argv)
         uint8_t key[BD_SECRET_LEN];
         if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
             return BD_EXIT_FAIL;
-        int rc = bd_cli_create_key(s, name, plan, per_hour, expires_at);
+        int rc = bd_cli_create_key(s, name, plan, per_hour, exact_per_day, expires_at);
         bd_store_close(s);
         return rc;
     }
@@ -125,8 +142,8 @@ int bd_cmd_keys(int argc, char **argv)
             return BD_EXIT_FAIL;
         int rc = BD_EXIT_OK;
         if (sub[0] == 'l') {
-            printf("%-6s %-24s %-11s %9s %-10s %-10s %s\n", "ID", "NAME", "PLAN", "RATE/H",
-                   "CREATED", "EXPIRES", "STATUS");
+            printf("%-6s %-24s %-11s %9s %9s %-10s %-10s %s\n", "ID", "NAME", "PLAN", "RATE/H",
+                   "EXACT/DAY", "CREATED", "EXPIRES", "STATUS");
             if (bd_store_key_list(s, print_key, &now) != BD_OK)
                 rc = BD_EXIT_FAIL;
         } else {

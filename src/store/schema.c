@@ -75,6 +75,13 @@
     "DELETE FROM domain_counts;" \
     "INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM records" \
     "  WHERE email_domain IS NOT NULL GROUP BY email_domain;"
+
+/* Added by migration 5:
+ * - api_keys.exact_per_day: each key's daily budget of card lookups by full number or
+ *   Hash:, which test a guess at a hidden card number one at a time (docs/API.md,
+ *   "Exact-number lookups and their budget"). Keys made before it get the default, 20. */
+#define KEY_EXACT_BUDGET \
+    "ALTER TABLE api_keys ADD COLUMN exact_per_day INTEGER NOT NULL DEFAULT 20;"
 /* clang-format on */
 
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
@@ -139,6 +146,8 @@ const char *const bd_sqlite_migrations[] = {
     /* 4: records per email domain */
     "CREATE TABLE domain_counts(domain TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;"
     DOMAIN_COUNT_REBUILD,
+    /* 5: a per-key budget of exact card lookups */
+    KEY_EXACT_BUDGET,
 };
 /* clang-format on */
 

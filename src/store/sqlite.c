@@ -111,9 +111,9 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
                          "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
-                  "expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                  "expires_at, exact_per_day) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
-                   "revoked_at FROM api_keys ORDER BY id",
+                   "revoked_at, exact_per_day FROM api_keys ORDER BY id",
     [Q_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0",
     [Q_KEY_BUMP] = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                    "WHERE key = 'key_generation'",
@@ -1682,6 +1682,7 @@ bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     sqlite3_bind_int64(st, 4, k->rate_per_hour);
     sqlite3_bind_int64(st, 5, k->created_at);
     sqlite3_bind_int64(st, 6, k->expires_at);
+    sqlite3_bind_int64(st, 7, k->exact_per_day);
     bd_result r = step_done(s, st);
     if (r != BD_OK)
         return r;
@@ -1707,6 +1708,7 @@ bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
         k.created_at = sqlite3_column_int64(st, 5);
         k.expires_at = sqlite3_column_int64(st, 6);
         k.revoked_at = sqlite3_column_int64(st, 7);
+        k.exact_per_day = sqlite3_column_int64(st, 8);
         if (cb(ctx, &k))
             break;
     }

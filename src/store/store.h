@@ -296,9 +296,10 @@ typedef struct {
     bd_slice name, plan;
     uint8_t hash[32]; /* SHA-256 of the key text */
     int64_t rate_per_hour;
-    int64_t created_at; /* Unix seconds */
-    int64_t expires_at; /* 0: never */
-    int64_t revoked_at; /* 0: active */
+    int64_t exact_per_day; /* card lookups by full number or Hash: per day; 0: none */
+    int64_t created_at;    /* Unix seconds */
+    int64_t expires_at;    /* 0: never */
+    int64_t revoked_at;    /* 0: active */
 } bd_key_row;
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);

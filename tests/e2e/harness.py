@@ -166,12 +166,23 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version, and a way back to version 2 (before the owner-word table
-# and the domain counts), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 4
+# The newest store schema version, and ways back to version 2 (before the owner-word table
+# and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
+# that an upgrade in place rebuilds what they hold.
+SCHEMA_VERSION = 5
+
+
+def downgrade_to_v4(db_path):
+    db = sqlite3.connect(db_path)
+    try:
+        db.executescript("ALTER TABLE api_keys DROP COLUMN exact_per_day;"
+                         "PRAGMA user_version = 4;")
+    finally:
+        db.close()
 
 
 def downgrade_to_v2(db_path):
+    downgrade_to_v4(db_path)
     db = sqlite3.connect(db_path)
     try:
         db.executescript("DROP TABLE card_owner_words;"

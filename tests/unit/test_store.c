@@ -283,6 +283,60 @@ TEST(test_store_shared_read_view_lasts_its_window)
     bd_store_close(w);
 }
 
+static int collect_exact(void *ctx, const bd_key_row *k)
+{
+    int64_t *per_day = ctx;
+    per_day[++per_day[0]] = k->exact_per_day;
+    return 0;
+}
+
+static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
+{
+    bd_key_row k = {.name = BD_SLICE_LIT("k"),
+                    .plan = BD_SLICE_LIT("standard"),
+                    .rate_per_hour = 1000,
+                    .exact_per_day = exact_per_day,
+                    .created_at = 1};
+    memset(k.hash, tag, sizeof k.hash);
+    int64_t id;
+    CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
+}
+
+TEST(test_store_keys_keep_their_exact_lookup_budget_and_old_keys_get_20)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    add_key(s, 1, 0);
+    add_key(s, 2, 7);
+    int64_t got[4] = {0};
+    CHECK_INT(bd_store_key_list(s, collect_exact, got), BD_OK);
+    CHECK_INT(got[0], 2);
+    CHECK_INT(got[1], 0);
+    CHECK_INT(got[2], 7);
+    bd_store_close(s);
+    /* Back to schema 4, before the column: opening the store again upgrades it, and keys
+     * made before the budget existed get the default. */
+    sqlite3 *db;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db,
+                           "ALTER TABLE api_keys DROP COLUMN exact_per_day;"
+                           "PRAGMA user_version = 4;",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_WRITE, &s, why, sizeof why), BD_OK);
+    if (!s)
+        return;
+    memset(got, 0, sizeof got);
+    CHECK_INT(bd_store_key_list(s, collect_exact, got), BD_OK);
+    CHECK_INT(got[0], 2);
+    CHECK_INT(got[1], 20);
+    CHECK_INT(got[2], 20);
+    bd_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -293,6 +347,7 @@ int main(void)
     RUN(test_store_rare_filter_value_drives_the_lookup);
     RUN(test_store_keyset_pages_follow_date_then_id_descending);
     RUN(test_store_shared_read_view_lasts_its_window);
+    RUN(test_store_keys_keep_their_exact_lookup_budget_and_old_keys_get_20);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
