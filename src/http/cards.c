@@ -1,10 +1,12 @@
 /* GET {base}/credit-card-search: query language, sort and page-based paging. */
 #include <string.h>
+#include <time.h>
 
 #include "http/request.h"
 #include "query/plan.h"
 
 #define MAX_DEPTH_ROWS 100000 /* page * size beyond this: narrow the query instead */
+#define EXACT_PERIOD_S 86400  /* a key's exact-lookup budget refills over a day */
 
 static const struct {
     const char *name;
@@ -94,6 +96,37 @@ static int write_card(void *ctx, const bd_card_row *c)
     return 0;
 }
 
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Charges a query that looks a card up by full number or Hash: to the key's daily budget of
+ * such lookups, kept apart from its request budget: each one tests a guess at a card's
+ * hidden digits. Returns false with the 429 written when the budget is 0 or used up. */
+static bool take_exact_lookup(bd_req *rq)
+{
+    int64_t per_day = rq->key.exact_per_day;
+    if (per_day <= 0) {
+        bd_reply_error(rq, 429, "rate_limited",
+                       "card lookups by full number or Hash: are disabled for this key; search "
+                       "by pattern (e.g. number:411111*1111) or ask your administrator");
+        return false;
+    }
+    bd_rate_decision d;
+    bd_ratelimit_take(rq->exact_rates, (uint64_t)rq->key.id, per_day, EXACT_PERIOD_S, now_us(), &d);
+    if (d.allowed)
+        return true;
+    rq->retry_after = d.retry_after;
+    bd_reply_error(rq, 429, "rate_limited",
+                   "this key's daily budget of %lld card lookups by full number or Hash: is used "
+                   "up; retry in %lld seconds, or search by pattern (e.g. number:411111*1111)",
+                   (long long)per_day, (long long)d.retry_after);
+    return false;
+}
+
 void bd_handle_card_search(bd_req *rq)
 {
     static const char *const allowed[] = {"page", "size", "sort", "query", NULL};
@@ -125,6 +158,10 @@ void bd_handle_card_search(bd_req *rq)
     }
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
+        return;
+    }
+    if (plan.exact && !take_exact_lookup(rq)) {
+        bd_card_plan_free(&plan);
         return;
     }
     q.where = bd_card_plan_root(&plan);
