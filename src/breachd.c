@@ -9,13 +9,15 @@
 
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
-    "               [--threads N] [--timeout SECONDS] [--max-connections N]\n"
-    "               [--max-connections-per-ip N] [--auth-fail-limit N/min]\n"
+    "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
+    "               [--max-connections N] [--max-connections-per-ip N]\n"
+    "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n";
 
 int main(int argc, char **argv)
 {
-    bd_server_config cfg = {.listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 0};
+    bd_server_config cfg = {
+        .listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 128};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int64_t n;
@@ -40,11 +42,14 @@ int main(int argc, char **argv)
             cfg.threads = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--timeout", &v) && bd_parse_i64(v, 1, 3600, &n)) {
             cfg.conn_timeout = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--header-timeout", &v) &&
+                   bd_parse_i64(v, 1, 3600, &n)) {
+            cfg.header_timeout = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--max-connections", &v) &&
                    bd_parse_i64(v, 1, 1000000, &n)) {
             cfg.max_conns = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--max-connections-per-ip", &v) &&
-                   bd_parse_i64(v, 1, 1000000, &n)) {
+                   bd_parse_i64(v, 0, 1000000, &n)) {
             cfg.max_conns_per_ip = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--auth-fail-limit", &v) &&
                    bd_parse_rate(v, "/min", 1000000, &n)) {

@@ -78,16 +78,73 @@ static bucket *find(bd_ratelimit *rl, uint64_t id)
     return oldest;
 }
 
+/* The bucket of id when it has one; NULL otherwise. */
+static bucket *find_existing(bd_ratelimit *rl, uint64_t id)
+{
+    uint32_t h = (uint32_t)mix(id);
+    for (uint32_t i = 0; i < PROBES; i++) {
+        bucket *b = &rl->slots[(h + i) & rl->mask];
+        uint64_t cur = atomic_load_explicit(&b->id, memory_order_acquire);
+        if (cur == id)
+            return b;
+        if (cur == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* One request's share of the period in microseconds, and the bucket's depth. */
+static int64_t share_of(int64_t *limit, int64_t period_s, int64_t *depth)
+{
+    if (*limit < 1)
+        *limit = 1;
+    int64_t t = period_s * 1000000 / *limit;
+    if (t < 1)
+        t = 1;
+    *depth = t * *limit;
+    return t;
+}
+
+static void refuse(int64_t tat, int64_t next, int64_t depth, int64_t limit, int64_t now_us,
+                   bd_rate_decision *d)
+{
+    int64_t current = tat > now_us ? tat : now_us;
+    d->allowed = false;
+    d->limit = limit;
+    d->remaining = 0;
+    d->reset = (current + 999999) / 1000000;
+    int64_t wait = next - depth - now_us; /* until one share has drained */
+    d->retry_after = wait > 0 ? (wait + 999999) / 1000000 : 1;
+}
+
+static void admit(int64_t next, int64_t t, int64_t depth, int64_t limit, int64_t now_us,
+                  bd_rate_decision *d)
+{
+    d->allowed = true;
+    d->limit = limit;
+    d->remaining = (depth - (next - now_us)) / t;
+    d->reset = (next + 999999) / 1000000;
+    d->retry_after = 0;
+}
+
+void bd_ratelimit_peek(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
+                       int64_t now_us, bd_rate_decision *d)
+{
+    int64_t depth, t = share_of(&limit, period_s, &depth);
+    bucket *b = find_existing(rl, id);
+    int64_t tat = b ? atomic_load_explicit(&b->tat, memory_order_relaxed) : 0;
+    int64_t next = (tat > now_us ? tat : now_us) + t;
+    if (next - now_us > depth)
+        refuse(tat, next, depth, limit, now_us, d);
+    else
+        admit(next, t, depth, limit, now_us, d);
+}
+
 void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d)
 {
-    if (limit < 1)
-        limit = 1;
     /* One request's share of the period; the bucket is `limit` shares deep. */
-    int64_t t = period_s * 1000000 / limit;
-    if (t < 1)
-        t = 1;
-    int64_t depth = t * limit;
+    int64_t depth, t = share_of(&limit, period_s, &depth);
     bucket *b = find(rl, id);
     int64_t tat = atomic_load_explicit(&b->tat, memory_order_relaxed), next;
     for (;;) {
@@ -96,19 +153,9 @@ void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t per
             break; /* over budget: nothing to store */
         if (atomic_compare_exchange_weak_explicit(&b->tat, &tat, next, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
-            d->allowed = true;
-            d->limit = limit;
-            d->remaining = (depth - (next - now_us)) / t;
-            d->reset = (next + 999999) / 1000000;
-            d->retry_after = 0;
+            admit(next, t, depth, limit, now_us, d);
             return;
         }
     }
-    int64_t current = tat > now_us ? tat : now_us;
-    d->allowed = false;
-    d->limit = limit;
-    d->remaining = 0;
-    d->reset = (current + 999999) / 1000000;
-    int64_t wait = next - depth - now_us; /* until one share has drained */
-    d->retry_after = wait > 0 ? (wait + 999999) / 1000000 : 1;
+    refuse(tat, next, depth, limit, now_us, d);
 }

@@ -67,7 +67,8 @@ static uint64_t get(const _Atomic uint64_t *v)
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections)
+bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,
+                           uint64_t cut_connections)
 {
     bd_result r = bd_buf_append_str(
         out, "# HELP breachd_requests_total Requests answered, by route and status.\n"
@@ -117,9 +118,14 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
             "breachd_store_errors_total %llu\n"
             "# HELP breachd_open_connections Client connections open now.\n"
             "# TYPE breachd_open_connections gauge\n"
-            "breachd_open_connections %lld\n",
+            "breachd_open_connections %lld\n"
+            "# HELP breachd_connections_cut_total Connections closed because a request did not "
+            "arrive whole within the header timeout.\n"
+            "# TYPE breachd_connections_cut_total counter\n"
+            "breachd_connections_cut_total %llu\n",
             (unsigned long long)get(&m->rate_limited_key),
             (unsigned long long)get(&m->rate_limited_failed_key),
-            (unsigned long long)get(&m->store_errors), (long long)open_connections);
+            (unsigned long long)get(&m->store_errors), (long long)open_connections,
+            (unsigned long long)cut_connections);
     return r;
 }

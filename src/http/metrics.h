@@ -29,7 +29,8 @@ void bd_metrics_free(bd_metrics *m);
 void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros);
 void bd_metrics_rate_limited(bd_metrics *m, bool failed_key);
 void bd_metrics_store_error(bd_metrics *m);
-/* Writes the exposition text. */
-bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections);
+/* Writes the exposition text; the connection figures come from the daemon and the guard. */
+bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,
+                           uint64_t cut_connections);
 
 #endif

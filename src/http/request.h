@@ -54,6 +54,7 @@ typedef struct {
     bool has_rate;       /* authenticated: send the X-RateLimit headers below */
     int64_t rate_limit, rate_remaining, rate_reset;
     const char *content_type; /* NULL: JSON */
+    bool close;               /* close the connection after this reply */
     /* for the access log and metrics */
     bd_route route;
     bool authenticated;

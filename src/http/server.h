@@ -11,14 +11,16 @@
 typedef struct {
     const char *db;          /* store URI */
     const char *secret_path; /* NULL: "<db>.secret" */
-    const char *listen;      /* "host:port", "[v6]:port"; port 0 picks a free one */
-    const char *base_path;   /* "/v7" */
-    unsigned threads;        /* worker threads; 0: one per core */
-    unsigned conn_timeout;   /* idle seconds before a connection is closed */
-    unsigned max_conns;
-    unsigned max_conns_per_ip;
-    unsigned auth_fail_limit; /* failed keys per minute from one address; 0: 60 */
-    const char *tls_cert;     /* PEM files; both or neither */
+    const char
+        *listen; /* "host:port", "[v6]:port"; port 0 picks a free one; NULL: 127.0.0.1:8080 */
+    const char *base_path;     /* NULL: "/v7" */
+    unsigned threads;          /* worker threads; 0: one per core */
+    unsigned conn_timeout;     /* idle seconds before a connection is closed; 0: 30 */
+    unsigned header_timeout;   /* seconds for a whole request to arrive; 0: 10 */
+    unsigned max_conns;        /* 0: 4096 (kept below the descriptor limit) */
+    unsigned max_conns_per_ip; /* 0: unlimited */
+    unsigned auth_fail_limit;  /* failed keys per minute from one address; 0: 60 */
+    const char *tls_cert;      /* PEM files; both or neither */
     const char *tls_key;
     const char *access_log; /* NULL: no access log */
 } bd_server_config;

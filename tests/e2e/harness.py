@@ -111,6 +111,20 @@ class Server:
         conn.close()
         return resp.status, hdrs, body
 
+    def request_from(self, source, path, key=None, method="GET", headers=None):
+        """request() from another loopback address (127.0.0.2, ...): another client."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30,
+                                          source_address=(source, 0))
+        h = dict(headers or {})
+        if key is not None:
+            h["x-api-key"] = key
+        conn.request(method, path, headers=h)
+        resp = conn.getresponse()
+        body = resp.read()
+        hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        conn.close()
+        return resp.status, hdrs, body
+
     def get(self, path, key=None, **kw):
         """Returns (status, parsed JSON body); asserts the body is JSON with our headers."""
         status, hdrs, body = self.request(path, key=key, **kw)

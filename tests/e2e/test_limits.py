@@ -1,4 +1,5 @@
 """Per-key rate limits and the failed-key throttle, seen from a client."""
+import json
 import threading
 import time
 import unittest
@@ -66,6 +67,7 @@ class FailedKeyThrottle(unittest.TestCase):
             good = ctl.key("good")
             srv = Server(ctl, "--auth-fail-limit", "60/min")
             try:
+                self.assertEqual(srv.request("/v7/breaches", key=good)[0], 200)
                 for i in range(60):
                     st, _ = srv.get("/v7/breaches", key="bd_wrong%d" % i)
                     self.assertEqual(st, 403, i)
@@ -73,9 +75,35 @@ class FailedKeyThrottle(unittest.TestCase):
                 self.assertEqual(st, 429)
                 self.assertEqual(hdrs["retry-after"], "1")
                 self.assertEqual(srv.request("/v7/breaches")[0], 429)  # no key is a failure too
+                # A key that already worked from this address keeps working.
                 self.assertEqual(srv.request("/v7/breaches", key=good)[0], 200)
                 time.sleep(1.2)
                 self.assertEqual(srv.request("/v7/breaches", key="bd_wrong")[0], 403)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+    def test_a_throttled_address_learns_nothing_from_a_right_guess(self):
+        """The attack: thousands of guesses from one address with the real key among them.
+        Once throttled, the real key (never used from there) gets the same 429 as every
+        wrong one, so the answer says nothing about which guess was right."""
+        ctl = Ctl().init()
+        try:
+            secret_key = ctl.key("victim")
+            srv = Server(ctl, "--auth-fail-limit", "10/min")
+            try:
+                answers = {}
+                guesses = ["bd_guess%03d" % i for i in range(40)]
+                guesses.insert(25, secret_key)
+                for g in guesses:
+                    st, hdrs, body = srv.request("/v7/breaches", key=g)
+                    answers[g] = (st, json.loads(body)["error"] if st != 200 else None)
+                self.assertEqual([answers[g][0] for g in guesses[:10]], [403] * 10)
+                self.assertEqual({answers[g] for g in guesses[10:]}, {(429, "rate_limited")})
+                # From another address the key is fine: the throttle is per address.
+                st, _, _ = srv.request_from("127.0.0.2", "/v7/breaches", key=secret_key)
+                self.assertEqual(st, 200)
             finally:
                 self.assertEqual(srv.stop(), 0)
         finally:

@@ -1,0 +1,108 @@
+/* Authentication: the x-api-key header, the key's hourly budget, and the failed-key
+ * throttle per client address. */
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <time.h>
+
+#include "auth/known_keys.h"
+#include "http/server_impl.h"
+
+int64_t bd_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t bd_client_id(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const unsigned char *p = NULL;
+    size_t n = 0;
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    if (ci && ci->client_addr) {
+        if (ci->client_addr->sa_family == AF_INET) {
+            p = (const unsigned char *)&((const struct sockaddr_in *)ci->client_addr)->sin_addr;
+            n = 4;
+        } else if (ci->client_addr->sa_family == AF_INET6) {
+            p = (const unsigned char *)&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
+            n = 16;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+static void throttled(bd_server *srv, bd_req *rq, const bd_rate_decision *d)
+{
+    bd_metrics_rate_limited(srv->metrics, true);
+    rq->retry_after = d->retry_after;
+    bd_reply_error(rq, 429, "rate_limited",
+                   "too many failed API keys from your address; retry in %lld seconds",
+                   (long long)d->retry_after);
+}
+
+/* A failed key: 401/403 as given, or 429 once the address has failed too often. */
+static bool failed(bd_server *srv, bd_req *rq, uint64_t client, int64_t now, int status,
+                   const char *code, const char *message)
+{
+    bd_rate_decision d;
+    bd_ratelimit_take(srv->auth_fails, client, srv->cfg.auth_fail_limit, 60, now, &d);
+    if (!d.allowed)
+        throttled(srv, rq, &d);
+    else
+        bd_reply_error(rq, status, code, "%s", message);
+    return false;
+}
+
+/* Takes one request from the key's hourly budget; false (429 written) when it is spent. */
+static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
+{
+    bd_rate_decision d;
+    bd_ratelimit_take(srv->key_rates, (uint64_t)rq->key.id, rq->key.rate_per_hour, 3600, now, &d);
+    rq->has_rate = true;
+    rq->rate_limit = d.limit;
+    rq->rate_remaining = d.remaining;
+    rq->rate_reset = d.reset;
+    rq->authenticated = true;
+    if (d.allowed)
+        return true;
+    bd_metrics_rate_limited(srv->metrics, false);
+    rq->retry_after = d.retry_after;
+    bd_reply_error(rq, 429, "rate_limited",
+                   "this key's limit of %lld requests per hour is used up; retry in %lld seconds",
+                   (long long)d.limit, (long long)d.retry_after);
+    return false;
+}
+
+/* An address over its failure budget gets 429 before any key is looked up, unless the key
+ * it presents already authenticated from it: otherwise 200 versus 429 would still answer
+ * each guess. Expired keys get the same answer as unknown ones, so a leaked key's owner
+ * cannot learn that it once was real. */
+bool bd_authenticate(bd_server *srv, bd_req *rq)
+{
+    size_t len = 0;
+    const char *key = NULL;
+    uint64_t client = bd_client_id(rq->conn);
+    int64_t now = bd_now_us();
+    if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
+            MHD_YES ||
+        !key || len == 0)
+        return failed(srv, rq, client, now, 401, "unauthorized",
+                      "send your API key in the x-api-key header");
+    bd_slice presented = {key, len};
+    uint64_t tag = bd_known_keys_tag(srv->known_keys, client, presented);
+    bd_rate_decision d;
+    bd_ratelimit_peek(srv->auth_fails, client, srv->cfg.auth_fail_limit, 60, now, &d);
+    if (!d.allowed && !bd_known_keys_has(srv->known_keys, tag)) {
+        throttled(srv, rq, &d);
+        return false;
+    }
+    if (bd_keyring_lookup(srv->keys, presented, now / 1000000, &rq->key) != BD_KEY_VALID)
+        return failed(srv, rq, client, now, 403, "authentication_failed",
+                      "the API key is not valid; check it or ask for a new one");
+    bd_known_keys_add(srv->known_keys, tag);
+    return take_budget(srv, rq, now);
+}

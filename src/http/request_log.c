@@ -1,0 +1,72 @@
+/* The access-log line of one request. */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/server_impl.h"
+
+static void format_client(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    out[0] = '\0';
+    if (!ci || !ci->client_addr)
+        return;
+    if (ci->client_addr->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, out,
+                  INET6_ADDRSTRLEN);
+    else if (ci->client_addr->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, out,
+                  INET6_ADDRSTRLEN);
+}
+
+void bd_log_request(bd_server *srv, bd_worker *w, const bd_req *rq, const char *method,
+                    int64_t start_us, int64_t micros)
+{
+    char client[INET6_ADDRSTRLEN], when[40];
+    time_t secs = (time_t)(start_us / 1000000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + n, sizeof when - n, ".%03dZ", (int)(start_us / 1000 % 1000));
+    format_client(rq->conn, client);
+    bd_buf *b = &w->log_line;
+    bd_buf_reset(b);
+    bd_json j;
+    bd_json_init(&j, b);
+    bd_json_object_begin(&j);
+    bd_json_key(&j, "time");
+    bd_json_cstring(&j, when);
+    bd_json_key(&j, "request_id");
+    bd_json_cstring(&j, rq->request_id);
+    bd_json_key(&j, "key_id");
+    if (rq->authenticated)
+        bd_json_int(&j, rq->key.id);
+    else
+        bd_json_null(&j);
+    bd_json_key(&j, "client");
+    bd_json_cstring(&j, client);
+    bd_json_key(&j, "method");
+    bd_json_string(&j, (bd_slice){method, strnlen(method, 16)});
+    bd_json_key(&j, "route");
+    bd_json_cstring(&j, bd_route_name(rq->route));
+    bd_json_key(&j, "status");
+    bd_json_int(&j, rq->status);
+    bd_json_key(&j, "bytes");
+    bd_json_int(&j, (int64_t)rq->body->len);
+    bd_json_key(&j, "micros");
+    bd_json_int(&j, micros);
+    bd_json_key(&j, "records");
+    if (rq->records >= 0)
+        bd_json_int(&j, rq->records);
+    else
+        bd_json_null(&j);
+    bd_json_key(&j, "account_hash");
+    bd_json_cstring(&j, rq->account_hash[0] ? rq->account_hash : NULL);
+    bd_json_object_end(&j);
+    if (bd_json_result(&j) == BD_OK && bd_buf_append_char(b, '\n') == BD_OK)
+        bd_access_log_write(srv->log, b->data, b->len);
+}

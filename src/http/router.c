@@ -1,0 +1,126 @@
+/* Routing: the operational endpoints, then authentication and the four operations under
+ * the base path. */
+#include <microhttpd.h>
+#include <string.h>
+
+#include "http/server_impl.h"
+
+static bool is_get(const char *method)
+{
+    return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+}
+
+static void handle_health(bd_req *rq)
+{
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_ping(rq->store);
+    bd_store_read_end(rq->store);
+    if (r != BD_OK) {
+        rq->retry_after = 1;
+        bd_reply_error(rq, 503, "unavailable", "the store cannot be reached");
+        return;
+    }
+    bd_reply_begin(rq, 200);
+    bd_json_object_begin(&rq->json);
+    bd_json_key(&rq->json, "status");
+    bd_json_cstring(&rq->json, "ok");
+    bd_json_object_end(&rq->json);
+    bd_reply_finish(rq);
+}
+
+static void handle_metrics(bd_server *srv, bd_req *rq)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    bd_reply_begin(rq, 200);
+    rq->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1,
+                         bd_guard_cut_count(srv->guard)) != BD_OK) {
+        rq->content_type = NULL;
+        bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
+    }
+}
+
+/* Unauthenticated operational endpoints outside the base path. */
+static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, const char *method)
+{
+    if (strcmp(url, "/healthz") == 0)
+        rq->route = BD_ROUTE_HEALTHZ;
+    else if (strcmp(url, "/metrics") == 0)
+        rq->route = BD_ROUTE_METRICS;
+    else
+        return false;
+    if (!is_get(method)) {
+        rq->allow = "GET, HEAD";
+        bd_reply_error(rq, 405, "method_not_allowed", "use GET or HEAD");
+    } else if (rq->route == BD_ROUTE_HEALTHZ) {
+        handle_health(rq);
+    } else {
+        handle_metrics(srv, rq);
+    }
+    return true;
+}
+
+/* The resource a path under the base path names; BD_ROUTE_OTHER when none. */
+static bd_route find_route(bd_slice path, bd_slice *arg)
+{
+    static const char prefix[] = "/breaches/";
+    const size_t pl = sizeof prefix - 1;
+    if (bd_slice_eq(path, "/breaches"))
+        return BD_ROUTE_BREACHES;
+    if (bd_slice_eq(path, "/breach-search"))
+        return BD_ROUTE_BREACH_SEARCH;
+    if (bd_slice_eq(path, "/credit-card-search"))
+        return BD_ROUTE_CARD_SEARCH;
+    if (path.len > pl && memcmp(path.ptr, prefix, pl) == 0 &&
+        !memchr(path.ptr + pl, '/', path.len - pl)) {
+        *arg = (bd_slice){path.ptr + pl, path.len - pl};
+        return BD_ROUTE_BREACH;
+    }
+    return BD_ROUTE_OTHER;
+}
+
+void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
+{
+    size_t ulen = strlen(url);
+    rq->route = BD_ROUTE_OTHER;
+    if (dispatch_operational(srv, rq, url, method))
+        return;
+    if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||
+        url[srv->base_len] != '/') {
+        bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/", srv->base);
+        return;
+    }
+    if (!bd_authenticate(srv, rq))
+        return;
+    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
+    bd_slice arg = {NULL, 0};
+    rq->route = find_route(rq->path, &arg);
+    if (rq->route == BD_ROUTE_OTHER) {
+        bd_reply_error(rq, 404, "not_found",
+                       "no such path; see the API reference for the four operations");
+        return;
+    }
+    if (!is_get(method)) {
+        rq->allow = "GET, HEAD";
+        bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
+        return;
+    }
+    switch (rq->route) {
+    case BD_ROUTE_BREACHES:
+        bd_handle_breach_list(rq);
+        break;
+    case BD_ROUTE_BREACH:
+        bd_handle_breach_get(rq, arg);
+        break;
+    case BD_ROUTE_BREACH_SEARCH:
+        bd_handle_breach_search(rq);
+        break;
+    case BD_ROUTE_CARD_SEARCH:
+        bd_handle_card_search(rq);
+        break;
+    default:
+        break;
+    }
+}

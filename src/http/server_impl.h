@@ -1,0 +1,76 @@
+/* What the server's parts share behind server.h: the server object, the per-thread worker,
+ * and the steps a request goes through (guard, authentication, routing, the access-log
+ * line). Only src/http/ includes this. */
+#ifndef BD_HTTP_SERVER_IMPL_H
+#define BD_HTTP_SERVER_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth/keys.h"
+#include "auth/known_keys.h"
+#include "auth/ratelimit.h"
+#include "auth/secret.h"
+#include "http/access_log.h"
+#include "http/guard.h"
+#include "http/metrics.h"
+#include "http/request.h"
+#include "http/server.h"
+
+/* What each worker thread keeps between requests. */
+typedef struct bd_worker {
+    bd_store *store;
+    bd_buf body;
+    bd_buf log_line;
+    bd_breach_json *breach_json; /* NULL when it could not be allocated: no caching */
+    uint64_t request_ids;        /* this thread's request counter, never sent in clear */
+    struct bd_worker *next;
+} bd_worker;
+
+struct bd_server {
+    bd_server_config cfg;
+    char db[1024];
+    char base[128];
+    size_t base_len;
+    uint8_t secret[BD_SECRET_LEN];
+    uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
+    struct MHD_Daemon *daemon;
+    bd_keyring *keys;
+    bd_ratelimit *key_rates;   /* per API key, by plan */
+    bd_ratelimit *auth_fails;  /* per client address, failed keys only */
+    bd_ratelimit *exact_rates; /* per API key, exact card-number and Hash: lookups */
+    bd_known_keys *known_keys; /* (address, key) pairs that authenticated */
+    bd_guard *guard;           /* per-connection deadlines */
+    bd_metrics *metrics;
+    bd_access_log *log;
+    char *tls_cert, *tls_key; /* PEM text */
+    pthread_mutex_t workers_lock;
+    bd_worker *workers;
+    pthread_t refresher;
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond;
+    bool stopping;
+    bool refresher_started;
+};
+
+/* Current time in Unix microseconds. */
+int64_t bd_now_us(void);
+
+/* A non-zero id for the client's address (port excluded). */
+uint64_t bd_client_id(struct MHD_Connection *conn);
+
+/* Checks x-api-key and the key's budget; on failure writes the 401/403/429 reply and
+ * returns false. */
+bool bd_authenticate(bd_server *srv, bd_req *rq);
+
+/* Routes a request whose head passed the guard and writes its reply into rq. */
+void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);
+
+/* Writes the access-log line of a finished request (never the key; the account only as a
+ * keyed hash). */
+void bd_log_request(bd_server *srv, bd_worker *w, const bd_req *rq, const char *method,
+                    int64_t start_us, int64_t micros);
+
+#endif

@@ -1,0 +1,203 @@
+"""The attacks of issue 13 on the HTTP layer, replayed: request smuggling shapes, NUL bytes,
+parameter floods, missing Host, information in ids and messages, and a slow-request flood."""
+import json
+import os
+import re
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import unittest
+
+from harness import Ctl, Server, fixture
+
+INSTRUMENTED = bool(os.environ.get("BREACHD_INSTRUMENTED"))
+
+
+def raw(port, data, wait=5.0):
+    """Sends raw bytes; returns (everything the server sent, whether it closed)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=wait)
+    s.sendall(data)
+    out = b""
+    closed = False
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            out += chunk
+            if b"\r\n\r\n" in out:
+                head, _, body = out.partition(b"\r\n\r\n")
+                m = re.search(rb"(?i)content-length:\s*(\d+)", head)
+                if m and len(body) >= int(m.group(1)):
+                    s.settimeout(0.3)  # the reply is whole: does the server close?
+    except socket.timeout:
+        pass
+    s.close()
+    return out, closed
+
+
+def parse(out):
+    head, _, body = out.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    status = int(lines[0].split()[1])
+    hdrs = {k.lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+    return status, hdrs, body
+
+
+class Framing(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.ctl.import_("breaches", fixture("breaches.jsonl"))
+        cls.key = cls.ctl.key("hard")
+        cls.srv = Server(cls.ctl)
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.srv.stop() == 0
+        cls.ctl.cleanup()
+
+    def req(self, head, body=b""):
+        return b"GET /v7/breaches?number_of_records=1 HTTP/1.1\r\nHost: x\r\nx-api-key: " + \
+            self.key.encode() + b"\r\n" + head + b"\r\n" + body
+
+    def assert_json_error(self, out, status, error, closed=None):
+        st, hdrs, body = parse(out)
+        self.assertEqual(st, status, out[:300])
+        self.assertEqual(hdrs["content-type"], "application/json; charset=utf-8")
+        self.assertEqual(json.loads(body)["error"], error)
+        return hdrs
+
+    def test_two_content_lengths_get_400_and_the_body_never_runs(self):
+        smuggled = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        out, closed = raw(self.srv.port, self.req(
+            b"Content-Length: 0\r\nContent-Length: %d\r\n" % len(smuggled), smuggled))
+        hdrs = self.assert_json_error(out, 400, "bad_request")
+        self.assertEqual(hdrs["connection"], "close")
+        self.assertTrue(closed)
+        self.assertEqual(out.count(b"HTTP/1.1 "), 1)  # no second reply for the body
+        self.assertNotIn(b"breachd_requests_total", out)
+
+    def test_content_length_with_chunked_gets_400_and_close(self):
+        out, closed = raw(self.srv.port, self.req(
+            b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", b"0\r\n\r\n"))
+        self.assert_json_error(out, 400, "bad_request")
+        self.assertTrue(closed)
+
+    def test_unknown_transfer_codings_get_501_at_once(self):
+        for te in (b"xchunked", b"gzip, chunked", b"chunked, chunked", b"identity"):
+            start = time.time()
+            out, closed = raw(self.srv.port, self.req(b"Transfer-Encoding: " + te + b"\r\n"))
+            self.assertLess(time.time() - start, 2.0, te)
+            self.assert_json_error(out, 501, "not_implemented")
+            self.assertTrue(closed, te)
+
+    def test_plain_chunked_request_is_still_served(self):
+        out, _ = raw(self.srv.port, self.req(b"Transfer-Encoding: chunked\r\n", b"0\r\n\r\n"))
+        self.assertEqual(parse(out)[0], 200)
+
+    def test_nul_in_the_path_is_400(self):
+        for path in (b"/metrics%00", b"/v7/breaches%00.css", b"/healthz%00x"):
+            out, _ = raw(self.srv.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nx-api-key: " +
+                         self.key.encode() + b"\r\n\r\n")
+            self.assert_json_error(out, 400, "bad_request")
+
+    def test_http11_without_host_is_400_but_http10_is_served(self):
+        out, _ = raw(self.srv.port, b"GET /healthz HTTP/1.1\r\n\r\n")
+        self.assert_json_error(out, 400, "bad_request")
+        out, _ = raw(self.srv.port, b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
+        self.assert_json_error(out, 400, "bad_request")
+        out, _ = raw(self.srv.port, b"GET /healthz HTTP/1.0\r\n\r\n")
+        self.assertEqual(parse(out)[0], 200)
+
+    def test_three_hundred_parameters_get_400_at_once(self):
+        for n in (65, 300, 2000):
+            query = b"&".join(b"a%d=1" % i for i in range(n))
+            start = time.time()
+            out, _ = raw(self.srv.port, b"GET /v7/breaches?" + query + b" HTTP/1.1\r\nHost: x\r\n"
+                         b"x-api-key: " + self.key.encode() + b"\r\n\r\n")
+            self.assertLess(time.time() - start, 2.0, n)
+            st, _, body = parse(out)
+            if n * 6 < 8192:
+                self.assertEqual((st, json.loads(body)["message"]),
+                                 (400, "too many query parameters (at most 64)"))
+            else:
+                self.assertEqual((st, json.loads(body)["error"]), (431, "header_too_large"))
+
+    def test_every_reply_says_nosniff(self):
+        for path, key in (("/v7/breaches", self.key), ("/v7/breaches", None), ("/healthz", None),
+                          ("/metrics", None), ("/nope", None)):
+            _, hdrs, _ = self.srv.request(path, key=key)
+            self.assertEqual(hdrs.get("x-content-type-options"), "nosniff", path)
+
+    def test_request_ids_reveal_no_counter(self):
+        ids = [self.srv.request("/healthz")[1]["x-request-id"] for _ in range(20)]
+        self.assertEqual(len(set(ids)), 20)
+        self.assertTrue(all(re.fullmatch(r"[0-9a-f]{16}", i) for i in ids), ids)
+        # The old ids were a fixed prefix and a counter: no two share half their digits now.
+        self.assertEqual(len({i[:8] for i in ids}), 20, ids)
+
+
+class Keys(unittest.TestCase):
+    def test_an_expired_key_gets_the_same_answer_as_an_unknown_one(self):
+        ctl = Ctl().init()
+        try:
+            old = ctl.key("old", "--expires", "2099-01-01")
+            with sqlite3.connect(ctl.db) as db:  # let it expire: the CLI refuses past dates
+                db.execute("UPDATE api_keys SET expires_at = 1000 WHERE name = 'old'")
+            srv = Server(ctl)
+            try:
+                st1, body1 = srv.get("/v7/breaches", key=old)
+                st2, body2 = srv.get("/v7/breaches", key="bd_" + "A" * 43)
+                self.assertEqual((st1, body1), (st2, body2))
+                self.assertEqual(st1, 403)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+class SlowFlood(unittest.TestCase):
+    def test_a_slow_flood_from_one_address_does_not_starve_another(self):
+        """4,200 connections from 127.0.0.1 each sending a byte a second, under the default
+        settings, while 127.0.0.2 asks every 300 ms: every answer within 100 ms (500 ms
+        under a sanitizer), and the slow connections are cut at the header deadline."""
+        ctl = Ctl().init()
+        try:
+            ctl.import_("breaches", fixture("breaches.jsonl"))
+            key = ctl.key("victim")
+            srv = Server(ctl)
+            flood = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__),
+                                                                   "slowloris.py"),
+                                      str(srv.port), "4200"], stdout=subprocess.PIPE)
+            try:
+                self.assertTrue(flood.stdout.readline().startswith(b"open"))
+                time.sleep(1.0)
+                worst = 0.0
+                end = time.time() + 13  # past the 10 s header deadline
+                while time.time() < end:
+                    t = time.time()
+                    st, _, _ = srv.request_from("127.0.0.2", "/v7/breaches?number_of_records=1",
+                                                key=key)
+                    worst = max(worst, time.time() - t)
+                    self.assertEqual(st, 200)
+                    time.sleep(0.3)
+                self.assertLess(worst, 0.5 if INSTRUMENTED else 0.1)
+                _, _, body = srv.request_from("127.0.0.2", "/metrics")
+                metrics = dict(l.rsplit(" ", 1) for l in body.decode().splitlines()
+                               if l and not l.startswith("#"))
+                self.assertLessEqual(int(metrics["breachd_open_connections"]), 128 + 2)
+                self.assertGreater(int(metrics["breachd_connections_cut_total"]), 0)
+            finally:
+                flood.kill()
+                flood.wait()
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
