@@ -1,15 +1,23 @@
-/* Paging token layout (all integers little-endian), then base64url without padding:
- *   version(1) issued_at(8) key_id(8) search(16) records_found(8) after_date(4) after_id(8)
- *   mac(16) = truncated HMAC-SHA-256 of everything before it, under the "token" label. */
+/* Paging token layout, then base64url without padding:
+ *   version(1) nonce(24) sealed(body + 16)
+ * where body is issued_at(8) key_id(8) search(16) records_found(8) after_date(4) after_id(8),
+ * integers little-endian, sealed with XChaCha20-Poly1305 under a key derived from the
+ * server secret ("token-seal"), the version byte as associated data. A random nonce per
+ * token: two tokens of the same search look unrelated. */
 #include "auth/token.h"
 
 #include <sodium.h>
 #include <string.h>
 
-#define VERSION 1
-#define BODY_LEN (1 + 8 + 8 + BD_SEARCH_DIGEST_LEN + 8 + 4 + 8)
-#define MAC_LEN 16
-#define RAW_LEN (BODY_LEN + MAC_LEN)
+#define VERSION 2
+#define BODY_LEN (8 + 8 + BD_SEARCH_DIGEST_LEN + 8 + 4 + 8)
+#define NONCE_LEN crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define TAG_LEN crypto_aead_xchacha20poly1305_ietf_ABYTES
+#define HEAD_LEN (1 + NONCE_LEN)
+#define RAW_MAX ((BD_TOKEN_TEXT_MAX * 3) / 4)
+
+_Static_assert(BD_MAC_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES, "seal key size");
+_Static_assert(HEAD_LEN + BODY_LEN + TAG_LEN <= RAW_MAX, "a token fits its text");
 
 static void put64(uint8_t *p, int64_t v)
 {
@@ -26,20 +34,34 @@ static int64_t get64(const uint8_t *p)
     return (int64_t)u;
 }
 
-static void mac_of(const uint8_t secret[BD_SECRET_LEN], const uint8_t body[BODY_LEN],
-                   uint8_t out[MAC_LEN])
+static void seal_key(const uint8_t secret[BD_SECRET_LEN], uint8_t key[BD_MAC_LEN])
 {
-    uint8_t full[BD_MAC_LEN];
-    bd_keyed_hash(secret, "token", body, BODY_LEN, full);
-    memcpy(out, full, MAC_LEN);
+    bd_keyed_hash(secret, "token-seal", "", 0, key);
+}
+
+bool bd_token_seal_bytes(const uint8_t secret[BD_SECRET_LEN], const uint8_t *body, size_t len,
+                         char out[BD_TOKEN_TEXT_MAX + 1])
+{
+    uint8_t raw[RAW_MAX], key[BD_MAC_LEN];
+    if (len > RAW_MAX - HEAD_LEN - TAG_LEN)
+        return false;
+    raw[0] = VERSION;
+    randombytes_buf(raw + 1, NONCE_LEN);
+    seal_key(secret, key);
+    unsigned long long sealed = 0;
+    crypto_aead_xchacha20poly1305_ietf_encrypt(raw + HEAD_LEN, &sealed, body, len, raw, 1, NULL,
+                                               raw + 1, key);
+    sodium_memzero(key, sizeof key);
+    sodium_bin2base64(out, BD_TOKEN_TEXT_MAX + 1, raw, HEAD_LEN + (size_t)sealed,
+                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    return true;
 }
 
 void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
                      char out[BD_TOKEN_TEXT_MAX + 1])
 {
-    uint8_t raw[RAW_LEN];
-    uint8_t *p = raw;
-    *p++ = VERSION;
+    uint8_t body[BODY_LEN];
+    uint8_t *p = body;
     put64(p, t->issued_at);
     p += 8;
     put64(p, t->key_id);
@@ -52,29 +74,43 @@ void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
     for (int i = 0; i < 4; i++)
         *p++ = (uint8_t)(d >> (8 * i));
     put64(p, t->after_id);
-    p += 8;
-    mac_of(secret, raw, p);
-    sodium_bin2base64(out, BD_TOKEN_TEXT_MAX + 1, raw, RAW_LEN,
-                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    bd_token_seal_bytes(secret, body, sizeof body, out);
+}
+
+/* Base64 text -> opened body; MALFORMED or TAMPERED on failure. */
+static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice text,
+                                  uint8_t body[BODY_LEN])
+{
+    uint8_t raw[RAW_MAX + 1], opened[RAW_MAX], key[BD_MAC_LEN];
+    size_t n = 0;
+    const char *end = NULL;
+    if (text.len == 0 || text.len > BD_TOKEN_TEXT_MAX ||
+        sodium_base642bin(raw, sizeof raw, text.ptr, text.len, NULL, &n, &end,
+                          sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+        end != text.ptr + text.len || n < HEAD_LEN + TAG_LEN || raw[0] != VERSION)
+        return BD_TOKEN_MALFORMED;
+    unsigned long long len = 0;
+    seal_key(secret, key);
+    int bad = crypto_aead_xchacha20poly1305_ietf_decrypt(opened, &len, NULL, raw + HEAD_LEN,
+                                                         n - HEAD_LEN, raw, 1, raw + 1, key);
+    sodium_memzero(key, sizeof key);
+    if (bad)
+        return BD_TOKEN_TAMPERED;
+    if (len != BODY_LEN) /* sealed by us, but not a token body: never issued */
+        return BD_TOKEN_MALFORMED;
+    memcpy(body, opened, BODY_LEN);
+    return BD_TOKEN_OK;
 }
 
 bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice text, int64_t now,
                                 int64_t key_id, const uint8_t search[BD_SEARCH_DIGEST_LEN],
                                 bd_token *t)
 {
-    uint8_t raw[RAW_LEN + 1];
-    size_t n = 0;
-    const char *end = NULL;
-    if (text.len == 0 || text.len > BD_TOKEN_TEXT_MAX ||
-        sodium_base642bin(raw, sizeof raw, text.ptr, text.len, NULL, &n, &end,
-                          sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-        end != text.ptr + text.len || n != RAW_LEN || raw[0] != VERSION)
-        return BD_TOKEN_MALFORMED;
-    uint8_t want[MAC_LEN];
-    mac_of(secret, raw, want);
-    if (sodium_memcmp(want, raw + BODY_LEN, MAC_LEN) != 0)
-        return BD_TOKEN_TAMPERED;
-    const uint8_t *p = raw + 1;
+    uint8_t body[BODY_LEN];
+    bd_token_status st = open_token(secret, text, body);
+    if (st != BD_TOKEN_OK)
+        return st;
+    const uint8_t *p = body;
     bd_token tok;
     tok.issued_at = get64(p);
     p += 8;
@@ -89,6 +125,8 @@ bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice te
         d |= (uint32_t)*p++ << (8 * i);
     tok.after_date = (int32_t)d;
     tok.after_id = get64(p);
+    if (tok.records_found < 0 || tok.after_id < 0)
+        return BD_TOKEN_MALFORMED;
     if (now - tok.issued_at > BD_TOKEN_LIFETIME || tok.issued_at > now + 300)
         return BD_TOKEN_EXPIRED;
     if (tok.key_id != key_id)

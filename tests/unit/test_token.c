@@ -1,4 +1,5 @@
 /* Paging tokens: round trip, tampering, expiry, binding to key and search. */
+#define _GNU_SOURCE /* memmem */
 #include <sodium.h>
 #include <string.h>
 
@@ -99,6 +100,42 @@ TEST(test_token_garbage_is_malformed)
               BD_TOKEN_MALFORMED);
 }
 
+TEST(test_token_reveals_nothing_it_carries)
+{
+    /* The old tokens were signed but readable: the key id, the count and the row id could be
+     * read out of the base64. Sealed, two tokens of the same fields share no bytes but the
+     * version, and no field's bytes appear in the decoded text. */
+    char a[BD_TOKEN_TEXT_MAX + 1], b[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample();
+    bd_token_encode(SECRET, &t, a);
+    bd_token_encode(SECRET, &t, b);
+    CHECK(strcmp(a, b) != 0);
+    uint8_t raw[BD_TOKEN_TEXT_MAX];
+    size_t n = 0;
+    CHECK_INT(sodium_base642bin(raw, sizeof raw, a, strlen(a), NULL, &n, NULL,
+                                sodium_base64_VARIANT_URLSAFE_NO_PADDING),
+              0);
+    const uint8_t id[8] = {0xea, 0x16, 0xb0, 0x4c, 0x02, 0, 0, 0}; /* 9876543210 LE */
+    const uint8_t count[4] = {0x87, 0xd6, 0x12, 0x00};             /* 1234567 LE */
+    CHECK(memmem(raw, n, id, 5) == NULL);
+    CHECK(memmem(raw, n, count, 3) == NULL);
+    CHECK(memmem(raw, n, SEARCH, 8) == NULL);
+}
+
+TEST(test_token_sealed_bytes_of_the_wrong_shape_are_malformed)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token back;
+    CHECK(bd_token_seal_bytes(SECRET, (const uint8_t *)"short", 5, text));
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    uint8_t body[52];
+    memset(body, 0xff, sizeof body); /* negative count and row id */
+    CHECK(bd_token_seal_bytes(SECRET, body, sizeof body, text));
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    uint8_t big[200] = {0};
+    CHECK(!bd_token_seal_bytes(SECRET, big, sizeof big, text));
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -110,5 +147,7 @@ int main(void)
     RUN(test_token_expires_after_24_hours);
     RUN(test_token_is_bound_to_key_and_search);
     RUN(test_token_garbage_is_malformed);
+    RUN(test_token_reveals_nothing_it_carries);
+    RUN(test_token_sealed_bytes_of_the_wrong_shape_are_malformed);
     return TEST_EXIT();
 }
