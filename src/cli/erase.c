@@ -4,14 +4,16 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "core/term.h"
 #include "core/uuid.h"
 #include "ingest/normalize.h"
 
 static int print_removed(void *ctx, const bd_stats_row *row)
 {
     (void)ctx;
-    printf("%.*s  %lld records  %.*s\n", (int)row->uuid.len, row->uuid.ptr, (long long)row->records,
-           (int)row->source_name.len, row->source_name.ptr);
+    bd_term_printf(stdout, "%.*s  %lld records  %.*s", (int)row->uuid.len, row->uuid.ptr,
+                   (long long)row->records, (int)row->source_name.len, row->source_name.ptr);
+    putchar('\n');
     return 0;
 }
 
@@ -48,8 +50,11 @@ int bd_cmd_erase(int argc, char **argv)
     bd_result r;
     if (email) {
         r = bd_store_erase_email(s, norm, print_removed, NULL, &removed);
-        if (r == BD_OK)
-            fprintf(stderr, "breachctl: erased %lld records of %s\n", (long long)removed, norm);
+        if (r == BD_OK) {
+            bd_term_printf(stderr, "breachctl: erased %lld records of %s", (long long)removed,
+                           norm);
+            fputc('\n', stderr);
+        }
     } else {
         r = bd_store_erase_breach(s, uuid, &removed);
         if (r == BD_OK)

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "core/term.h"
 #include "core/uuid.h"
 #include "ingest/import.h"
 
@@ -77,8 +78,10 @@ int bd_cmd_import(int argc, char **argv)
         fprintf(stderr, "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
                 (unsigned long long)c.read, (unsigned long long)c.imported,
                 (unsigned long long)c.duplicates, (unsigned long long)c.rejected);
-        if (r != BD_OK)
-            fprintf(stderr, "breachctl import: %s\n", why);
+        if (r != BD_OK) { /* may quote a rejected line's reason: escaped */
+            bd_term_printf(stderr, "breachctl import: %s", why);
+            fputc('\n', stderr);
+        }
         if (r != BD_OK && r != BD_ERR_INVALID) {
             status = BD_EXIT_FAIL; /* an unreadable file or a failing store: stop here */
             break;

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "core/date.h"
+#include "core/term.h"
 
 static const char USAGE[] =
     "usage: breachctl keys create --db PATH --name TEXT [--plan standard|enterprise]\n"
@@ -57,9 +58,12 @@ static int print_key(void *ctx, const bd_key_row *k)
     const char *status = k->revoked_at                           ? "revoked"
                          : k->expires_at && k->expires_at <= now ? "expired"
                                                                  : "active";
-    printf("%-6lld %-24.*s %-11.*s %9lld %9lld %-10s %-10s %s\n", (long long)k->id,
-           (int)k->name.len, k->name.ptr, (int)k->plan.len, k->plan.ptr,
-           (long long)k->rate_per_hour, (long long)k->exact_per_day, created, expires, status);
+    /* the name is anyone's text: shown escaped, never as terminal control */
+    bd_term_printf(stdout, "%-6lld %-24.*s %-11.*s %9lld %9lld %-10s %-10s %s", (long long)k->id,
+                   (int)k->name.len, k->name.ptr, (int)k->plan.len, k->plan.ptr,
+                   (long long)k->rate_per_hour, (long long)k->exact_per_day, created, expires,
+                   status);
+    putchar('\n');
     return 0;
 }
 

@@ -3,13 +3,16 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "core/term.h"
 
 static int print_row(void *ctx, const bd_stats_row *row)
 {
     (void)ctx;
-    printf("%.*s  %10lld records  %10lld identities  %.*s\n", (int)row->uuid.len, row->uuid.ptr,
-           (long long)row->records, (long long)row->pwned_count, (int)row->source_name.len,
-           row->source_name.ptr);
+    /* breach names come from imported files: escaped, never terminal control */
+    bd_term_printf(stdout, "%.*s  %10lld records  %10lld identities  %.*s", (int)row->uuid.len,
+                   row->uuid.ptr, (long long)row->records, (long long)row->pwned_count,
+                   (int)row->source_name.len, row->source_name.ptr);
+    putchar('\n');
     return 0;
 }
 

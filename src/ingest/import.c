@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/date.h"
+#include "core/term.h"
 #include "core/uuid.h"
 #include "ingest/fields.h"
 #include "ingest/mask.h"
@@ -744,8 +745,11 @@ static bd_result write_row(importer *im, const staged *row, bool *inserted, char
     case BD_IMPORT_BREACHES: {
         const bd_breach_in *b = &row->u.breach;
         r = bd_store_breach_put(im->s, b, inserted);
-        if (r == BD_OK && *inserted && row->generated && im->o->ids)
-            fprintf(im->o->ids, "%s\t%.*s\n", b->uuid, (int)b->source_name.len, b->source_name.ptr);
+        if (r == BD_OK && *inserted && row->generated && im->o->ids) {
+            fprintf(im->o->ids, "%s\t", b->uuid); /* the name is escaped for a terminal */
+            bd_term_write(im->o->ids, b->source_name.ptr, b->source_name.len);
+            fputc('\n', im->o->ids);
+        }
         return r;
     }
     case BD_IMPORT_RECORDS:
@@ -836,10 +840,11 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                     r = BD_ERR_INVALID;
                     break;
                 }
-                if (reported++ < MAX_REPORTED)
-                    fprintf(report, "%s:%llu: rejected: %s\n", path, (unsigned long long)row->line,
-                            rwhy);
-                else if (reported == MAX_REPORTED + 1)
+                if (reported++ < MAX_REPORTED) { /* reasons may quote field names: escaped */
+                    bd_term_printf(report, "%s:%llu: rejected: %s", path,
+                                   (unsigned long long)row->line, rwhy);
+                    fputc('\n', report);
+                } else if (reported == MAX_REPORTED + 1)
                     fprintf(report, "%s: further rejected lines are counted but not listed\n",
                             path);
                 continue;

@@ -2,6 +2,7 @@
 import glob
 import json
 import os
+import re
 import unittest
 
 from harness import Ctl, Server, fixture
@@ -184,6 +185,50 @@ class ServedText(unittest.TestCase):
                 body.decode("utf-8")
             finally:
                 self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
+def control_bytes(data):
+    """The terminal control bytes in data: C0 (tab and newline aside), DEL, UTF-8 C1."""
+    bad = [bytes([b]) for b in data if (b < 0x20 and b not in (0x09, 0x0A)) or b == 0x7F]
+    return bad + re.findall(rb"\xc2[\x80-\x9f]", data)
+
+
+class TerminalOutput(unittest.TestCase):
+    """Text from imported files reaches the operator's terminal escaped: a breach named with
+    an escape sequence cannot retitle the window or rewrite the screen through stats, erase,
+    rejection lines, generated ids or keys list."""
+    EVIL = "Evil\x1b]0;pwned\x07Name\u009b31m"  # OSC title + BEL, then a C1 CSI
+    SHOWN = b"Evil\\x1b]0;pwned\\x07Name\\xc2\\x9b31m"
+    UUID = "77777777-7777-4777-8777-777777777777"
+
+    def test_data_derived_text_is_printed_without_control_bytes(self):
+        ctl = Ctl().init()
+        try:
+            rows = [{"uuid": self.UUID, "source_name": self.EVIL, "date_leaked": "2020-01-01"},
+                    {"source_name": "Gen\x1b[31mRed", "date_leaked": "2020-01-02"}]
+            p = ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(r) for r in rows)))
+            self.assertRegex(p.stdout, rb"^[0-9a-f-]{36}\tGen\\x1b\[31mRed\n$")
+            recs = [{"breach_uuid": self.UUID, "email": "e@example.com"},
+                    {"breach_uuid": self.UUID, "email": "f@example.com", "\x1b[2Jx\x07": "1"}]
+            p = ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in recs)),
+                            check=1)
+            self.assertIn(b"r.jsonl:2: rejected: unknown field '\\x1b[2Jx\\x07'\n", p.stderr)
+            self.assertEqual(control_bytes(p.stderr), [])
+            ctl.run("keys", "create", "--name", "ops\x1b[8mhidden", check=0)
+            outputs = {"stats": ctl.run("stats", check=0).stdout,
+                       "keys list": ctl.run("keys", "list", check=0).stdout,
+                       "erase --email": ctl.run("erase", "--email", "e@example.com", check=0).stdout,
+                       "erase --breach": ctl.run("erase", "--breach", self.UUID, check=0)}
+            outputs["erase --breach"] = outputs["erase --breach"].stdout + outputs["erase --breach"].stderr
+            for what, out in outputs.items():
+                self.assertEqual(control_bytes(out), [], what)
+            self.assertIn(self.UUID.encode() + b"           1 records           1 identities  " +
+                          self.SHOWN + b"\n", outputs["stats"])
+            self.assertIn(self.UUID.encode() + b"  1 records  " + self.SHOWN + b"\n",
+                          outputs["erase --email"])
+            self.assertIn(b"ops\\x1b[8mhidden", outputs["keys list"])
         finally:
             ctl.cleanup()
 
