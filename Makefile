@@ -4,8 +4,9 @@
 #   make                 build/breachd, build/breachctl
 #   make test            unit + end-to-end tests against the build in $(BUILD)
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
-#   make fuzz-quick      every fuzz target for a few seconds (CI)
+#   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
+#   make fuzz-http       raw request bytes into a running server for FUZZ_HTTP_SECONDS
 #   make check           what CI runs: test, test-sanitize, fuzz-quick
 #   make tsan            unit tests and the concurrency stress test under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
@@ -42,7 +43,7 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick check clean bench bench-quick bench-growth format \
+.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth format \
         tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -83,6 +84,8 @@ FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZBIN     := $(FUZZSRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_SECONDS ?= 600
 FUZZ_QUICK  ?= 15
+FUZZ_HTTP_QUICK ?= 30
+FUZZ_HTTP_SECONDS ?= 300
 FUZZFLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
 
 build-fuzz/%: tests/fuzz/%.c
@@ -92,9 +95,16 @@ build-fuzz/%: tests/fuzz/%.c
 
 fuzz-quick: $(FUZZBIN)
 	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
-	  echo "== $$n ($(FUZZ_QUICK)s)"; \
-	  $$f -max_total_time=$(FUZZ_QUICK) -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
+	  t=$(FUZZ_QUICK); [ $$n = fuzz_http ] && t=$(FUZZ_HTTP_QUICK); \
+	  echo "== $$n ($${t}s)"; \
+	  $$f -max_total_time=$$t -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
 	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -n 2; done
+
+# The server's whole request path (libmicrohttpd, guard, routing, handlers) on raw bytes.
+fuzz-http: build-fuzz/fuzz_http
+	mkdir -p build-fuzz/corpus/fuzz_http
+	build-fuzz/fuzz_http -max_total_time=$(FUZZ_HTTP_SECONDS) -dict=tests/fuzz/fuzz_http.dict \
+	  -artifact_prefix=build-fuzz/ build-fuzz/corpus/fuzz_http tests/fuzz/corpus/fuzz_http
 
 fuzz: $(FUZZBIN)
 	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
