@@ -180,13 +180,13 @@ class SlowFlood(unittest.TestCase):
                 end = time.time() + 13  # past the 10 s header deadline
                 while time.time() < end:
                     t = time.time()
-                    st, _, _ = srv.request_from("127.0.0.2", "/v7/breaches?number_of_records=1",
+                    st, _, _ = srv.request(source="127.0.0.2", path="/v7/breaches?number_of_records=1",
                                                 key=key)
                     worst = max(worst, time.time() - t)
                     self.assertEqual(st, 200)
                     time.sleep(0.3)
                 self.assertLess(worst, 0.5 if INSTRUMENTED else 0.1)
-                _, _, body = srv.request_from("127.0.0.2", "/metrics")
+                _, _, body = srv.request(source="127.0.0.2", path="/metrics")
                 metrics = dict(l.rsplit(" ", 1) for l in body.decode().splitlines()
                                if l and not l.startswith("#"))
                 self.assertLessEqual(int(metrics["breachd_open_connections"]), 128 + 2)

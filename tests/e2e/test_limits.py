@@ -102,7 +102,7 @@ class FailedKeyThrottle(unittest.TestCase):
                 self.assertEqual([answers[g][0] for g in guesses[:10]], [403] * 10)
                 self.assertEqual({answers[g] for g in guesses[10:]}, {(429, "rate_limited")})
                 # From another address the key is fine: the throttle is per address.
-                st, _, _ = srv.request_from("127.0.0.2", "/v7/breaches", key=secret_key)
+                st, _, _ = srv.request(source="127.0.0.2", path="/v7/breaches", key=secret_key)
                 self.assertEqual(st, 200)
             finally:
                 self.assertEqual(srv.stop(), 0)
