@@ -56,6 +56,31 @@ class Import(unittest.TestCase):
         self.assertIn("r.jsonl:6: rejected: unknown field 'colour'", err)
         self.assertIn("read 7, imported 3, duplicates 0, rejected 4", self.summary(p))
 
+    def test_rejections_give_line_field_and_reason_but_never_the_password(self):
+        # Old dumps are full of Latin-1 bytes and stray control characters in passwords; a
+        # rejection line is printed and kept in logs, so it must not quote them.
+        passwords = [b"Zq9#Pw\xe9Kv7Latin", b"Zq9#Pw\x01Kv7Ctrl", b"Zq9#PwKv7Trl", b"Zq9_PwKv7Bare"]
+        head = b'{"breach_uuid":"' + BREACH.encode() + b'","email":"%d@example.com","password":'
+        lines = [head % 1 + b'"' + passwords[0] + b'"}',
+                 head % 2 + b'"' + passwords[1] + b'"}',
+                 head % 3 + b'"' + passwords[2] + b'" trailing}',
+                 head % 4 + passwords[3] + b'}',
+                 head % 5 + b'"Zq9#PwKv7Good"}']
+        p = self.ctl.import_("records", self.ctl.write("r.jsonl", b"\n".join(lines) + b"\n"), check=1)
+        err = p.stderr
+        self.assertIn(b'r.jsonl:1: rejected: not valid JSON in the value of "password": a byte that '
+                      b'is not valid UTF-8\n', err)
+        self.assertIn(b'r.jsonl:2: rejected: not valid JSON in the value of "password": a control '
+                      b'character inside a string (it must be escaped)\n', err)
+        self.assertIn(b'r.jsonl:3: rejected: not valid JSON after the value of "password": \',\' or '
+                      b'\'}\' expected\n', err)
+        self.assertIn(b'r.jsonl:4: rejected: not valid JSON in the value of "password": a word that '
+                      b'is not JSON (text needs double quotes)\n', err)
+        self.assertIn(b"read 5, imported 1, duplicates 0, rejected 4", err)
+        for pw in passwords:
+            for i in range(len(pw) - 3):
+                self.assertNotIn(pw[i:i + 4], err + p.stdout)
+
     def test_a_file_of_many_batches_keeps_every_row_and_line_number(self):
         # Rows are checked by one thread in batches of 1,024 and written by another: bad
         # lines on both sides of a batch edge, and one only the writer can refuse (an

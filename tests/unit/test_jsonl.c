@@ -140,26 +140,35 @@ TEST(test_empty_object_has_no_fields)
 TEST(test_bad_json_is_invalid_with_column)
 {
     CHECK_INT(parse("{\"a\":1,}"), BD_ERR_INVALID);
-    CHECK_STR(why, "not valid JSON at column 8: string or '}' expected near '}'");
+    CHECK_STR(why, "not valid JSON after the value of \"a\": a field name in double quotes or '}' "
+                   "expected");
     CHECK_INT(bd_fields_count(f), 0);
 }
 
 TEST(test_truncated_line_is_invalid)
 {
     CHECK_INT(parse("{\"a\":\"abc"), BD_ERR_INVALID);
-    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+    CHECK_STR(why, "not valid JSON in the value of \"a\": the line ends inside the object");
+    CHECK_INT(parse("{\"a\":\"abc\""), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"a\": the line ends inside the object");
+    CHECK_INT(parse("{\"a\":1,\"b\""), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"a\": the line ends inside the object");
+    CHECK_INT(parse("{\"a\""), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON before the first field: the line ends inside the object");
+    CHECK_INT(parse("{"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON before the first field: the line ends inside the object");
 }
 
 TEST(test_trailing_text_is_invalid)
 {
     CHECK_INT(parse("{\"a\":1} {\"b\":2}"), BD_ERR_INVALID);
-    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+    CHECK_STR(why, "not valid JSON after the value of \"a\": text after the end of the object");
 }
 
 TEST(test_invalid_utf8_is_invalid)
 {
     CHECK_INT(parse("{\"a\":\"\xFF\"}"), BD_ERR_INVALID);
-    CHECK(strstr(why, "unable to decode byte 0xff") != NULL);
+    CHECK_STR(why, "not valid JSON in the value of \"a\": a byte that is not valid UTF-8");
 }
 
 TEST(test_non_object_is_invalid)
@@ -183,14 +192,13 @@ TEST(test_empty_line_is_invalid)
 TEST(test_duplicate_key_is_invalid)
 {
     CHECK_INT(parse("{\"email\":\"a@example.com\",\"email\":\"b@example.com\"}"), BD_ERR_INVALID);
-    CHECK_STR(why, "a field name appears twice (column 32): duplicate object key near "
-                   "'\"email\"'");
+    CHECK_STR(why, "a field name appears twice: \"email\"");
 }
 
 TEST(test_duplicate_key_in_nested_object_is_invalid)
 {
     CHECK_INT(parse("{\"o\":{\"k\":1,\"k\":2}}"), BD_ERR_INVALID);
-    CHECK(strncmp(why, "a field name appears twice", 26) == 0);
+    CHECK_STR(why, "a field name appears twice inside \"o\"");
 }
 
 TEST(test_empty_key_is_invalid)
@@ -256,13 +264,13 @@ TEST(test_escaped_key_is_decoded)
 TEST(test_duplicate_key_spelled_with_an_escape_is_invalid)
 {
     CHECK_INT(parse("{\"email\":\"a\",\"\\u0065mail\":\"b\"}"), BD_ERR_INVALID);
-    CHECK(strncmp(why, "a field name appears twice", 26) == 0);
+    CHECK_STR(why, "a field name appears twice: a field"); /* written with an escape */
 }
 
 TEST(test_lone_surrogate_escape_is_invalid)
 {
     CHECK_INT(parse("{\"a\":\"\\ud800\"}"), BD_ERR_INVALID);
-    CHECK(strncmp(why, "not valid JSON at column ", 25) == 0);
+    CHECK_STR(why, "not valid JSON in the value of \"a\": an invalid \\u escape");
 }
 
 TEST(test_leading_zero_and_bare_minus_are_invalid)
@@ -275,7 +283,76 @@ TEST(test_leading_zero_and_bare_minus_are_invalid)
 TEST(test_raw_control_character_in_a_string_is_invalid)
 {
     CHECK_INT(parse("{\"a\":\"x\ty\"}"), BD_ERR_INVALID);
-    CHECK_STR(why, "not valid JSON at column 7: control character 0x9 near '\"x'");
+    CHECK_STR(why, "not valid JSON in the value of \"a\": a control character inside a string "
+                   "(it must be escaped)");
+}
+
+/* Rejection reasons are printed and logged: they must never carry the line's bytes, and in a
+ * breach dump the bad bytes are often in a password (issue 13). */
+static void check_no_password_bytes(const char *password)
+{
+    size_t n = strlen(password);
+    for (size_t i = 0; i + 4 <= n; i++) {
+        char piece[5];
+        memcpy(piece, password + i, 4);
+        piece[4] = '\0';
+        if (strstr(why, piece))
+            TEST_FAIL("\"%s\" of the password is in \"%s\"", piece, why);
+    }
+    for (const char *p = why; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            TEST_FAIL("byte 0x%02x is in \"%s\"", (unsigned char)*p, why);
+}
+
+TEST(test_reasons_name_the_field_and_never_quote_the_password)
+{
+    CHECK_INT(parse("{\"email\":\"a@example.com\",\"password\":\"Zq9#Pw\xe9Kv7\"}"),
+              BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of \"password\": a byte that is not valid UTF-8");
+    check_no_password_bytes("Zq9#Pw\xe9Kv7");
+    CHECK_INT(parse("{\"password\":\"Zq9#Pw\x01Kv7\",\"email\":\"b@example.com\"}"),
+              BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of \"password\": a control character inside a "
+                   "string (it must be escaped)");
+    check_no_password_bytes("Zq9#Pw\x01Kv7");
+    CHECK_INT(parse("{\"email\":\"c@example.com\",\"password\":Zq9_PwKv7}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of \"password\": a word that is not JSON (text "
+                   "needs double quotes)");
+    check_no_password_bytes("Zq9_PwKv7");
+    CHECK_INT(parse("{\"password\":\"Zq9#PwKv7\" oops}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"password\": ',' or '}' expected");
+    check_no_password_bytes("Zq9#PwKv7");
+    CHECK_INT(parse("{\"password\":\"Zq9#PwKv7\""), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"password\": the line ends inside the "
+                   "object");
+    CHECK_INT(parse("{\"password\":\"Zq9#Pw\\qKv7\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of \"password\": an invalid backslash escape");
+    check_no_password_bytes("Zq9#Pw\\qKv7");
+    CHECK_INT(parse("{\"password\":[1,{\"k\":Zq9_PwKv7}]}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of \"password\": a word that is not JSON (text "
+                   "needs double quotes)");
+}
+
+TEST(test_a_string_in_the_place_of_a_name_is_never_quoted)
+{
+    /* a missing ':' or ',' puts a value where a name belongs: it is not named */
+    CHECK_INT(parse("{\"password\" \"Zq9#PwKv7\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON before the first field: ':' expected after a field name");
+    check_no_password_bytes("Zq9#PwKv7");
+    CHECK_INT(parse("{\"email\":\"a@example.com\" \"Zq9#PwKv7\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"email\": ',' or '}' expected");
+    check_no_password_bytes("Zq9#PwKv7");
+    CHECK_INT(parse("{Zq9_PwKv7:1}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON before the first field: a field name in double quotes or '}' "
+                   "expected");
+}
+
+TEST(test_a_field_name_that_is_not_plain_is_not_quoted)
+{
+    CHECK_INT(parse("{\"Pa ss\":\"x\xff\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON in the value of a field: a byte that is not valid UTF-8");
+    CHECK_INT(parse("{\"a\":1,\"Plain\xe9name\":\"x\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "not valid JSON after the value of \"a\": a byte that is not valid UTF-8");
 }
 
 TEST(test_fast_path_and_jansson_give_the_same_fields)
@@ -375,6 +452,9 @@ int main(void)
     RUN(test_lone_surrogate_escape_is_invalid);
     RUN(test_leading_zero_and_bare_minus_are_invalid);
     RUN(test_raw_control_character_in_a_string_is_invalid);
+    RUN(test_reasons_name_the_field_and_never_quote_the_password);
+    RUN(test_a_string_in_the_place_of_a_name_is_never_quoted);
+    RUN(test_a_field_name_that_is_not_plain_is_not_quoted);
     RUN(test_fast_path_and_jansson_give_the_same_fields);
     RUN(test_fields_add_rejects_empty_and_nul_names);
     RUN(test_fields_append_extends_the_last_value);

@@ -85,7 +85,8 @@ TEST(test_jsonl_bad_line_in_the_middle_is_reported_with_its_line_number)
     g = next(r, "email");
     CHECK_INT(g.res, BD_ERR_INVALID);
     CHECK_INT(g.line, 3);
-    CHECK_STR(why, "not valid JSON at column 14: invalid token near 'oops'");
+    CHECK_STR(why, "not valid JSON in the value of \"email\": a word that is not JSON (text "
+                   "needs double quotes)");
     g = next(r, "email");
     CHECK_INT(g.res, BD_OK);
     CHECK_INT(g.line, 4);
