@@ -122,6 +122,18 @@ static int next_cell(cursor *c, cell *out, const char **bad)
     return 1;
 }
 
+bool bd_csv_record_well_formed(const char *rec, size_t len)
+{
+    cursor c;
+    cursor_init(&c, rec, len);
+    cell cl;
+    const char *bad = NULL;
+    int got;
+    while ((got = next_cell(&c, &cl, &bad)) == 1)
+        ;
+    return got == 0;
+}
+
 /* Calls add(ctx, piece, len) for the unescaped text of a cell, in pieces. */
 static bd_result unescape(const cell *cl, bd_result (*add)(void *, const char *, size_t), void *ctx)
 {

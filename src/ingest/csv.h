@@ -30,6 +30,11 @@ bool bd_csv_scan_feed(bd_csv_scan *s, const char *p, size_t n);
  * the row parser then reports it. */
 bool bd_csv_record_complete(const char *rec, size_t len);
 
+/* true when rec[0..len) is a well-formed record: every quoted cell closes and is followed by a
+ * comma or the end of the record (a trailing \r is ignored). The cell count is not checked.
+ * A reader that joined lines for a quote uses it to tell a stray quote from a bad row. */
+bool bd_csv_record_well_formed(const char *rec, size_t len);
+
 /* The column names of a file, in order. Owns copies of the names. */
 typedef struct bd_csv_header bd_csv_header;
 

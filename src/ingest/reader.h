@@ -35,9 +35,13 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
  *   BD_OK             *rec set, valid until the next call or close; *line = the 1-based
  *                     physical line where the record starts;
  *   BD_ERR_INVALID    a bad record (why and *line set); the caller may go on reading. This
- *                     covers a line (or CSV record) longer than BD_READER_LINE_MAX, which is
- *                     skipped up to its end without being buffered ("line longer than 1 MiB"),
- *                     and a CSV quoted cell still open at the end of input;
+ *                     covers a line longer than BD_READER_LINE_MAX, which is skipped up to its
+ *                     end without being buffered ("line longer than 1 MiB"), and a CSV quoted
+ *                     cell that does not close properly: still open at the end of the input,
+ *                     after BD_READER_LINE_MAX bytes or at an over-long line, or closed on a
+ *                     later line with text after the quote. That costs only the line where the
+ *                     quote opened ("unclosed quote: ..."): the lines after it are read again
+ *                     as records of their own;
  *   BD_ERR_NOT_FOUND  end of input (again on every later call);
  *   BD_ERR_IO         a read error, or gzip exited non-zero (why holds gzip's message); the
  *                     reader is then finished: later calls return BD_ERR_IO again;

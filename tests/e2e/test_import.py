@@ -152,6 +152,41 @@ class Import(unittest.TestCase):
                          stdin=csv.encode(), check=0)
         self.assertIn("read 2, imported 0, duplicates 2, rejected 0", self.summary(p))
 
+    def test_csv_unclosed_quote_costs_only_its_line(self):
+        # One stray quote on line 2 used to swallow the other 19,999 rows into one bad record.
+        lines = ["email,first_name", 'bad@example.com,"Unclosed'] + [
+            "u%d@example.com,Name%d" % (i, i) for i in range(3, 20002)]
+        self.assertEqual(len(lines), 20001)
+        f = self.ctl.write("r.csv", "\n".join(lines) + "\n")
+        p = self.ctl.import_("records", f, check=1, extra=("--breach", BREACH))
+        err = p.stderr.decode()
+        self.assertIn("r.csv:2: rejected: unclosed quote: a quoted cell starts on this line and is "
+                      "not closed before the end of the input; reading resumes at the next line\n",
+                      err)
+        self.assertEqual(err.count("rejected:"), 1)
+        self.assertIn("read 20000, imported 19999, duplicates 0, rejected 1", self.summary(p))
+        self.assertIn("total: 19999 breach records", self.ctl.run("stats", check=0).stdout.decode())
+
+    def test_csv_multi_line_cell_after_a_stray_quote_still_imports(self):
+        csv = ('email,first_name\n'
+               'a@example.com,"never closed\n'
+               'b@example.com,"Two\nLines"\n'
+               'c@example.com,Plain\n')
+        p = self.ctl.import_("records", self.ctl.write("m.csv", csv), check=1,
+                             extra=("--breach", BREACH))
+        self.assertIn("m.csv:2: rejected: unclosed quote: a quoted cell starts on this line and "
+                      "closes on a later line with text after the quote; reading resumes at the "
+                      "next line", p.stderr.decode())
+        self.assertIn("read 3, imported 2, duplicates 0, rejected 1", self.summary(p))
+        key = self.ctl.key()
+        srv = Server(self.ctl)
+        try:
+            st, _, body = srv.request("/v7/breach-search?type=email&account=b%40example.com", key=key)
+            self.assertEqual(st, 200)
+            self.assertEqual(json.loads(body)["data"][0]["breached_data"]["first_name"], "Two\nLines")
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
     def test_cards_import_and_reimport(self):
         csv = ("createdAt,bank,number,owner,cvv,expireDate,cvssScore,leakId,leakName,"
                "leakPublishDate,leakDiscoverDate,leakSize,leakTags\n"

@@ -1,7 +1,7 @@
 /* libFuzzer target: arbitrary bytes as a CSV header line and one record. Checks that the
  * incremental scanner agrees with itself however the bytes are split, that an incomplete
- * record never parses, and that a parsed row has one field per column; card-number and
- * masking helpers run on every value. */
+ * or ill-formed record never parses, and that a parsed row has one field per column; card-number
+ * and masking helpers run on every value. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bd_result r = bd_csv_parse_row(h, rec, rlen, f, why, sizeof why);
     if (r == BD_OK && !bd_csv_record_complete(rec, rlen))
         abort();
+    if (r == BD_OK && !bd_csv_record_well_formed(rec, rlen))
+        abort(); /* the reader's stray-quote test never throws away a good record */
     if (r != BD_OK) {
         if (bd_fields_count(f) != 0)
             abort();

@@ -275,6 +275,29 @@ TEST(test_scanner_and_parser_agree_on_bare_line_break_then_quote)
     CHECK_STR(get("note"), "a\n\"b");
 }
 
+static bool well_formed(const char *rec)
+{
+    return bd_csv_record_well_formed(rec, strlen(rec));
+}
+
+TEST(test_well_formed_records_whatever_their_cell_count)
+{
+    CHECK(well_formed("a,b,c"));
+    CHECK(well_formed(""));
+    CHECK(well_formed("\"x, y\",\"\"\"q\"\"\",z"));
+    CHECK(well_formed("1,\"multi\nline\"\r"));
+    CHECK(well_formed("John \"JJ\" Smith,5'11\""));
+    CHECK(well_formed("1,2,3,4,5,6,7"));
+}
+
+TEST(test_text_after_a_closing_quote_or_an_open_quote_is_not_well_formed)
+{
+    CHECK(!well_formed("1,\"stray\n2,x\n3,\"y"));
+    CHECK(!well_formed("\"a\"b,c"));
+    CHECK(!well_formed("a,\"open"));
+    CHECK(!well_formed("\"x\" "));
+}
+
 int main(void)
 {
     h = bd_csv_header_new();
@@ -311,6 +334,8 @@ int main(void)
     RUN(test_row_keeps_nul_bytes_in_values);
     RUN(test_row_with_one_column_and_empty_record_is_absent_value);
     RUN(test_scanner_and_parser_agree_on_bare_line_break_then_quote);
+    RUN(test_well_formed_records_whatever_their_cell_count);
+    RUN(test_text_after_a_closing_quote_or_an_open_quote_is_not_well_formed);
     bd_fields_free(f);
     bd_csv_header_free(h);
     return TEST_EXIT();

@@ -291,22 +291,110 @@ TEST(test_csv_bad_row_is_reported_and_reading_goes_on)
     bd_reader_close(r);
 }
 
-TEST(test_csv_unclosed_quote_at_end_is_reported_at_its_first_line)
+/* Reads the next record and checks its result, line and the value of column "b". */
+static void expect(bd_reader *r, bd_result res, uint64_t line, const char *b)
+{
+    got g = next(r, "b");
+    CHECK_INT(g.res, res);
+    CHECK_INT(g.line, line);
+    if (res == BD_OK)
+        CHECK_STR(g.value, b);
+    else if (res == BD_ERR_INVALID)
+        CHECK_STR(why, b);
+}
+
+static const char UNCLOSED_EOF[] = "unclosed quote: a quoted cell starts on this line and is not "
+                                   "closed before the end of the input; reading resumes at the "
+                                   "next line";
+static const char UNCLOSED_1MIB[] = "unclosed quote: a quoted cell starts on this line and is "
+                                    "still open after 1 MiB; reading resumes at the next line";
+static const char CELLS_1_OF_2[] = "the record has 1 cells but the header has 2 columns";
+
+TEST(test_csv_unclosed_quote_at_end_costs_only_its_first_line)
 {
     const char *p = write_str("open.csv", "a,b\n1,2\n3,\"never\nclosed\n");
     bd_reader *r = open_ok(p, BD_FMT_CSV);
     if (!r)
         return;
-    CHECK_INT(next(r, "a").res, BD_OK);
-    got g = next(r, "a");
-    CHECK_INT(g.res, BD_ERR_INVALID);
-    CHECK_INT(g.line, 3);
-    CHECK_STR(why, "a quoted cell is not closed before the end of the input");
+    expect(r, BD_OK, 2, "2");
+    expect(r, BD_ERR_INVALID, 3, UNCLOSED_EOF);
+    expect(r, BD_ERR_INVALID, 4, CELLS_1_OF_2); /* "closed" is read again, on its own */
     CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
     bd_reader_close(r);
 }
 
-TEST(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record)
+TEST(test_csv_unclosed_quote_on_line_2_of_1001_loses_only_line_2)
+{
+    size_t cap = 16 * 1024, k = 0;
+    char *data = malloc(cap);
+    if (!data)
+        return;
+    k += (size_t)snprintf(data + k, cap - k, "a,b\n1,\"never closed\n");
+    for (int i = 3; i <= 1001; i++)
+        k += (size_t)snprintf(data + k, cap - k, "%d,v%d\n", i, i);
+    const char *p = write_file("line2.csv", data, k);
+    free(data);
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    expect(r, BD_ERR_INVALID, 2, UNCLOSED_EOF);
+    int ok = 0;
+    for (int i = 3; i <= 1001; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "v%d", i);
+        got g = next(r, "b");
+        ok += g.res == BD_OK && g.line == (uint64_t)i && strcmp(g.value, want) == 0;
+    }
+    CHECK_INT(ok, 999);
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_stray_quote_closed_with_text_after_it_costs_only_its_line)
+{
+    const char *p = write_str("stray.csv", "a,b\n1,\"stray\n2,x\n3,\"y\"z\n4,w\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    expect(r, BD_ERR_INVALID, 2,
+           "unclosed quote: a quoted cell starts on this line and closes on a later line with "
+           "text after the quote; reading resumes at the next line");
+    expect(r, BD_OK, 3, "x");
+    expect(r, BD_ERR_INVALID, 4,
+           "the record is not valid CSV: a closing quote must be followed by a comma or the "
+           "end of the record");
+    expect(r, BD_OK, 5, "w");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_unclosed_quote_inside_replayed_lines_recovers_again)
+{
+    const char *p = write_str("twice.csv", "a,b\n1,\"open\n2,\"also open\n3,z\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    expect(r, BD_ERR_INVALID, 2,
+           "unclosed quote: a quoted cell starts on this line and closes on a later line with "
+           "text after the quote; reading resumes at the next line");
+    expect(r, BD_ERR_INVALID, 3, UNCLOSED_EOF);
+    expect(r, BD_OK, 4, "z");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_closed_multi_line_record_with_a_wrong_cell_count_is_one_rejection)
+{
+    const char *p = write_str("count.csv", "a,b\n1,\"x\ny\",3\n4,5\n");
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    expect(r, BD_ERR_INVALID, 2, "the record has 3 cells but the header has 2 columns");
+    expect(r, BD_OK, 4, "5");
+    bd_reader_close(r);
+}
+
+TEST(test_csv_over_long_line_is_skipped_alone_even_inside_a_quote)
 {
     size_t n = BD_READER_LINE_MAX + 10;
     char *data = malloc(n + 100);
@@ -315,7 +403,7 @@ TEST(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record)
     size_t k = 0;
     memcpy(data + k, "a,b\n1,\"", 7);
     k += 7;
-    memset(data + k, 'x', n); /* line 2 is over-long and leaves the quote open */
+    memset(data + k, 'x', n); /* line 2 is over-long and leaves a quote open */
     k += n;
     memcpy(data + k, "\nstill, \"\"quoted\n\",end\n7,8\n", 27);
     k += 27;
@@ -324,19 +412,15 @@ TEST(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record)
     bd_reader *r = open_ok(p, BD_FMT_CSV);
     if (!r)
         return;
-    got g = next(r, "a");
-    CHECK_INT(g.res, BD_ERR_INVALID);
-    CHECK_INT(g.line, 2);
-    CHECK_STR(why, "line longer than 1 MiB");
-    g = next(r, "b");
-    CHECK_INT(g.res, BD_OK);
-    CHECK_INT(g.line, 5);
-    CHECK_STR(g.value, "8");
+    expect(r, BD_ERR_INVALID, 2, "line longer than 1 MiB");
+    expect(r, BD_OK, 3, " \"\"quoted"); /* a line of its own: the quote died with line 2 */
+    expect(r, BD_ERR_INVALID, 4, UNCLOSED_EOF);
+    expect(r, BD_OK, 5, "8");
     CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
     bd_reader_close(r);
 }
 
-TEST(test_csv_record_longer_than_1_mib_over_several_lines_is_skipped)
+TEST(test_csv_quote_open_past_1_mib_costs_its_line_and_the_rest_is_read_again)
 {
     size_t line = 600 * 1024;
     char *data = malloc(2 * line + 100);
@@ -357,14 +441,39 @@ TEST(test_csv_record_longer_than_1_mib_over_several_lines_is_skipped)
     bd_reader *r = open_ok(p, BD_FMT_CSV);
     if (!r)
         return;
-    got g = next(r, "a");
-    CHECK_INT(g.res, BD_ERR_INVALID);
-    CHECK_INT(g.line, 2);
-    CHECK_STR(why, "record longer than 1 MiB");
-    g = next(r, "b");
-    CHECK_INT(g.res, BD_OK);
-    CHECK_INT(g.line, 5);
-    CHECK_STR(g.value, "8");
+    expect(r, BD_ERR_INVALID, 2, UNCLOSED_1MIB);
+    expect(r, BD_ERR_INVALID, 3, CELLS_1_OF_2);
+    expect(r, BD_ERR_INVALID, 4, CELLS_1_OF_2); /* z" : a quote inside a cell is literal */
+    expect(r, BD_OK, 5, "8");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
+    bd_reader_close(r);
+}
+
+TEST(test_csv_over_long_line_after_an_open_quote_is_reported_in_its_turn)
+{
+    size_t n = BD_READER_LINE_MAX + 5;
+    char *data = malloc(n + 64);
+    if (!data)
+        return;
+    size_t k = 0;
+    memcpy(data + k, "a,b\n1,\"open\n2,b2\n", 17);
+    k += 17;
+    memset(data + k, 'x', n);
+    k += n;
+    memcpy(data + k, "\n5,6\n", 5);
+    k += 5;
+    const char *p = write_file("pending.csv", data, k);
+    free(data);
+    bd_reader *r = open_ok(p, BD_FMT_CSV);
+    if (!r)
+        return;
+    expect(r, BD_ERR_INVALID, 2,
+           "unclosed quote: a quoted cell starts on this line and is still open at a line longer "
+           "than 1 MiB; reading resumes at the next line");
+    expect(r, BD_OK, 3, "b2");
+    expect(r, BD_ERR_INVALID, 4, "line longer than 1 MiB");
+    expect(r, BD_OK, 5, "6");
+    CHECK_INT(next(r, "a").res, BD_ERR_NOT_FOUND);
     bd_reader_close(r);
 }
 
@@ -534,9 +643,14 @@ int main(void)
     RUN(test_csv_multi_line_quoted_field_keeps_line_numbers_right);
     RUN(test_csv_crlf_file_with_bom_reads_header_and_rows);
     RUN(test_csv_bad_row_is_reported_and_reading_goes_on);
-    RUN(test_csv_unclosed_quote_at_end_is_reported_at_its_first_line);
-    RUN(test_csv_over_long_line_inside_a_quoted_cell_skips_the_whole_record);
-    RUN(test_csv_record_longer_than_1_mib_over_several_lines_is_skipped);
+    RUN(test_csv_unclosed_quote_at_end_costs_only_its_first_line);
+    RUN(test_csv_unclosed_quote_on_line_2_of_1001_loses_only_line_2);
+    RUN(test_csv_stray_quote_closed_with_text_after_it_costs_only_its_line);
+    RUN(test_csv_unclosed_quote_inside_replayed_lines_recovers_again);
+    RUN(test_csv_closed_multi_line_record_with_a_wrong_cell_count_is_one_rejection);
+    RUN(test_csv_over_long_line_is_skipped_alone_even_inside_a_quote);
+    RUN(test_csv_quote_open_past_1_mib_costs_its_line_and_the_rest_is_read_again);
+    RUN(test_csv_over_long_line_after_an_open_quote_is_reported_in_its_turn);
     RUN(test_csv_duplicate_header_fails_open);
     RUN(test_csv_empty_file_fails_open);
     RUN(test_missing_file_fails_open_with_io_error);
