@@ -1,6 +1,7 @@
 /* breachctl: the operator's command line. Dispatches to src/cli/. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 
@@ -17,6 +18,7 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
+    umask(077); /* belt and braces: store files and backups are also created 0600 explicitly */
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? BD_EXIT_FAIL : BD_EXIT_OK;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "http/server.h"
@@ -16,6 +17,7 @@ static const char USAGE[] =
 
 int main(int argc, char **argv)
 {
+    umask(077); /* every file it makes (store index, access log) is its owner's alone */
     bd_server_config cfg = {
         .listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 128};
     for (int i = 1; i < argc; i++) {

@@ -13,9 +13,10 @@ struct bd_access_log {
     char *path;
 };
 
+/* The log holds client addresses and keyed account hashes: created for the owner alone. */
 static int open_log(const char *path)
 {
-    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
 bd_result bd_access_log_open(const char *path, bd_access_log **out, char *why, size_t whylen)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/private_file.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -371,11 +372,31 @@ static void configure_sqlite(void)
     sqlite3_initialize();
 }
 
+/* The store's files are for its owner alone. A writer creates the main file 0600 itself
+ * before SQLite opens it (SQLite gives the -wal and -shm files the main file's mode, whatever
+ * the umask), and takes the group and other bits off any of the three that an older version
+ * or a looser umask left readable. */
+static bd_result make_private(const char *path, bool create, char *why, size_t whylen)
+{
+    if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+        return BD_OK;
+    bd_result r = bd_private_file_restrict(path, create, why, whylen);
+    char side[4096];
+    for (int i = 0; r == BD_OK && i < 2; i++) {
+        if ((size_t)snprintf(side, sizeof side, "%s%s", path, i ? "-shm" : "-wal") < sizeof side)
+            r = bd_private_file_restrict(side, false, why, whylen);
+    }
+    return r;
+}
+
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, configure_sqlite);
     *out = NULL;
+    if ((flags & BD_STORE_WRITE) &&
+        make_private(uri, flags & BD_STORE_CREATE, why, whylen) != BD_OK)
+        return BD_ERR_IO;
     bd_store *s = calloc(1, sizeof *s);
     if (!s)
         return BD_ERR_NOMEM;
