@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +46,6 @@ enum {
     Q_ERASE_EMAIL,
     Q_ERASE_BREACH_RECORDS,
     Q_ERASE_BREACH,
-    Q_BACKUP,
     Q_COUNT_RECORDS,
     Q_DOMAIN_COUNT,
     Q_DOMAIN_COUNT_ADD,
@@ -143,7 +143,6 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_ERASE_BREACH_RECORDS] = "DELETE FROM records WHERE breach_id = "
                                "(SELECT id FROM breaches WHERE uuid = ?1)",
     [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
-    [Q_BACKUP] = "VACUUM INTO ?1",
     [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
     [Q_MAX_CARD] = "SELECT coalesce(max(id), 0) FROM cards",
 };
@@ -1895,11 +1894,52 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
     return BD_OK;
 }
 
-bd_result bd_store_backup(bd_store *s, const char *dest)
+/* true when a descriptor other than fd refers to fd's file: after SQLite opened a name, that
+ * it opened the file the caller made, not one swapped in under the name meanwhile. */
+static bool opened_elsewhere(int fd)
 {
-    sqlite3_stmt *st = fixed(s, Q_BACKUP);
-    if (!st)
-        return BD_ERR_STORE;
-    sqlite3_bind_text(st, 1, dest, -1, SQLITE_STATIC);
-    return step_done(s, st);
+    struct stat want, st;
+    if (fstat(fd, &want) != 0)
+        return false;
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536)
+        max = 65536;
+    for (int i = 0; i < max; i++) {
+        if (i != fd && fstat(i, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+            return true;
+    }
+    return false;
+}
+
+/* SQLite's online backup into the file the caller made, opened without following a link and
+ * never created, and written only once it is known to be the caller's file. (VACUUM INTO would
+ * open the name itself, following whatever link was put there.) One step holds one read view
+ * of the source: a consistent copy while writers go on. No journal: a failed copy is thrown
+ * away whole, and no side file is made by name. */
+bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd)
+{
+    sqlite3 *d = NULL;
+    if (sqlite3_open_v2(dest, &d, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+            SQLITE_OK ||
+        !opened_elsewhere(dest_fd)) {
+        sqlite3_close(d);
+        return BD_ERR_IO; /* gone, a link, or another file now */
+    }
+    int rc = sqlite3_exec(d, "PRAGMA journal_mode=OFF", NULL, NULL, NULL);
+    sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(d, "main", s->db, "main") : NULL;
+    if (rc == SQLITE_OK && !b)
+        rc = sqlite3_errcode(d);
+    if (b) {
+        for (int tries = 0; tries < 100; tries++) {
+            rc = sqlite3_backup_step(b, -1);
+            if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+                break;
+            sqlite3_sleep(100);
+        }
+        int done_rc = sqlite3_backup_finish(b);
+        rc = rc == SQLITE_DONE ? done_rc : rc;
+    }
+    if (sqlite3_close(d) != SQLITE_OK && rc == SQLITE_OK)
+        rc = SQLITE_IOERR;
+    return map_rc(rc);
 }

@@ -330,9 +330,12 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
                                int64_t *removed);
 /* Removes a breach and all its records in one transaction; BD_ERR_NOT_FOUND when absent. */
 bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
-/* Writes a consistent copy of the store to dest (which must not exist) while others keep
- * reading and writing. */
-bd_result bd_store_backup(bd_store *s, const char *dest);
+/* Writes a consistent copy of the store into dest while others keep reading and writing.
+ * dest must be an empty regular file the caller created (O_EXCL, mode 0600) and holds open as
+ * dest_fd: it is opened by name without following a symbolic link and never created, and
+ * written only when the file opened is dest_fd's. BD_ERR_IO when dest is gone or was
+ * replaced (nothing written); a store error otherwise. */
+bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd);
 
 /* ---- statistics -------------------------------------------------------------------- */
 

@@ -1,5 +1,6 @@
 """What an attacker with the store's directory, or a say over the operator's paths, must not
-get: files readable by other users."""
+get: files readable by other users, a backup written through a planted symbolic link."""
+import glob
 import json
 import os
 import sqlite3
@@ -63,6 +64,52 @@ class FileModes(unittest.TestCase):
         finally:
             keep.close()
 
+
+class BackupTarget(unittest.TestCase):
+    """backup --to creates its file itself, exclusively, never through a link."""
+
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("breaches", fixture("breaches.jsonl"))
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def test_a_dangling_symlink_is_refused_and_its_target_not_created(self):
+        target = os.path.join(self.ctl.dir, "elsewhere.db")
+        link = os.path.join(self.ctl.dir, "backup.db")
+        os.symlink(target, link)
+        p = self.ctl.run("backup", "--to", link, check=2)
+        self.assertIn("is a symbolic link", p.stderr.decode())
+        self.assertFalse(os.path.lexists(target))
+        self.assertTrue(os.path.islink(link))
+
+    def test_an_existing_file_is_refused_and_left_untouched(self):
+        dest = self.ctl.write("taken.db", b"not yours")
+        p = self.ctl.run("backup", "--to", dest, check=2)
+        self.assertIn("exists", p.stderr.decode())
+        with open(dest, "rb") as f:
+            self.assertEqual(f.read(), b"not yours")
+
+    def test_a_symlink_to_an_existing_file_is_refused_and_the_file_untouched(self):
+        target = self.ctl.write("victim.db", b"precious")
+        link = os.path.join(self.ctl.dir, "b2.db")
+        os.symlink(target, link)
+        self.ctl.run("backup", "--to", link, check=2)
+        with open(target, "rb") as f:
+            self.assertEqual(f.read(), b"precious")
+
+    def test_a_new_file_gets_a_working_copy_of_mode_0600(self):
+        dest = os.path.join(self.ctl.dir, "copy.db")
+        self.ctl.run("backup", "--to", dest, check=0)
+        self.assertEqual(glob.glob(dest + "*"), [dest])  # no journal or log made by name
+        self.assertEqual(stat.S_IMODE(os.lstat(dest).st_mode), 0o600)
+        db = sqlite3.connect("file:%s?mode=ro" % dest, uri=True)
+        try:
+            self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+            self.assertEqual(db.execute("SELECT count(*) FROM breaches").fetchone()[0], 4)
+        finally:
+            db.close()
 
 
 if __name__ == "__main__":
