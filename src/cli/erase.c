@@ -17,18 +17,62 @@ static int print_removed(void *ctx, const bd_stats_row *row)
     return 0;
 }
 
+/* Runs the erasure and says what it removed. */
+static bd_result erase(bd_store *s, const char *email, const char *uuid)
+{
+    int64_t removed = 0;
+    bd_result r;
+    if (email) {
+        r = bd_store_erase_email(s, email, print_removed, NULL, &removed);
+        if (r == BD_OK) {
+            bd_term_printf(stderr, "breachctl: erased %lld records of %s", (long long)removed,
+                           email);
+            fputc('\n', stderr);
+        }
+    } else {
+        r = bd_store_erase_breach(s, uuid, &removed);
+        if (r == BD_OK)
+            fprintf(stderr, "breachctl: erased breach %s and its %lld records\n", uuid,
+                    (long long)removed);
+        else if (r == BD_ERR_NOT_FOUND)
+            fprintf(stderr, "breachctl erase: no breach %s\n", uuid);
+    }
+    if (r != BD_OK && r != BD_ERR_NOT_FOUND)
+        fprintf(stderr, "breachctl erase: the store failed: %s\n", bd_result_str(r));
+    return r;
+}
+
+/* The erased rows are overwritten in the store file, but the write-ahead log keeps the pages
+ * they were on until it is emptied; erasing leaves nothing recoverable only after that. */
+static int truncate_log(bd_store *s, const char *db, int64_t wait_s)
+{
+    bd_result r = bd_store_truncate_log(s, wait_s * 1000);
+    if (r == BD_OK)
+        return BD_EXIT_OK;
+    fprintf(stderr, "breachctl erase: copies of the erased rows remain in the write-ahead log ");
+    if (r == BD_ERR_BUSY)
+        fprintf(stderr,
+                "(%s-wal): readers kept it in use for %lld s; run the same erase again to "
+                "finish (or stop breachd for a moment)\n",
+                db, (long long)wait_s);
+    else
+        fprintf(stderr, "(%s-wal): the checkpoint failed: %s\n", db, bd_result_str(r));
+    return BD_EXIT_FAIL;
+}
+
 int bd_cmd_erase(int argc, char **argv)
 {
-    const char *db = NULL, *secret = NULL, *email = NULL, *breach = NULL;
-    const bd_option opts[] = {{"--db", &db, NULL},
-                              {"--secret", &secret, NULL},
-                              {"--email", &email, NULL},
-                              {"--breach", &breach, NULL},
-                              {NULL, NULL, NULL}};
+    const char *db = NULL, *secret = NULL, *email = NULL, *breach = NULL, *wait = "30";
+    const bd_option opts[] = {{"--db", &db, NULL},       {"--secret", &secret, NULL},
+                              {"--email", &email, NULL}, {"--breach", &breach, NULL},
+                              {"--wait", &wait, NULL},   {NULL, NULL, NULL}};
     if (!bd_parse_options("breachctl erase", argc, argv, opts, NULL, 0, NULL))
         return BD_EXIT_FAIL;
-    if (!db || !email == !breach) {
-        fputs("usage: breachctl erase --db PATH (--email ADDRESS | --breach UUID)\n", stderr);
+    int64_t wait_s;
+    if (!db || !email == !breach || !bd_parse_i64(wait, 0, 3600, &wait_s)) {
+        fputs("usage: breachctl erase --db PATH (--email ADDRESS | --breach UUID) "
+              "[--wait SECONDS]\n",
+              stderr);
         return BD_EXIT_FAIL;
     }
     char norm[BD_NORM_MAX + 1], uuid[BD_UUID_TEXT_LEN + 1];
@@ -46,25 +90,9 @@ int bd_cmd_erase(int argc, char **argv)
     uint8_t key[BD_SECRET_LEN];
     if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
         return BD_EXIT_FAIL;
-    int64_t removed = 0;
-    bd_result r;
-    if (email) {
-        r = bd_store_erase_email(s, norm, print_removed, NULL, &removed);
-        if (r == BD_OK) {
-            bd_term_printf(stderr, "breachctl: erased %lld records of %s", (long long)removed,
-                           norm);
-            fputc('\n', stderr);
-        }
-    } else {
-        r = bd_store_erase_breach(s, uuid, &removed);
-        if (r == BD_OK)
-            fprintf(stderr, "breachctl: erased breach %s and its %lld records\n", uuid,
-                    (long long)removed);
-        else if (r == BD_ERR_NOT_FOUND)
-            fprintf(stderr, "breachctl erase: no breach %s\n", uuid);
-    }
+    bd_result r = erase(s, email ? norm : NULL, uuid);
+    /* also after "no breach": a run that found nothing left still finishes an earlier one */
+    int rc = r == BD_OK || r == BD_ERR_NOT_FOUND ? truncate_log(s, db, wait_s) : BD_EXIT_FAIL;
     bd_store_close(s);
-    if (r != BD_OK && r != BD_ERR_NOT_FOUND)
-        fprintf(stderr, "breachctl erase: the store failed: %s\n", bd_result_str(r));
-    return r == BD_OK ? BD_EXIT_OK : BD_EXIT_FAIL;
+    return r == BD_OK ? rc : BD_EXIT_FAIL;
 }

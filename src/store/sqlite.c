@@ -1801,11 +1801,18 @@ static bd_result run_with_text(bd_store *s, int q, const char *text)
     return step_done(s, st);
 }
 
+/* Erasure overwrites what it deletes (secure_delete, whatever the build's default), and drops
+ * the per-domain counts it brought to zero: a domain of one person names that person. */
+static const char ERASE_SETUP[] = "PRAGMA secure_delete=ON";
+static const char ERASE_EMPTY_DOMAINS[] = "DELETE FROM domain_counts WHERE n <= 0";
+
 bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
                                int64_t *removed)
 {
     *removed = 0;
-    bd_result r = bd_store_begin(s);
+    bd_result r = exec(s, ERASE_SETUP);
+    if (r == BD_OK)
+        r = bd_store_begin(s);
     if (r != BD_OK)
         return r;
     uuid_list affected = {0};
@@ -1849,6 +1856,8 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
     *removed = sqlite3_changes(s->db);
     for (size_t i = 0; i < affected.n && r == BD_OK; i++)
         r = bd_store_breach_refresh_count(s, affected.uuids[i]);
+    if (r == BD_OK)
+        r = exec(s, ERASE_EMPTY_DOMAINS);
 out:
     free(affected.uuids);
     if (r == BD_OK)
@@ -1863,7 +1872,9 @@ out:
 bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed)
 {
     *records_removed = 0;
-    bd_result r = bd_store_begin(s);
+    bd_result r = exec(s, ERASE_SETUP);
+    if (r == BD_OK)
+        r = bd_store_begin(s);
     if (r != BD_OK)
         return r;
     r = run_with_text(s, Q_ERASE_BREACH_DOMAINS, uuid);
@@ -1880,6 +1891,8 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
         r = step_done(s, st);
         if (r == BD_OK && sqlite3_changes(s->db) == 0)
             r = BD_ERR_NOT_FOUND;
+        if (r == BD_OK)
+            r = exec(s, ERASE_EMPTY_DOMAINS);
     } else if (r == BD_OK) {
         r = BD_ERR_STORE;
     }
@@ -1892,6 +1905,29 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
     }
     *records_removed = n;
     return BD_OK;
+}
+
+/* After an erasure the deleted rows are gone from the main file (secure_delete) but the
+ * write-ahead log still holds the pages that had them, until a checkpoint has copied every
+ * frame and the log restarts. TRUNCATE waits for readers of older snapshots to move on: a
+ * server shares a read view for 2 ms and gives up an idle one within a second, so retrying
+ * in short waits gets through; each try waits at most 100 ms for them. */
+bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms)
+{
+    int64_t deadline = monotonic_ns() + wait_ms * 1000000;
+    int rc, log = -1;
+    sqlite3_busy_timeout(s->db, 100);
+    for (;;) {
+        rc = sqlite3_wal_checkpoint_v2(s->db, "main", SQLITE_CHECKPOINT_TRUNCATE, &log, NULL);
+        if ((rc == SQLITE_OK && log == 0) || (rc != SQLITE_OK && rc != SQLITE_BUSY) ||
+            monotonic_ns() >= deadline)
+            break;
+        sqlite3_sleep(20);
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    if (rc == SQLITE_OK && log != 0)
+        rc = SQLITE_BUSY;
+    return map_rc(rc);
 }
 
 /* true when a descriptor other than fd refers to fd's file: after SQLite opened a name, that

@@ -330,6 +330,12 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
                                int64_t *removed);
 /* Removes a breach and all its records in one transaction; BD_ERR_NOT_FOUND when absent. */
 bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
+/* Both erasures overwrite what they delete in the store's main file; a backend with a log
+ * (SQLite's write-ahead log) still holds earlier copies there. This empties the log into the
+ * main file and truncates it to zero bytes, waiting up to wait_ms for readers of older
+ * snapshots to let go. Call it after an erasure. BD_ERR_BUSY when readers held the log past
+ * the wait (the erasure stands; calling again finishes it). */
+bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms);
 /* Writes a consistent copy of the store into dest while others keep reading and writing.
  * dest must be an empty regular file the caller created (O_EXCL, mode 0600) and holds open as
  * dest_fd: it is opened by name without following a symbolic link and never created, and

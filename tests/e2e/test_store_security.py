@@ -1,16 +1,153 @@
 """What an attacker with the store's directory, or a say over the operator's paths, must not
-get: files readable by other users, a backup written through a planted symbolic link."""
+get: erased people in any file of the store, files readable by other users, a backup written
+through a planted symbolic link."""
 import glob
 import json
 import os
 import sqlite3
 import stat
 import subprocess
+import threading
+import time
 import unittest
+import urllib.parse
 
 from harness import Ctl, Server, binary, fixture
 
 BETA = "22222222-2222-4222-8222-222222222222"
+GONE_BREACH = "66666666-6666-4666-8666-666666666666"
+
+# One person erased by address (in two breaches), one breach erased whole, and one person
+# who stays. Every value is unique, so finding its bytes anywhere means a copy survived.
+ERASED_PERSON = {"email": "Quintessa.Vandermolen@erased-person.example",
+                 "user_name": "zq_glimmer_7731", "first_name": "Quintessa",
+                 "last_name": "Vandermolen", "other_attributes": {"nickname": "glimmerwolf42"}}
+ERASED_BREACH_ROWS = [
+    {"breach_uuid": GONE_BREACH, "email": "ottoline@gone-breach.example",
+     "user_name": "yx_bracken_5520", "first_name": "Ottoline", "last_name": "Brackenridge",
+     "other_attributes": {"pet": "snorkelbadger"}},
+    {"breach_uuid": GONE_BREACH, "user_name": "yx_second_8812",
+     "other_attributes": {"pet": "marmalade-ferret"}},
+]
+KEPT = {"breach_uuid": BETA, "email": "keeper@kept.example", "user_name": "kept_user_1234",
+        "first_name": "Keeper", "last_name": "Stays"}
+
+PERSON_NEEDLES = [b"quintessa.vandermolen@erased-person.example",
+                  b"Quintessa.Vandermolen@erased-person.example", b"erased-person.example",
+                  b"zq_glimmer_7731", b"Quintessa", b"Vandermolen", b"glimmerwolf42"]
+BREACH_NEEDLES = [b"ottoline@gone-breach.example", b"gone-breach.example", b"yx_bracken_5520",
+                  b"Ottoline", b"Brackenridge", b"snorkelbadger", b"yx_second_8812",
+                  b"marmalade-ferret", b"Vanishing Leak", b"breach-description-9911"]
+
+
+def store_files(ctl):
+    """Every file that belongs to the store: the database, its -wal, -shm, journal, secret."""
+    files = sorted(glob.glob(ctl.db + "*"))
+    assert ctl.db in files
+    return files
+
+
+class EraseLeavesNothing(unittest.TestCase):
+    """breachctl erase with breachd running and holding read views: afterwards no byte of
+    the erased values is left in any file of the store (the main file, the write-ahead log,
+    its index)."""
+
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("breaches", fixture("breaches.jsonl"))
+        gone = {"uuid": GONE_BREACH, "source_name": "Vanishing Leak", "date_leaked": "2021-02-03",
+                "description": "unique breach-description-9911"}
+        self.ctl.import_("breaches", self.ctl.write("b.jsonl", json.dumps(gone) + "\n"))
+        rows = [dict(ERASED_PERSON, breach_uuid=BETA),
+                dict(ERASED_PERSON, breach_uuid="11111111-1111-4111-8111-111111111111"),
+                KEPT] + ERASED_BREACH_ROWS
+        self.key = self.ctl.key("erase", "--plan", "enterprise")
+        self.srv = Server(self.ctl)
+        # imported while the server runs, so the rows sit in the write-ahead log
+        self.ctl.import_("records", self.ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in rows)))
+        for name in ("b.jsonl", "r.jsonl"):
+            os.unlink(os.path.join(self.ctl.dir, name))
+
+    def tearDown(self):
+        self.assertEqual(self.srv.stop(), 0)
+        self.ctl.cleanup()
+
+    def found(self, type_, account):
+        st, body = self.srv.get("/v7/breach-search?type=%s&account=%s" % (
+            type_, urllib.parse.quote(account)), key=self.key)
+        return body["records_found"] if st == 200 else 0
+
+    def assertNowhere(self, needles):
+        files = store_files(self.ctl)
+        self.assertIn(self.ctl.db + "-wal", files)  # the server keeps the log open
+        for path in files:
+            with open(path, "rb") as f:
+                data = f.read()
+            for needle in needles:
+                self.assertFalse(needle in data, "%r survives in %s" % (needle, path))
+
+    def test_erase_email_leaves_no_copy_in_any_file_of_the_store(self):
+        self.assertEqual(self.found("email", ERASED_PERSON["email"]), 2)
+        self.assertEqual(self.found("username", "zq_glimmer_7731"), 2)
+        with open(self.ctl.db + "-wal", "rb") as f:
+            self.assertTrue(b"glimmerwolf42" in f.read())  # the log held the rows
+        p = self.ctl.run("erase", "--email", ERASED_PERSON["email"], check=0)
+        self.assertIn("erased 2 records of quintessa.vandermolen@erased-person.example",
+                      p.stderr.decode())
+        self.assertNowhere(PERSON_NEEDLES)
+        self.assertEqual(self.found("username", "zq_glimmer_7731"), 0)
+        self.assertEqual(self.found("username", "kept_user_1234"), 1)
+        self.assertEqual(os.path.getsize(self.ctl.db + "-wal"), 0)
+
+    def test_erase_breach_leaves_no_copy_in_any_file_of_the_store(self):
+        self.assertEqual(self.found("username", "yx_bracken_5520"), 1)
+        self.assertEqual(self.srv.get("/v7/breaches/" + GONE_BREACH, key=self.key)[0], 200)
+        p = self.ctl.run("erase", "--breach", GONE_BREACH, check=0)
+        self.assertIn("erased breach %s and its 2 records" % GONE_BREACH, p.stderr.decode())
+        self.assertNowhere(BREACH_NEEDLES)
+        self.assertEqual(self.srv.get("/v7/breaches/" + GONE_BREACH, key=self.key)[0], 404)
+        self.assertEqual(self.found("username", "kept_user_1234"), 1)
+
+    def test_erase_finishes_while_the_server_keeps_answering_searches(self):
+        stop = threading.Event()
+        answered = []
+
+        def client():
+            while not stop.is_set():
+                answered.append(self.found("username", "kept_user_1234"))
+
+        threads = [threading.Thread(target=client) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.3)
+            start = time.time()
+            self.ctl.run("erase", "--email", ERASED_PERSON["email"], check=0)
+            self.ctl.run("erase", "--breach", GONE_BREACH, check=0)
+            self.assertLess(time.time() - start, 20)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        self.assertGreater(len(answered), 10)
+        self.assertEqual(set(answered), {1})
+        self.assertNowhere(PERSON_NEEDLES + BREACH_NEEDLES)
+
+    def test_erase_gives_up_with_status_2_while_a_reader_holds_the_log_then_finishes(self):
+        reader = sqlite3.connect(self.ctl.db, isolation_level=None)
+        try:
+            reader.execute("BEGIN")
+            self.assertEqual(reader.execute("SELECT count(*) FROM records").fetchone()[0], 5)
+            start = time.time()
+            p = self.ctl.run("erase", "--email", ERASED_PERSON["email"], "--wait", "1", check=2)
+            self.assertLess(time.time() - start, 10)
+            err = p.stderr.decode()
+            self.assertIn("erased 2 records of quintessa.vandermolen@erased-person.example", err)
+            self.assertIn("copies of the erased rows remain in the write-ahead log", err)
+        finally:
+            reader.close()
+        self.ctl.run("erase", "--email", ERASED_PERSON["email"], check=0)  # run again: done
+        self.assertNowhere(PERSON_NEEDLES)
 
 
 class FileModes(unittest.TestCase):
