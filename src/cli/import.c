@@ -82,7 +82,9 @@ int bd_cmd_import(int argc, char **argv)
             bd_term_printf(stderr, "breachctl import: %s", why);
             fputc('\n', stderr);
         }
-        if (r != BD_OK && r != BD_ERR_INVALID) {
+        /* BD_ERR_INVALID is --strict stopping at a counted bad line, or a CSV header row that
+         * is not valid: then no line of the file could be read, a failure like a missing file */
+        if (r != BD_OK && (r != BD_ERR_INVALID || !c.rejected)) {
             status = BD_EXIT_FAIL; /* an unreadable file or a failing store: stop here */
             break;
         }

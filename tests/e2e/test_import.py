@@ -217,6 +217,12 @@ class Import(unittest.TestCase):
             for s in SECRETS:
                 self.assertNotIn(s, data, "%s found in %s" % (s, path))
 
+    def test_csv_with_an_invalid_header_row_fails_with_status_2(self):
+        p = self.ctl.import_("records", self.ctl.write("dup.csv", "email,email\na@example.com,b\n"),
+                             check=2, extra=("--breach", BREACH))
+        self.assertIn('breachctl import: the header names column "email" twice (columns 1 and 2)\n',
+                      p.stderr.decode())
+
     def test_missing_file_fails_with_status_2(self):
         p = self.ctl.import_("records", os.path.join(self.ctl.dir, "nope.jsonl"), check=2)
         self.assertIn("nope.jsonl", p.stderr.decode())
