@@ -108,6 +108,9 @@ static bool get(const importer *im, const char *name, bd_slice *v)
     return true;
 }
 
+/* What a field name is made of; an unknown name of anything else is not quoted back. */
+static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+
 static bd_result check_names(importer *im, const char *const *allowed)
 {
     for (size_t i = 0; i < bd_fields_count(im->f); i++) {
@@ -115,8 +118,13 @@ static bd_result check_names(importer *im, const char *const *allowed)
         const char *const *a = allowed;
         while (*a && strcmp(*a, name) != 0)
             a++;
-        if (!*a)
-            return reject(im, "unknown field '%.64s'", name);
+        if (!*a && name[strspn(name, NAME_CHARS)] == '\0' && strlen(name) <= 32)
+            return reject(im, "unknown field '%s'", name);
+        if (!*a) /* a value standing as a name (a CSV file without a header row): not shown */
+            return reject(im,
+                          "unknown field number %zu (its name is not letters and "
+                          "underscores: does the file start with a header row?)",
+                          i + 1);
     }
     return BD_OK;
 }

@@ -81,6 +81,15 @@ class Import(unittest.TestCase):
             for i in range(len(pw) - 3):
                 self.assertNotIn(pw[i:i + 4], err + p.stdout)
 
+    def test_a_csv_without_a_header_row_is_not_quoted_back_as_field_names(self):
+        csv = "zoe@example.com,Zq9#Hdr7\nyan@example.com,Yq8#Hdr6\n"
+        p = self.ctl.import_("records", self.ctl.write("h.csv", csv), check=1,
+                             extra=("--breach", BREACH))
+        self.assertIn("h.csv:2: rejected: unknown field number 1 (its name is not letters and "
+                      "underscores: does the file start with a header row?)\n", p.stderr.decode())
+        for value in (b"zoe@", b"Zq9#", b"Hdr7", b"yan@"):
+            self.assertNotIn(value, p.stderr + p.stdout)
+
     def test_a_file_of_many_batches_keeps_every_row_and_line_number(self):
         # Rows are checked by one thread in batches of 1,024 and written by another: bad
         # lines on both sides of a batch edge, and one only the writer can refuse (an
@@ -280,7 +289,12 @@ class TerminalOutput(unittest.TestCase):
                     {"breach_uuid": self.UUID, "email": "f@example.com", "\x1b[2Jx\x07": "1"}]
             p = ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in recs)),
                             check=1)
-            self.assertIn(b"r.jsonl:2: rejected: unknown field '\\x1b[2Jx\\x07'\n", p.stderr)
+            self.assertIn(b"r.jsonl:2: rejected: unknown field number 3 (its name is not letters "
+                          b"and underscores: does the file start with a header row?)\n", p.stderr)
+            self.assertEqual(control_bytes(p.stderr), [])
+            p = ctl.import_("records", ctl.write("h.csv", '"\x1b[2Jx\x07","\x1b[2Jx\x07"\n'), check=2)
+            self.assertIn(b'breachctl import: the header names column "\\x1b[2Jx\\x07" twice '
+                          b"(columns 1 and 2)\n", p.stderr)
             self.assertEqual(control_bytes(p.stderr), [])
             ctl.run("keys", "create", "--name", "ops\x1b[8mhidden", check=0)
             outputs = {"stats": ctl.run("stats", check=0).stdout,
