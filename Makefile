@@ -88,17 +88,26 @@ FUZZ_HTTP_QUICK ?= 30
 FUZZ_HTTP_SECONDS ?= 300
 FUZZFLAGS   := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
 
-build-fuzz/%: tests/fuzz/%.c
+# The library is brought up to date first every time (a phony step), so a change in src/
+# relinks every target instead of leaving a stale one.
+.PHONY: fuzz-lib
+fuzz-lib:
 	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="$(FUZZFLAGS)" build-fuzz/libbreachd.a
+
+build-fuzz/%: tests/fuzz/%.c fuzz-lib
 	clang $(REQ_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1 -o $@ $< \
 	  build-fuzz/libbreachd.a $(LDLIBS)
 
+# A finding fails the target (the log's tail is shown either way; a pipe into tail would
+# hide the fuzzer's exit status).
 fuzz-quick: $(FUZZBIN)
 	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
 	  t=$(FUZZ_QUICK); [ $$n = fuzz_http ] && t=$(FUZZ_HTTP_QUICK); \
 	  echo "== $$n ($${t}s)"; \
-	  $$f -max_total_time=$$t -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
-	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n 2>&1 | tail -n 2; done
+	  if $$f -max_total_time=$$t -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
+	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n > build-fuzz/$$n.log 2>&1; then \
+	    tail -n 2 build-fuzz/$$n.log; \
+	  else tail -n 40 build-fuzz/$$n.log; echo "fuzz-quick: $$n found a problem"; exit 1; fi; done
 
 # The server's whole request path (libmicrohttpd, guard, routing, handlers) on raw bytes.
 fuzz-http: build-fuzz/fuzz_http
