@@ -37,7 +37,7 @@ uint64_t bd_client_id(struct MHD_Connection *conn)
 
 static void throttled(bd_server *srv, bd_req *rq, const bd_rate_decision *d)
 {
-    bd_metrics_rate_limited(srv->metrics, true);
+    bd_metrics_rate_limited(srv->metrics, BD_LIMIT_FAILED_KEYS);
     rq->retry_after = d->retry_after;
     bd_reply_error(rq, 429, "rate_limited",
                    "too many failed API keys from your address; retry in %lld seconds",
@@ -69,7 +69,7 @@ static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
     rq->authenticated = true;
     if (d.allowed)
         return true;
-    bd_metrics_rate_limited(srv->metrics, false);
+    bd_metrics_rate_limited(srv->metrics, BD_LIMIT_KEY_BUDGET);
     rq->retry_after = d.retry_after;
     bd_reply_error(rq, 429, "rate_limited",
                    "this key's limit of %lld requests per hour is used up; retry in %lld seconds",

@@ -109,6 +109,7 @@ static int64_t now_us(void)
 static bool take_exact_lookup(bd_req *rq)
 {
     int64_t per_day = rq->key.exact_per_day;
+    rq->exact_refused = true; /* until admitted below */
     if (per_day <= 0) {
         bd_reply_error(rq, 429, "rate_limited",
                        "card lookups by full number or Hash: are disabled for this key; search "
@@ -117,8 +118,10 @@ static bool take_exact_lookup(bd_req *rq)
     }
     bd_rate_decision d;
     bd_ratelimit_take(rq->exact_rates, (uint64_t)rq->key.id, per_day, EXACT_PERIOD_S, now_us(), &d);
-    if (d.allowed)
+    if (d.allowed) {
+        rq->exact_refused = false;
         return true;
+    }
     rq->retry_after = d.retry_after;
     bd_reply_error(rq, 429, "rate_limited",
                    "this key's daily budget of %lld card lookups by full number or Hash: is used "

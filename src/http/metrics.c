@@ -15,7 +15,7 @@ struct bd_metrics {
     _Atomic uint64_t requests[BD_ROUTE_COUNT][NSTATUS + 1]; /* last: any other status */
     _Atomic uint64_t latency[NBUCKET + 1];                  /* last: +Inf */
     _Atomic uint64_t latency_sum_us;
-    _Atomic uint64_t rate_limited_key, rate_limited_failed_key, store_errors;
+    _Atomic uint64_t rate_limited[BD_LIMIT_EXACT_LOOKUPS + 1], store_errors;
 };
 
 const char *bd_route_name(bd_route r)
@@ -51,10 +51,9 @@ void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micro
                               memory_order_relaxed);
 }
 
-void bd_metrics_rate_limited(bd_metrics *m, bool failed_key)
+void bd_metrics_rate_limited(bd_metrics *m, bd_limit_reason why)
 {
-    atomic_fetch_add_explicit(failed_key ? &m->rate_limited_failed_key : &m->rate_limited_key, 1,
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->rate_limited[why], 1, memory_order_relaxed);
 }
 
 void bd_metrics_store_error(bd_metrics *m)
@@ -113,6 +112,7 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
             "# TYPE breachd_rate_limited_total counter\n"
             "breachd_rate_limited_total{reason=\"key_budget\"} %llu\n"
             "breachd_rate_limited_total{reason=\"failed_keys\"} %llu\n"
+            "breachd_rate_limited_total{reason=\"exact_lookups\"} %llu\n"
             "# HELP breachd_store_errors_total Store failures (answered 500 or 503).\n"
             "# TYPE breachd_store_errors_total counter\n"
             "breachd_store_errors_total %llu\n"
@@ -123,8 +123,9 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
             "arrive whole within the header timeout.\n"
             "# TYPE breachd_connections_cut_total counter\n"
             "breachd_connections_cut_total %llu\n",
-            (unsigned long long)get(&m->rate_limited_key),
-            (unsigned long long)get(&m->rate_limited_failed_key),
+            (unsigned long long)get(&m->rate_limited[BD_LIMIT_KEY_BUDGET]),
+            (unsigned long long)get(&m->rate_limited[BD_LIMIT_FAILED_KEYS]),
+            (unsigned long long)get(&m->rate_limited[BD_LIMIT_EXACT_LOOKUPS]),
             (unsigned long long)get(&m->store_errors), (long long)open_connections,
             (unsigned long long)cut_connections);
     return r;

@@ -27,7 +27,13 @@ typedef struct bd_metrics bd_metrics;
 bd_metrics *bd_metrics_new(void); /* NULL when out of memory */
 void bd_metrics_free(bd_metrics *m);
 void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros);
-void bd_metrics_rate_limited(bd_metrics *m, bool failed_key);
+/* Why a request got 429. */
+typedef enum {
+    BD_LIMIT_KEY_BUDGET,    /* the key's hourly request budget */
+    BD_LIMIT_FAILED_KEYS,   /* too many failed keys from the address */
+    BD_LIMIT_EXACT_LOOKUPS, /* the key's daily budget of exact card lookups */
+} bd_limit_reason;
+void bd_metrics_rate_limited(bd_metrics *m, bd_limit_reason why);
 void bd_metrics_store_error(bd_metrics *m);
 /* Writes the exposition text; the connection figures come from the daemon and the guard. */
 bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,

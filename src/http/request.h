@@ -55,6 +55,7 @@ typedef struct {
     int64_t rate_limit, rate_remaining, rate_reset;
     const char *content_type; /* NULL: JSON */
     bool close;               /* close the connection after this reply */
+    bool exact_refused;       /* 429 from the key's budget of exact card lookups */
     /* for the access log and metrics */
     bd_route route;
     bool authenticated;

@@ -185,6 +185,8 @@ static enum MHD_Result finish_request(bd_server *srv, bd_worker *w, bd_req *rq, 
     int64_t micros = bd_now_us() - start;
     if (rq->store_failed)
         bd_metrics_store_error(srv->metrics);
+    if (rq->exact_refused)
+        bd_metrics_rate_limited(srv->metrics, BD_LIMIT_EXACT_LOOKUPS);
     bd_metrics_request(srv->metrics, rq->route, rq->status, micros);
     if (srv->log && w)
         bd_log_request(srv, w, rq, method, start, micros);

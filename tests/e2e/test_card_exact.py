@@ -148,6 +148,27 @@ class ExactLookups(unittest.TestCase):
         self.refused("untouched", AMEX, exhausted(3))
 
 
+class ExactLookupMetrics(unittest.TestCase):
+    def test_refused_exact_lookups_are_counted_apart(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("cards", fixture("cards.csv"))
+            key = ctl.key("one", "--exact-lookups", "1/day")
+            srv = Server(ctl)
+            try:
+                path = "/v7/credit-card-search?query=4111111111111111"
+                self.assertEqual(srv.request(path, key=key)[0], 200)
+                self.assertEqual(srv.request(path, key=key)[0], 429)
+                self.assertEqual(srv.request(path, key=key)[0], 429)
+                text = srv.request("/metrics")[2].decode()
+                self.assertIn('breachd_rate_limited_total{reason="exact_lookups"} 2\n', text)
+                self.assertIn('breachd_rate_limited_total{reason="key_budget"} 0\n', text)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
 class ExactLookupKeys(unittest.TestCase):
     """breachctl keys create --exact-lookups N/day, keys list, and the upgrade of an older
     store whose keys had no such budget."""
