@@ -388,8 +388,10 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     char secret_path[1100];
     if (srv->cfg.secret_path)
         snprintf(secret_path, sizeof secret_path, "%s", srv->cfg.secret_path);
-    else
-        bd_secret_default_path(srv->db, secret_path, sizeof secret_path);
+    else if (!bd_store_default_secret_path(srv->db, secret_path, sizeof secret_path)) {
+        snprintf(why, whylen, "--secret FILE is required with this store");
+        return BD_ERR_INVALID;
+    }
     bd_result r = bd_secret_load(secret_path, srv->secret, why, whylen);
     if (r != BD_OK)
         return r;

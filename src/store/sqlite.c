@@ -388,6 +388,11 @@ static bd_result make_private(const char *path, bool create, char *why, size_t w
     return r;
 }
 
+bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
+{
+    return snprintf(out, cap, "%s.secret", uri) < (int)cap;
+}
+
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -862,7 +867,7 @@ static bool field_is_blob(bd_field f)
 static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_position)
 {
     bd_buf *b = &s->sql;
-    bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->driver]);
+    bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->plan - 1]);
     if (r == BD_OK)
         r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
@@ -931,26 +936,33 @@ static bd_result probe(bd_store *s, bd_field f, bd_slice key, int64_t *n)
     return r;
 }
 
-bd_result bd_store_record_plan(bd_store *s, bd_record_query *q)
+/* Picks the index that drives q, once per query: the searched field's, or a filter value's
+ * when a probe of at most a thousand entries finds it more selective. Noted in q->plan as
+ * the field + 1. */
+static bd_result plan_records(bd_store *s, bd_record_query *q)
 {
-    q->driver = q->field;
+    if (q->plan)
+        return BD_OK;
+    bd_field driver = q->field;
     bool any = false;
     for (int f = 0; f < BD_FIELD_COUNT; f++)
         any |= q->filter[f].mode == BD_FILTER_EQUALS;
-    if (!any)
-        return BD_OK;
-    int64_t best;
-    bd_result r = probe(s, q->field, q->key, &best);
-    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
+    bd_result r = BD_OK;
+    int64_t best = 0;
+    if (any)
+        r = probe(s, q->field, q->key, &best);
+    for (int f = 0; any && f < BD_FIELD_COUNT && r == BD_OK; f++) {
         if (q->filter[f].mode != BD_FILTER_EQUALS)
             continue;
         int64_t n;
         r = probe(s, (bd_field)f, q->filter[f].key, &n);
         if (r == BD_OK && n < best) {
             best = n;
-            q->driver = (bd_field)f;
+            driver = (bd_field)f;
         }
     }
+    if (r == BD_OK)
+        q->plan = (int)driver + 1;
     return r;
 }
 
@@ -975,13 +987,16 @@ static bool count_domain(bd_store *s, const bd_record_query *q, int64_t *count, 
     return true;
 }
 
-bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count)
+bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count)
 {
     bd_result counted;
     if (count_domain(s, q, count, &counted))
         return counted;
+    bd_result r = plan_records(s, q);
+    if (r != BD_OK)
+        return r;
     bd_buf_reset(&s->sql);
-    bd_result r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM records r");
+    r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM records r");
     if (r == BD_OK)
         r = build_where(s, q, false);
     if (r != BD_OK)
@@ -997,10 +1012,13 @@ bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *
     return r;
 }
 
-bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_cb cb, void *ctx)
+bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
 {
+    bd_result r = plan_records(s, q);
+    if (r != BD_OK)
+        return r;
     bd_buf_reset(&s->sql);
-    bd_result r = bd_buf_append_str(
+    r = bd_buf_append_str(
         &s->sql,
         "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
         "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
@@ -1217,6 +1235,21 @@ static void bind_kept(cond_sql *c, size_t at)
 }
 
 /* Whether p (a bin or tail pattern) is plain digits, i.e. a prefix the counts table has. */
+/* The cards table keeps the last four digits reversed, so that a pattern on the end of the
+ * number is a prefix range, and every number has at least 12 digits. Writes the condition's
+ * last4 in the tail column's order (when tail is not NULL) and returns the length bound
+ * still worth checking (0: none). */
+static int number_layout(const bd_card_cond *k, char tail[5])
+{
+    if (tail) {
+        size_t n = strlen(k->last4);
+        for (size_t i = 0; i < n; i++)
+            tail[i] = k->last4[n - 1 - i];
+        tail[n] = '\0';
+    }
+    return k->length > 0 || k->min_length <= 12 ? 0 : k->min_length;
+}
+
 static bool plain_digits(const char *p)
 {
     for (; *p; p++)
@@ -1306,7 +1339,9 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
         emit(c, ", 0)");
         break;
     case BD_CC_NUMBER: {
-        size_t bl = strlen(k->bin), tl = strlen(k->tail);
+        char tail[5];
+        int min_length = number_layout(k, tail);
+        size_t bl = strlen(k->bin), tl = strlen(tail);
         emit(c, "(1");
         if (bl == 6 && plain_digits(k->bin)) {
             /* equality, so the (bin, tail, length) index also serves the tail */
@@ -1316,14 +1351,14 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
             digit_pattern(c, "c.bin", k->bin, bl, 6);
         }
         if (tl)
-            digit_pattern(c, "c.tail", k->tail, tl, 4);
+            digit_pattern(c, "c.tail", tail, tl, 4);
         if (k->length) {
             emit(c, " AND c.length = ?");
             bind_later(c, BIND_INT, NULL, 0, k->length);
         }
-        if (k->min_length) {
+        if (min_length) {
             emit(c, " AND c.length >= ?");
-            bind_later(c, BIND_INT, NULL, 0, k->min_length);
+            bind_later(c, BIND_INT, NULL, 0, min_length);
         }
         emit(c, ")");
         break;
@@ -1415,17 +1450,18 @@ static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
 static bool count_from_summary(bd_store *s, const bd_card_query *q, int64_t *count, bd_result *r)
 {
     const bd_card_cond *k = q->where;
-    if (k->kind != BD_CC_NUMBER || k->length || k->min_length)
+    char tail[5];
+    if (k->kind != BD_CC_NUMBER || k->length || number_layout(k, tail))
         return false;
-    bool has_bin = k->bin[0] != '\0', has_tail = k->tail[0] != '\0';
-    if (has_bin == has_tail || !plain_digits(has_bin ? k->bin : k->tail))
+    bool has_bin = k->bin[0] != '\0', has_tail = tail[0] != '\0';
+    if (has_bin == has_tail || !plain_digits(has_bin ? k->bin : tail))
         return false;
     sqlite3_stmt *st = fixed(s, Q_CARD_COUNT_SUM);
     if (!st) {
         *r = BD_ERR_STORE;
         return true;
     }
-    const char *prefix = has_bin ? k->bin : k->tail;
+    const char *prefix = has_bin ? k->bin : tail;
     size_t n = strlen(prefix);
     char end[8];
     prefix_end(prefix, n, end);
@@ -1602,7 +1638,8 @@ static const char *sort_order_index(bd_store *s, const bd_card_query *q)
     /* One whole BIN in date order: its own index range is already the page order. */
     const bd_card_cond *k = q->where;
     if (q->nsort == 1 && q->sort[0].column == BD_CARD_CREATED_AT && k->kind == BD_CC_NUMBER &&
-        strlen(k->bin) == 6 && plain_digits(k->bin) && !k->tail[0] && !k->length && !k->min_length)
+        strlen(k->bin) == 6 && plain_digits(k->bin) && !k->last4[0] && !k->length &&
+        !number_layout(k, NULL))
         return "cards_by_bin_created";
     const char *index = q->sort[0].column == BD_CARD_CREATED_AT    ? "cards_by_created"
                         : q->sort[0].column == BD_CARD_EXPIRE_DATE ? "cards_by_expire"
