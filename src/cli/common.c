@@ -25,12 +25,13 @@ int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
 {
     char why[512], path[1100];
     *s = NULL;
-    if (!secret_path_for(db, secret_path, path, sizeof path))
-        return BD_EXIT_FAIL;
+    /* The store first: one this build cannot open is named before a missing --secret. */
     if (bd_store_open(db, BD_STORE_WRITE, s, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         return BD_EXIT_FAIL;
     }
+    if (!secret_path_for(db, secret_path, path, sizeof path))
+        goto fail;
     char want[65], have[65];
     if (bd_secret_load(path, secret, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);

@@ -1,5 +1,6 @@
-/* SQLite backend of store.h: one connection per bd_store, statements prepared once and
- * reset between uses, generated search SQL cached per connection. */
+/* SQLite backend of store.h, reached through its operations table (store_impl.h): one
+ * connection per bd_store, statements prepared once and reset between uses, generated search
+ * SQL cached per connection. */
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -13,7 +14,7 @@
 #include "core/buf.h"
 #include "core/private_file.h"
 #include "store/schema.h"
-#include "store/store.h"
+#include "store/store_impl.h"
 
 /* Fixed statements, prepared on first use and kept for the connection's life. */
 enum {
@@ -158,7 +159,6 @@ typedef struct {
 #define MAX_BINDS 512
 
 typedef struct {
-    struct bd_store *s;
     bd_buf *sql;
     bd_buf *text; /* strings made for binding (GLOB and MATCH patterns), NUL-separated */
     bind_value binds[MAX_BINDS];
@@ -175,7 +175,10 @@ typedef struct {
     int32_t date;
 } breach_slot;
 
-struct bd_store {
+/* The connection: a bd_store (first, so that the front's bd_store * is this struct's address)
+ * and what the backend keeps per connection. */
+typedef struct sqlite_store {
+    bd_store base;
     sqlite3 *db;
     sqlite3_stmt *fixed[Q__COUNT];
     struct {
@@ -204,7 +207,12 @@ struct bd_store {
      * the words the FTS5 index holds, and a query word must be split the same way. */
     fts5_tokenizer tokenizer;
     Fts5Tokenizer *words;
-};
+} sqlite_store;
+
+static inline sqlite_store *S(bd_store *s)
+{
+    return (sqlite_store *)s;
+}
 
 static bd_result map_rc(int rc)
 {
@@ -227,7 +235,7 @@ static bd_result map_rc(int rc)
 }
 
 /* Returns the reset, unbound fixed statement q, preparing it once. NULL on failure. */
-static sqlite3_stmt *fixed(bd_store *s, int q)
+static sqlite3_stmt *fixed(sqlite_store *s, int q)
 {
     sqlite3_stmt *st = s->fixed[q];
     if (!st) {
@@ -243,7 +251,7 @@ static sqlite3_stmt *fixed(bd_store *s, int q)
 
 /* Returns the statement for generated SQL text, from the per-connection cache when this
  * shape of query ran before; evicts the least recently used entry when full. */
-static sqlite3_stmt *dynamic(bd_store *s, const char *sql)
+static sqlite3_stmt *dynamic(sqlite_store *s, const char *sql)
 {
     int victim = 0;
     for (int i = 0; i < DYN_CACHE; i++) {
@@ -303,7 +311,7 @@ static bd_slice col_slice(sqlite3_stmt *st, int i)
 }
 
 /* Runs a statement that returns no rows, then resets it. */
-static bd_result step_done(bd_store *s, sqlite3_stmt *st)
+static bd_result step_done(sqlite_store *s, sqlite3_stmt *st)
 {
     int rc = sqlite3_step(st);
     bd_result r = map_rc(rc);
@@ -313,7 +321,7 @@ static bd_result step_done(bd_store *s, sqlite3_stmt *st)
     return r;
 }
 
-static bd_result exec(bd_store *s, const char *sql)
+static bd_result exec(sqlite_store *s, const char *sql)
 {
     char *err = NULL;
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &err);
@@ -324,7 +332,7 @@ static bd_result exec(bd_store *s, const char *sql)
     return map_rc(rc);
 }
 
-static int schema_version(bd_store *s)
+static int schema_version(sqlite_store *s)
 {
     sqlite3_stmt *st;
     int v = -1;
@@ -336,7 +344,7 @@ static int schema_version(bd_store *s)
     return v;
 }
 
-static bd_result migrate(bd_store *s, char *why, size_t whylen)
+static bd_result migrate(sqlite_store *s, char *why, size_t whylen)
 {
     int v = schema_version(s);
     if (v < 0 || v > bd_sqlite_migration_count) {
@@ -388,33 +396,49 @@ static bd_result make_private(const char *path, bool create, char *why, size_t w
     return r;
 }
 
-bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
+static const bd_store_ops sqlite_ops;
+
+static void sq_close(bd_store *base)
 {
-    return snprintf(out, cap, "%s.secret", uri) < (int)cap;
+    sqlite_store *s = S(base);
+    for (int i = 0; i < Q__COUNT; i++)
+        sqlite3_finalize(s->fixed[i]);
+    for (int i = 0; i < DYN_CACHE; i++) {
+        sqlite3_finalize(s->dyn[i].stmt);
+        free(s->dyn[i].sql);
+    }
+    if (s->words)
+        s->tokenizer.xDelete(s->words);
+    sqlite3_close(s->db);
+    bd_buf_free(&s->sql);
+    bd_buf_free(&s->text);
+    pthread_mutex_destroy(&s->read_lock);
+    free(s);
 }
 
-bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
+bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, configure_sqlite);
     *out = NULL;
     if ((flags & BD_STORE_WRITE) &&
-        make_private(uri, flags & BD_STORE_CREATE, why, whylen) != BD_OK)
+        make_private(path, flags & BD_STORE_CREATE, why, whylen) != BD_OK)
         return BD_ERR_IO;
-    bd_store *s = calloc(1, sizeof *s);
+    sqlite_store *s = calloc(1, sizeof *s);
     if (!s)
         return BD_ERR_NOMEM;
     bd_buf_init(&s->sql, 16384);
     bd_buf_init(&s->text, 65536);
+    s->base.ops = &sqlite_ops;
     pthread_mutex_init(&s->read_lock, NULL);
     int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
     if (flags & BD_STORE_CREATE)
         oflags |= SQLITE_OPEN_CREATE;
-    int rc = sqlite3_open_v2(uri, &s->db, oflags, NULL);
+    int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
     bd_result r;
     if (rc != SQLITE_OK) {
         r = rc == SQLITE_CANTOPEN ? BD_ERR_NOT_FOUND : map_rc(rc);
-        snprintf(why, whylen, "cannot open the store %s: %s", uri,
+        snprintf(why, whylen, "cannot open the store %s: %s", path,
                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
     }
@@ -434,12 +458,13 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
                 "PRAGMA cache_size=-65536; PRAGMA mmap_size=2147418112; "
                 "PRAGMA temp_store=MEMORY");
     if (r != BD_OK) {
-        snprintf(why, whylen, "%s is not a breachd store (or is locked)", uri);
+        snprintf(why, whylen, "%s is not a breachd store (or is locked)", path);
         goto fail;
     }
     int v = schema_version(s);
     if (v == 0 && !(flags & BD_STORE_CREATE)) {
-        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", uri, uri);
+        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", path,
+                 path);
         r = BD_ERR_NOT_FOUND;
         goto fail;
     }
@@ -463,34 +488,16 @@ bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, s
                  cores > 1 ? (cores < 8 ? cores - 1 : 7) : 0);
         exec(s, pragma);
     }
-    *out = s;
+    *out = &s->base;
     return BD_OK;
 fail:
-    bd_store_close(s);
+    sq_close(&s->base);
     return r;
 }
 
-void bd_store_close(bd_store *s)
+static bd_result sq_meta_get(bd_store *base, const char *key, char *out, size_t outcap)
 {
-    if (!s)
-        return;
-    for (int i = 0; i < Q__COUNT; i++)
-        sqlite3_finalize(s->fixed[i]);
-    for (int i = 0; i < DYN_CACHE; i++) {
-        sqlite3_finalize(s->dyn[i].stmt);
-        free(s->dyn[i].sql);
-    }
-    if (s->words)
-        s->tokenizer.xDelete(s->words);
-    sqlite3_close(s->db);
-    bd_buf_free(&s->sql);
-    bd_buf_free(&s->text);
-    pthread_mutex_destroy(&s->read_lock);
-    free(s);
-}
-
-bd_result bd_store_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
-{
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_META_GET);
     if (!st)
         return BD_ERR_STORE;
@@ -513,8 +520,9 @@ bd_result bd_store_meta_get(bd_store *s, const char *key, char *out, size_t outc
     return r;
 }
 
-bd_result bd_store_meta_set(bd_store *s, const char *key, const char *value)
+static bd_result sq_meta_set(bd_store *base, const char *key, const char *value)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_META_SET);
     if (!st)
         return BD_ERR_STORE;
@@ -523,24 +531,25 @@ bd_result bd_store_meta_set(bd_store *s, const char *key, const char *value)
     return step_done(s, st);
 }
 
-static bd_result run_fixed(bd_store *s, int q)
+static bd_result run_fixed(sqlite_store *s, int q)
 {
     sqlite3_stmt *st = fixed(s, q);
     return st ? step_done(s, st) : BD_ERR_STORE;
 }
 
-bd_result bd_store_begin(bd_store *s)
+static bd_result sq_begin(bd_store *base)
 {
-    return run_fixed(s, Q_BEGIN);
+    return run_fixed(S(base), Q_BEGIN);
 }
 
-bd_result bd_store_commit(bd_store *s)
+static bd_result sq_commit(bd_store *base)
 {
-    return run_fixed(s, Q_COMMIT);
+    return run_fixed(S(base), Q_COMMIT);
 }
 
-void bd_store_rollback(bd_store *s)
+static void sq_rollback(bd_store *base)
 {
+    sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         run_fixed(s, Q_ROLLBACK);
 }
@@ -555,8 +564,9 @@ static int64_t monotonic_ns(void)
 /* Starting a WAL read view costs a file lock, a stat and a mutex that every connection of
  * the process shares: 14% of the server's CPU on the benchmark's hot path, where a request
  * is one index lookup. Sharing a view for a couple of milliseconds makes that rare. */
-bd_result bd_store_read_begin(bd_store *s)
+static bd_result sq_read_begin(bd_store *base)
 {
+    sqlite_store *s = S(base);
     if (!s->share_ns)
         return run_fixed(s, Q_BEGIN_READ);
     pthread_mutex_lock(&s->read_lock);
@@ -573,8 +583,9 @@ bd_result bd_store_read_begin(bd_store *s)
     return r; /* the lock is released by read_end, which follows even a failed begin */
 }
 
-void bd_store_read_end(bd_store *s)
+static void sq_read_end(bd_store *base)
 {
+    sqlite_store *s = S(base);
     if (s->share_ns) {
         pthread_mutex_unlock(&s->read_lock);
         return;
@@ -583,13 +594,14 @@ void bd_store_read_end(bd_store *s)
         run_fixed(s, Q_COMMIT);
 }
 
-void bd_store_share_reads(bd_store *s, int64_t window_us)
+static void sq_share_reads(bd_store *base, int64_t window_us)
 {
-    s->share_ns = window_us > 0 ? window_us * 1000 : 0;
+    S(base)->share_ns = window_us > 0 ? window_us * 1000 : 0;
 }
 
-uint64_t bd_store_data_version(bd_store *s)
+static uint64_t sq_data_version(bd_store *base)
 {
+    sqlite_store *s = S(base);
     /* SQLite's pager counts content changes, its own and other connections' (seen when a
      * read begins), without running a statement. */
     unsigned int v = 0;
@@ -598,8 +610,9 @@ uint64_t bd_store_data_version(bd_store *s)
     return v;
 }
 
-void bd_store_release_idle(bd_store *s)
+static void sq_release_idle(bd_store *base)
 {
+    sqlite_store *s = S(base);
     if (!s->share_ns || pthread_mutex_trylock(&s->read_lock) != 0)
         return;
     if (s->view_began && monotonic_ns() - s->view_began >= s->share_ns) {
@@ -612,7 +625,7 @@ void bd_store_release_idle(bd_store *s)
 
 /* Drops every index the given DDL creates; the names are read out of its CREATE INDEX
  * statements, so the list of indexes lives only in schema.c. */
-static bd_result drop_indexes(bd_store *s, const char *ddl)
+static bd_result drop_indexes(sqlite_store *s, const char *ddl)
 {
     static const char create[] = "CREATE INDEX ";
     bd_result r = BD_OK;
@@ -626,8 +639,9 @@ static bd_result drop_indexes(bd_store *s, const char *ddl)
     return r;
 }
 
-bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
+static bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
 {
+    sqlite_store *s = S(base);
     if (sqlite3_get_autocommit(s->db))
         return BD_ERR_INVALID; /* only inside the load's own transaction */
     if (kind == BD_BULK_CARDS)
@@ -638,8 +652,9 @@ bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
                                                    : bd_sqlite_card_indexes);
 }
 
-bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
+static bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
 {
+    sqlite_store *s = S(base);
     if (kind == BD_BULK_RECORDS) {
         s->bulk_records = false;
         bd_result r = exec(s, bd_sqlite_record_indexes);
@@ -657,9 +672,9 @@ bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
     return r;
 }
 
-bd_result bd_store_ping(bd_store *s)
+static bd_result sq_ping(bd_store *base)
 {
-    return run_fixed(s, Q_PING);
+    return run_fixed(S(base), Q_PING);
 }
 
 /* ---- breaches ---------------------------------------------------------------------- */
@@ -683,8 +698,9 @@ static void breach_from_cols(sqlite3_stmt *st, int c, bd_breach_row *b)
     b->pwned_count = sqlite3_column_int64(st, c + 13);
 }
 
-bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
+static bd_result sq_breach_put(bd_store *base, const bd_breach_in *b, bool *inserted)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_BREACH_PUT);
     if (!st)
         return BD_ERR_STORE;
@@ -726,8 +742,9 @@ static bd_result each_breach(sqlite3_stmt *st, bd_breach_cb cb, void *ctx, int *
     return r;
 }
 
-bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx)
+static bd_result sq_breach_list(bd_store *base, int limit, bd_breach_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, limit > 0 ? Q_BREACH_LIST_LIMIT : Q_BREACH_LIST);
     if (!st)
         return BD_ERR_STORE;
@@ -737,8 +754,9 @@ bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ct
     return each_breach(st, cb, ctx, &rows);
 }
 
-bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx)
+static bd_result sq_breach_get(bd_store *base, const char *uuid, bd_breach_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_BREACH_GET);
     if (!st)
         return BD_ERR_STORE;
@@ -748,8 +766,9 @@ bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, vo
     return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
 }
 
-bd_result bd_store_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx)
+static bd_result sq_breach_by_id(bd_store *base, int64_t id, bd_breach_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_BREACH_BY_ID);
     if (!st)
         return BD_ERR_STORE;
@@ -760,7 +779,7 @@ bd_result bd_store_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *
 }
 
 /* Looks up a breach's row id and date. */
-static bd_result breach_id(bd_store *s, const char *uuid, int64_t *id, int32_t *date)
+static bd_result breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date)
 {
     sqlite3_stmt *st = fixed(s, Q_BREACH_ID);
     if (!st)
@@ -776,17 +795,18 @@ static bd_result breach_id(bd_store *s, const char *uuid, int64_t *id, int32_t *
     return r;
 }
 
-bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists)
+static bd_result sq_breach_exists(bd_store *base, const char *uuid, bool *exists)
 {
     int64_t id;
     int32_t date;
-    bd_result r = breach_id(s, uuid, &id, &date);
+    bd_result r = breach_id(S(base), uuid, &id, &date);
     *exists = r == BD_OK;
     return r == BD_ERR_NOT_FOUND ? BD_OK : r;
 }
 
-bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
+static bd_result sq_breach_refresh_count(bd_store *base, const char *uuid)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_BREACH_REFRESH);
     if (!st)
         return BD_ERR_STORE;
@@ -796,8 +816,9 @@ bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
 
 /* ---- breach records ---------------------------------------------------------------- */
 
-bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
+static bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
 {
+    sqlite_store *s = S(base);
     *inserted = false;
     breach_slot *b =
         &s->breach_cache[bd_slice_hash(bd_slice_from(r->breach_uuid)) & (BREACH_CACHE - 1)];
@@ -864,7 +885,7 @@ static bool field_is_blob(bd_field f)
  * the order bind_where binds them. The driving index is named, not left to the planner:
  * without statistics SQLite prefers the index that also gives the page order, which is the
  * wrong one when a large domain meets a rare password. */
-static bd_result build_where(bd_store *s, const bd_record_query *q, bool with_position)
+static bd_result build_where(sqlite_store *s, const bd_record_query *q, bool with_position)
 {
     bd_buf *b = &s->sql;
     bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->plan - 1]);
@@ -913,7 +934,7 @@ static int bind_where(sqlite3_stmt *st, const bd_record_query *q, bool with_posi
 }
 
 /* Index entries of one key, counted up to a bound. */
-static bd_result probe(bd_store *s, bd_field f, bd_slice key, int64_t *n)
+static bd_result probe(sqlite_store *s, bd_field f, bd_slice key, int64_t *n)
 {
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_printf(&s->sql,
@@ -939,7 +960,7 @@ static bd_result probe(bd_store *s, bd_field f, bd_slice key, int64_t *n)
 /* Picks the index that drives q, once per query: the searched field's, or a filter value's
  * when a probe of at most a thousand entries finds it more selective. Noted in q->plan as
  * the field + 1. */
-static bd_result plan_records(bd_store *s, bd_record_query *q)
+static bd_result plan_records(sqlite_store *s, bd_record_query *q)
 {
     if (q->plan)
         return BD_OK;
@@ -967,7 +988,7 @@ static bd_result plan_records(bd_store *s, bd_record_query *q)
 }
 
 /* An email_domain search without filters: records_found is the domain's count. */
-static bool count_domain(bd_store *s, const bd_record_query *q, int64_t *count, bd_result *r)
+static bool count_domain(sqlite_store *s, const bd_record_query *q, int64_t *count, bd_result *r)
 {
     if (q->field != BD_FIELD_EMAIL_DOMAIN)
         return false;
@@ -987,8 +1008,9 @@ static bool count_domain(bd_store *s, const bd_record_query *q, int64_t *count, 
     return true;
 }
 
-bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count)
+static bd_result sq_record_count(bd_store *base, bd_record_query *q, int64_t *count)
 {
+    sqlite_store *s = S(base);
     bd_result counted;
     if (count_domain(s, q, count, &counted))
         return counted;
@@ -1012,8 +1034,9 @@ bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count)
     return r;
 }
 
-bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
+static bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     bd_result r = plan_records(s, q);
     if (r != BD_OK)
         return r;
@@ -1073,7 +1096,7 @@ static void bind_text_opt(sqlite3_stmt *st, int i, const char *v)
 }
 
 /* The FTS5 unicode61 tokenizer with the options cards_words was made with. */
-static Fts5Tokenizer *word_tokenizer(bd_store *s)
+static Fts5Tokenizer *word_tokenizer(sqlite_store *s)
 {
     if (s->words)
         return s->words;
@@ -1093,7 +1116,7 @@ static Fts5Tokenizer *word_tokenizer(bd_store *s)
 }
 
 typedef struct {
-    bd_store *s;
+    sqlite_store *s;
     const char *expire_date;
     int64_t id;
     bd_result r;
@@ -1116,7 +1139,8 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
 }
 
 /* Adds each word of a card's owner, with its expiry, to card_owner_words. */
-static bd_result owner_words_put(bd_store *s, bd_slice owner, const char *expire_date, int64_t id)
+static bd_result owner_words_put(sqlite_store *s, bd_slice owner, const char *expire_date,
+                                 int64_t id)
 {
     Fts5Tokenizer *t = word_tokenizer(s);
     if (!t)
@@ -1127,8 +1151,9 @@ static bd_result owner_words_put(bd_store *s, bd_slice owner, const char *expire
     return w.r != BD_OK ? w.r : rc == SQLITE_OK ? BD_OK : BD_ERR_STORE;
 }
 
-bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
+static bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_CARD_PUT);
     if (!st)
         return BD_ERR_STORE;
@@ -1426,9 +1451,8 @@ static void bind_all(cond_sql *c, sqlite3_stmt *st, int first)
 
 /* Starts collecting SQL into s->sql and its bound values (and the strings made for them)
  * in c. */
-static void cond_begin(bd_store *s, cond_sql *c)
+static void cond_begin(sqlite_store *s, cond_sql *c)
 {
-    c->s = s;
     c->sql = &s->sql;
     c->text = &s->text;
     c->nbinds = 0;
@@ -1437,7 +1461,7 @@ static void cond_begin(bd_store *s, cond_sql *c)
 }
 
 /* Writes "... WHERE <cond>" for q into s->sql, collecting its bound values in c. */
-static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
+static bd_result card_where(sqlite_store *s, const bd_card_query *q, cond_sql *c)
 {
     cond_begin(s, c);
     emit(c, " WHERE ");
@@ -1447,7 +1471,8 @@ static bd_result card_where(bd_store *s, const bd_card_query *q, cond_sql *c)
 
 /* Counts a lone prefix-only or suffix-only number pattern from card_counts. Returns false
  * when q is not of that shape (the caller then counts through the indexes). */
-static bool count_from_summary(bd_store *s, const bd_card_query *q, int64_t *count, bd_result *r)
+static bool count_from_summary(sqlite_store *s, const bd_card_query *q, int64_t *count,
+                               bd_result *r)
 {
     const bd_card_cond *k = q->where;
     char tail[5];
@@ -1518,7 +1543,7 @@ static int take_query_word(void *ctx, int flags, const char *token, int n, int s
  * all ANDed. Such a query is answered off card_owner_words, which holds only cards with an
  * expiry (a range never matches a card without one). On true, w holds the word as FTS5
  * reads it in a query (the plain case is one token). */
-static bool owner_word_with_expiry(bd_store *s, const bd_card_cond *k, query_word *w)
+static bool owner_word_with_expiry(sqlite_store *s, const bd_card_cond *k, query_word *w)
 {
     const bd_card_cond *word = NULL;
     size_t ranges = 0;
@@ -1545,7 +1570,7 @@ static bool owner_word_with_expiry(bd_store *s, const bd_card_cond *k, query_wor
 }
 
 /* " WHERE ..." over card_owner_words (as w) for a query owner_word_with_expiry accepted. */
-static bd_result owner_word_where(bd_store *s, const bd_card_cond *k, const query_word *w,
+static bd_result owner_word_where(sqlite_store *s, const bd_card_cond *k, const query_word *w,
                                   cond_sql *c)
 {
     cond_begin(s, c);
@@ -1559,7 +1584,7 @@ static bd_result owner_word_where(bd_store *s, const bd_card_cond *k, const quer
 
 /* Counts an owner word within expiry ranges as one contiguous range of card_owner_words,
  * instead of testing the expiry of every card with the word. */
-static bool count_from_owner_words(bd_store *s, const bd_card_query *q, int64_t *count,
+static bool count_from_owner_words(sqlite_store *s, const bd_card_query *q, int64_t *count,
                                    bd_result *r)
 {
     query_word w;
@@ -1584,8 +1609,9 @@ static bool count_from_owner_words(bd_store *s, const bd_card_query *q, int64_t 
     return true;
 }
 
-bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
+static bd_result sq_card_count(bd_store *base, const bd_card_query *q, int64_t *count)
 {
+    sqlite_store *s = S(base);
     bd_result summary;
     if (count_from_summary(s, q, count, &summary) || count_from_owner_words(s, q, count, &summary))
         return summary;
@@ -1612,7 +1638,7 @@ bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *coun
     return r;
 }
 
-static int64_t count_of(bd_store *s, int q)
+static int64_t count_of(sqlite_store *s, int q)
 {
     sqlite3_stmt *st = fixed(s, q);
     int64_t n = -1;
@@ -1631,7 +1657,7 @@ static int64_t count_of(bd_store *s, int q)
  * cheaper: many matches, shallow page.
  * Without the choice SQLite picks the filter's index and sorts, e.g. all 50,000 cards of a
  * common BIN to return 20 of them. N is estimated by the largest rowid, an O(log N) read. */
-static const char *sort_order_index(bd_store *s, const bd_card_query *q)
+static const char *sort_order_index(sqlite_store *s, const bd_card_query *q)
 {
     if (q->nsort == 0 || q->matches <= 0)
         return NULL;
@@ -1653,8 +1679,9 @@ static const char *sort_order_index(bd_store *s, const bd_card_query *q)
     return depth * (double)n / m < sort_cost ? index : NULL;
 }
 
-bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
+static bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     cond_sql *c = &s->cond;
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_append_str(
@@ -1728,8 +1755,9 @@ bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb,
 
 /* ---- API keys ---------------------------------------------------------------------- */
 
-bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
+static bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_KEY_ADD);
     if (!st)
         return BD_ERR_STORE;
@@ -1747,8 +1775,9 @@ bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     return run_fixed(s, Q_KEY_BUMP);
 }
 
-bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
+static bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_KEY_LIST);
     if (!st)
         return BD_ERR_STORE;
@@ -1774,8 +1803,9 @@ bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
     return r;
 }
 
-bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now)
+static bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_KEY_REVOKE);
     if (!st)
         return BD_ERR_STORE;
@@ -1789,10 +1819,10 @@ bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now)
     return run_fixed(s, Q_KEY_BUMP);
 }
 
-bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
+static bd_result sq_key_generation(bd_store *base, int64_t *gen)
 {
     char v[32];
-    bd_result r = bd_store_meta_get(s, "key_generation", v, sizeof v);
+    bd_result r = sq_meta_get(base, "key_generation", v, sizeof v);
     if (r != BD_OK)
         return r;
     *gen = strtoll(v, NULL, 10);
@@ -1801,9 +1831,10 @@ bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
 
 /* ---- statistics -------------------------------------------------------------------- */
 
-bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
-                         int64_t *total_cards)
+static bd_result sq_stats(bd_store *base, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                          int64_t *total_cards)
 {
+    sqlite_store *s = S(base);
     sqlite3_stmt *st = fixed(s, Q_STATS);
     if (!st)
         return BD_ERR_STORE;
@@ -1829,7 +1860,7 @@ typedef struct {
 } uuid_list;
 
 /* Runs fixed statement q with text as its one parameter. */
-static bd_result run_with_text(bd_store *s, int q, const char *text)
+static bd_result run_with_text(sqlite_store *s, int q, const char *text)
 {
     sqlite3_stmt *st = fixed(s, q);
     if (!st)
@@ -1843,13 +1874,14 @@ static bd_result run_with_text(bd_store *s, int q, const char *text)
 static const char ERASE_SETUP[] = "PRAGMA secure_delete=ON";
 static const char ERASE_EMPTY_DOMAINS[] = "DELETE FROM domain_counts WHERE n <= 0";
 
-bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
-                               int64_t *removed)
+static bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void *ctx,
+                                int64_t *removed)
 {
+    sqlite_store *s = S(base);
     *removed = 0;
     bd_result r = exec(s, ERASE_SETUP);
     if (r == BD_OK)
-        r = bd_store_begin(s);
+        r = sq_begin(&s->base);
     if (r != BD_OK)
         return r;
     uuid_list affected = {0};
@@ -1892,32 +1924,33 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
     r = step_done(s, st);
     *removed = sqlite3_changes(s->db);
     for (size_t i = 0; i < affected.n && r == BD_OK; i++)
-        r = bd_store_breach_refresh_count(s, affected.uuids[i]);
+        r = sq_breach_refresh_count(&s->base, affected.uuids[i]);
     if (r == BD_OK)
         r = exec(s, ERASE_EMPTY_DOMAINS);
 out:
     free(affected.uuids);
     if (r == BD_OK)
-        r = bd_store_commit(s);
+        r = sq_commit(&s->base);
     if (r != BD_OK) {
-        bd_store_rollback(s);
+        sq_rollback(&s->base);
         *removed = 0;
     }
     return r;
 }
 
-bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed)
+static bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_removed)
 {
+    sqlite_store *s = S(base);
     *records_removed = 0;
     bd_result r = exec(s, ERASE_SETUP);
     if (r == BD_OK)
-        r = bd_store_begin(s);
+        r = sq_begin(&s->base);
     if (r != BD_OK)
         return r;
     r = run_with_text(s, Q_ERASE_BREACH_DOMAINS, uuid);
     sqlite3_stmt *st = r == BD_OK ? fixed(s, Q_ERASE_BREACH_RECORDS) : NULL;
     if (!st) {
-        bd_store_rollback(s);
+        sq_rollback(&s->base);
         return r == BD_OK ? BD_ERR_STORE : r;
     }
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
@@ -1935,9 +1968,9 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
     }
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name the erased breach */
     if (r == BD_OK)
-        r = bd_store_commit(s);
+        r = sq_commit(&s->base);
     if (r != BD_OK) {
-        bd_store_rollback(s);
+        sq_rollback(&s->base);
         return r;
     }
     *records_removed = n;
@@ -1949,8 +1982,9 @@ bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_
  * frame and the log restarts. TRUNCATE waits for readers of older snapshots to move on: a
  * server shares a read view for 2 ms and gives up an idle one within a second, so retrying
  * in short waits gets through; each try waits at most 100 ms for them. */
-bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms)
+static bd_result sq_truncate_log(bd_store *base, int64_t wait_ms)
 {
+    sqlite_store *s = S(base);
     int64_t deadline = monotonic_ns() + wait_ms * 1000000;
     int rc, log = -1;
     sqlite3_busy_timeout(s->db, 100);
@@ -1989,8 +2023,9 @@ static bool opened_elsewhere(int fd)
  * open the name itself, following whatever link was put there.) One step holds one read view
  * of the source: a consistent copy while writers go on. No journal: a failed copy is thrown
  * away whole, and no side file is made by name. */
-bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd)
+static bd_result sq_backup(bd_store *base, const char *dest, int dest_fd)
 {
+    sqlite_store *s = S(base);
     sqlite3 *d = NULL;
     if (sqlite3_open_v2(dest, &d, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
             SQLITE_OK ||
@@ -2016,3 +2051,41 @@ bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd)
         rc = SQLITE_IOERR;
     return map_rc(rc);
 }
+
+static const bd_store_ops sqlite_ops = {
+    .close = sq_close,
+    .meta_get = sq_meta_get,
+    .meta_set = sq_meta_set,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .read_begin = sq_read_begin,
+    .read_end = sq_read_end,
+    .share_reads = sq_share_reads,
+    .data_version = sq_data_version,
+    .release_idle = sq_release_idle,
+    .bulk_begin = sq_bulk_begin,
+    .bulk_end = sq_bulk_end,
+    .ping = sq_ping,
+    .breach_put = sq_breach_put,
+    .breach_list = sq_breach_list,
+    .breach_by_id = sq_breach_by_id,
+    .breach_get = sq_breach_get,
+    .breach_exists = sq_breach_exists,
+    .breach_refresh_count = sq_breach_refresh_count,
+    .record_put = sq_record_put,
+    .record_count = sq_record_count,
+    .record_find = sq_record_find,
+    .card_put = sq_card_put,
+    .card_count = sq_card_count,
+    .card_find = sq_card_find,
+    .key_add = sq_key_add,
+    .key_list = sq_key_list,
+    .key_revoke = sq_key_revoke,
+    .key_generation = sq_key_generation,
+    .erase_email = sq_erase_email,
+    .erase_breach = sq_erase_breach,
+    .truncate_log = sq_truncate_log,
+    .backup = sq_backup,
+    .stats = sq_stats,
+};
