@@ -33,9 +33,11 @@ enum {
  * it or be guessed from its address, so --secret is required). */
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap);
 
-/* Opens a connection to the store named by uri (a SQLite file path for now). On failure,
- * *out is NULL and why holds a sentence for the operator. BD_ERR_NOT_FOUND when the store
- * does not exist and CREATE was not asked; BD_ERR_BUSY when it cannot be reached. */
+/* Opens a connection to the store named by uri: a SQLite file path, or a postgres:// or
+ * postgresql:// URI, which this build refuses (BD_ERR_INVALID). On failure, *out is NULL
+ * and why holds a sentence for the operator, never a password from the URI.
+ * BD_ERR_NOT_FOUND when the store does not exist and CREATE was not asked; BD_ERR_BUSY when
+ * it cannot be reached. */
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen);
 void bd_store_close(bd_store *s);
 
