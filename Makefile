@@ -158,6 +158,42 @@ bench-growth: all
 	  --duration 20 --warmup 5 --ratio-runs 3 --bulk-only --compare-with full \
 	  --corpus /tmp/breachd-bench-corpus-10m --build $(BUILD)
 
+# A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
+# by the breachd of BASE (any git revision, built in a temporary worktree that is removed
+# afterwards) and by this tree's $(BUILD)/breachd, alternating, on one store imported once by
+# this tree's breachctl; writes the ab (or ab-quick) section of bench/RESULTS.md. The
+# baseline is built with this make's CC and CFLAGS (its own make, so that make -n stays dry).
+#   make bench-ab BASE=<rev>         1M + 1M, 20 s runs, 3 rounds: about 11 minutes
+#   make bench-ab-quick BASE=<rev>   50k + 50k, 6 s runs: about 3 minutes
+# BENCH_ARGS adds bench/run.py flags (later ones win), e.g. BENCH_ARGS='--results /tmp/r.md'.
+.PHONY: bench-ab bench-ab-quick
+ifneq ($(filter bench-ab bench-ab-quick,$(MAKECMDGOALS)),)
+ifeq ($(strip $(BASE)),)
+$(error BASE is missing: make $(filter bench-ab bench-ab-quick,$(MAKECMDGOALS)) BASE=<git rev> (the baseline, e.g. BASE=HEAD~1 or BASE=main))
+endif
+endif
+
+# $(call bench_ab,label,records,cards,duration,warmup)
+bench_ab = set -e; \
+	rev=$$(git rev-parse --verify --short=12 '$(BASE)^{commit}'); \
+	dir=/tmp/breachd-bench-base-$$rev; \
+	git worktree remove --force "$$dir" 2>/dev/null || rm -rf "$$dir"; \
+	git worktree prune; \
+	trap 'git worktree remove --force "$$dir"' EXIT; \
+	git worktree add --detach "$$dir" "$$rev"; \
+	MAKEFLAGS= $(MAKE) -C "$$dir" -j$$(nproc) BUILD=build CC='$(CC)' CFLAGS='$(CFLAGS)' all; \
+	python3 bench/run.py --label $(1) --records $(2) --cards $(3) \
+	  --duration $(4) --warmup $(5) --ratio-runs 3 --baseline-build "$$dir/build" \
+	  --baseline-label "$(BASE) ($$rev)" --build $(BUILD) $(BENCH_ARGS)
+
+bench-ab: all
+	bench/install-bench-deps.sh
+	@$(call bench_ab,ab,1000000,1000000,20,5)
+
+bench-ab-quick: all
+	bench/install-bench-deps.sh
+	@$(call bench_ab,ab-quick,50000,50000,6,2)
+
 format:
 	clang-format -i $$(find src tests -name '*.[ch]')
 

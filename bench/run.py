@@ -6,6 +6,13 @@ and write the run's section of bench/RESULTS.md.
 
     bench/run.py --label quick --records 50000 --cards 50000 --duration 8 --warmup 2
     bench/run.py --label full  --records 1000000 --cards 1000000 --duration 20 --warmup 5
+    bench/run.py --label ab --baseline-build /tmp/base/build --baseline-label HEAD~1
+
+With --baseline-build DIR it runs an A/B comparison instead: the same store, imported once
+with the candidate's breachctl (--build), served in turn by DIR/breachd (the baseline) and
+by the candidate's breachd, scenarios 1, 4 and 5 (--ab-scenarios) alternating baseline and
+candidate --ratio-runs times each; no nginx ceiling, no single-connection runs, no memory
+check, no bulk import.
 
 Standard library only. Needs wrk and nginx on PATH (bench/install-bench-deps.sh) and the
 binaries in build/ (make all). Everything it starts listens on 127.0.0.1 only and is
@@ -21,8 +28,10 @@ import platform
 import re
 import resource
 import shutil
+import shlex
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +59,7 @@ T_S2_P99_MS = T_S5_P99_MS = 20.0
 T_IMPORT_RECORDS, T_IMPORT_CARDS = 200_000, 100_000
 T_RSS_MIB = 64.0
 T_GROWTH = 1.5  # scenario 1 and 4 latency at 10M within this factor of 1M
+T_AB_RATIO = 0.95  # A/B (issue 14): the candidate's req/s within 5% of the baseline's
 # scenarios also measured with a single connection (latency without queueing)
 UNLOADED = ("s1", "s2", "s4", "s5")
 
@@ -274,6 +284,15 @@ class Bench:
         self.breachctl = os.path.join(bindir, "breachctl")
         self.breachd = os.path.join(bindir, "breachd")
         self.r["binaries"] = self.binaries
+        if a.baseline_build:
+            # A/B: the baseline's server only; the store is built by the candidate's breachctl
+            src = os.path.join(ROOT, a.baseline_build, "breachd")
+            self.breachd_base = os.path.join(bindir, "breachd-baseline")
+            shutil.copy2(src, self.breachd_base)
+            with open(src, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()[:12]
+            self.r["binaries_baseline"] = {"breachd": "breachd sha256 %s, built %s" % (
+                digest, time.strftime("%H:%M", time.localtime(os.path.getmtime(src))))}
 
     # ---- corpus and import -------------------------------------------------------------
     def generate(self):
@@ -366,11 +385,11 @@ class Bench:
         self.key = lines[0].strip()
 
     # ---- servers -----------------------------------------------------------------------
-    def start_breachd(self, tag):
+    def start_breachd(self, tag, binary=None):
         err = os.path.join(self.logs, "breachd-%s.stderr" % tag)
         f = open(err, "wb")
         # The memory check holds 1,000 connections from one address: lift the default cap.
-        p = subprocess.Popen([self.breachd, "--db", self.db, "--listen", "127.0.0.1:0",
+        p = subprocess.Popen([binary or self.breachd, "--db", self.db, "--listen", "127.0.0.1:0",
                               "--threads", str(self.a.threads), "--max-connections-per-ip", "0"],
                              stdout=subprocess.DEVNULL, stderr=f)
         self.children.append(p)
@@ -634,6 +653,8 @@ class Bench:
     # ---- the run -----------------------------------------------------------------------
     def run(self):
         a = self.a
+        if a.baseline_build:
+            return self.run_ab()
         self.r["machine"] = machine_info()
         t_start = time.monotonic()
         self.generate()
@@ -699,6 +720,57 @@ class Bench:
         if a.growth_base:
             self.r["growth_base"] = a.growth_base
         self.evaluate()
+        with open(os.path.join(self.work, "results.json"), "w") as f:
+            json.dump(self.r, f, indent=1)
+        write_report(self.r, a.results)
+        kept = a.keep or a.workdir
+        log("done in %.0f s; wrote %s (%s)" % (
+            self.r["total_seconds"], a.results,
+            "raw figures and wrk logs in " + self.work if kept else
+            "the work directory is removed; --keep keeps it"))
+
+    def run_ab(self):
+        """A/B: the baseline's breachd and the candidate's on the same store, the chosen
+        scenarios alternating baseline, candidate, --ratio-runs rounds each."""
+        a = self.a
+        self.r["mode"] = "ab"
+        self.r["machine"] = machine_info()
+        self.r["candidate_label"] = a.candidate_label or "commit " + self.r["machine"]["commit"]
+        self.r["baseline_label"] = a.baseline_label
+        t_start = time.monotonic()
+        self.generate()
+        self.import_all()  # once, with the candidate's breachctl (no --bulk store)
+        self.r["store_bytes"] = os.path.getsize(self.db)
+        # Both servers open the same store read-only (query_only readers, WAL) and are
+        # started up front, each on its own port; the one not under load sits idle.
+        sides = (("baseline", self.breachd_base), ("candidate", self.breachd))
+        procs = {}
+        for side, binary in sides:
+            p, port = self.start_breachd(side, binary)
+            procs[side] = (p, port)
+            log("smoke test of the %s (port %d)" % (side, port))
+            self.smoke(port)
+        log("A/B: %s, %d round(s) of baseline then candidate, %d s each after a %d s warm-up, "
+            "%d connections, wrk -t%d, breachd --threads %d"
+            % (", ".join(a.ab_scenarios), a.ratio_runs, a.duration, a.warmup, a.connections,
+               a.wrk_threads, a.threads))
+        by_id = {sc[0]: sc for sc in SCENARIOS}
+        self.r["ab"] = {}
+        for sid in a.ab_scenarios:
+            _, title, script, args = by_id[sid]
+            runs = {"baseline": [], "candidate": []}
+            for k in range(a.ratio_runs):
+                for side, _ in sides:
+                    p, port = procs[side]
+                    runs[side].append(self.scenario(sid, script, args, port, p.pid, a.duration,
+                                                    name="%s-%s-%d" % (sid, side, k + 1)))
+            self.r["ab"][sid] = ab_summary(runs)
+            x = self.r["ab"][sid]
+            log("  %s: candidate/baseline %.3f req/s, %.3f p99: %s"
+                % (sid, x["rps_ratio"], x["p99_ratio"], "met" if x["met"] else "MISSED"))
+        self.r["breachd_exit"] = {side: self.stop(procs[side][0]) for side, _ in sides}
+        self.r["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+        self.r["total_seconds"] = round(time.monotonic() - t_start, 1)
         with open(os.path.join(self.work, "results.json"), "w") as f:
             json.dump(self.r, f, indent=1)
         write_report(self.r, a.results)
@@ -783,6 +855,30 @@ def error_count(run):
                                                                 run["non_2xx"])
 
 
+def ab_summary(runs):
+    """Medians of each side's runs, candidate ÷ baseline, and the issue-14 verdict: the
+    candidate's median req/s at least T_AB_RATIO of the baseline's, with no failed
+    requests on either side."""
+    out = {}
+    for side, rs in runs.items():
+        rps = [r["rps"] for r in rs]
+        med = statistics.median(rps)
+        out[side] = {"rps": round(med, 1),
+                     "p50_ms": round(statistics.median(r["p50_ms"] for r in rs), 3),
+                     "p99_ms": round(statistics.median(r["p99_ms"] for r in rs), 3),
+                     # (max - min) / median of the side's runs: the noise the ratio sits in
+                     "spread": round((max(rps) - min(rps)) / med, 4) if med else 0.0,
+                     "errors": sum(error_count(r) for r in rs),
+                     "runs": rs}
+    b, c = out["baseline"], out["candidate"]
+    out["rps_ratio"] = round(c["rps"] / b["rps"], 4) if b["rps"] else float("inf")
+    out["p99_ratio"] = round(c["p99_ms"] / b["p99_ms"], 4) if b["p99_ms"] else float("inf")
+    out["round_ratios"] = [round(rc["rps"] / rb["rps"], 3) if rb["rps"] else None
+                           for rb, rc in zip(b["runs"], c["runs"])]
+    out["met"] = out["rps_ratio"] >= T_AB_RATIO and not b["errors"] and not c["errors"]
+    return out
+
+
 def median_run(runs):
     """The run with the median requests/s (the run itself, so its figures belong together)."""
     runs = sorted(runs, key=lambda r: r["rps"])
@@ -809,6 +905,16 @@ FIGURES = "<!-- bench:%s:figures %s -->"
 
 
 def figures(r):
+    if r.get("mode") == "ab":
+        f = {"label": r["label"], "mode": "ab", "records": r["params"]["records"],
+             "cards": r["params"]["cards"], "baseline": r["baseline_label"],
+             "candidate": r["candidate_label"]}
+        for sid, x in r["ab"].items():
+            f[sid] = {"baseline_rps": x["baseline"]["rps"], "candidate_rps": x["candidate"]["rps"],
+                      "rps_ratio": x["rps_ratio"], "baseline_p99_ms": x["baseline"]["p99_ms"],
+                      "candidate_p99_ms": x["candidate"]["p99_ms"], "p99_ratio": x["p99_ratio"],
+                      "met": x["met"]}
+        return f
     f = {"label": r["label"], "records": r["params"]["records"], "cards": r["params"]["cards"]}
     for sid, sc in r["scenarios"].items():
         f[sid] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
@@ -999,6 +1105,93 @@ def section(r):
     return "\n".join(L)
 
 
+def section_ab(r):
+    m, p, man = r["machine"], r["params"], r["corpus"]["manifest"]
+    titles = {sc[0]: sc[1] for sc in SCENARIOS}
+    L = []
+    w = L.append
+    w("## A/B: %s vs %s, %s" % (r["candidate_label"], r["baseline_label"], r["started"]))
+    w("")
+    w("Command: `%s` (%s s in all, build and install excluded)."
+      % (p["command"], fmt_int(r["total_seconds"])))
+    w("")
+    base_bin = r["binaries_baseline"]["breachd"]
+    cand_bin = r["binaries"]["breachd"]
+    same = base_bin.split(",")[0] == cand_bin.split(",")[0]
+    w("Machine: %d cores (%s), %.1f GiB memory, %s, kernel %s; load average %s at the start, "
+      "%s at the end; %s; SQLite %s, libmicrohttpd %s; %s. Baseline `%s/breachd`: %s. "
+      "Candidate `%s/breachd` (built from this tree, commit %s): %s%s."
+      % (m["nproc"], m["cpu_model"], m["mem_gib"], m["os"], m["kernel"],
+         " ".join(m["loadavg_start"]), " ".join(m.get("loadavg_end", ["?"])), m["cc"],
+         m["sqlite"], m["libmicrohttpd"], m["wrk"], p["baseline_build"], base_bin,
+         p["build"], m["commit"], cand_bin,
+         " (the same binary as the baseline: the ratios below are the run's noise)"
+         if same else ""))
+    w("")
+    imp = r["import"]
+    w("Store: `bench/gen_corpus.py --seed %d` (%s breaches, %s breach records, %s cards), "
+      "imported once by the candidate's `breachctl import`%s (records %.1f s, cards %.1f s), "
+      "%.0f MiB. Both servers open that one store read-only, started up front on their own "
+      "loopback ports; the one not under load is idle."
+      % (man["seed"], fmt_int(man["breaches"]), fmt_int(man["records"]), fmt_int(man["cards"]),
+         " --bulk" if r.get("import_mode") == "bulk" else "", imp["records"]["seconds"],
+         imp["cards"]["seconds"], r["store_bytes"] / 1048576))
+    w("")
+    w("Load: wrk `-t%d -c%d -d%ds --latency`, keep-alive, each run after a %d s warm-up run "
+      "that is discarded; breachd `--threads %d`. Scenario by scenario the runs alternate "
+      "baseline, candidate, %d round(s); the table shows each side's median req/s and median "
+      "p99. Target (issue 14): the candidate's req/s at least %.0f%% of the baseline's in each "
+      "scenario, with no failed requests. *Spread* is (max - min) ÷ median of a side's "
+      "req/s: a ratio closer to 1 than the spread is within this run's noise."
+      % (p["wrk_threads"], p["connections"], p["duration"], p["warmup"], p["threads"],
+         p["ratio_runs"], 100 * T_AB_RATIO))
+    w("")
+    w("| scenario | baseline req/s | candidate req/s | candidate ÷ baseline | baseline p99 ms "
+      "| candidate p99 ms | p99 candidate ÷ baseline | spread baseline / candidate "
+      "| within %.0f%% |" % (100 - 100 * T_AB_RATIO))
+    w("|---|--:|--:|--:|--:|--:|--:|--:|---|")
+    for sid, x in r["ab"].items():
+        b, c = x["baseline"], x["candidate"]
+        errs = b["errors"] + c["errors"]
+        w("| %s. %s | %s | %s | **%.3f** | %.2f | %.2f | %.3f | %.1f%% / %.1f%% | %s |"
+          % (sid[1:], titles[sid], fmt_int(b["rps"]), fmt_int(c["rps"]), x["rps_ratio"],
+             b["p99_ms"], c["p99_ms"], x["p99_ratio"], 100 * b["spread"], 100 * c["spread"],
+             ("met" if x["met"] else "**missed**")
+             + (" (%d failed requests)" % errs if errs else "")))
+    noisy = ["%s (%.0f%%)" % (sid, 100 * max(x["baseline"]["spread"], x["candidate"]["spread"]))
+             for sid, x in r["ab"].items()
+             if max(x["baseline"]["spread"], x["candidate"]["spread"]) > 1 - T_AB_RATIO]
+    if noisy:
+        w("")
+        w("The runs of %s spread wider than the %.0f%% being judged, so %s verdict is within "
+          "this run's noise: see the *other processes* column below, and repeat on a quiet "
+          "machine or with more `--ratio-runs`."
+          % (", ".join(noisy), 100 - 100 * T_AB_RATIO, "that" if len(noisy) == 1 else "their"))
+    w("")
+    w("Every run, in the order they ran (candidate ÷ baseline per round: %s):"
+      % "; ".join("%s %s" % (sid, ", ".join("%.3f" % q for q in x["round_ratios"]))
+                  for sid, x in r["ab"].items()))
+    w("")
+    w("| run | req/s | p50 ms | p99 ms | max ms | errors | RSS anon + file | server cores "
+      "| wrk cores | softirq cores | other processes, cores | steal |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for sid, x in r["ab"].items():
+        for k in range(len(x["baseline"]["runs"])):
+            for side in ("baseline", "candidate"):
+                s = x[side]["runs"][k]
+                w("| %s %s %d | %s | %.2f | %.2f | %.1f | %s | %.1f + %.1f MiB | %s | %.2f | "
+                  "%.2f | %s | %.2f |"
+                  % (sid, side, k + 1, fmt_int(s["rps"]), s["p50_ms"], s["p99_ms"],
+                     s["max_ms"], error_count(s), s["rss_anon_mib"], s["rss_file_mib"],
+                     "n/a" if s["server_cores"] is None else "%.2f" % s["server_cores"],
+                     s["wrk_cores"], s["irq_cores"],
+                     "n/a" if s["other_cores"] is None else "%.2f%s" % (
+                         s["other_cores"], " (%s)" % s["other_top"] if s["other_top"] else ""),
+                     s["steal_cores"]))
+    w("")
+    return "\n".join(L)
+
+
 def write_report(r, path):
     label = r["label"]
     text = ""
@@ -1007,7 +1200,8 @@ def write_report(r, path):
             text = f.read()
     if not text.startswith("# breachd benchmark results"):
         text = HEADER + text
-    block = (BEGIN % label + "\n" + section(r) + "\n" + FIGURES % (label, json.dumps(figures(r)))
+    body = section_ab(r) if r.get("mode") == "ab" else section(r)
+    block = (BEGIN % label + "\n" + body + "\n" + FIGURES % (label, json.dumps(figures(r)))
              + "\n" + END % label)
     b, e = BEGIN % label, END % label
     if b in text and e in text:
@@ -1029,15 +1223,18 @@ def write_report(r, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--label", default="quick", help="report section: quick or full")
+    ap.add_argument("--label", help="report section: quick (the default), full, growth, or "
+                                    "ab (the default with --baseline-build)")
     ap.add_argument("--records", type=int, default=50_000)
     ap.add_argument("--cards", type=int, default=50_000)
     ap.add_argument("--breaches", type=int, default=200)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--duration", type=int, default=8, help="seconds per measured run")
     ap.add_argument("--warmup", type=int, default=2, help="seconds of discarded warm-up")
-    ap.add_argument("--ratio-runs", type=int, default=1,
-                    help="alternating scenario-1 / nginx runs; the medians make the ratio")
+    ap.add_argument("--ratio-runs", type=int, default=None,
+                    help="alternating scenario-1 / nginx runs (default 1), or with "
+                         "--baseline-build the rounds of baseline / candidate runs per "
+                         "scenario (default 3); the medians make the ratio")
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--wrk-threads", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="breachd --threads = nginx workers")
@@ -1051,6 +1248,17 @@ def main():
     ap.add_argument("--corpus", metavar="DIR",
                     help="generate the corpus here, or reuse the one already here")
     ap.add_argument("--build", default="build")
+    ap.add_argument("--baseline-build", metavar="DIR",
+                    help="A/B run only: DIR/breachd (baseline) against --build's breachd "
+                         "(candidate) on one store, the --ab-scenarios alternating; skips "
+                         "the other scenarios, the nginx ceiling, the single-connection "
+                         "runs, the memory check and the bulk import")
+    ap.add_argument("--baseline-label", metavar="TEXT",
+                    help="the baseline's name in the report (default: DIR's git commit)")
+    ap.add_argument("--candidate-label", metavar="TEXT",
+                    help="the candidate's name in the report (default: this tree's commit)")
+    ap.add_argument("--ab-scenarios", default="s1,s4,s5",
+                    help="the scenarios of an A/B run, comma-separated (default s1,s4,s5)")
     ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"))
     ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -1061,8 +1269,32 @@ def main():
         with open(a.report_only) as f:
             write_report(json.load(f), a.results)
         return
-    a.command = "bench/run.py " + " ".join(sys.argv[1:])
-    for tool in ("wrk", "nginx"):
+    a.command = "bench/run.py " + " ".join(shlex.quote(x) for x in sys.argv[1:])
+    if a.label is None:
+        a.label = "ab" if a.baseline_build else "quick"
+    if a.ratio_runs is None:
+        a.ratio_runs = 3 if a.baseline_build else 1
+    if a.ratio_runs < 1:
+        raise SystemExit("bench: --ratio-runs must be at least 1")
+    known = [sc[0] for sc in SCENARIOS]
+    a.ab_scenarios = [x.strip() for x in a.ab_scenarios.split(",") if x.strip()]
+    if not a.ab_scenarios or any(x not in known for x in a.ab_scenarios):
+        raise SystemExit("bench: --ab-scenarios takes a list of %s" % ",".join(known))
+    if a.baseline_build:
+        a.no_bulk = True
+        if not os.access(os.path.join(ROOT, a.baseline_build, "breachd"), os.X_OK):
+            raise SystemExit("bench: %s/breachd is missing" % a.baseline_build)
+        if not a.baseline_label:
+            where = os.path.join(ROOT, a.baseline_build)
+            commit = sh(["git", "-C", where, "rev-parse", "--short=12", "HEAD"])
+            dirty = sh(["git", "-C", where, "status", "--porcelain", "--untracked-files=no",
+                        "--", ":/src"])[0]
+            a.baseline_label = ("commit " + commit[0].strip()
+                                + (" (src/ modified locally)" if dirty.strip() else "")
+                                if commit[2] == 0 else a.baseline_build)
+        if a.compare_with:
+            raise SystemExit("bench: --compare-with does not apply to an A/B run")
+    for tool in ("wrk",) if a.baseline_build else ("wrk", "nginx"):
         if not shutil.which(tool):
             raise SystemExit("bench: %s is not installed (run bench/install-bench-deps.sh)"
                              % tool)

@@ -9,11 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void bd_secret_default_path(const char *db, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s.secret", db);
-}
-
 bd_result bd_secret_create(const char *path, char *why, size_t whylen)
 {
     if (sodium_init() < 0)

@@ -14,8 +14,6 @@
 #define BD_SECRET_LEN 32
 #define BD_MAC_LEN 32
 
-/* Default secret path for a store: "<db>.secret". */
-void bd_secret_default_path(const char *db, char *out, size_t cap);
 /* Creates a new secret file (fails with BD_ERR_EXISTS if one exists) with mode 0600. */
 bd_result bd_secret_create(const char *path, char *why, size_t whylen);
 /* Loads a secret; refuses a file that group or others may read (BD_ERR_INVALID). */

@@ -7,23 +7,31 @@
 #include "auth/keys.h"
 #include "cli/cli.h"
 
-static void secret_path_for(const char *db, const char *given, char *out, size_t cap)
+/* The secret file: the one given, or the store's default; false (said) when it has none. */
+static bool secret_path_for(const char *db, const char *given, char *out, size_t cap)
 {
-    if (given)
+    if (given) {
         snprintf(out, cap, "%s", given);
-    else
-        bd_secret_default_path(db, out, cap);
+        return true;
+    }
+    if (bd_store_default_secret_path(db, out, cap))
+        return true;
+    fputs("breachctl: --secret PATH is required with this store\n", stderr);
+    return false;
 }
 
 int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
                 uint8_t secret[BD_SECRET_LEN])
 {
     char why[512], path[1100];
-    secret_path_for(db, secret_path, path, sizeof path);
+    *s = NULL;
+    /* The store first: one this build cannot open is named before a missing --secret. */
     if (bd_store_open(db, BD_STORE_WRITE, s, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         return BD_EXIT_FAIL;
     }
+    if (!secret_path_for(db, secret_path, path, sizeof path))
+        goto fail;
     char want[65], have[65];
     if (bd_secret_load(path, secret, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
@@ -46,7 +54,8 @@ fail:
 int bd_cli_init_store(const char *db, const char *secret_path)
 {
     char why[512], path[1100];
-    secret_path_for(db, secret_path, path, sizeof path);
+    if (!secret_path_for(db, secret_path, path, sizeof path))
+        return BD_EXIT_FAIL;
     if (access(db, F_OK) == 0) {
         bd_store *probe;
         if (bd_store_open(db, BD_STORE_READ, &probe, why, sizeof why) == BD_OK) {

@@ -242,8 +242,6 @@ void bd_handle_breach_search(bd_req *rq)
      * records). The envelope's head (count and token) is spliced in front of the records
      * afterwards, since the token depends on the page's last record. */
     bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_record_plan(rq->store, &q);
     if (r != BD_OK) {
         bd_store_read_end(rq->store);
         bd_reply_store_error(rq, r);

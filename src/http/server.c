@@ -383,6 +383,20 @@ static bool set_base(bd_server *srv, const char *base)
     return true;
 }
 
+/* No --secret, and the store has no default secret file: says first what keeps the store
+ * itself from opening (a kind of store this build does not support), else that --secret is
+ * needed. */
+static bd_result no_secret(bd_server *srv, char *why, size_t whylen)
+{
+    bd_store *s;
+    bd_result r = bd_store_open(srv->db, BD_STORE_READ, &s, why, whylen);
+    if (r != BD_OK)
+        return r;
+    bd_store_close(s);
+    snprintf(why, whylen, "--secret FILE is required with this store");
+    return BD_ERR_INVALID;
+}
+
 /* Loads the secret, checks it belongs to the store (so a wrong path or a foreign secret
  * fails at start), and loads the keys. */
 static bd_result open_store(bd_server *srv, char *why, size_t whylen)
@@ -390,8 +404,8 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     char secret_path[1100];
     if (srv->cfg.secret_path)
         snprintf(secret_path, sizeof secret_path, "%s", srv->cfg.secret_path);
-    else
-        bd_secret_default_path(srv->db, secret_path, sizeof secret_path);
+    else if (!bd_store_default_secret_path(srv->db, secret_path, sizeof secret_path))
+        return no_secret(srv, why, whylen);
     bd_result r = bd_secret_load(secret_path, srv->secret, why, whylen);
     if (r != BD_OK)
         return r;

@@ -52,12 +52,9 @@ static const bd_card_cond *plan_node(planner *p, const bd_query_node *n)
     case BD_QUERY_NUMBER_PATTERN: {
         c->kind = BD_CC_NUMBER;
         memcpy(c->bin, n->bin, sizeof c->bin);
-        size_t tl = strlen(n->last4);
-        for (size_t i = 0; i < tl; i++) /* the store keeps the last four digits reversed */
-            c->tail[i] = n->last4[tl - 1 - i];
-        c->tail[tl] = '\0';
+        memcpy(c->last4, n->last4, sizeof c->last4);
         c->length = n->length > 0 ? n->length : 0;
-        c->min_length = n->length > 0 || n->min_length <= 12 ? 0 : n->min_length;
+        c->min_length = n->length > 0 ? 0 : n->min_length;
         break;
     }
     case BD_QUERY_NUMBER_EXACT:

@@ -28,9 +28,16 @@ enum {
     BD_STORE_CREATE = 2, /* create the schema if the store is empty (with WRITE) */
 };
 
-/* Opens a connection to the store named by uri (a SQLite file path for now). On failure,
- * *out is NULL and why holds a sentence for the operator. BD_ERR_NOT_FOUND when the store
- * does not exist and CREATE was not asked; BD_ERR_BUSY when it cannot be reached. */
+/* The secret file a store uses when none is named: "<path>.secret" beside a SQLite store.
+ * false when the store has no default (a database server: the secret must never live in
+ * it or be guessed from its address, so --secret is required). */
+bool bd_store_default_secret_path(const char *uri, char *out, size_t cap);
+
+/* Opens a connection to the store named by uri: a SQLite file path, or a postgres:// or
+ * postgresql:// URI, which this build refuses (BD_ERR_INVALID). On failure, *out is NULL
+ * and why holds a sentence for the operator, never a password from the URI.
+ * BD_ERR_NOT_FOUND when the store does not exist and CREATE was not asked; BD_ERR_BUSY when
+ * it cannot be reached. */
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen);
 void bd_store_close(bd_store *s);
 
@@ -49,20 +56,22 @@ void bd_store_rollback(bd_store *s);
 bd_result bd_store_read_begin(bd_store *s);
 void bd_store_read_end(bd_store *s);
 
-/* Lets the reads of one store that begin within window_us of each other share one read
- * view, so a busy reader pays for starting a view once per window instead of once per
- * request: a read then sees every commit made more than window_us before it began (and
- * may see later ones). 0, the default, gives every read_begin a fresh view. Call it before
- * the first read; then every use of the store must sit between read_begin and read_end. */
+/* Optional hint (a backend without long-lived read views ignores it): lets the reads of
+ * one store that begin within window_us of each other share one read view, so a busy reader pays
+ * for starting a view once per window instead of once per request: a read then sees every commit
+ * made more than window_us before it began (and may see later ones). 0, the default, gives every
+ * read_begin a fresh view. Call it before the first read; then every use of the store must sit
+ * between read_begin and read_end. */
 void bd_store_share_reads(bd_store *s, int64_t window_us);
 /* A number that changes whenever the store's content does, from any process: two reads
  * through the same handle that get the same number saw the same data, so whatever was
  * derived from the first still holds for the second. Meaningful inside a read view once it
  * has run a query; compare only values from one handle. */
 uint64_t bd_store_data_version(bd_store *s);
-/* Ends a shared read view that has outlived its window, unless a read is in progress, so
- * an idle reader does not hold back the checkpoints of another process's writes. Safe to
- * call from any thread. */
+/* Optional hint, paired with bd_store_share_reads (a no-op where that is ignored): ends a
+ * shared read view that has outlived its window, unless a read is in progress, so an idle
+ * reader does not hold back the checkpoints of another process's writes. Safe to call from
+ * any thread. */
 void bd_store_release_idle(bd_store *s);
 
 /* Bulk loading. Inside an open write transaction, bulk_begin drops the lookup indexes of
@@ -171,23 +180,22 @@ typedef struct {
         bd_slice key;
     } filter[BD_FIELD_COUNT];
     int limit; /* records per page */
-    /* The field whose index drives the lookup; set by bd_store_record_plan. */
-    bd_field driver;
+    /* The backend's memo of its plan for this query: zero when the query is built; the
+     * first count or find may note here how it chose to run the query, and the other
+     * reuses it (same read view). Callers never read it. */
+    int plan;
     /* keyset position: only records after (date, id) in the order, when has_after */
     bool has_after;
     int32_t after_date;
     int64_t after_id;
 } bd_record_query;
 
-/* Picks the most selective index for q (the searched field or a filter with a value) by
- * counting at most a thousand index entries of each candidate, and records it in q->driver.
- * Call once per request before counting or finding. */
-bd_result bd_store_record_plan(bd_store *s, bd_record_query *q);
-/* Counts every record matching q (the position is ignored). */
-bd_result bd_store_record_count(bd_store *s, const bd_record_query *q, int64_t *count);
+/* Counts every record matching q (the position is ignored). How the search is run (which
+ * index drives it) is the backend's choice, noted in q->plan. */
+bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count);
 /* Calls cb for up to q->limit records in order (breach date newest first, then id
  * descending), starting after the keyset position. */
-bd_result bd_store_record_find(bd_store *s, const bd_record_query *q, bd_record_cb cb, void *ctx);
+bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
 
 /* ---- cards ------------------------------------------------------------------------- */
 
@@ -250,10 +258,11 @@ typedef struct bd_card_cond {
     bd_card_cond_kind kind;
     const struct bd_card_cond *const *kids; /* AND, OR: nkids >= 1; NOT: 1 */
     size_t nkids;
-    /* NUMBER: bin is up to 6 leading digits with '?' for any digit ("" = any); tail up to
-     * 4 trailing digits, last digit first, '?' for any digit; length 12..19 or 0 = any;
-     * min_length: at least this many digits (0 = no bound) */
-    char bin[7], tail[5];
+    /* NUMBER: bin is up to 6 leading digits with '?' for any digit ("" = any); last4 up to
+     * 4 trailing digits in reading order, anchored at the last digit ("11" = ends with 11),
+     * '?' for any digit; length 12..19 or 0 = any; min_length: the card has at least this
+     * many digits (0 = no bound) */
+    char bin[7], last4[5];
     int length, min_length;
     uint8_t hmac[BD_HMAC_LEN]; /* HMAC */
     bd_card_column column;     /* EQUALS, WORDS (owner/bank), RANGE (dates) */
@@ -279,8 +288,9 @@ typedef struct {
     size_t nsort;
     int64_t offset;
     int limit;
-    /* How many cards match (from bd_store_card_count), or -1: lets the store choose between
-     * walking the sort order and sorting the matches. */
+    /* Optional hint: how many cards match, from bd_store_card_count in the same read view,
+     * or -1 when unknown. A backend may use it to choose between walking the sort order and
+     * sorting the matches, or ignore it: the page is the same either way. */
     int64_t matches;
 } bd_card_query;
 

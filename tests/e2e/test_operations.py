@@ -362,5 +362,29 @@ class DomainCounts(unittest.TestCase):
             ctl.cleanup()
 
 
+class UnsupportedStores(unittest.TestCase):
+    """A PostgreSQL URI is refused (no backend in this build yet) without its password
+    reaching the terminal."""
+    URI = "postgresql://u:pw@localhost/x"
+
+    def refused(self, *argv):
+        p = subprocess.run(argv, capture_output=True, timeout=10)
+        err = p.stderr.decode()
+        self.assertEqual(p.returncode, 2, err)
+        self.assertIn("not supported", err)
+        self.assertNotIn("pw", err)
+        self.assertEqual(p.stdout, b"")
+        return err
+
+    def test_breachctl_refuses_a_postgresql_store_without_showing_its_password(self):
+        err = self.refused(binary("breachctl"), "stats", "--db", self.URI)
+        self.assertIn("postgresql://u@localhost/x", err)
+        self.refused(binary("breachctl"), "stats", "--db", "postgresql://u@localhost/x?password=pw")
+
+    def test_breachd_refuses_a_postgresql_store_without_showing_its_password(self):
+        err = self.refused(binary("breachd"), "--db", self.URI, "--listen", "127.0.0.1:0")
+        self.assertIn("postgresql://u@localhost/x", err)
+
+
 if __name__ == "__main__":
     unittest.main()

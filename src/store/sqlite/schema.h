@@ -1,6 +1,6 @@
 /* SQLite schema migrations, applied in order; the store's meta table records how many ran. */
-#ifndef BD_STORE_SCHEMA_H
-#define BD_STORE_SCHEMA_H
+#ifndef BD_STORE_SQLITE_SCHEMA_H
+#define BD_STORE_SQLITE_SCHEMA_H
 
 extern const char *const bd_sqlite_migrations[];
 extern const int bd_sqlite_migration_count;

@@ -13,10 +13,10 @@
  * - card_counts keeps how many cards share each BIN (kind 0) and each reversed last four
  *   (kind 1), updated with every insert, so counting a plain prefix or suffix pattern reads
  *   a few rows instead of every matching index entry. */
-#include "store/schema.h"
+#include "store/sqlite/schema.h"
 
 /* The lookup indexes of records and cards, defined once: the initial schema creates them,
- * and a bulk import drops and rebuilds them (see bd_store_bulk_begin). */
+ * and a bulk import drops and rebuilds them (see sq_bulk_begin in conn.c). */
 /* clang-format off */
 #define RECORD_INDEXES \
     "CREATE INDEX records_by_breach ON records(breach_id);" \

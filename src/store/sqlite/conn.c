@@ -1,0 +1,401 @@
+/* The SQLite backend's connection: opening (file modes, pragmas, schema migrations) and
+ * closing, the meta table, transactions, read views and their sharing, bulk loads, the
+ * liveness check, and the operations table that bd_sqlite_open hands to the front. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/private_file.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/sqlite_impl.h"
+
+/* What the front (store.c) calls through; the functions are in this folder's files. */
+static const bd_store_ops sqlite_ops = {
+    .close = sq_close,
+    .meta_get = sq_meta_get,
+    .meta_set = sq_meta_set,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .read_begin = sq_read_begin,
+    .read_end = sq_read_end,
+    .share_reads = sq_share_reads,
+    .data_version = sq_data_version,
+    .release_idle = sq_release_idle,
+    .bulk_begin = sq_bulk_begin,
+    .bulk_end = sq_bulk_end,
+    .ping = sq_ping,
+    .breach_put = sq_breach_put,
+    .breach_list = sq_breach_list,
+    .breach_by_id = sq_breach_by_id,
+    .breach_get = sq_breach_get,
+    .breach_exists = sq_breach_exists,
+    .breach_refresh_count = sq_breach_refresh_count,
+    .record_put = sq_record_put,
+    .record_count = sq_record_count,
+    .record_find = sq_record_find,
+    .card_put = sq_card_put,
+    .card_count = sq_card_count,
+    .card_find = sq_card_find,
+    .key_add = sq_key_add,
+    .key_list = sq_key_list,
+    .key_revoke = sq_key_revoke,
+    .key_generation = sq_key_generation,
+    .erase_email = sq_erase_email,
+    .erase_breach = sq_erase_breach,
+    .truncate_log = sq_truncate_log,
+    .backup = sq_backup,
+    .stats = sq_stats,
+};
+
+/* Process-wide SQLite settings, applied once before the first connection: memory
+ * statistics take a global mutex on every allocation, which every server thread would
+ * contend on, and nothing here reads them. */
+static void configure_sqlite(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_initialize();
+}
+
+/* The store's files are for its owner alone. A writer creates the main file 0600 itself
+ * before SQLite opens it (SQLite gives the -wal and -shm files the main file's mode, whatever
+ * the umask), and takes the group and other bits off any of the three that an older version
+ * or a looser umask left readable. */
+static bd_result make_private(const char *path, bool create, char *why, size_t whylen)
+{
+    if (strcmp(path, ":memory:") == 0 || strncmp(path, "file:", 5) == 0)
+        return BD_OK;
+    bd_result r = bd_private_file_restrict(path, create, why, whylen);
+    char side[4096];
+    for (int i = 0; r == BD_OK && i < 2; i++) {
+        if ((size_t)snprintf(side, sizeof side, "%s%s", path, i ? "-shm" : "-wal") < sizeof side)
+            r = bd_private_file_restrict(side, false, why, whylen);
+    }
+    return r;
+}
+
+static int schema_version(sqlite_store *s)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static bd_result migrate(sqlite_store *s, char *why, size_t whylen)
+{
+    int v = schema_version(s);
+    if (v < 0 || v > bd_sqlite_migration_count) {
+        snprintf(why, whylen, "the store's schema version %d is newer than this program", v);
+        return BD_ERR_STORE;
+    }
+    for (; v < bd_sqlite_migration_count; v++) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+        bd_result r = sq_exec(s, "BEGIN IMMEDIATE");
+        if (r == BD_OK)
+            r = sq_exec(s, bd_sqlite_migrations[v]);
+        if (r == BD_OK)
+            r = sq_exec(s, pragma);
+        if (r == BD_OK)
+            r = sq_exec(s, "COMMIT");
+        if (r != BD_OK) {
+            sq_exec(s, "ROLLBACK");
+            snprintf(why, whylen, "schema migration %d failed", v + 1);
+            return r;
+        }
+    }
+    return BD_OK;
+}
+
+void sq_close(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    sq_finalize_all(s);
+    if (s->words)
+        s->tokenizer.xDelete(s->words);
+    sqlite3_close(s->db);
+    bd_buf_free(&s->sql);
+    bd_buf_free(&s->text);
+    pthread_mutex_destroy(&s->read_lock);
+    free(s);
+}
+
+/* Opens the file and sets the pragmas every connection has. */
+static bd_result open_file(sqlite_store *s, const char *path, int flags, char *why, size_t whylen)
+{
+    int oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+    if (flags & BD_STORE_CREATE)
+        oflags |= SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(why, whylen, "cannot open the store %s: %s", path,
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        return rc == SQLITE_CANTOPEN ? BD_ERR_NOT_FOUND : sq_map_rc(rc);
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    /* A new store gets 16 KiB pages: a quarter of the I/O calls of the 4 KiB default for
+     * the same data, which is what bulk import and index range scans pay for. Only takes
+     * effect before the first table exists. */
+    if (flags & BD_STORE_CREATE)
+        sq_exec(s, "PRAGMA page_size=16384");
+    sqlite3_extended_result_codes(s->db, 0);
+    /* WAL lets the server read while breachctl imports; NORMAL sync is durable at each
+     * checkpoint and never corrupts, which is the trade-off WAL documents. */
+    /* Readers map up to 2 GiB of the store (SQLite's cap in Debian's build): the benchmark's
+     * profile of a card search on a 0.8 GB store spent 65% of its time in pread(2) for
+     * pages past the former 256 MiB window. The mapping shares the OS page cache. */
+    bd_result r =
+        sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;"
+                   "PRAGMA cache_size=-65536; PRAGMA mmap_size=2147418112; "
+                   "PRAGMA temp_store=MEMORY");
+    if (r != BD_OK)
+        snprintf(why, whylen, "%s is not a breachd store (or is locked)", path);
+    return r;
+}
+
+/* Refuses a file that holds no store unless one is being created, and brings the schema to
+ * this program's version: a writer always runs what is missing, a reader only when the
+ * version differs (a newer store is refused). */
+static bd_result check_schema(sqlite_store *s, const char *path, int flags, char *why,
+                              size_t whylen)
+{
+    int v = schema_version(s);
+    if (v == 0 && !(flags & BD_STORE_CREATE)) {
+        snprintf(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", path,
+                 path);
+        return BD_ERR_NOT_FOUND;
+    }
+    if ((flags & BD_STORE_WRITE) || v != bd_sqlite_migration_count)
+        return migrate(s, why, whylen);
+    return BD_OK;
+}
+
+/* The settings of the connection's role: a reader only reads; a writer loads in bulk. */
+static void set_role(sqlite_store *s, int flags)
+{
+    if (!(flags & BD_STORE_WRITE)) {
+        sq_exec(s, "PRAGMA query_only=1");
+        return;
+    }
+    /* bulk writers: fold the WAL back every 256 MiB, not every 4 MiB (each fsyncs);
+     * a 1 GiB page cache (allocated only as used) keeps the random-key index pages
+     * of a few million records in memory, where import cost grows once they spill */
+    sq_exec(s, "PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-1048576; "
+               "PRAGMA mmap_size=0");
+    /* Index builds after a bulk load sort with helper threads, one per spare core. */
+    char pragma[32];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(pragma, sizeof pragma, "PRAGMA threads=%ld",
+             cores > 1 ? (cores < 8 ? cores - 1 : 7) : 0);
+    sq_exec(s, pragma);
+}
+
+bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, configure_sqlite);
+    *out = NULL;
+    if ((flags & BD_STORE_WRITE) &&
+        make_private(path, flags & BD_STORE_CREATE, why, whylen) != BD_OK)
+        return BD_ERR_IO;
+    sqlite_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return BD_ERR_NOMEM;
+    s->base.ops = &sqlite_ops;
+    bd_buf_init(&s->sql, 16384);
+    bd_buf_init(&s->text, 65536);
+    pthread_mutex_init(&s->read_lock, NULL);
+    bd_result r = open_file(s, path, flags, why, whylen);
+    if (r == BD_OK)
+        r = check_schema(s, path, flags, why, whylen);
+    if (r != BD_OK) {
+        sq_close(&s->base);
+        return r;
+    }
+    set_role(s, flags);
+    *out = &s->base;
+    return BD_OK;
+}
+
+bd_result sq_meta_get(bd_store *base, const char *key, char *out, size_t outcap)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_META_GET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    bd_result r = BD_ERR_NOT_FOUND;
+    if (rc == SQLITE_ROW) {
+        bd_slice v = sq_col_slice(st, 0);
+        if (v.len + 1 > outcap) {
+            r = BD_ERR_LIMIT;
+        } else {
+            memcpy(out, v.ptr, v.len);
+            out[v.len] = '\0';
+            r = BD_OK;
+        }
+    } else if (rc != SQLITE_DONE) {
+        r = sq_map_rc(rc);
+    }
+    sq_done(st);
+    return r;
+}
+
+bd_result sq_meta_set(bd_store *base, const char *key, const char *value)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_META_SET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    return sq_step_done(s, st);
+}
+
+bd_result sq_begin(bd_store *base)
+{
+    return sq_run_fixed(S(base), Q_BEGIN);
+}
+
+bd_result sq_commit(bd_store *base)
+{
+    return sq_run_fixed(S(base), Q_COMMIT);
+}
+
+void sq_rollback(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    if (!sqlite3_get_autocommit(s->db))
+        sq_run_fixed(s, Q_ROLLBACK);
+}
+
+int64_t sq_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Starting a WAL read view costs a file lock, a stat and a mutex that every connection of
+ * the process shares: 14% of the server's CPU on the benchmark's hot path, where a request
+ * is one index lookup. Sharing a view for a couple of milliseconds makes that rare. */
+bd_result sq_read_begin(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    if (!s->share_ns)
+        return sq_run_fixed(s, Q_BEGIN_READ);
+    pthread_mutex_lock(&s->read_lock);
+    int64_t now = sq_monotonic_ns();
+    bool open = !sqlite3_get_autocommit(s->db); /* an error may have rolled it back */
+    if (open && s->view_began && now - s->view_began < s->share_ns)
+        return BD_OK;
+    if (open)
+        sq_run_fixed(s, Q_COMMIT);
+    s->view_began = 0;
+    bd_result r = sq_run_fixed(s, Q_BEGIN_READ);
+    if (r == BD_OK)
+        s->view_began = now;
+    return r; /* the lock is released by read_end, which follows even a failed begin */
+}
+
+void sq_read_end(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    if (s->share_ns) {
+        pthread_mutex_unlock(&s->read_lock);
+        return;
+    }
+    if (!sqlite3_get_autocommit(s->db))
+        sq_run_fixed(s, Q_COMMIT);
+}
+
+void sq_share_reads(bd_store *base, int64_t window_us)
+{
+    S(base)->share_ns = window_us > 0 ? window_us * 1000 : 0;
+}
+
+uint64_t sq_data_version(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    /* SQLite's pager counts content changes, its own and other connections' (seen when a
+     * read begins), without running a statement. */
+    unsigned int v = 0;
+    if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
+        return 0;
+    return v;
+}
+
+void sq_release_idle(bd_store *base)
+{
+    sqlite_store *s = S(base);
+    if (!s->share_ns || pthread_mutex_trylock(&s->read_lock) != 0)
+        return;
+    if (s->view_began && sq_monotonic_ns() - s->view_began >= s->share_ns) {
+        if (!sqlite3_get_autocommit(s->db))
+            sq_run_fixed(s, Q_COMMIT);
+        s->view_began = 0;
+    }
+    pthread_mutex_unlock(&s->read_lock);
+}
+
+/* Drops every index the given DDL creates; the names are read out of its CREATE INDEX
+ * statements, so the list of indexes lives only in schema.c. */
+static bd_result drop_indexes(sqlite_store *s, const char *ddl)
+{
+    static const char create[] = "CREATE INDEX ";
+    bd_result r = BD_OK;
+    for (const char *p = ddl; r == BD_OK && (p = strstr(p, create)) != NULL;) {
+        p += sizeof create - 1;
+        size_t n = strcspn(p, " ");
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, p);
+        r = sq_exec(s, sql);
+    }
+    return r;
+}
+
+bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
+{
+    sqlite_store *s = S(base);
+    if (sqlite3_get_autocommit(s->db))
+        return BD_ERR_INVALID; /* only inside the load's own transaction */
+    if (kind == BD_BULK_CARDS)
+        s->bulk_cards = true;
+    else
+        s->bulk_records = true;
+    return drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
+                                                   : bd_sqlite_card_indexes);
+}
+
+bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
+{
+    sqlite_store *s = S(base);
+    if (kind == BD_BULK_RECORDS) {
+        s->bulk_records = false;
+        bd_result r = sq_exec(s, bd_sqlite_record_indexes);
+        return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
+    }
+    s->bulk_cards = false;
+    bd_result r = sq_exec(s, bd_sqlite_card_indexes);
+    if (r == BD_OK)
+        r = sq_exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"
+                       "DELETE FROM card_counts;"
+                       "INSERT INTO card_counts(kind, key, n) "
+                       "  SELECT 0, bin, count(*) FROM cards GROUP BY bin;"
+                       "INSERT INTO card_counts(kind, key, n) "
+                       "  SELECT 1, tail, count(*) FROM cards GROUP BY tail;");
+    return r;
+}
+
+bd_result sq_ping(bd_store *base)
+{
+    return sq_run_fixed(S(base), Q_PING);
+}

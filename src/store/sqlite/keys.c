@@ -1,0 +1,79 @@
+/* The SQLite backend's API keys: add, list, revoke, and the generation servers poll. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_impl.h"
+
+bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_KEY_ADD);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, k->name);
+    sqlite3_bind_blob(st, 2, k->hash, sizeof k->hash, SQLITE_STATIC);
+    sq_bind_slice(st, 3, k->plan);
+    sqlite3_bind_int64(st, 4, k->rate_per_hour);
+    sqlite3_bind_int64(st, 5, k->created_at);
+    sqlite3_bind_int64(st, 6, k->expires_at);
+    sqlite3_bind_int64(st, 7, k->exact_per_day);
+    bd_result r = sq_step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    *id = sqlite3_last_insert_rowid(s->db);
+    return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_KEY_LIST);
+    if (!st)
+        return BD_ERR_STORE;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_key_row k;
+        k.id = sqlite3_column_int64(st, 0);
+        k.name = sq_col_slice(st, 1);
+        memset(k.hash, 0, sizeof k.hash);
+        if (sqlite3_column_bytes(st, 2) == (int)sizeof k.hash)
+            memcpy(k.hash, sqlite3_column_blob(st, 2), sizeof k.hash);
+        k.plan = sq_col_slice(st, 3);
+        k.rate_per_hour = sqlite3_column_int64(st, 4);
+        k.created_at = sqlite3_column_int64(st, 5);
+        k.expires_at = sqlite3_column_int64(st, 6);
+        k.revoked_at = sqlite3_column_int64(st, 7);
+        k.exact_per_day = sqlite3_column_int64(st, 8);
+        if (cb(ctx, &k))
+            break;
+    }
+    bd_result r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    sq_done(st);
+    return r;
+}
+
+bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_KEY_REVOKE);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, now);
+    bd_result r = sq_step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND;
+    return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result sq_key_generation(bd_store *base, int64_t *gen)
+{
+    char v[32];
+    bd_result r = sq_meta_get(base, "key_generation", v, sizeof v);
+    if (r != BD_OK)
+        return r;
+    *gen = strtoll(v, NULL, 10);
+    return BD_OK;
+}

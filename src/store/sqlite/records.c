@@ -1,0 +1,274 @@
+/* The SQLite backend's breach records: insert (with the per-domain counts), the choice of
+ * the index that drives a search, and count and page of a search. */
+#include <string.h>
+
+#include "store/sqlite/sqlite_impl.h"
+
+/* The id and date of a record's breach, from the connection's cache or the store. */
+static bd_result record_breach(sqlite_store *s, const char *uuid, const breach_slot **out)
+{
+    breach_slot *b = &s->breach_cache[bd_slice_hash(bd_slice_from(uuid)) & (BREACH_CACHE - 1)];
+    if (strcmp(b->uuid, uuid) != 0) {
+        b->uuid[0] = '\0';
+        bd_result res = sq_breach_id(s, uuid, &b->id, &b->date);
+        if (res != BD_OK)
+            return res;
+        memcpy(b->uuid, uuid, sizeof b->uuid);
+    }
+    *out = b;
+    return BD_OK;
+}
+
+bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
+{
+    sqlite_store *s = S(base);
+    *inserted = false;
+    const breach_slot *b;
+    bd_result res = record_breach(s, r->breach_uuid, &b);
+    if (res != BD_OK)
+        return res;
+    sqlite3_stmt *st = sq_fixed(s, Q_RECORD_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, b->id);
+    sqlite3_bind_int(st, 2, b->date);
+    sq_bind_slice(st, 3, r->user_name);
+    sq_bind_slice(st, 4, r->user_name_key);
+    sq_bind_slice(st, 5, r->first_name);
+    sq_bind_slice(st, 6, r->last_name);
+    sq_bind_slice(st, 7, r->email);
+    sq_bind_slice(st, 8, r->email_domain);
+    sq_bind_slice(st, 9, r->phone_number);
+    sq_bind_slice(st, 10, r->phone_key);
+    sq_bind_slice(st, 11, r->ip_address);
+    sq_bind_slice(st, 12, r->bitcoin_address);
+    sq_bind_slice(st, 13, r->password_masked);
+    sq_bind_blob(st, 14, r->password_hmac);
+    sq_bind_slice(st, 15, r->password_hash);
+    sq_bind_slice(st, 16, r->ssn_masked);
+    sq_bind_blob(st, 17, r->ssn_hmac);
+    sq_bind_slice(st, 18, r->other_attributes);
+    sqlite3_bind_int(st, 19, (int)r->severity);
+    sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
+    res = sq_step_done(s, st);
+    *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
+    if (!*inserted || !r->email_domain.ptr || s->bulk_records)
+        return res;
+    st = sq_fixed(s, Q_DOMAIN_COUNT_ADD);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, r->email_domain);
+    return sq_step_done(s, st);
+}
+
+/* Column holding each field's lookup key, in bd_field order. */
+static const char *const FIELD_COL[BD_FIELD_COUNT] = {
+    "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
+    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
+};
+
+/* The index over each field's lookup key (schema.c), ordered like a search page. */
+static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
+    "records_by_email",    "records_by_domain", "records_by_phone",
+    "records_by_user",     "records_by_ip",     "records_by_ssn",
+    "records_by_password", "records_by_hash",   "records_by_bitcoin",
+};
+
+/* Binds a lookup key of field f: HMAC bytes for password and SSN, text otherwise. */
+static void bind_key(sqlite3_stmt *st, int i, bd_field f, bd_slice key)
+{
+    if (f == BD_FIELD_SSN || f == BD_FIELD_PASSWORD)
+        sq_bind_blob(st, i, key);
+    else
+        sq_bind_slice(st, i, key);
+}
+
+/* Writes the index choice and WHERE clause of q into s->sql; parameters are numbered in
+ * the order bind_where binds them. The driving index is named, not left to the planner:
+ * without statistics SQLite prefers the index that also gives the page order, which is the
+ * wrong one when a large domain meets a rare password. */
+static bd_result build_where(sqlite_store *s, const bd_record_query *q, bool with_position)
+{
+    bd_buf *b = &s->sql;
+    bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->plan - 1]);
+    if (r == BD_OK)
+        r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
+    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
+        switch (q->filter[f].mode) {
+        case BD_FILTER_NONE:
+            break;
+        case BD_FILTER_PRESENT:
+            r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_ABSENT:
+            r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_EQUALS:
+            r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]);
+            break;
+        }
+    }
+    if (r == BD_OK && with_position && q->has_after)
+        r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
+    return r;
+}
+
+static int bind_where(sqlite3_stmt *st, const bd_record_query *q, bool with_position)
+{
+    int i = 1;
+    bind_key(st, i++, q->field, q->key);
+    for (int f = 0; f < BD_FIELD_COUNT; f++) {
+        if (q->filter[f].mode == BD_FILTER_EQUALS)
+            bind_key(st, i++, (bd_field)f, q->filter[f].key);
+    }
+    if (with_position && q->has_after) {
+        sqlite3_bind_int(st, i++, q->after_date);
+        sqlite3_bind_int64(st, i++, q->after_id);
+    }
+    return i;
+}
+
+/* Index entries of one key, counted up to a bound. */
+static bd_result probe(sqlite_store *s, bd_field f, bd_slice key, int64_t *n)
+{
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_printf(&s->sql,
+                                "SELECT count(*) FROM (SELECT 1 FROM records INDEXED BY %s "
+                                "WHERE %s = ?1 LIMIT 1001)",
+                                FIELD_INDEX[f], FIELD_COL[f]);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_key(st, 1, f, key);
+    return sq_step_count(st, n);
+}
+
+/* Picks the index that drives q, once per query: the searched field's, or a filter value's
+ * when a probe of at most a thousand entries finds it more selective. Noted in q->plan as
+ * the field + 1. */
+static bd_result plan_records(sqlite_store *s, bd_record_query *q)
+{
+    if (q->plan)
+        return BD_OK;
+    bd_field driver = q->field;
+    bool any = false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        any |= q->filter[f].mode == BD_FILTER_EQUALS;
+    bd_result r = BD_OK;
+    int64_t best = 0;
+    if (any)
+        r = probe(s, q->field, q->key, &best);
+    for (int f = 0; any && f < BD_FIELD_COUNT && r == BD_OK; f++) {
+        if (q->filter[f].mode != BD_FILTER_EQUALS)
+            continue;
+        int64_t n;
+        r = probe(s, (bd_field)f, q->filter[f].key, &n);
+        if (r == BD_OK && n < best) {
+            best = n;
+            driver = (bd_field)f;
+        }
+    }
+    if (r == BD_OK)
+        q->plan = (int)driver + 1;
+    return r;
+}
+
+/* An email_domain search without filters: records_found is the domain's count. */
+static bool count_domain(sqlite_store *s, const bd_record_query *q, int64_t *count, bd_result *r)
+{
+    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+        return false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode != BD_FILTER_NONE)
+            return false;
+    sqlite3_stmt *st = sq_fixed(s, Q_DOMAIN_COUNT);
+    if (!st) {
+        *r = BD_ERR_STORE;
+        return true;
+    }
+    sq_bind_slice(st, 1, q->key);
+    *r = sq_step_count(st, count);
+    return true;
+}
+
+bd_result sq_record_count(bd_store *base, bd_record_query *q, int64_t *count)
+{
+    sqlite_store *s = S(base);
+    bd_result counted;
+    if (count_domain(s, q, count, &counted))
+        return counted;
+    bd_result r = plan_records(s, q);
+    if (r != BD_OK)
+        return r;
+    bd_buf_reset(&s->sql);
+    r = bd_buf_append_str(&s->sql, "SELECT count(*) FROM records r");
+    if (r == BD_OK)
+        r = build_where(s, q, false);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    bind_where(st, q, false);
+    return sq_step_count(st, count);
+}
+
+/* The columns record_find selects, in this order. */
+#define RECORD_COLS                                                                                \
+    "r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, r.email_domain, "       \
+    "r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, r.password_hash, "        \
+    "r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
+
+/* Fills a record row from RECORD_COLS. */
+static void record_from_cols(sqlite3_stmt *st, bd_record_row *row)
+{
+    row->id = sqlite3_column_int64(st, 0);
+    row->breach_date = sqlite3_column_int(st, 1);
+    row->user_name = sq_col_slice(st, 2);
+    row->first_name = sq_col_slice(st, 3);
+    row->last_name = sq_col_slice(st, 4);
+    row->email = sq_col_slice(st, 5);
+    row->email_domain = sq_col_slice(st, 6);
+    row->phone_number = sq_col_slice(st, 7);
+    row->ip_address = sq_col_slice(st, 8);
+    row->bitcoin_address = sq_col_slice(st, 9);
+    row->password_masked = sq_col_slice(st, 10);
+    row->password_hash = sq_col_slice(st, 11);
+    row->ssn_masked = sq_col_slice(st, 12);
+    row->other_attributes = sq_col_slice(st, 13);
+    row->severity = (bd_severity)sqlite3_column_int(st, 14);
+    row->breach_id = sqlite3_column_int64(st, 15);
+}
+
+bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx)
+{
+    sqlite_store *s = S(base);
+    bd_result r = plan_records(s, q);
+    if (r != BD_OK)
+        return r;
+    bd_buf_reset(&s->sql);
+    r = bd_buf_append_str(&s->sql, "SELECT " RECORD_COLS " FROM records r");
+    if (r == BD_OK)
+        r = build_where(s, q, true);
+    if (r == BD_OK)
+        r = bd_buf_append_str(&s->sql, " ORDER BY r.breach_date DESC, r.id DESC LIMIT ?");
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    int i = bind_where(st, q, true);
+    sqlite3_bind_int(st, i, q->limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_record_row row;
+        record_from_cols(st, &row);
+        if (cb(ctx, &row))
+            break;
+    }
+    r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    sq_done(st);
+    return r;
+}

@@ -1,0 +1,256 @@
+/* The SQLite backend's insides, shared by the files of src/store/sqlite/ and by nothing else:
+ * the connection struct, the fixed statements, and the small helpers every file uses to run
+ * them. The backend's functions (sq_*) have the contracts of the store.h functions of the
+ * same names; conn.c puts them in the operations table that bd_sqlite_open hands out. */
+#ifndef BD_STORE_SQLITE_SQLITE_IMPL_H
+#define BD_STORE_SQLITE_SQLITE_IMPL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "core/buf.h"
+#include "store/sqlite/cards_sql.h"
+#include "store/store_impl.h"
+
+/* Fixed statements, prepared on first use and kept for the connection's life; their SQL is
+ * in statements.c. */
+enum {
+    Q_META_GET,
+    Q_META_SET,
+    Q_BEGIN,
+    Q_BEGIN_READ,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_PING,
+    Q_BREACH_PUT,
+    Q_BREACH_LIST,
+    Q_BREACH_LIST_LIMIT,
+    Q_BREACH_GET,
+    Q_BREACH_BY_ID,
+    Q_BREACH_ID,
+    Q_BREACH_REFRESH,
+    Q_RECORD_PUT,
+    Q_CARD_PUT,
+    Q_CARD_WORDS_PUT,
+    Q_CARD_OWNER_WORD_PUT,
+    Q_CARD_COUNT_ADD,
+    Q_CARD_COUNT_SUM,
+    Q_KEY_ADD,
+    Q_KEY_LIST,
+    Q_KEY_REVOKE,
+    Q_KEY_BUMP,
+    Q_STATS,
+    Q_ERASE_EMAIL_BREACHES,
+    Q_ERASE_EMAIL,
+    Q_ERASE_BREACH_RECORDS,
+    Q_ERASE_BREACH,
+    Q_COUNT_RECORDS,
+    Q_DOMAIN_COUNT,
+    Q_DOMAIN_COUNT_ADD,
+    Q_ERASE_EMAIL_DOMAINS,
+    Q_ERASE_BREACH_DOMAINS,
+    Q_COUNT_CARDS,
+    Q_MAX_CARD,
+    Q__COUNT
+};
+
+#define DYN_CACHE 32
+#define BREACH_CACHE 256 /* a power of two */
+
+/* A breach an import looked up (records.c): "" uuid when empty. */
+typedef struct {
+    char uuid[BD_UUID_LEN + 1];
+    int64_t id;
+    int32_t date;
+} breach_slot;
+
+/* The connection: a bd_store (first, so that the front's bd_store * is this struct's address)
+ * and what the backend keeps per connection. */
+typedef struct sqlite_store {
+    bd_store base;
+    sqlite3 *db;
+    sqlite3_stmt *fixed[Q__COUNT];
+    struct {
+        char *sql;
+        sqlite3_stmt *stmt;
+        uint64_t used;
+    } dyn[DYN_CACHE];
+    uint64_t tick;
+    /* Shared read views (bd_store_share_reads): read_lock is held from read_begin to
+     * read_end and by bd_store_release_idle; view_began is when the open view began
+     * (monotonic ns), 0 when none is open. */
+    int64_t share_ns;
+    pthread_mutex_t read_lock;
+    int64_t view_began;
+    bd_buf sql; /* scratch for generated SQL */
+    /* Breaches looked up by imports, by a hash of their uuid: a dump interleaves the
+     * records of many breaches, and a lookup per row was 5% of a bulk import. Breaches
+     * never change id or date; erasing one empties the cache. */
+    breach_slot breach_cache[BREACH_CACHE];
+    /* card search: the SQL being built, its bound values and the strings made for them */
+    cond_sql cond;
+    bd_buf text;
+    bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
+    bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
+    /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
+     * the words the FTS5 index holds, and a query word must be split the same way. */
+    fts5_tokenizer tokenizer;
+    Fts5Tokenizer *words;
+} sqlite_store;
+
+/* The connection behind a bd_store that bd_sqlite_open handed out. */
+static inline sqlite_store *S(bd_store *s)
+{
+    return (sqlite_store *)s;
+}
+
+/* ---- running statements (statements.c) --------------------------------------------- */
+
+/* The bd_result of a SQLite result code. */
+static inline bd_result sq_map_rc(int rc)
+{
+    switch (rc) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW:
+        return BD_OK;
+    case SQLITE_NOMEM:
+        return BD_ERR_NOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+        return BD_ERR_BUSY;
+    case SQLITE_CONSTRAINT:
+        return BD_ERR_EXISTS;
+    default:
+        return BD_ERR_STORE;
+    }
+}
+
+/* Prepares fixed statement q for s; NULL on failure (said on stderr). */
+sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q);
+
+/* Returns the reset, unbound fixed statement q, preparing it once. NULL on failure. */
+static inline sqlite3_stmt *sq_fixed(sqlite_store *s, int q)
+{
+    sqlite3_stmt *st = s->fixed[q];
+    return st ? st : sq_prepare_fixed(s, q);
+}
+
+/* Returns the statement for generated SQL text, from the per-connection cache when this
+ * shape of query ran before; evicts the least recently used entry when full. NULL on
+ * failure. */
+sqlite3_stmt *sq_dynamic(sqlite_store *s, const char *sql);
+/* Finalizes every statement s prepared. */
+void sq_finalize_all(sqlite_store *s);
+
+/* Resets a statement and clears its bindings, for its next use. */
+static inline void sq_done(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* Binds text, or NULL for a slice without ptr; the slice must outlive the step. */
+static inline void sq_bind_slice(sqlite3_stmt *st, int i, bd_slice v)
+{
+    if (v.ptr)
+        sqlite3_bind_text(st, i, v.ptr, (int)v.len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static inline void sq_bind_blob(sqlite3_stmt *st, int i, bd_slice v)
+{
+    if (v.ptr)
+        sqlite3_bind_blob(st, i, v.ptr, (int)v.len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Binds n, or NULL when n is negative (not known). */
+static inline void sq_bind_known(sqlite3_stmt *st, int i, int64_t n)
+{
+    if (n >= 0)
+        sqlite3_bind_int64(st, i, n);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+/* Column i of the current row as a slice ({NULL, 0} for NULL), valid until the next step. */
+static inline bd_slice sq_col_slice(sqlite3_stmt *st, int i)
+{
+    const char *p = (const char *)sqlite3_column_text(st, i);
+    if (!p)
+        return (bd_slice){NULL, 0};
+    return (bd_slice){p, (size_t)sqlite3_column_bytes(st, i)};
+}
+
+/* Runs a statement that returns no rows, then resets it. */
+bd_result sq_step_done(sqlite_store *s, sqlite3_stmt *st);
+/* Runs fixed statement q, which returns no rows. */
+bd_result sq_run_fixed(sqlite_store *s, int q);
+/* Runs a statement that returns one number (a count) into *n (0 when it returns no row),
+ * then resets it. */
+bd_result sq_step_count(sqlite3_stmt *st, int64_t *n);
+/* The one number fixed statement q returns; -1 when it fails. */
+int64_t sq_count_of(sqlite_store *s, int q);
+/* Runs SQL text (several statements allowed) without results. */
+bd_result sq_exec(sqlite_store *s, const char *sql);
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t sq_monotonic_ns(void);
+
+/* ---- the backend's operations, by file ---------------------------------------------- */
+
+/* conn.c */
+void sq_close(bd_store *base);
+bd_result sq_meta_get(bd_store *base, const char *key, char *out, size_t outcap);
+bd_result sq_meta_set(bd_store *base, const char *key, const char *value);
+bd_result sq_begin(bd_store *base);
+bd_result sq_commit(bd_store *base);
+void sq_rollback(bd_store *base);
+bd_result sq_read_begin(bd_store *base);
+void sq_read_end(bd_store *base);
+void sq_share_reads(bd_store *base, int64_t window_us);
+uint64_t sq_data_version(bd_store *base);
+void sq_release_idle(bd_store *base);
+bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind);
+bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind);
+bd_result sq_ping(bd_store *base);
+
+/* breaches.c */
+bd_result sq_breach_put(bd_store *base, const bd_breach_in *b, bool *inserted);
+bd_result sq_breach_list(bd_store *base, int limit, bd_breach_cb cb, void *ctx);
+bd_result sq_breach_by_id(bd_store *base, int64_t id, bd_breach_cb cb, void *ctx);
+bd_result sq_breach_get(bd_store *base, const char *uuid, bd_breach_cb cb, void *ctx);
+bd_result sq_breach_exists(bd_store *base, const char *uuid, bool *exists);
+bd_result sq_breach_refresh_count(bd_store *base, const char *uuid);
+/* A breach's row id and date by uuid; BD_ERR_NOT_FOUND when absent. */
+bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date);
+
+/* records.c */
+bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted);
+bd_result sq_record_count(bd_store *base, bd_record_query *q, int64_t *count);
+bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx);
+
+/* cards.c */
+bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted);
+bd_result sq_card_count(bd_store *base, const bd_card_query *q, int64_t *count);
+bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, void *ctx);
+
+/* keys.c */
+bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id);
+bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx);
+bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now);
+bd_result sq_key_generation(bd_store *base, int64_t *gen);
+
+/* admin.c */
+bd_result sq_stats(bd_store *base, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                   int64_t *total_cards);
+bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void *ctx,
+                         int64_t *removed);
+bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_removed);
+bd_result sq_truncate_log(bd_store *base, int64_t wait_ms);
+bd_result sq_backup(bd_store *base, const char *dest, int dest_fd);
+
+#endif

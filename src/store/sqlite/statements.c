@@ -1,0 +1,195 @@
+/* The SQLite backend's statements: the SQL of the fixed ones, prepared once per connection,
+ * the per-connection cache of generated search SQL, and running them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_impl.h"
+
+/* The breach columns every breach-returning query selects, in bd_breach_row order. */
+#define BREACH_COLS                                                                                \
+    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
+    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
+    "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
+    "coalesce(b.pwned_count, b.pwned_count_derived)"
+#define BREACH_NCOLS 14
+
+static const char *const FIXED_SQL[Q__COUNT] = {
+    [Q_META_GET] = "SELECT value FROM meta WHERE key = ?1",
+    [Q_META_SET] = "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+                   "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    [Q_BEGIN] = "BEGIN IMMEDIATE",
+    [Q_BEGIN_READ] = "BEGIN DEFERRED",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_PING] = "SELECT count(*) FROM meta", /* reads the file: SELECT 1 would not */
+    [Q_BREACH_PUT] =
+        "INSERT INTO breaches(uuid, source_name, site_domain, breach_type, site_categories, "
+        "site_country, site_language, password_types, leaked_data_types, description, "
+        "service_article_url, site_logo, date_leaked, pwned_count) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+        "ON CONFLICT(uuid) DO NOTHING",
+    [Q_BREACH_LIST] = "SELECT " BREACH_COLS " FROM breaches b "
+                      "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
+    [Q_BREACH_LIST_LIMIT] = "SELECT " BREACH_COLS " FROM breaches b "
+                            "ORDER BY b.date_leaked DESC, b.source_name, b.uuid LIMIT ?1",
+    [Q_BREACH_GET] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.uuid = ?1",
+    [Q_BREACH_BY_ID] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.id = ?1",
+    [Q_BREACH_ID] = "SELECT id, date_leaked FROM breaches WHERE uuid = ?1",
+    [Q_BREACH_REFRESH] =
+        "UPDATE breaches SET pwned_count_derived = (SELECT count(DISTINCT coalesce(email, "
+        "user_name_key, phone_key, ip_address, bitcoin_address, hex(ssn_hmac), "
+        "password_hash)) FROM records WHERE breach_id = breaches.id) "
+        "WHERE uuid = ?1 AND pwned_count IS NULL", /* an imported count is what is shown */
+    [Q_RECORD_PUT] =
+        "INSERT INTO records(breach_id, breach_date, user_name, user_name_key, first_name, "
+        "last_name, email, email_domain, phone_number, phone_key, ip_address, bitcoin_address, "
+        "password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
+        "other_attributes, severity, dedup) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18, ?19, ?20) ON CONFLICT(dedup) DO NOTHING",
+    [Q_CARD_PUT] =
+        "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, length, "
+        "number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
+        "leak_discover_date, leak_size, leak_tags) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+        "?18, ?19) ON CONFLICT(card_id) DO NOTHING",
+    [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
+    [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, id) "
+                              "VALUES (?1, ?2, ?3)",
+    [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, 1) "
+                         "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
+    [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
+                         "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
+    [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
+                  "expires_at, exact_per_day) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
+                   "revoked_at, exact_per_day FROM api_keys ORDER BY id",
+    [Q_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0",
+    [Q_KEY_BUMP] = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                   "WHERE key = 'key_generation'",
+    [Q_STATS] = "SELECT b.uuid, b.source_name, "
+                "(SELECT count(*) FROM records r WHERE r.breach_id = b.id), "
+                "coalesce(b.pwned_count, b.pwned_count_derived) FROM breaches b "
+                "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
+    [Q_COUNT_RECORDS] = "SELECT count(*) FROM records",
+    [Q_DOMAIN_COUNT] = "SELECT n FROM domain_counts WHERE domain = ?1",
+    [Q_DOMAIN_COUNT_ADD] = "INSERT INTO domain_counts(domain, n) VALUES (?1, 1) "
+                           "ON CONFLICT(domain) DO UPDATE SET n = n + 1",
+    /* run before the records go: takes their number off each of their domains */
+    [Q_ERASE_EMAIL_DOMAINS] = "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
+                              "  SELECT email_domain AS domain, count(*) AS n FROM records"
+                              "  WHERE email = ?1 AND email_domain IS NOT NULL GROUP BY 1) AS gone "
+                              "WHERE domain_counts.domain = gone.domain",
+    [Q_ERASE_BREACH_DOMAINS] = "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
+                               "  SELECT email_domain AS domain, count(*) AS n FROM records"
+                               "  WHERE breach_id = (SELECT id FROM breaches WHERE uuid = ?1)"
+                               "  AND email_domain IS NOT NULL GROUP BY 1) AS gone "
+                               "WHERE domain_counts.domain = gone.domain",
+    [Q_ERASE_EMAIL_BREACHES] = "SELECT b.uuid, b.source_name, count(*), 0 FROM records r "
+                               "JOIN breaches b ON b.id = r.breach_id WHERE r.email = ?1 "
+                               "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name",
+    [Q_ERASE_EMAIL] = "DELETE FROM records WHERE email = ?1",
+    [Q_ERASE_BREACH_RECORDS] = "DELETE FROM records WHERE breach_id = "
+                               "(SELECT id FROM breaches WHERE uuid = ?1)",
+    [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
+    [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
+    [Q_MAX_CARD] = "SELECT coalesce(max(id), 0) FROM cards",
+};
+
+sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(s->db, FIXED_SQL[q], -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
+        SQLITE_OK) {
+        fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+        return NULL;
+    }
+    s->fixed[q] = st;
+    return st;
+}
+
+sqlite3_stmt *sq_dynamic(sqlite_store *s, const char *sql)
+{
+    int victim = 0;
+    for (int i = 0; i < DYN_CACHE; i++) {
+        if (s->dyn[i].sql && strcmp(s->dyn[i].sql, sql) == 0) {
+            s->dyn[i].used = ++s->tick;
+            return s->dyn[i].stmt;
+        }
+        if (s->dyn[i].used < s->dyn[victim].used)
+            victim = i;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+        return NULL;
+    }
+    char *copy = strdup(sql);
+    if (!copy) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_finalize(s->dyn[victim].stmt);
+    free(s->dyn[victim].sql);
+    s->dyn[victim].sql = copy;
+    s->dyn[victim].stmt = st;
+    s->dyn[victim].used = ++s->tick;
+    return st;
+}
+
+void sq_finalize_all(sqlite_store *s)
+{
+    for (int i = 0; i < Q__COUNT; i++)
+        sqlite3_finalize(s->fixed[i]);
+    for (int i = 0; i < DYN_CACHE; i++) {
+        sqlite3_finalize(s->dyn[i].stmt);
+        free(s->dyn[i].sql);
+    }
+}
+
+bd_result sq_step_done(sqlite_store *s, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    bd_result r = sq_map_rc(rc);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        fprintf(stderr, "store: %s\n", sqlite3_errmsg(s->db));
+    sq_done(st);
+    return r;
+}
+
+bd_result sq_exec(sqlite_store *s, const char *sql)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        fprintf(stderr, "store: %s\n", err ? err : sqlite3_errmsg(s->db));
+        sqlite3_free(err);
+    }
+    return sq_map_rc(rc);
+}
+
+bd_result sq_run_fixed(sqlite_store *s, int q)
+{
+    sqlite3_stmt *st = sq_fixed(s, q);
+    return st ? sq_step_done(s, st) : BD_ERR_STORE;
+}
+
+bd_result sq_step_count(sqlite3_stmt *st, int64_t *n)
+{
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sq_done(st);
+    return sq_map_rc(rc);
+}
+
+int64_t sq_count_of(sqlite_store *s, int q)
+{
+    sqlite3_stmt *st = sq_fixed(s, q);
+    int64_t n = -1;
+    if (st && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    if (st)
+        sq_done(st);
+    return n;
+}

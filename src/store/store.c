@@ -1,0 +1,205 @@
+/* The store interface's front: picks the backend by the URI scheme and forwards each call
+ * through the backend's operations table (store_impl.h). */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "store/store_impl.h"
+
+/* A libpq connection URI names a PostgreSQL store; anything else is a SQLite file path. */
+static bool is_postgres(const char *uri)
+{
+    return strncasecmp(uri, "postgresql://", 13) == 0 || strncasecmp(uri, "postgres://", 11) == 0;
+}
+
+bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
+{
+    if (is_postgres(uri))
+        return false;
+    return snprintf(out, cap, "%s.secret", uri) < (int)cap;
+}
+
+bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
+{
+    if (is_postgres(uri))
+        return bd_pg_open(uri, flags, out, why, whylen);
+    return bd_sqlite_open(uri, flags, out, why, whylen);
+}
+
+void bd_store_close(bd_store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+bd_result bd_store_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
+{
+    return s->ops->meta_get(s, key, out, outcap);
+}
+
+bd_result bd_store_meta_set(bd_store *s, const char *key, const char *value)
+{
+    return s->ops->meta_set(s, key, value);
+}
+
+bd_result bd_store_begin(bd_store *s)
+{
+    return s->ops->begin(s);
+}
+
+bd_result bd_store_commit(bd_store *s)
+{
+    return s->ops->commit(s);
+}
+
+void bd_store_rollback(bd_store *s)
+{
+    s->ops->rollback(s);
+}
+
+bd_result bd_store_read_begin(bd_store *s)
+{
+    return s->ops->read_begin(s);
+}
+
+void bd_store_read_end(bd_store *s)
+{
+    s->ops->read_end(s);
+}
+
+void bd_store_share_reads(bd_store *s, int64_t window_us)
+{
+    s->ops->share_reads(s, window_us);
+}
+
+uint64_t bd_store_data_version(bd_store *s)
+{
+    return s->ops->data_version(s);
+}
+
+void bd_store_release_idle(bd_store *s)
+{
+    s->ops->release_idle(s);
+}
+
+bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
+{
+    return s->ops->bulk_begin(s, kind);
+}
+
+bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
+{
+    return s->ops->bulk_end(s, kind);
+}
+
+bd_result bd_store_ping(bd_store *s)
+{
+    return s->ops->ping(s);
+}
+
+bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
+{
+    return s->ops->breach_put(s, b, inserted);
+}
+
+bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx)
+{
+    return s->ops->breach_list(s, limit, cb, ctx);
+}
+
+bd_result bd_store_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx)
+{
+    return s->ops->breach_by_id(s, id, cb, ctx);
+}
+
+bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx)
+{
+    return s->ops->breach_get(s, uuid, cb, ctx);
+}
+
+bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists)
+{
+    return s->ops->breach_exists(s, uuid, exists);
+}
+
+bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
+{
+    return s->ops->breach_refresh_count(s, uuid);
+}
+
+bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
+{
+    return s->ops->record_put(s, r, inserted);
+}
+
+bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count)
+{
+    return s->ops->record_count(s, q, count);
+}
+
+bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
+{
+    return s->ops->record_find(s, q, cb, ctx);
+}
+
+bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
+{
+    return s->ops->card_put(s, c, inserted);
+}
+
+bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
+{
+    return s->ops->card_count(s, q, count);
+}
+
+bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
+{
+    return s->ops->card_find(s, q, cb, ctx);
+}
+
+bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
+{
+    return s->ops->key_add(s, k, id);
+}
+
+bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
+{
+    return s->ops->key_list(s, cb, ctx);
+}
+
+bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now)
+{
+    return s->ops->key_revoke(s, id, now);
+}
+
+bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
+{
+    return s->ops->key_generation(s, gen);
+}
+
+bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
+                               int64_t *removed)
+{
+    return s->ops->erase_email(s, email, cb, ctx, removed);
+}
+
+bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed)
+{
+    return s->ops->erase_breach(s, uuid, records_removed);
+}
+
+bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms)
+{
+    return s->ops->truncate_log(s, wait_ms);
+}
+
+bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd)
+{
+    return s->ops->backup(s, dest, dest_fd);
+}
+
+bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                         int64_t *total_cards)
+{
+    return s->ops->stats(s, cb, ctx, total_records, total_cards);
+}

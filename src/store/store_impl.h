@@ -1,0 +1,58 @@
+/* What a store backend provides behind store.h: a table of its operations. Every backend's
+ * connection struct begins with a bd_store whose ops point at that table; store.c chooses
+ * the backend by the URI scheme and forwards each call. Only src/store/ includes this. */
+#ifndef BD_STORE_STORE_IMPL_H
+#define BD_STORE_STORE_IMPL_H
+
+#include "store/store.h"
+
+/* Each member has the contract of the store.h function of the same name. */
+typedef struct bd_store_ops {
+    void (*close)(bd_store *s);
+    bd_result (*meta_get)(bd_store *s, const char *key, char *out, size_t outcap);
+    bd_result (*meta_set)(bd_store *s, const char *key, const char *value);
+    bd_result (*begin)(bd_store *s);
+    bd_result (*commit)(bd_store *s);
+    void (*rollback)(bd_store *s);
+    bd_result (*read_begin)(bd_store *s);
+    void (*read_end)(bd_store *s);
+    void (*share_reads)(bd_store *s, int64_t window_us);
+    uint64_t (*data_version)(bd_store *s);
+    void (*release_idle)(bd_store *s);
+    bd_result (*bulk_begin)(bd_store *s, bd_bulk_kind kind);
+    bd_result (*bulk_end)(bd_store *s, bd_bulk_kind kind);
+    bd_result (*ping)(bd_store *s);
+    bd_result (*breach_put)(bd_store *s, const bd_breach_in *b, bool *inserted);
+    bd_result (*breach_list)(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
+    bd_result (*breach_by_id)(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
+    bd_result (*breach_get)(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
+    bd_result (*breach_exists)(bd_store *s, const char *uuid, bool *exists);
+    bd_result (*breach_refresh_count)(bd_store *s, const char *uuid);
+    bd_result (*record_put)(bd_store *s, const bd_record_in *r, bool *inserted);
+    bd_result (*record_count)(bd_store *s, bd_record_query *q, int64_t *count);
+    bd_result (*record_find)(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
+    bd_result (*card_put)(bd_store *s, const bd_card_in *c, bool *inserted);
+    bd_result (*card_count)(bd_store *s, const bd_card_query *q, int64_t *count);
+    bd_result (*card_find)(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
+    bd_result (*key_add)(bd_store *s, const bd_key_row *k, int64_t *id);
+    bd_result (*key_list)(bd_store *s, bd_key_cb cb, void *ctx);
+    bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);
+    bd_result (*key_generation)(bd_store *s, int64_t *gen);
+    bd_result (*erase_email)(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
+                             int64_t *removed);
+    bd_result (*erase_breach)(bd_store *s, const char *uuid, int64_t *records_removed);
+    bd_result (*truncate_log)(bd_store *s, int64_t wait_ms);
+    bd_result (*backup)(bd_store *s, const char *dest, int dest_fd);
+    bd_result (*stats)(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                       int64_t *total_cards);
+} bd_store_ops;
+
+struct bd_store {
+    const bd_store_ops *ops;
+};
+
+/* The backends' open functions, with bd_store_open's contract. */
+bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen);
+bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,117 @@
+/* Store URIs without their passwords, for messages and logs. */
+#include <ctype.h>
+#include <string.h>
+
+#include "store/uri.h"
+
+/* The bounded copy being written: what does not fit is dropped and remembered. */
+typedef struct {
+    char *out;
+    size_t cap, len;
+    bool fits;
+} redacted;
+
+static void put(redacted *w, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (w->len + 1 >= w->cap) {
+            w->fits = false;
+            return;
+        }
+        w->out[w->len++] = p[i];
+    }
+}
+
+/* "scheme://": a letter, then letters, digits, '+', '-' or '.'. Returns the text after the
+ * "://", or NULL when uri does not start with a scheme. */
+static const char *after_scheme(const char *uri)
+{
+    const char *p = uri;
+    if (!isalpha((unsigned char)*p))
+        return NULL;
+    while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')
+        p++;
+    return strncmp(p, "://", 3) == 0 ? p + 3 : NULL;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Whether a query parameter's name (n bytes, percent-encoded) ends in "password": libpq
+ * decodes names, and "sslpassword" is as secret as "password". */
+static bool is_password_name(const char *name, size_t n)
+{
+    static const char want[] = "password";
+    char tail[sizeof want - 1];
+    size_t kept = 0; /* the last sizeof tail decoded bytes, in a ring */
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (c == '%' && i + 2 < n && hex_value(name[i + 1]) >= 0 && hex_value(name[i + 2]) >= 0) {
+            c = (char)(hex_value(name[i + 1]) * 16 + hex_value(name[i + 2]));
+            i += 2;
+        }
+        tail[kept++ % sizeof tail] = c;
+    }
+    if (kept < sizeof tail)
+        return false;
+    for (size_t j = 0; j < sizeof tail; j++)
+        if (tolower((unsigned char)tail[(kept + j) % sizeof tail]) != want[j])
+            return false;
+    return true;
+}
+
+/* "user:password@host/path" -> "user@host/path" (n bytes, up to the query). */
+static void put_authority_and_path(redacted *w, const char *p, size_t n)
+{
+    const char *at = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '@')
+            at = p + i;
+    if (!at) {
+        put(w, p, n);
+        return;
+    }
+    const char *colon = memchr(p, ':', (size_t)(at - p));
+    put(w, p, (size_t)((colon ? colon : at) - p));
+    put(w, at, n - (size_t)(at - p));
+}
+
+/* "?a=1&password=x&b=2" -> "?a=1&b=2"; "?password=x" -> "". */
+static void put_query(redacted *w, const char *q)
+{
+    bool first = true;
+    while (*q) {
+        size_t n = strcspn(q, "&"), name = strcspn(q, "=&");
+        if (n && !is_password_name(q, name)) {
+            put(w, first ? "?" : "&", 1);
+            put(w, q, n);
+            first = false;
+        }
+        q += n;
+        if (*q == '&')
+            q++;
+    }
+}
+
+bool bd_uri_redact(const char *uri, char *out, size_t cap)
+{
+    redacted w = {out, cap, 0, true};
+    const char *rest = after_scheme(uri);
+    if (!rest) {
+        put(&w, uri, strlen(uri));
+    } else {
+        size_t head = strcspn(rest, "?");
+        put(&w, uri, (size_t)(rest - uri));
+        put_authority_and_path(&w, rest, head);
+        if (rest[head] == '?')
+            put_query(&w, rest + head + 1);
+    }
+    if (cap > 0)
+        out[w.len] = '\0';
+    return w.fits && cap > 0;
+}
