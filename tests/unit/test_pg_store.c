@@ -460,6 +460,30 @@ TEST(test_pg_cards_backup_and_log_are_not_this_round)
     CHECK_INT(st->ops->bulk_begin(st, BD_BULK_CARDS), BD_ERR_INVALID);
 }
 
+static int64_t admin_count(const char *sql)
+{
+    PGresult *res = PQexec(admin, sql);
+    int64_t n =
+        PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+    PQclear(res);
+    return n;
+}
+
+TEST(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not)
+{
+    static const char held[] = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                               "AND objid = 1651664243 AND granted";
+    CHECK_INT(admin_count(held), 0);
+    CHECK_INT(st->ops->read_begin(st), BD_OK);
+    CHECK_INT(admin_count(held), 0);
+    st->ops->read_end(st);
+    CHECK_INT(st->ops->begin(st), BD_OK);
+    CHECK_INT(admin_count(held), 1);
+    CHECK_INT(st->ops->begin(st), BD_ERR_INVALID); /* no nesting */
+    st->ops->rollback(st);
+    CHECK_INT(admin_count(held), 0);
+}
+
 /* Ends the server process of every connection whose application_name is app. */
 static void kill_backends(const char *app)
 {
@@ -567,6 +591,7 @@ int main(void)
     RUN(test_pg_read_view_keeps_its_snapshot_and_data_version);
     RUN(test_pg_bulk_load_rebuilds_indexes_and_domain_counts);
     RUN(test_pg_cards_backup_and_log_are_not_this_round);
+    RUN(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not);
     RUN(test_pg_lost_connection_is_busy_then_reset_on_next_call);
     RUN(test_pg_lost_connection_inside_transaction_stays_busy_until_rollback);
     RUN(test_pg_failed_connect_never_shows_the_password);

@@ -47,13 +47,22 @@ static void pg_close(bd_store *s)
 
 /* ---- transactions and read views ------------------------------------------------------- */
 
+/* One writer at a time, as SQLite's BEGIN IMMEDIATE gives: every write transaction moves
+ * the shared data version and domain counts, and two imports locking those rows in
+ * different orders would deadlock. The lock is released by the commit or rollback.
+ * Readers take no lock. ("bres" in ASCII.) */
+#define WRITER_LOCK "SELECT pg_advisory_xact_lock(1651664243)"
+
 bd_result pg_begin(bd_store *s)
 {
     pg_store *p = pg_of(s);
     if (p->in_tx || p->in_read)
         return BD_ERR_INVALID;
-    bd_result r = pg_exec(p, "BEGIN");
+    bd_result r = pg_exec(p, "BEGIN; " WRITER_LOCK);
     p->in_tx = r == BD_OK;
+    if (r != BD_OK && PQstatus(p->conn) == CONNECTION_OK &&
+        PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(p->conn, "ROLLBACK")); /* BEGIN ran, the lock did not */
     return r;
 }
 

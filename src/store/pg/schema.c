@@ -116,9 +116,6 @@ static const char *const MIGRATIONS[] = {
 const char *const pg_record_indexes = RECORD_INDEXES;
 const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 
-/* Serialises migrations of one database by several processes ("brea" in ASCII). */
-#define MIGRATION_LOCK "SELECT pg_advisory_xact_lock(1651664225)"
-
 /* The schema version: 0 when there is no meta table yet. */
 static bd_result schema_version(pg_store *p, int *v)
 {
@@ -139,13 +136,12 @@ static bd_result schema_version(pg_store *p, int *v)
     return BD_OK;
 }
 
-/* Runs migrations from the version found under the lock up to the newest, in one
- * transaction: a failure leaves the schema as it was. */
+/* Runs migrations from the version found up to the newest, in one transaction: a failure
+ * leaves the schema as it was. pg_begin's writer lock serialises processes that open a new
+ * store at the same time; the version is read again under it. */
 static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
 {
     bd_result r = pg_begin(&p->base);
-    if (r == BD_OK)
-        r = pg_exec(p, MIGRATION_LOCK);
     int v = 0;
     if (r == BD_OK)
         r = schema_version(p, &v); /* again: another process may have migrated meanwhile */
