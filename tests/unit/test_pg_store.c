@@ -437,6 +437,7 @@ TEST(test_pg_bulk_load_rebuilds_indexes_and_domain_counts)
     CHECK_INT(st->ops->bulk_end(st, BD_BULK_RECORDS), BD_OK);
     CHECK_INT(st->ops->commit(st), BD_OK);
     PGresult *res = PQexec(admin, "SELECT count(*) FROM pg_indexes WHERE tablename = 'records' "
+                                  "AND schemaname = current_schema() "
                                   "AND indexname LIKE 'records_by_%'");
     CHECK_STR(PQgetvalue(res, 0, 0), "10");
     PQclear(res);
