@@ -6,6 +6,7 @@
 
 #include "auth/keys.h"
 #include "cli/cli.h"
+#include "store/uri.h"
 
 /* The secret file: the one given, or the store's default; false (said) when it has none. */
 static bool secret_path_for(const char *db, const char *given, char *out, size_t cap)
@@ -40,8 +41,10 @@ int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
     bd_secret_fingerprint(secret, want);
     if (bd_store_meta_get(*s, "secret_fingerprint", have, sizeof have) != BD_OK ||
         strcmp(want, have) != 0) {
+        char shown[512];
+        bd_uri_redact(db, shown, sizeof shown);
         fprintf(stderr, "breachctl: the secret file %s does not belong to the store %s\n", path,
-                db);
+                shown);
         goto fail;
     }
     return BD_EXIT_OK;

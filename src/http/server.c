@@ -18,6 +18,7 @@
 
 #include "auth/known_keys.h"
 #include "http/server_impl.h"
+#include "store/uri.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
@@ -418,8 +419,10 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     r = bd_store_meta_get(s, "secret_fingerprint", have, sizeof have);
     if (r != BD_OK || strcmp(want, have) != 0) {
         bd_store_close(s);
+        char shown[512];
+        bd_uri_redact(srv->db, shown, sizeof shown);
         snprintf(why, whylen, "the secret file %s does not belong to the store %s", secret_path,
-                 srv->db);
+                 shown);
         return BD_ERR_INVALID;
     }
     srv->keys = bd_keyring_new();

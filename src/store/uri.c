@@ -65,13 +65,23 @@ static bool is_password_name(const char *name, size_t n)
     return true;
 }
 
-/* "user:password@host/path" -> "user@host/path" (n bytes, up to the query). */
-static void put_authority_and_path(redacted *w, const char *p, size_t n)
+/* Where the user information ends (its '@'), or NULL when there is none. libpq ends it at
+ * the first '@' before any '/', and a '?' does not stop it ("u:p?w@h" has password "p?w");
+ * a person may have meant the last '@' before the query ("u:se@cr/et@h"). Either way the
+ * later of the two is taken, so the password is always inside what is cut. */
+static const char *userinfo_end(const char *p)
 {
-    const char *at = NULL;
-    for (size_t i = 0; i < n; i++)
+    const char *libpq = memchr(p, '@', strcspn(p, "/")), *last = NULL;
+    size_t head = strcspn(p, "?");
+    for (size_t i = 0; i < head; i++)
         if (p[i] == '@')
-            at = p + i;
+            last = p + i;
+    return libpq && (!last || libpq > last) ? libpq : last;
+}
+
+/* "user:password@host/path" -> "user@host/path": n bytes, at the userinfo's '@' or NULL. */
+static void put_authority_and_path(redacted *w, const char *p, size_t n, const char *at)
+{
     if (!at) {
         put(w, p, n);
         return;
@@ -105,9 +115,11 @@ bool bd_uri_redact(const char *uri, char *out, size_t cap)
     if (!rest) {
         put(&w, uri, strlen(uri));
     } else {
-        size_t head = strcspn(rest, "?");
+        const char *at = userinfo_end(rest);
+        size_t from = at ? (size_t)(at - rest) : 0;
+        size_t head = from + strcspn(rest + from, "?");
         put(&w, uri, (size_t)(rest - uri));
-        put_authority_and_path(&w, rest, head);
+        put_authority_and_path(&w, rest, head, at);
         if (rest[head] == '?')
             put_query(&w, rest + head + 1);
     }

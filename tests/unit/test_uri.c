@@ -24,6 +24,14 @@ TEST(test_uri_redact_drops_a_password_holding_at_or_slash_whole)
     CHECK_STR(redact("postgresql://u:se@cr/et@h/db"), "postgresql://u@h/db");
 }
 
+TEST(test_uri_redact_ends_the_userinfo_where_libpq_does)
+{
+    /* libpq does not end the user information at a '?': the password is "p?w" */
+    CHECK_STR(redact("postgresql://u:p?w@h/db"), "postgresql://u@h/db");
+    /* an '@' after the path's '/' belongs to the path: nothing to cut */
+    CHECK_STR(redact("postgresql://h/db@x"), "postgresql://h/db@x");
+}
+
 TEST(test_uri_redact_drops_password_query_parameters)
 {
     CHECK_STR(redact("postgresql://h/db?password=secret"), "postgresql://h/db");
@@ -69,6 +77,7 @@ int main(void)
 {
     RUN(test_uri_redact_drops_the_userinfo_password);
     RUN(test_uri_redact_drops_a_password_holding_at_or_slash_whole);
+    RUN(test_uri_redact_ends_the_userinfo_where_libpq_does);
     RUN(test_uri_redact_drops_password_query_parameters);
     RUN(test_uri_redact_matches_password_names_as_libpq_reads_them);
     RUN(test_uri_redact_leaves_a_uri_without_password_unchanged);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests: initdb into a temporary directory, a Unix
+# socket in that directory (no TCP port), fsync off, trust authentication for one role.
+# PostgreSQL refuses to run as root, so as root the cluster runs as the 'postgres' user
+# that Debian's package creates.
+#
+#   scripts/pg-cluster.sh start DIR   starts it; prints the libpq URI of database 'breachd'
+#   scripts/pg-cluster.sh stop DIR    stops it (immediate) and removes DIR
+set -euo pipefail
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+[ -x "$bin/pg_ctl" ] || { echo "pg-cluster: PostgreSQL server binaries not found (apt install postgresql)" >&2; exit 2; }
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+case "$cmd" in
+start)
+  mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+  as_owner "$bin/initdb" -D "$dir/data" -U breachd -A trust --no-sync -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
+    { cat "$dir/initdb.log" >&2; exit 2; }
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
+    -o "-k $dir -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >/dev/null ||
+    { cat "$dir/server.log" >&2; exit 2; }
+  as_owner "$bin/createdb" -h "$dir" -U breachd breachd
+  echo "postgresql:///breachd?host=$dir&user=breachd"
+  ;;
+stop)
+  [ -d "$dir/data" ] && as_owner "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+  ;;
+*) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,369 @@
+/* PostgreSQL backend of store.h: the connection, transactions and read views, the data
+ * version, bulk-load index handling, meta settings, and the operations table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg/pg_impl.h"
+#include "store/pg/uri.h"
+#include "store/uri.h"
+
+static const pg_stmt META_GET = {PG_Q_META_GET, "SELECT value FROM meta WHERE key = $1"};
+static const pg_stmt META_SET = {PG_Q_META_SET,
+                                 "INSERT INTO meta(key, value) VALUES ($1, $2) "
+                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value"};
+/* Every write transaction moves the data version as it commits (see pg_commit). */
+static const pg_stmt VERSION_BUMP = {PG_Q_VERSION_BUMP,
+                                     "UPDATE meta SET value = (value::bigint + 1)::text "
+                                     "WHERE key = 'data_version'"};
+static const pg_stmt PING = {PG_Q_PING, "SELECT 1"};
+
+/* libpq prints the server's notices (e.g. "index does not exist, skipping") on stderr;
+ * none of them is for the operator. */
+static void ignore_notice(void *ctx, const char *message)
+{
+    (void)ctx;
+    (void)message;
+}
+
+bd_result pg_session_setup(pg_store *p)
+{
+    PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
+    if (p->read_only)
+        return pg_exec(p, "SET default_transaction_read_only = on");
+    return BD_OK;
+}
+
+static void pg_close(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (!p)
+        return;
+    for (int i = 0; i < PG_DYN_CACHE; i++)
+        free(p->dyn[i].sql);
+    PQfinish(p->conn);
+    bd_buf_free(&p->sql);
+    free(p);
+}
+
+/* ---- transactions and read views ------------------------------------------------------- */
+
+/* One writer at a time, as SQLite's BEGIN IMMEDIATE gives: every write transaction moves
+ * the shared data version and domain counts, and two imports locking those rows in
+ * different orders would deadlock. The lock is released by the commit or rollback.
+ * Readers take no lock. ("bres" in ASCII.) */
+#define WRITER_LOCK "SELECT pg_advisory_xact_lock(1651664243)"
+
+bd_result pg_begin(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (p->in_tx || p->in_read)
+        return BD_ERR_INVALID;
+    bd_result r = pg_exec(p, "BEGIN; " WRITER_LOCK);
+    p->in_tx = r == BD_OK;
+    if (r != BD_OK && PQstatus(p->conn) == CONNECTION_OK &&
+        PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(p->conn, "ROLLBACK")); /* BEGIN ran, the lock did not */
+    return r;
+}
+
+/* Forgets what a transaction that did not commit may have left in the caches. */
+static void forget_transaction(pg_store *p)
+{
+    p->in_tx = false;
+    p->bulk_records = false;
+    memset(p->breach_cache, 0, sizeof p->breach_cache);
+}
+
+bd_result pg_commit(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx)
+        return BD_ERR_INVALID;
+    bd_result r = pg_run(p, &VERSION_BUMP, NULL, NULL);
+    if (r != BD_OK) {
+        pg_rollback(s);
+        return r;
+    }
+    PGresult *res = PQexec(p->conn, "COMMIT");
+    ExecStatusType st = PQresultStatus(res);
+    /* a transaction that failed earlier answers COMMIT with ROLLBACK */
+    if (st == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0) {
+        PQclear(res);
+        p->in_tx = false;
+        return BD_OK;
+    }
+    r = PQstatus(p->conn) == CONNECTION_BAD ? BD_ERR_BUSY : BD_ERR_STORE;
+    if (r == BD_ERR_STORE)
+        fprintf(stderr, "store: commit failed: %s", PQresultErrorMessage(res));
+    PQclear(res);
+    pg_rollback(s);
+    return r;
+}
+
+void pg_rollback(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx)
+        return;
+    if (PQstatus(p->conn) == CONNECTION_OK)
+        PQclear(PQexec(p->conn, "ROLLBACK"));
+    forget_transaction(p);
+}
+
+bd_result pg_write_begin(pg_store *p, bool *own)
+{
+    *own = !p->in_tx;
+    return *own ? pg_begin(&p->base) : BD_OK;
+}
+
+bd_result pg_write_end(pg_store *p, bool own, bd_result r)
+{
+    if (!own)
+        return r;
+    if (r == BD_OK)
+        return pg_commit(&p->base);
+    pg_rollback(&p->base);
+    return r;
+}
+
+/* A read view is a REPEATABLE READ READ ONLY transaction: one snapshot, taken by its first
+ * query, for every query until read_end. */
+static bd_result pg_read_begin(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (p->in_tx || p->in_read)
+        return BD_ERR_INVALID;
+    p->has_version = false;
+    bd_result r = pg_exec(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    p->in_read = r == BD_OK;
+    return r;
+}
+
+static void pg_read_end(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_read)
+        return;
+    if (PQstatus(p->conn) == CONNECTION_OK)
+        PQclear(PQexec(p->conn, "COMMIT"));
+    p->in_read = false;
+    p->has_version = false;
+}
+
+/* Read views are per request here: PostgreSQL starts a snapshot cheaply and holds back no
+ * other process's writes, so sharing them across requests buys nothing. */
+static void pg_share_reads(bd_store *s, int64_t window_us)
+{
+    (void)s;
+    (void)window_us;
+}
+
+static void pg_release_idle(bd_store *s)
+{
+    (void)s;
+}
+
+/* The meta counter that every committed write transaction moved (pg_commit), read once per
+ * read view: inside one it cannot change. 0 when it cannot be read. */
+static uint64_t pg_data_version(bd_store *s)
+{
+    pg_store *p = pg_of(s);
+    if (p->in_read && p->has_version)
+        return p->version;
+    pg_params pp = {0};
+    pg_param_str(&pp, "data_version");
+    PGresult *res;
+    if (pg_run(p, &META_GET, &pp, &res) != BD_OK)
+        return 0;
+    uint64_t v = PQntuples(res) == 1 ? strtoull(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+    PQclear(res);
+    if (p->in_read) {
+        p->version = v;
+        p->has_version = true;
+    }
+    return v;
+}
+
+static bd_result pg_ping(bd_store *s)
+{
+    return pg_run(pg_of(s), &PING, NULL, NULL);
+}
+
+/* ---- bulk loading ---------------------------------------------------------------------- */
+
+/* Drops every index that ddl creates; the names are read out of its CREATE INDEX
+ * statements, so the list of indexes lives only in schema.c. */
+static bd_result drop_indexes(pg_store *p, const char *ddl)
+{
+    static const char create[] = "CREATE INDEX ";
+    bd_result r = BD_OK;
+    for (const char *c = ddl; r == BD_OK && (c = strstr(c, create)) != NULL;) {
+        c += sizeof create - 1;
+        size_t n = strcspn(c, " ");
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, c);
+        r = pg_exec(p, sql);
+    }
+    return r;
+}
+
+/* Cards are the next step of this backend: bulk card loads are refused until then. */
+static bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx || kind != BD_BULK_RECORDS)
+        return BD_ERR_INVALID; /* only inside the load's own transaction */
+    bd_result r = drop_indexes(p, pg_record_indexes);
+    p->bulk_records = r == BD_OK;
+    return r;
+}
+
+/* Rebuilds the indexes by sorting once, recounts the domains, and refreshes the planner's
+ * statistics, which a load of millions of rows makes stale (ANALYZE, unlike VACUUM, runs
+ * inside the transaction). */
+static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx || kind != BD_BULK_RECORDS)
+        return BD_ERR_INVALID;
+    p->bulk_records = false;
+    bd_result r = pg_exec(p, pg_record_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, pg_domain_count_rebuild);
+    if (r == BD_OK)
+        r = pg_exec(p, "ANALYZE records");
+    return r;
+}
+
+/* ---- meta ------------------------------------------------------------------------------ */
+
+static bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, key);
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &META_GET, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    r = BD_ERR_NOT_FOUND;
+    if (PQntuples(res) == 1) {
+        bd_slice v = pg_slice(res, 0, 0);
+        r = v.len + 1 > outcap ? BD_ERR_LIMIT : BD_OK;
+        if (r == BD_OK) {
+            memcpy(out, v.ptr, v.len);
+            out[v.len] = '\0';
+        }
+    }
+    PQclear(res);
+    return r;
+}
+
+static bd_result pg_meta_set(bd_store *s, const char *key, const char *value)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_str(&pp, key);
+    pg_param_str(&pp, value);
+    return pg_write_end(p, own, pg_run(p, &META_SET, &pp, NULL));
+}
+
+/* ---- opening --------------------------------------------------------------------------- */
+
+static const bd_store_ops PG_OPS = {
+    .close = pg_close,
+    .meta_get = pg_meta_get,
+    .meta_set = pg_meta_set,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .read_begin = pg_read_begin,
+    .read_end = pg_read_end,
+    .share_reads = pg_share_reads,
+    .data_version = pg_data_version,
+    .release_idle = pg_release_idle,
+    .bulk_begin = pg_bulk_begin,
+    .bulk_end = pg_bulk_end,
+    .ping = pg_ping,
+    .breach_put = pg_breach_put,
+    .breach_list = pg_breach_list,
+    .breach_by_id = pg_breach_by_id,
+    .breach_get = pg_breach_get,
+    .breach_exists = pg_breach_exists,
+    .breach_refresh_count = pg_breach_refresh_count,
+    .record_put = pg_record_put,
+    .record_count = pg_record_count,
+    .record_find = pg_record_find,
+    .card_put = pg_card_put,
+    .card_count = pg_card_count,
+    .card_find = pg_card_find,
+    .key_add = pg_key_add,
+    .key_list = pg_key_list,
+    .key_revoke = pg_key_revoke,
+    .key_generation = pg_key_generation,
+    .erase_email = pg_erase_email,
+    .erase_breach = pg_erase_breach,
+    .truncate_log = pg_truncate_log,
+    .backup = pg_backup,
+    .stats = pg_stats,
+};
+
+/* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a
+ * reset against an unreachable host cannot hang a worker for minutes). */
+static PGconn *connect_uri(const char *uri)
+{
+    const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
+    const char *const values[] = {"10", "breachd", uri, NULL};
+    return PQconnectdbParams(keys, values, 1);
+}
+
+/* "cannot connect to <URI without password>: <libpq's reason, first line>". libpq can quote
+ * part of the URI in its reason, so the reason is scrubbed of the password too. */
+static void explain_failure(const char *uri, const char *shown, PGconn *conn, char *why,
+                            size_t whylen)
+{
+    const char *msg = conn ? PQerrorMessage(conn) : "out of memory";
+    char line[512], clean[512];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(msg, "\n"), msg);
+    if (pg_uri_scrub(uri, line, clean, sizeof clean) == BD_ERR_NOMEM)
+        snprintf(clean, sizeof clean, "(reason withheld)");
+    bd_why(why, whylen, "cannot connect to %s: %s", shown, clean);
+}
+
+bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
+{
+    *out = NULL;
+    if (why && whylen)
+        why[0] = '\0';
+    char shown[512];
+    bd_uri_redact(uri, shown, sizeof shown);
+    pg_store *p = calloc(1, sizeof *p);
+    if (!p)
+        return BD_ERR_NOMEM;
+    p->base.ops = &PG_OPS;
+    p->read_only = !(flags & BD_STORE_WRITE);
+    bd_buf_init(&p->sql, 16384);
+    p->conn = connect_uri(uri);
+    bd_result r = BD_ERR_BUSY;
+    if (PQstatus(p->conn) != CONNECTION_OK) {
+        explain_failure(uri, shown, p->conn, why, whylen);
+        goto fail;
+    }
+    PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
+    r = pg_migrate(p, flags & BD_STORE_CREATE, shown, why, whylen);
+    if (r == BD_OK)
+        r = pg_session_setup(p);
+    if (r != BD_OK)
+        goto fail;
+    *out = &p->base;
+    return BD_OK;
+fail:
+    if (r != BD_OK && why && whylen && !why[0])
+        bd_why(why, whylen, "cannot set up the store at %s", shown);
+    pg_close(&p->base);
+    return r;
+}

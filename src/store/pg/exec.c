@@ -1,0 +1,220 @@
+/* Running statements on the PostgreSQL connection: bound parameters, statements prepared
+ * once per connection, results checked, errors mapped, and a lost connection reset on the
+ * next call outside a transaction (see pg_impl.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg/pg_impl.h"
+
+static void add(pg_params *pp, const char *v, int len, int format)
+{
+    if (pp->n >= PG_MAX_PARAMS) {
+        pp->n = PG_MAX_PARAMS + 1; /* refused by the run functions */
+        return;
+    }
+    pp->values[pp->n] = v;
+    pp->lengths[pp->n] = len;
+    pp->formats[pp->n] = format;
+    pp->n++;
+}
+
+void pg_param_text(pg_params *pp, bd_slice v)
+{
+    add(pp, v.ptr, (int)v.len, 1);
+}
+
+void pg_param_str(pg_params *pp, const char *v)
+{
+    add(pp, v, 0, 0);
+}
+
+void pg_param_int(pg_params *pp, int64_t v)
+{
+    if (pp->n >= PG_MAX_PARAMS) {
+        add(pp, NULL, 0, 0);
+        return;
+    }
+    add(pp, bd_i64_text(v, pp->ints[pp->n]), 0, 0);
+}
+
+int64_t pg_changes(PGresult *res)
+{
+    return strtoll(PQcmdTuples(res), NULL, 10);
+}
+
+bd_slice pg_slice(const PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col))
+        return (bd_slice){NULL, 0};
+    return (bd_slice){PQgetvalue(res, row, col), (size_t)PQgetlength(res, row, col)};
+}
+
+int64_t pg_int(const PGresult *res, int row, int col)
+{
+    return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+/* Forgets what was prepared on a connection that has been reset. */
+static void forget_statements(pg_store *p)
+{
+    memset(p->prepared, 0, sizeof p->prepared);
+    for (int i = 0; i < PG_DYN_CACHE; i++) {
+        free(p->dyn[i].sql);
+        p->dyn[i].sql = NULL;
+        p->dyn[i].used = 0;
+    }
+}
+
+/* BD_OK when the connection is usable. A broken one is reset here, but not while a
+ * transaction was open on it: that transaction is gone, and its owner must learn so
+ * (every call fails until it ends the transaction). */
+static bd_result ready(pg_store *p)
+{
+    if (PQstatus(p->conn) == CONNECTION_OK)
+        return BD_OK;
+    if (p->in_tx || p->in_read)
+        return BD_ERR_BUSY;
+    PQreset(p->conn);
+    forget_statements(p);
+    if (PQstatus(p->conn) != CONNECTION_OK)
+        return BD_ERR_BUSY;
+    return pg_session_setup(p);
+}
+
+static bool sqlstate_is(const char *state, const char *want, size_t n)
+{
+    return state && strncmp(state, want, n) == 0;
+}
+
+/* Maps a failed result to a bd_result, reports it when it is not the server's absence or
+ * an expected conflict, and clears it. */
+static bd_result failed(pg_store *p, PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    bd_result r = BD_ERR_STORE;
+    if (PQstatus(p->conn) == CONNECTION_BAD || sqlstate_is(state, "08", 2) ||
+        sqlstate_is(state, "57P", 3))
+        r = BD_ERR_BUSY; /* connection lost, server shutting down or starting */
+    else if (sqlstate_is(state, "23505", 5))
+        r = BD_ERR_EXISTS;
+    else if (sqlstate_is(state, "40001", 5) || sqlstate_is(state, "40P01", 5) ||
+             sqlstate_is(state, "55P03", 5))
+        r = BD_ERR_BUSY; /* serialization failure, deadlock, lock not available */
+    if (r == BD_ERR_STORE) {
+        const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(p->conn);
+        fprintf(stderr, "store: %.*s\n", (int)strcspn(msg, "\n"), msg);
+    }
+    PQclear(res);
+    return r;
+}
+
+/* Hands a successful result to the caller (or clears it), maps a failed one. */
+static bd_result finish(pg_store *p, PGresult *rs, PGresult **res)
+{
+    ExecStatusType st = PQresultStatus(rs);
+    if (rs && (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)) {
+        if (res)
+            *res = rs;
+        else
+            PQclear(rs);
+        return BD_OK;
+    }
+    return failed(p, rs);
+}
+
+static const pg_params no_params;
+
+bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res)
+{
+    if (res)
+        *res = NULL;
+    if (!pp)
+        pp = &no_params;
+    if (pp->n > PG_MAX_PARAMS)
+        return BD_ERR_LIMIT;
+    bd_result r = ready(p);
+    if (r != BD_OK)
+        return r;
+    char name[16];
+    snprintf(name, sizeof name, "bd%d", (int)q->id);
+    if (!p->prepared[q->id]) {
+        PGresult *pr = PQprepare(p->conn, name, q->sql, 0, NULL);
+        if (PQresultStatus(pr) != PGRES_COMMAND_OK)
+            return failed(p, pr);
+        PQclear(pr);
+        p->prepared[q->id] = true;
+    }
+    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats, 0);
+    return finish(p, rs, res);
+}
+
+/* The cache slot of a generated statement, preparing it (and evicting the least recently
+ * used one) when new. -1 on failure, *r says why. */
+static int dyn_slot(pg_store *p, const char *sql, bd_result *r)
+{
+    int victim = 0;
+    for (int i = 0; i < PG_DYN_CACHE; i++) {
+        if (p->dyn[i].sql && strcmp(p->dyn[i].sql, sql) == 0) {
+            p->dyn[i].used = ++p->tick;
+            return i;
+        }
+        if (p->dyn[i].used < p->dyn[victim].used)
+            victim = i;
+    }
+    char name[16], drop[32];
+    snprintf(name, sizeof name, "bdd%d", victim);
+    if (p->dyn[victim].sql) {
+        snprintf(drop, sizeof drop, "DEALLOCATE %s", name);
+        if ((*r = pg_exec(p, drop)) != BD_OK)
+            return -1;
+        free(p->dyn[victim].sql);
+        p->dyn[victim].sql = NULL;
+    }
+    char *copy = strdup(sql);
+    if (!copy) {
+        *r = BD_ERR_NOMEM;
+        return -1;
+    }
+    PGresult *pr = PQprepare(p->conn, name, sql, 0, NULL);
+    if (PQresultStatus(pr) != PGRES_COMMAND_OK) {
+        free(copy);
+        *r = failed(p, pr);
+        return -1;
+    }
+    PQclear(pr);
+    p->dyn[victim].sql = copy;
+    p->dyn[victim].used = ++p->tick;
+    return victim;
+}
+
+bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
+                     PGresult **res)
+{
+    if (res)
+        *res = NULL;
+    if (!pp)
+        pp = &no_params;
+    if (pp->n > PG_MAX_PARAMS)
+        return BD_ERR_LIMIT;
+    bd_result r = ready(p);
+    if (r != BD_OK)
+        return r;
+    if (!prepare)
+        return finish(
+            p, PQexecParams(p->conn, sql, pp->n, NULL, pp->values, pp->lengths, pp->formats, 0),
+            res);
+    int slot = dyn_slot(p, sql, &r);
+    if (slot < 0)
+        return r;
+    char name[16];
+    snprintf(name, sizeof name, "bdd%d", slot);
+    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats, 0);
+    return finish(p, rs, res);
+}
+
+bd_result pg_exec(pg_store *p, const char *sql)
+{
+    bd_result r = ready(p);
+    return r == BD_OK ? finish(p, PQexec(p->conn, sql), NULL) : r;
+}

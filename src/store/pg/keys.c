@@ -1,0 +1,107 @@
+/* API keys on PostgreSQL. Every change moves the key generation in meta, in the change's
+ * own transaction, so servers polling the generation see it exactly when the change lands. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg/pg_impl.h"
+
+static const pg_stmt KEY_ADD = {
+    PG_Q_KEY_ADD, "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
+                  "expires_at, exact_per_day) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"};
+static const pg_stmt KEY_LIST = {PG_Q_KEY_LIST,
+                                 "SELECT id, name, encode(hash, 'hex'), plan, rate_per_hour, "
+                                 "created_at, expires_at, revoked_at, exact_per_day "
+                                 "FROM api_keys ORDER BY id"};
+static const pg_stmt KEY_REVOKE = {
+    PG_Q_KEY_REVOKE, "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0"};
+static const pg_stmt KEY_BUMP = {PG_Q_KEY_BUMP, "UPDATE meta SET value = (value::bigint + 1)::text "
+                                                "WHERE key = 'key_generation'"};
+
+bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_text(&pp, k->name);
+    pg_param_text(&pp, (bd_slice){(const char *)k->hash, sizeof k->hash});
+    pg_param_text(&pp, k->plan);
+    pg_param_int(&pp, k->rate_per_hour);
+    pg_param_int(&pp, k->created_at);
+    pg_param_int(&pp, k->expires_at);
+    pg_param_int(&pp, k->exact_per_day);
+    PGresult *res;
+    r = pg_run(p, &KEY_ADD, &pp, &res);
+    if (r == BD_OK) {
+        *id = pg_int(res, 0, 0);
+        PQclear(res);
+        r = pg_run(p, &KEY_BUMP, NULL, NULL);
+    }
+    return pg_write_end(p, own, r);
+}
+
+static int hex_value(char c)
+{
+    return c <= '9' ? c - '0' : c - 'a' + 10; /* encode() writes lower-case hex */
+}
+
+bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
+{
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &KEY_LIST, NULL, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, rows = PQntuples(res); i < rows; i++) {
+        bd_key_row k;
+        k.id = pg_int(res, i, 0);
+        k.name = pg_slice(res, i, 1);
+        memset(k.hash, 0, sizeof k.hash);
+        bd_slice hex = pg_slice(res, i, 2);
+        if (hex.len == 2 * sizeof k.hash)
+            for (size_t j = 0; j < sizeof k.hash; j++)
+                k.hash[j] =
+                    (uint8_t)(hex_value(hex.ptr[2 * j]) * 16 + hex_value(hex.ptr[2 * j + 1]));
+        k.plan = pg_slice(res, i, 3);
+        k.rate_per_hour = pg_int(res, i, 4);
+        k.created_at = pg_int(res, i, 5);
+        k.expires_at = pg_int(res, i, 6);
+        k.revoked_at = pg_int(res, i, 7);
+        k.exact_per_day = pg_int(res, i, 8);
+        if (cb(ctx, &k))
+            break;
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, now);
+    PGresult *res;
+    r = pg_run(p, &KEY_REVOKE, &pp, &res);
+    if (r == BD_OK) {
+        r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
+        PQclear(res);
+    }
+    if (r == BD_OK)
+        r = pg_run(p, &KEY_BUMP, NULL, NULL);
+    return pg_write_end(p, own, r);
+}
+
+bd_result pg_key_generation(bd_store *s, int64_t *gen)
+{
+    char v[32];
+    bd_result r = s->ops->meta_get(s, "key_generation", v, sizeof v);
+    if (r == BD_OK)
+        *gen = strtoll(v, NULL, 10);
+    return r;
+}

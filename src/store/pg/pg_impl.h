@@ -1,0 +1,177 @@
+/* Private to the PostgreSQL backend (src/store/pg/): the connection, its prepared
+ * statements and the helpers every file uses to run them.
+ *
+ * Every statement is prepared once per connection (PQprepare, on first use) and run with
+ * PQexecPrepared; values are always bound parameters, never part of the SQL text. Text and
+ * bytea values are sent in binary format (for text that is the bytes themselves, so a
+ * slice needs no NUL), integers as decimal text. Results come back as text.
+ *
+ * Connection loss: a call that finds the connection broken returns BD_ERR_BUSY; the next
+ * call outside a transaction tries PQreset, so a restarted server is picked up again
+ * without reopening the store. Statements are prepared again on the new connection. */
+#ifndef BD_STORE_PG_PG_IMPL_H
+#define BD_STORE_PG_PG_IMPL_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "store/store_impl.h"
+
+/* The fixed statements; the name sent to the server is "bd<n>". */
+typedef enum {
+    PG_Q_META_GET,
+    PG_Q_META_SET,
+    PG_Q_VERSION_BUMP,
+    PG_Q_PING,
+    PG_Q_BREACH_PUT,
+    PG_Q_BREACH_LIST,
+    PG_Q_BREACH_LIST_LIMIT,
+    PG_Q_BREACH_GET,
+    PG_Q_BREACH_BY_ID,
+    PG_Q_BREACH_ID,
+    PG_Q_BREACH_REFRESH,
+    PG_Q_RECORD_PUT,
+    PG_Q_DOMAIN_COUNT,
+    PG_Q_KEY_ADD,
+    PG_Q_KEY_LIST,
+    PG_Q_KEY_REVOKE,
+    PG_Q_KEY_BUMP,
+    PG_Q_STATS,
+    PG_Q_COUNT_RECORDS,
+    PG_Q_COUNT_CARDS,
+    PG_Q_ERASE_EMAIL_BREACHES,
+    PG_Q_ERASE_EMAIL_DOMAINS,
+    PG_Q_ERASE_EMAIL,
+    PG_Q_ERASE_BREACH_DOMAINS,
+    PG_Q_ERASE_BREACH_RECORDS,
+    PG_Q_ERASE_BREACH,
+    PG_Q_ERASE_EMPTY_DOMAINS,
+    PG_Q__COUNT
+} pg_q;
+
+/* A fixed statement: its number and its SQL, defined next to the code that runs it. */
+typedef struct {
+    pg_q id;
+    const char *sql;
+} pg_stmt;
+
+#define PG_DYN_CACHE 32     /* generated record-search statements kept prepared */
+#define PG_BREACH_CACHE 256 /* a power of two */
+
+typedef struct {
+    bd_store base; /* first: the front's bd_store * is this struct */
+    PGconn *conn;
+    bool prepared[PG_Q__COUNT];
+    struct {
+        char *sql; /* NULL: free slot */
+        uint64_t used;
+    } dyn[PG_DYN_CACHE];
+    uint64_t tick;
+    bool in_tx;   /* between begin and commit/rollback */
+    bool in_read; /* between read_begin and read_end */
+    bool has_version;
+    uint64_t version;  /* data_version of the open read view, once read */
+    bool bulk_records; /* domain counts are recounted at bulk_end */
+    bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
+    /* breaches looked up by record_put, by a hash of their uuid; emptied when a breach is
+     * erased or a transaction rolls back (it may name a breach that is gone) */
+    struct {
+        char uuid[BD_UUID_LEN + 1];
+        int64_t id;
+        int32_t date;
+    } breach_cache[PG_BREACH_CACHE];
+    bd_buf sql; /* scratch for generated SQL */
+} pg_store;
+
+static inline pg_store *pg_of(bd_store *s)
+{
+    return (pg_store *)s;
+}
+
+/* Bound parameters of one statement. Slices and C strings are borrowed: they must live
+ * until the statement has run. */
+#define PG_MAX_PARAMS 32
+typedef struct {
+    int n;
+    const char *values[PG_MAX_PARAMS];
+    int lengths[PG_MAX_PARAMS];
+    int formats[PG_MAX_PARAMS];
+    char ints[PG_MAX_PARAMS][24];
+} pg_params;
+
+/* Appenders; a slice or string with ptr NULL is SQL NULL. */
+void pg_param_text(pg_params *pp, bd_slice v); /* text (or bytea) bytes */
+void pg_param_str(pg_params *pp, const char *v);
+void pg_param_int(pg_params *pp, int64_t v);
+
+/* Runs fixed statement q. On BD_OK, *res (when res is not NULL) holds the result, which the
+ * caller PQclears; on failure nothing needs clearing. BD_ERR_BUSY when the server cannot be
+ * reached, BD_ERR_EXISTS on a uniqueness conflict, BD_ERR_STORE otherwise. */
+bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res);
+/* The same for generated SQL: prepared on first use and kept in a small per-connection
+ * cache (keyed by the text) when prepare is true; run unnamed otherwise, so the server plans
+ * it for these very values. */
+bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
+                     PGresult **res);
+/* Runs SQL without parameters (transaction control, DDL; several statements allowed). */
+bd_result pg_exec(pg_store *p, const char *sql);
+/* The session settings of a new or reset connection (conn.c). */
+bd_result pg_session_setup(pg_store *p);
+
+/* The number of rows a command changed (PQcmdTuples). */
+int64_t pg_changes(PGresult *res);
+/* Field (row, col) of a result: a slice into res (ptr NULL for SQL NULL), or a number. */
+bd_slice pg_slice(const PGresult *res, int row, int col);
+int64_t pg_int(const PGresult *res, int row, int col);
+
+/* Runs a write as its own transaction when none is open, so that it bumps the data
+ * version like every write: write_begin notes whether it opened one, write_end commits it
+ * (or rolls it back when r is not BD_OK) and returns the outcome. */
+bd_result pg_write_begin(pg_store *p, bool *own);
+bd_result pg_write_end(pg_store *p, bool own, bd_result r);
+
+/* Transactions (store.h contract), used by other operations of the backend too. */
+bd_result pg_begin(bd_store *s);
+bd_result pg_commit(bd_store *s);
+void pg_rollback(bd_store *s);
+
+/* Schema: brings the database to the newest version (schema.c). */
+bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
+/* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
+extern const char *const pg_record_indexes;
+extern const char *const pg_domain_count_rebuild;
+
+/* The operations, by file. */
+bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
+bd_result pg_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
+bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
+bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
+bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
+bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
+/* The row id and date of a breach; BD_ERR_NOT_FOUND when absent. */
+bd_result pg_breach_id(pg_store *p, const char *uuid, int64_t *id, int32_t *date);
+
+bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
+bd_result pg_record_count(bd_store *s, bd_record_query *q, int64_t *count);
+bd_result pg_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
+
+bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
+bd_result pg_card_count(bd_store *s, const bd_card_query *q, int64_t *count);
+bd_result pg_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
+
+bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
+bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx);
+bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now);
+bd_result pg_key_generation(bd_store *s, int64_t *gen);
+
+bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
+                         int64_t *removed);
+bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
+bd_result pg_truncate_log(bd_store *s, int64_t wait_ms);
+bd_result pg_backup(bd_store *s, const char *dest, int dest_fd);
+bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
+                   int64_t *total_cards);
+
+#endif

@@ -1,0 +1,235 @@
+/* Breach records on PostgreSQL: idempotent inserts, and searches counted and paged in the
+ * search order (breach date newest first, then id descending) with keyset positions.
+ *
+ * Which index drives a search is left to PostgreSQL's planner, which has statistics on
+ * each key's frequency: a search with value filters runs as an unnamed statement, planned
+ * for its very values (a big domain with a rare password is driven by the password's
+ * index); one without runs as a prepared statement, whose plan does not depend on the
+ * value. q->plan is not used. */
+#include <string.h>
+
+#include "store/pg/pg_impl.h"
+
+/* One round trip per record: the insert, skipped for a duplicate (same dedup hash), and the
+ * domain's count moved only when the record went in ($21: counts are kept, i.e. no bulk
+ * load is recounting them at its end). Returns how many records went in: 1 or 0. */
+static const pg_stmt RECORD_PUT = {
+    PG_Q_RECORD_PUT,
+    "WITH ins AS (INSERT INTO records(breach_id, breach_date, user_name, user_name_key, "
+    "first_name, last_name, email, email_domain, phone_number, phone_key, ip_address, "
+    "bitcoin_address, password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
+    "other_attributes, severity, dedup) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+    "$18, $19, $20) ON CONFLICT (dedup) DO NOTHING RETURNING email_domain), "
+    "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, 1 FROM ins "
+    "WHERE email_domain IS NOT NULL AND $21::boolean "
+    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1) "
+    "SELECT count(*) FROM ins"};
+static const pg_stmt DOMAIN_COUNT = {PG_Q_DOMAIN_COUNT,
+                                     "SELECT n FROM domain_counts WHERE domain = $1"};
+
+/* The breach's row id and date, from the per-connection cache or the store. */
+static bd_result breach_of(pg_store *p, const char *uuid, int64_t *id, int32_t *date)
+{
+    size_t slot = bd_slice_hash(bd_slice_from(uuid)) & (PG_BREACH_CACHE - 1);
+    if (strcmp(p->breach_cache[slot].uuid, uuid) == 0) {
+        *id = p->breach_cache[slot].id;
+        *date = p->breach_cache[slot].date;
+        return BD_OK;
+    }
+    p->breach_cache[slot].uuid[0] = '\0';
+    bd_result r = pg_breach_id(p, uuid, id, date);
+    if (r == BD_OK) {
+        memcpy(p->breach_cache[slot].uuid, uuid, BD_UUID_LEN + 1);
+        p->breach_cache[slot].id = *id;
+        p->breach_cache[slot].date = *date;
+    }
+    return r;
+}
+
+static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserted)
+{
+    int64_t id;
+    int32_t date;
+    bd_result res = breach_of(p, r->breach_uuid, &id, &date);
+    if (res != BD_OK)
+        return res;
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, date);
+    const bd_slice *text[] = {
+        &r->user_name,     &r->user_name_key,   &r->first_name,      &r->last_name,
+        &r->email,         &r->email_domain,    &r->phone_number,    &r->phone_key,
+        &r->ip_address,    &r->bitcoin_address, &r->password_masked, &r->password_hmac,
+        &r->password_hash, &r->ssn_masked,      &r->ssn_hmac,        &r->other_attributes,
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        pg_param_text(&pp, *text[i]);
+    pg_param_int(&pp, (int64_t)r->severity);
+    pg_param_text(&pp, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
+    pg_param_str(&pp, p->bulk_records ? "false" : "true");
+    PGresult *rs;
+    res = pg_run(p, &RECORD_PUT, &pp, &rs);
+    if (res == BD_OK) {
+        *inserted = pg_int(rs, 0, 0) > 0;
+        PQclear(rs);
+    }
+    return res;
+}
+
+bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
+{
+    pg_store *p = pg_of(s);
+    *inserted = false;
+    bool own;
+    bd_result res = pg_write_begin(p, &own);
+    if (res != BD_OK)
+        return res;
+    res = pg_write_end(p, own, insert_record(p, r, inserted));
+    if (res != BD_OK)
+        *inserted = false;
+    return res;
+}
+
+/* Column holding each field's lookup key, in bd_field order. */
+static const char *const FIELD_COL[BD_FIELD_COUNT] = {
+    "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
+    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
+};
+
+static bool has_equals_filter(const bd_record_query *q)
+{
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode == BD_FILTER_EQUALS)
+            return true;
+    return false;
+}
+
+/* Appends q's WHERE clause to p->sql and its values to pp, numbering parameters as it
+ * goes; with_position adds the keyset position. */
+static bd_result build_where(pg_store *p, const bd_record_query *q, bool with_position,
+                             pg_params *pp)
+{
+    bd_buf *b = &p->sql;
+    pg_param_text(pp, q->key);
+    bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", FIELD_COL[q->field], pp->n);
+    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
+        switch (q->filter[f].mode) {
+        case BD_FILTER_NONE:
+            break;
+        case BD_FILTER_PRESENT:
+            r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_ABSENT:
+            r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]);
+            break;
+        case BD_FILTER_EQUALS:
+            pg_param_text(pp, q->filter[f].key);
+            r = bd_buf_printf(b, " AND r.%s = $%d", FIELD_COL[f], pp->n);
+            break;
+        }
+    }
+    if (r == BD_OK && with_position && q->has_after) {
+        pg_param_int(pp, q->after_date);
+        pg_param_int(pp, q->after_id);
+        r = bd_buf_printf(b, " AND (r.breach_date, r.id) < ($%d::integer, $%d::bigint)", pp->n - 1,
+                          pp->n);
+    }
+    return r;
+}
+
+/* An email_domain search without filters: records_found is the domain's count, one row
+ * instead of every index entry of a domain that may have millions. */
+static bool count_domain(pg_store *p, const bd_record_query *q, int64_t *count, bd_result *r)
+{
+    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+        return false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode != BD_FILTER_NONE)
+            return false;
+    pg_params pp = {0};
+    pg_param_text(&pp, q->key);
+    PGresult *res;
+    *r = pg_run(p, &DOMAIN_COUNT, &pp, &res);
+    if (*r == BD_OK) {
+        *count = PQntuples(res) == 1 ? pg_int(res, 0, 0) : 0;
+        PQclear(res);
+    }
+    return true;
+}
+
+bd_result pg_record_count(bd_store *s, bd_record_query *q, int64_t *count)
+{
+    pg_store *p = pg_of(s);
+    *count = 0;
+    bd_result r;
+    if (count_domain(p, q, count, &r))
+        return r;
+    pg_params pp = {0};
+    bd_buf_reset(&p->sql);
+    r = bd_buf_append_str(&p->sql, "SELECT count(*) FROM records r");
+    if (r == BD_OK)
+        r = build_where(p, q, false, &pp);
+    PGresult *res;
+    if (r == BD_OK)
+        r = pg_run_sql(p, p->sql.data, &pp, !has_equals_filter(q), &res);
+    if (r != BD_OK)
+        return r;
+    *count = pg_int(res, 0, 0);
+    PQclear(res);
+    return BD_OK;
+}
+
+/* Calls cb for each record row of res, in the order of the query. */
+static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
+{
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows; i++) {
+        bd_record_row row;
+        row.id = pg_int(res, i, 0);
+        row.breach_date = (int32_t)pg_int(res, i, 1);
+        row.user_name = pg_slice(res, i, 2);
+        row.first_name = pg_slice(res, i, 3);
+        row.last_name = pg_slice(res, i, 4);
+        row.email = pg_slice(res, i, 5);
+        row.email_domain = pg_slice(res, i, 6);
+        row.phone_number = pg_slice(res, i, 7);
+        row.ip_address = pg_slice(res, i, 8);
+        row.bitcoin_address = pg_slice(res, i, 9);
+        row.password_masked = pg_slice(res, i, 10);
+        row.password_hash = pg_slice(res, i, 11);
+        row.ssn_masked = pg_slice(res, i, 12);
+        row.other_attributes = pg_slice(res, i, 13);
+        row.severity = (bd_severity)pg_int(res, i, 14);
+        row.breach_id = pg_int(res, i, 15);
+        if (cb(ctx, &row))
+            break;
+    }
+}
+
+bd_result pg_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
+{
+    pg_store *p = pg_of(s);
+    pg_params pp = {0};
+    bd_buf_reset(&p->sql);
+    bd_result r = bd_buf_append_str(
+        &p->sql,
+        "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
+        "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
+        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
+        " FROM records r");
+    if (r == BD_OK)
+        r = build_where(p, q, true, &pp);
+    if (r == BD_OK) {
+        pg_param_int(&pp, q->limit);
+        r = bd_buf_printf(&p->sql, " ORDER BY r.breach_date DESC, r.id DESC LIMIT $%d", pp.n);
+    }
+    PGresult *res;
+    if (r == BD_OK)
+        r = pg_run_sql(p, p->sql.data, &pp, !has_equals_filter(q), &res);
+    if (r != BD_OK)
+        return r;
+    each_record(res, cb, ctx);
+    PQclear(res);
+    return BD_OK;
+}

@@ -1,0 +1,188 @@
+/* PostgreSQL schema, one migration per entry, numbered like the SQLite schema's
+ * (src/store/schema.c) and ending at the same version: never edit a shipped entry, append
+ * a new one. The meta table's schema_version says how many ran.
+ *
+ * The tables hold what SQLite's hold (see that file for why the columns look the way they
+ * do), in PostgreSQL's types: bigint identity keys, bytea for keyed hashes, and every text
+ * column COLLATE "C", so that ordering and ranges compare bytes as SQLite does, whatever
+ * locale the database was created with.
+ * - The record lookup indexes carry (key, breach_date, id): a search page, newest breach
+ *   first and then id descending, is one backward range scan, and the keyset position
+ *   (breach_date, id) < (d, i) is a condition on the index itself.
+ * - records.breach_id is a real foreign key (SQLite declares it, unenforced): with several
+ *   writers, an import must not add records to a breach that an erasure just removed.
+ * - Cards are the next step of this backend: their tables and indexes are SQLite's for now
+ *   and may change before this schema ships. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store/pg/pg_impl.h"
+
+#define T "text COLLATE \"C\""
+
+/* clang-format off */
+#define RECORD_INDEXES \
+    "CREATE INDEX records_by_breach ON records(breach_id);" \
+    "CREATE INDEX records_by_email ON records(email, breach_date, id) WHERE email IS NOT NULL;" \
+    "CREATE INDEX records_by_domain ON records(email_domain, breach_date, id)" \
+    "  WHERE email_domain IS NOT NULL;" \
+    "CREATE INDEX records_by_phone ON records(phone_key, breach_date, id)" \
+    "  WHERE phone_key IS NOT NULL;" \
+    "CREATE INDEX records_by_user ON records(user_name_key, breach_date, id)" \
+    "  WHERE user_name_key IS NOT NULL;" \
+    "CREATE INDEX records_by_ip ON records(ip_address, breach_date, id)" \
+    "  WHERE ip_address IS NOT NULL;" \
+    "CREATE INDEX records_by_ssn ON records(ssn_hmac, breach_date, id)" \
+    "  WHERE ssn_hmac IS NOT NULL;" \
+    "CREATE INDEX records_by_password ON records(password_hmac, breach_date, id)" \
+    "  WHERE password_hmac IS NOT NULL;" \
+    "CREATE INDEX records_by_hash ON records(password_hash, breach_date, id)" \
+    "  WHERE password_hash IS NOT NULL;" \
+    "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date, id)" \
+    "  WHERE bitcoin_address IS NOT NULL;"
+
+#define CARD_INDEXES \
+    "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
+    "CREATE INDEX cards_by_bin ON cards(bin, tail, length);" \
+    "CREATE INDEX cards_by_tail ON cards(tail, length);" \
+    "CREATE INDEX cards_by_created ON cards(created_at, card_id);" \
+    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);" \
+    "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
+    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+
+#define DOMAIN_COUNT_REBUILD \
+    "DELETE FROM domain_counts;" \
+    "INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM records" \
+    "  WHERE email_domain IS NOT NULL GROUP BY email_domain;"
+
+static const char *const MIGRATIONS[] = {
+    /* 1: the initial schema */
+    "CREATE TABLE meta(key " T " PRIMARY KEY, value " T " NOT NULL);"
+    "CREATE TABLE breaches("
+    "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  uuid " T " NOT NULL UNIQUE,"
+    "  source_name " T " NOT NULL,"
+    "  site_domain " T ", date_leaked integer NOT NULL, breach_type " T ","
+    "  site_categories " T ", site_country " T ", site_language " T ", password_types " T ","
+    "  leaked_data_types " T ", description " T ", service_article_url " T ", site_logo " T ","
+    "  pwned_count bigint, pwned_count_derived bigint NOT NULL DEFAULT 0);"
+    "CREATE INDEX breaches_by_date ON breaches(date_leaked DESC, source_name);"
+    "CREATE TABLE records("
+    "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  breach_id bigint NOT NULL REFERENCES breaches(id),"
+    "  breach_date integer NOT NULL,"
+    "  user_name " T ", user_name_key " T ", first_name " T ", last_name " T ","
+    "  email " T ", email_domain " T ", phone_number " T ", phone_key " T ","
+    "  ip_address " T ", bitcoin_address " T ","
+    "  password_masked " T ", password_hmac bytea, password_hash " T ","
+    "  ssn_masked " T ", ssn_hmac bytea, other_attributes " T ","
+    "  severity smallint NOT NULL,"
+    "  dedup bytea NOT NULL UNIQUE);"
+    RECORD_INDEXES
+    "CREATE TABLE cards("
+    "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  card_id " T " NOT NULL UNIQUE,"
+    "  created_at " T " NOT NULL, bank " T ","
+    "  number_masked " T " NOT NULL, bin " T " NOT NULL, last4 " T " NOT NULL,"
+    "  tail " T " NOT NULL, length smallint NOT NULL, number_hmac bytea NOT NULL,"
+    "  owner " T ", cvv " T ", expire_date " T ", cvss double precision, leak_id " T ","
+    "  leak_name " T ", leak_publish_date " T ", leak_discover_date " T ", leak_size bigint,"
+    "  leak_tags " T ");"
+    CARD_INDEXES
+    "CREATE TABLE card_counts(kind smallint NOT NULL, key " T " NOT NULL, n bigint NOT NULL,"
+    "  PRIMARY KEY(kind, key));"
+    "CREATE TABLE api_keys("
+    "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    "  name " T " NOT NULL, hash bytea NOT NULL UNIQUE, plan " T " NOT NULL,"
+    "  rate_per_hour bigint NOT NULL, created_at bigint NOT NULL,"
+    "  expires_at bigint NOT NULL DEFAULT 0, revoked_at bigint NOT NULL DEFAULT 0);"
+    "INSERT INTO meta(key, value) VALUES ('key_generation', '0'), ('data_version', '0');",
+    /* 2: BIN pages in date order, expiry by id */
+    "CREATE INDEX cards_by_bin_created ON cards(bin, created_at, card_id);"
+    "CREATE INDEX cards_expiry_by_id ON cards(id, expire_date);",
+    /* 3: owner words with each card's expiry (filled by card imports, the next step) */
+    "CREATE TABLE card_owner_words(word " T " NOT NULL, expire_date " T " NOT NULL,"
+    "  id bigint NOT NULL, PRIMARY KEY(word, expire_date, id));",
+    /* 4: records per email domain */
+    "CREATE TABLE domain_counts(domain " T " PRIMARY KEY, n bigint NOT NULL);"
+    DOMAIN_COUNT_REBUILD,
+    /* 5: a per-key budget of exact card lookups */
+    "ALTER TABLE api_keys ADD COLUMN exact_per_day bigint NOT NULL DEFAULT 20;",
+};
+/* clang-format on */
+
+#define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
+
+const char *const pg_record_indexes = RECORD_INDEXES;
+const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
+
+/* The schema version: 0 when there is no meta table yet. */
+static bd_result schema_version(pg_store *p, int *v)
+{
+    PGresult *res;
+    bd_result r = pg_run_sql(p, "SELECT to_regclass('meta') IS NOT NULL", NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    bool has_meta = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    *v = 0;
+    if (!has_meta)
+        return BD_OK;
+    r = pg_run_sql(p, "SELECT value FROM meta WHERE key = 'schema_version'", NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    *v = PQntuples(res) == 1 ? (int)pg_int(res, 0, 0) : -1; /* a meta table, not ours */
+    PQclear(res);
+    return BD_OK;
+}
+
+/* Runs migrations from the version found up to the newest, in one transaction: a failure
+ * leaves the schema as it was. pg_begin's writer lock serialises processes that open a new
+ * store at the same time; the version is read again under it. */
+static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
+{
+    bd_result r = pg_begin(&p->base);
+    int v = 0;
+    if (r == BD_OK)
+        r = schema_version(p, &v); /* again: another process may have migrated meanwhile */
+    if (r == BD_OK && v == 0 && !create)
+        r = BD_ERR_NOT_FOUND;
+    if (r == BD_OK && (v < 0 || v > MIGRATION_COUNT)) {
+        bd_why(why, whylen, "the store's schema version %d is not one this program knows", v);
+        r = BD_ERR_STORE;
+    }
+    for (; r == BD_OK && v < MIGRATION_COUNT; v++) {
+        char set[160];
+        snprintf(set, sizeof set,
+                 "INSERT INTO meta(key, value) VALUES ('schema_version', '%d') "
+                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 v + 1);
+        r = pg_exec(p, MIGRATIONS[v]);
+        if (r == BD_OK)
+            r = pg_exec(p, set);
+        if (r != BD_OK)
+            bd_why(why, whylen, "schema migration %d failed", v + 1);
+    }
+    if (r == BD_OK)
+        return pg_commit(&p->base);
+    pg_rollback(&p->base);
+    return r;
+}
+
+bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen)
+{
+    int v;
+    bd_result r = schema_version(p, &v);
+    if (r == BD_OK && v == MIGRATION_COUNT)
+        return BD_OK; /* the common case: nothing to lock, nothing to change */
+    if (r == BD_OK && v == 0 && !create)
+        r = BD_ERR_NOT_FOUND;
+    if (r == BD_OK)
+        r = upgrade(p, create, why, whylen);
+    if (r == BD_ERR_NOT_FOUND)
+        bd_why(why, whylen, "%s holds no breachd store; run 'breachctl init --db %s'", shown_uri,
+               shown_uri);
+    else if (r != BD_OK && why && whylen && !why[0])
+        bd_why(why, whylen, "cannot read the store's schema version at %s", shown_uri);
+    return r;
+}
