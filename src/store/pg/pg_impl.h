@@ -48,6 +48,8 @@ typedef enum {
     PG_Q_ERASE_BREACH_RECORDS,
     PG_Q_ERASE_BREACH,
     PG_Q_ERASE_EMPTY_DOMAINS,
+    PG_Q_CARD_PUT,
+    PG_Q_CARD_COUNT_SUM,
     PG_Q__COUNT
 } pg_q;
 
