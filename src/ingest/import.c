@@ -776,6 +776,15 @@ static bd_result write_row(importer *im, const staged *row, bool *inserted, char
     return BD_ERR_INVALID;
 }
 
+/* Rows the store accepted but its commit found to be duplicates (a backend that streams
+ * rows decides at commit): they count as duplicates, not imported. */
+static void late_duplicates(bd_store *s, bd_import_counts *c)
+{
+    int64_t n = bd_store_take_late_duplicates(s);
+    c->imported -= (uint64_t)n;
+    c->duplicates += (uint64_t)n;
+}
+
 bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const char *path,
                          const bd_import_options *o, bd_import_counts *c, char *why, size_t whylen)
 {
@@ -871,6 +880,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                 in_batch = 0;
                 r = bd_store_commit(s);
                 if (r == BD_OK)
+                    late_duplicates(s, &local);
+                if (r == BD_OK)
                     r = bd_store_begin(s);
             }
         }
@@ -912,6 +923,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             r = bd_store_breach_refresh_count(s, im.touched[i]);
         if (r == BD_OK)
             r = bd_store_commit(s);
+        if (r == BD_OK)
+            late_duplicates(s, &local);
         if (r != BD_OK)
             snprintf(why, whylen, "%s: the store failed to commit: %s", path, bd_result_str(r));
     }

@@ -162,8 +162,16 @@ typedef struct {
 typedef int (*bd_record_cb)(void *ctx, const bd_record_row *row);
 
 /* Inserts a record of an existing breach; *inserted false for a duplicate. BD_ERR_NOT_FOUND
- * when the breach does not exist. */
+ * when the breach does not exist. Inside a transaction a backend may decide duplicates only
+ * when the rows land (PostgreSQL streams them with COPY): then *inserted is true for a row
+ * it accepted, and bd_store_take_late_duplicates says how many of those were duplicates. */
 bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
+/* How many records that record_put accepted (*inserted true) in transactions committed
+ * since the last call turned out, at commit, to be duplicates (of stored records, or of
+ * each other within the batch); resets the count. 0 for a backend that decides duplicates
+ * at put time (SQLite). An importer moves these from its imported count to its duplicates
+ * after each commit. */
+int64_t bd_store_take_late_duplicates(bd_store *s);
 
 typedef enum {
     BD_FILTER_NONE = 0,

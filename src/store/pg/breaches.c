@@ -69,6 +69,7 @@ bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
     if (r == BD_OK) {
         *inserted = pg_changes(res) > 0;
         PQclear(res);
+        pg_copy_forget_missing(p); /* record puts may name it now */
     }
     r = pg_write_end(p, own, r);
     if (r != BD_OK)

@@ -1,29 +1,349 @@
-/* Cards on PostgreSQL: the next step of this backend. Until it lands every card operation
- * is refused with BD_ERR_INVALID (the tables exist, see schema.c), and this backend is not
- * offered to users before it does. */
-#include "store/pg/pg_impl.h"
+/* Cards on PostgreSQL: imports that keep the word and count tables, and searches that give
+ * what the SQLite store gives, row for row and in the same order.
+ *
+ * - card_put is one statement: the card, its BIN's and tail's counts, its owner's words
+ *   with its expiry (card_owner_words), and the words of its owner and bank with their
+ *   positions (card_words). The words are split here, by the tokenizer SQLite's FTS5 index
+ *   uses (cards_sql.c), so a word matches on both stores alike.
+ * - card_count reads one row of card_counts for a lone plain prefix or tail, and one range
+ *   of card_owner_words for an owner word within expiry ranges, as SQLite does; anything
+ *   else is counted through the cards table.
+ * - card_find orders by the sort keys, then card_id in the first key's direction. SQLite
+ *   puts NULL before every value, so an ascending key is NULLS FIRST and a descending one
+ *   NULLS LAST here (created_at, never NULL, says neither, so that its index serves both
+ *   directions). Which index drives a search is PostgreSQL's choice: every search runs as an
+ *   unnamed statement, planned for its very values and LIMIT, so q->matches is not needed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg/cards_sql.h"
+
+/* $20 and $21: the owner's and the bank's words, separated by spaces. Returns how many
+ * cards went in: 1 or 0 (a card with that id exists). The counts are kept during a bulk
+ * load too: one small upsert per card, cheaper than recounting millions at its end. */
+static const pg_stmt CARD_PUT = {
+    PG_Q_CARD_PUT,
+    "WITH ins AS (INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, "
+    "length, number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
+    "leak_discover_date, leak_size, leak_tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+    "$11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (card_id) DO NOTHING "
+    "RETURNING id, bin, tail, expire_date), "
+    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, 1 FROM ins, "
+    "LATERAL (VALUES (0::smallint, ins.bin), (1::smallint, ins.tail)) AS k(kind, key) "
+    "ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + 1), "
+    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) "
+    "SELECT DISTINCT t.word, ins.expire_date, ins.id FROM ins, "
+    "unnest(string_to_array($20::text, ' ')) AS t(word) WHERE ins.expire_date IS NOT NULL "
+    "ON CONFLICT DO NOTHING), "
+    "words AS (INSERT INTO card_words(col, word, id, pos) "
+    "SELECT 0, t.word, ins.id, t.pos FROM ins, "
+    "unnest(string_to_array($20::text, ' ')) WITH ORDINALITY AS t(word, pos) "
+    "UNION ALL SELECT 1, t.word, ins.id, t.pos FROM ins, "
+    "unnest(string_to_array($21::text, ' ')) WITH ORDINALITY AS t(word, pos)) "
+    "SELECT count(*) FROM ins"};
+static const pg_stmt CARD_COUNT_SUM = {PG_Q_CARD_COUNT_SUM,
+                                       "SELECT coalesce(sum(n), 0) FROM card_counts "
+                                       "WHERE kind = $1 AND key >= $2 AND key < $3"};
+
+static const char *opt(const char *v)
+{
+    return v[0] ? v : NULL;
+}
+
+static bd_slice words_of(const bd_buf *b)
+{
+    return (bd_slice){b->data ? b->data : "", b->len};
+}
+
+static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
+{
+    bd_buf owner, bank;
+    bd_buf_init(&owner, 65536);
+    bd_buf_init(&bank, 65536);
+    int n;
+    bd_result r = pg_card_words(c->owner, &owner, &n);
+    if (r == BD_OK)
+        r = pg_card_words(c->bank, &bank, &n);
+    char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
+    char cvss[32];
+    snprintf(cvss, sizeof cvss, "%.17g", c->cvss);
+    pg_params pp = {0};
+    pg_param_str(&pp, c->id);
+    pg_param_str(&pp, c->created_at);
+    pg_param_text(&pp, c->bank);
+    pg_param_str(&pp, c->number_masked);
+    pg_param_str(&pp, c->bin);
+    pg_param_str(&pp, c->last4);
+    pg_param_str(&pp, tail);
+    pg_param_int(&pp, c->length);
+    pg_param_text(&pp, (bd_slice){(const char *)c->number_hmac, BD_HMAC_LEN});
+    pg_param_text(&pp, c->owner);
+    pg_param_text(&pp, c->cvv);
+    pg_param_str(&pp, opt(c->expire_date));
+    pg_param_str(&pp, c->has_cvss ? cvss : NULL);
+    pg_param_text(&pp, c->leak_id);
+    pg_param_text(&pp, c->leak_name);
+    pg_param_str(&pp, opt(c->leak_publish_date));
+    pg_param_str(&pp, opt(c->leak_discover_date));
+    if (c->leak_size >= 0)
+        pg_param_int(&pp, c->leak_size);
+    else
+        pg_param_str(&pp, NULL);
+    pg_param_text(&pp, c->leak_tags);
+    pg_param_text(&pp, words_of(&owner));
+    pg_param_text(&pp, words_of(&bank));
+    PGresult *res;
+    if (r == BD_OK)
+        r = pg_run(p, &CARD_PUT, &pp, &res);
+    if (r == BD_OK) {
+        *inserted = pg_int(res, 0, 0) > 0;
+        PQclear(res);
+    }
+    bd_buf_free(&owner);
+    bd_buf_free(&bank);
+    return r;
+}
 
 bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
 {
-    (void)s;
-    (void)c;
+    pg_store *p = pg_of(s);
     *inserted = false;
-    return BD_ERR_INVALID; /* next step: card import */
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    r = pg_write_end(p, own, insert_card(p, c, inserted));
+    if (r != BD_OK)
+        *inserted = false;
+    return r;
+}
+
+/* ---- counting ------------------------------------------------------------------------- */
+
+static bool plain_digits(const char *p)
+{
+    for (; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* Counts a lone prefix-only or suffix-only plain number pattern from card_counts (kind 0:
+ * BINs, kind 1: reversed last fours). false when q is not of that shape. */
+static bool count_from_summary(pg_store *p, const bd_card_query *q, int64_t *count, bd_result *r)
+{
+    const bd_card_cond *k = q->where;
+    if (k->kind != BD_CC_NUMBER || k->length || k->min_length > 12)
+        return false;
+    size_t bl = strlen(k->bin), tl = strlen(k->last4);
+    if ((bl == 0) == (tl == 0) || !plain_digits(bl ? k->bin : k->last4))
+        return false;
+    char from[7], to[7];
+    size_t n = bl ? bl : tl;
+    for (size_t i = 0; i < n; i++)
+        from[i] = bl ? k->bin[i] : k->last4[tl - 1 - i];
+    memcpy(to, from, n);
+    to[n - 1]++; /* '9' + 1 is ':', after every digit */
+    from[n] = to[n] = '\0';
+    pg_params pp = {0};
+    pg_param_int(&pp, bl ? 0 : 1);
+    pg_param_str(&pp, from);
+    pg_param_str(&pp, to);
+    PGresult *res;
+    *r = pg_run(p, &CARD_COUNT_SUM, &pp, &res);
+    if (*r == BD_OK) {
+        *count = pg_int(res, 0, 0);
+        PQclear(res);
+    }
+    return true;
+}
+
+/* Whether k is "owner:WORD AND expireDate:[...]": one owner word (one word once split the
+ * way the index splits it) and expiry ranges, all ANDed. Such a query is answered off
+ * card_owner_words, which holds only cards with an expiry, as a range always needs one.
+ * On true, word holds the word. */
+static bool owner_word_with_expiry(const bd_card_cond *k, bd_buf *word)
+{
+    const bd_card_cond *w = NULL;
+    size_t ranges = 0;
+    if (k->kind != BD_CC_AND)
+        return false;
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *kid = k->kids[i];
+        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
+            !kid->prefix && !w)
+            w = kid;
+        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE)
+            ranges++;
+        else
+            return false;
+    }
+    int n = 0;
+    return w && ranges && pg_card_words(w->words[0], word, &n) == BD_OK && n == 1;
+}
+
+/* " WHERE ..." over card_owner_words (as w) for a query owner_word_with_expiry accepted. */
+static void owner_word_where(pg_card_sql *c, const bd_card_cond *k, const bd_buf *word)
+{
+    pg_card_emit(c, " WHERE w.word = ");
+    pg_card_value(c, word->data, word->len);
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *r = k->kids[i];
+        if (r->kind != BD_CC_RANGE)
+            continue;
+        if (r->low.ptr) {
+            pg_card_emit(c, r->low_inclusive ? " AND w.expire_date >= " : " AND w.expire_date > ");
+            pg_card_value(c, r->low.ptr, r->low.len);
+        }
+        if (r->high.ptr) {
+            pg_card_emit(c, r->high_inclusive ? " AND w.expire_date <= " : " AND w.expire_date < ");
+            pg_card_value(c, r->high.ptr, r->high.len);
+        }
+    }
+}
+
+static bd_result run_count(pg_store *p, pg_card_sql *c, int64_t *count)
+{
+    if (c->err != BD_OK)
+        return c->err;
+    pg_params pp = {0};
+    pg_card_params(c, &pp);
+    PGresult *res;
+    bd_result r = pg_run_sql(p, c->sql.data, &pp, false, &res);
+    if (r == BD_OK) {
+        *count = pg_int(res, 0, 0);
+        PQclear(res);
+    }
+    return r;
 }
 
 bd_result pg_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
 {
-    (void)s;
-    (void)q;
+    pg_store *p = pg_of(s);
     *count = 0;
-    return BD_ERR_INVALID; /* next step: card search */
+    if (!q->where)
+        return BD_ERR_INVALID;
+    bd_result r;
+    if (count_from_summary(p, q, count, &r))
+        return r;
+    pg_card_sql c;
+    pg_card_sql_init(&c);
+    bd_buf word;
+    bd_buf_init(&word, 65536);
+    if (owner_word_with_expiry(q->where, &word)) {
+        pg_card_emit(&c, "SELECT count(*) FROM card_owner_words w");
+        owner_word_where(&c, q->where, &word);
+    } else {
+        pg_card_emit(&c, "SELECT count(*) FROM cards c WHERE ");
+        pg_card_cond(&c, q->where);
+    }
+    r = run_count(p, &c, count);
+    bd_buf_free(&word);
+    pg_card_sql_free(&c);
+    return r;
+}
+
+/* ---- pages ---------------------------------------------------------------------------- */
+
+static const char *const SORT_COL[] = {
+    [BD_CARD_CREATED_AT] = "created_at",
+    [BD_CARD_EXPIRE_DATE] = "expire_date",
+    [BD_CARD_BANK] = "bank",
+    [BD_CARD_OWNER] = "owner",
+    [BD_CARD_CVSS] = "cvss",
+    [BD_CARD_LEAK_NAME] = "leak_name",
+    [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
+    [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
+    [BD_CARD_LEAK_SIZE] = "leak_size",
+    [BD_CARD_CVV] = "cvv",
+    [BD_CARD_LEAK_ID] = "leak_id",
+};
+
+/* " ORDER BY ..." in SQLite's order: NULL first ascending, last descending; ties by
+ * card_id in the first key's direction. by_word: the first key is card_owner_words'
+ * expiry, never NULL. */
+static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word)
+{
+    pg_card_emit(c, " ORDER BY ");
+    for (size_t i = 0; i < q->nsort && i < BD_CARD_MAX_SORT; i++) {
+        bd_card_column col = q->sort[i].column;
+        bool desc = q->sort[i].descending;
+        pg_card_emit(c, by_word && i == 0 ? "w." : "c.");
+        pg_card_emit(c, SORT_COL[col]);
+        if (col == BD_CARD_CREATED_AT || (by_word && i == 0))
+            pg_card_emit(c, desc ? " DESC, " : " ASC, ");
+        else
+            pg_card_emit(c, desc ? " DESC NULLS LAST, " : " ASC NULLS FIRST, ");
+    }
+    bool first_desc = q->nsort ? q->sort[0].descending : true;
+    pg_card_emit(c, first_desc ? "c.card_id DESC" : "c.card_id ASC");
+}
+
+static void each_card(PGresult *res, bd_card_cb cb, void *ctx)
+{
+    for (int i = 0, rows = PQntuples(res); i < rows; i++) {
+        bd_card_row row;
+        row.id = pg_slice(res, i, 0);
+        row.created_at = pg_slice(res, i, 1);
+        row.bank = pg_slice(res, i, 2);
+        row.number_masked = pg_slice(res, i, 3);
+        row.owner = pg_slice(res, i, 4);
+        row.cvv = pg_slice(res, i, 5);
+        row.expire_date = pg_slice(res, i, 6);
+        row.has_cvss = !PQgetisnull(res, i, 7);
+        row.cvss = row.has_cvss ? strtod(PQgetvalue(res, i, 7), NULL) : 0;
+        row.leak_id = pg_slice(res, i, 8);
+        row.leak_name = pg_slice(res, i, 9);
+        row.leak_publish_date = pg_slice(res, i, 10);
+        row.leak_discover_date = pg_slice(res, i, 11);
+        row.has_leak_size = !PQgetisnull(res, i, 12);
+        row.leak_size = row.has_leak_size ? pg_int(res, i, 12) : 0;
+        row.leak_tags = pg_slice(res, i, 13);
+        if (cb(ctx, &row))
+            break;
+    }
 }
 
 bd_result pg_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
 {
-    (void)s;
-    (void)q;
-    (void)cb;
-    (void)ctx;
-    return BD_ERR_INVALID; /* next step: card search */
+    pg_store *p = pg_of(s);
+    if (!q->where)
+        return BD_ERR_INVALID;
+    pg_card_sql c;
+    pg_card_sql_init(&c);
+    pg_card_emit(&c, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
+                     "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
+                     "c.leak_discover_date, c.leak_size, c.leak_tags FROM ");
+    /* An owner word in expiry order: card_owner_words is in that order already, so the page
+     * is the first entries of one index range. */
+    bd_buf word;
+    bd_buf_init(&word, 65536);
+    bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
+                   owner_word_with_expiry(q->where, &word);
+    if (by_word) {
+        pg_card_emit(&c, "card_owner_words w JOIN cards c ON c.id = w.id");
+        owner_word_where(&c, q->where, &word);
+    } else {
+        pg_card_emit(&c, "cards c WHERE ");
+        pg_card_cond(&c, q->where);
+    }
+    order_by(&c, q, by_word);
+    pg_params pp = {0};
+    pg_card_params(&c, &pp);
+    pg_param_int(&pp, q->limit);
+    pg_param_int(&pp, q->offset);
+    if (c.err == BD_OK)
+        c.err = bd_buf_printf(&c.sql, " LIMIT $%d OFFSET $%d", pp.n - 1, pp.n);
+    PGresult *res;
+    bd_result r = c.err;
+    if (r == BD_OK)
+        r = pg_run_sql(p, c.sql.data, &pp, false, &res);
+    if (r == BD_OK) {
+        each_card(res, cb, ctx);
+        PQclear(res);
+    }
+    bd_buf_free(&word);
+    pg_card_sql_free(&c);
+    return r;
 }

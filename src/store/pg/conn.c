@@ -43,6 +43,7 @@ static void pg_close(bd_store *s)
         free(p->dyn[i].sql);
     PQfinish(p->conn);
     bd_buf_free(&p->sql);
+    bd_buf_free(&p->copy.out);
     free(p);
 }
 
@@ -80,7 +81,9 @@ bd_result pg_commit(bd_store *s)
     pg_store *p = pg_of(s);
     if (!p->in_tx)
         return BD_ERR_INVALID;
-    bd_result r = pg_run(p, &VERSION_BUMP, NULL, NULL);
+    bd_result r = pg_copy_flush(p); /* the streamed record puts land first */
+    if (r == BD_OK)
+        r = pg_run(p, &VERSION_BUMP, NULL, NULL);
     if (r != BD_OK) {
         pg_rollback(s);
         return r;
@@ -91,6 +94,7 @@ bd_result pg_commit(bd_store *s)
     if (st == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0) {
         PQclear(res);
         p->in_tx = false;
+        pg_copy_end_transaction(p, true);
         return BD_OK;
     }
     r = PQstatus(p->conn) == CONNECTION_BAD ? BD_ERR_BUSY : BD_ERR_STORE;
@@ -106,6 +110,7 @@ void pg_rollback(bd_store *s)
     pg_store *p = pg_of(s);
     if (!p->in_tx)
         return;
+    pg_copy_end_transaction(p, false); /* ends an open COPY: ROLLBACK can run */
     if (PQstatus(p->conn) == CONNECTION_OK)
         PQclear(PQexec(p->conn, "ROLLBACK"));
     forget_transaction(p);
@@ -227,8 +232,10 @@ static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
     pg_store *p = pg_of(s);
     if (!p->in_tx || kind != BD_BULK_RECORDS)
         return BD_ERR_INVALID;
+    bd_result r = pg_copy_flush(p); /* before counting resumes: the recount counts these */
     p->bulk_records = false;
-    bd_result r = pg_exec(p, pg_record_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, pg_record_indexes);
     if (r == BD_OK)
         r = pg_exec(p, pg_domain_count_rebuild);
     if (r == BD_OK)
@@ -310,6 +317,7 @@ static const bd_store_ops PG_OPS = {
     .truncate_log = pg_truncate_log,
     .backup = pg_backup,
     .stats = pg_stats,
+    .take_late_duplicates = pg_take_late_duplicates,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a
@@ -347,6 +355,7 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     p->base.ops = &PG_OPS;
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
+    bd_buf_init(&p->copy.out, 64u << 20);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;
     if (PQstatus(p->conn) != CONNECTION_OK) {

@@ -64,13 +64,21 @@ static void forget_statements(pg_store *p)
         p->dyn[i].sql = NULL;
         p->dyn[i].used = 0;
     }
+    pg_copy_connection_reset(p);
 }
 
 /* BD_OK when the connection is usable. A broken one is reset here, but not while a
  * transaction was open on it: that transaction is gone, and its owner must learn so
- * (every call fails until it ends the transaction). */
+ * (every call fails until it ends the transaction). Every statement starts here, so this
+ * is where a COPY of streamed record puts ends and its rows move (copy.c): whatever runs
+ * next sees them. */
 static bd_result ready(pg_store *p)
 {
+    if (p->copy.open) {
+        bd_result r = pg_copy_flush(p);
+        if (r != BD_OK)
+            return r;
+    }
     if (PQstatus(p->conn) == CONNECTION_OK)
         return BD_OK;
     if (p->in_tx || p->in_read)
@@ -89,7 +97,7 @@ static bool sqlstate_is(const char *state, const char *want, size_t n)
 
 /* Maps a failed result to a bd_result, reports it when it is not the server's absence or
  * an expected conflict, and clears it. */
-static bd_result failed(pg_store *p, PGresult *res)
+bd_result pg_failed(pg_store *p, PGresult *res)
 {
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     bd_result r = BD_ERR_STORE;
@@ -120,7 +128,7 @@ static bd_result finish(pg_store *p, PGresult *rs, PGresult **res)
             PQclear(rs);
         return BD_OK;
     }
-    return failed(p, rs);
+    return pg_failed(p, rs);
 }
 
 static const pg_params no_params;
@@ -141,7 +149,7 @@ bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **
     if (!p->prepared[q->id]) {
         PGresult *pr = PQprepare(p->conn, name, q->sql, 0, NULL);
         if (PQresultStatus(pr) != PGRES_COMMAND_OK)
-            return failed(p, pr);
+            return pg_failed(p, pr);
         PQclear(pr);
         p->prepared[q->id] = true;
     }
@@ -179,7 +187,7 @@ static int dyn_slot(pg_store *p, const char *sql, bd_result *r)
     PGresult *pr = PQprepare(p->conn, name, sql, 0, NULL);
     if (PQresultStatus(pr) != PGRES_COMMAND_OK) {
         free(copy);
-        *r = failed(p, pr);
+        *r = pg_failed(p, pr);
         return -1;
     }
     PQclear(pr);

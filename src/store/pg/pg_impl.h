@@ -48,6 +48,8 @@ typedef enum {
     PG_Q_ERASE_BREACH_RECORDS,
     PG_Q_ERASE_BREACH,
     PG_Q_ERASE_EMPTY_DOMAINS,
+    PG_Q_CARD_PUT,
+    PG_Q_CARD_COUNT_SUM,
     PG_Q__COUNT
 } pg_q;
 
@@ -59,6 +61,23 @@ typedef struct {
 
 #define PG_DYN_CACHE 32     /* generated record-search statements kept prepared */
 #define PG_BREACH_CACHE 256 /* a power of two */
+
+#define PG_COPY_MISSING 8 /* breaches a transaction's record puts found missing */
+
+/* Record puts streamed into the open write transaction (copy.c). */
+typedef struct {
+    bool open;            /* a COPY into the staging table is in progress */
+    bool table;           /* the staging table exists on this connection */
+    bool dirty;           /* it holds rows this transaction already moved */
+    int64_t staged;       /* rows sent by the open COPY */
+    int64_t pending_late; /* duplicates found by this transaction's moves */
+    int64_t late;         /* ... by transactions committed since the last take */
+    bd_buf out;           /* rows not yet handed to libpq */
+    /* breaches found missing in this transaction: a put naming one fails without ending
+     * the COPY (no other writer can add a breach while the writer lock is held) */
+    char missing[PG_COPY_MISSING][BD_UUID_LEN + 1];
+    int next_missing;
+} pg_copy_state;
 
 typedef struct {
     bd_store base; /* first: the front's bd_store * is this struct */
@@ -83,6 +102,7 @@ typedef struct {
         int32_t date;
     } breach_cache[PG_BREACH_CACHE];
     bd_buf sql; /* scratch for generated SQL */
+    pg_copy_state copy;
 } pg_store;
 
 static inline pg_store *pg_of(bd_store *s)
@@ -115,6 +135,10 @@ bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **
  * it for these very values. */
 bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
                      PGresult **res);
+/* Maps a failed result (NULL: the connection's own error) to BD_ERR_BUSY, BD_ERR_EXISTS or
+ * BD_ERR_STORE as the run functions do, reports it when it is not the server's absence or
+ * an expected conflict, and clears it. */
+bd_result pg_failed(pg_store *p, PGresult *res);
 /* Runs SQL without parameters (transaction control, DDL; several statements allowed). */
 bd_result pg_exec(pg_store *p, const char *sql);
 /* The session settings of a new or reset connection (conn.c). */
@@ -136,6 +160,20 @@ bd_result pg_write_end(pg_store *p, bool own, bd_result r);
 bd_result pg_begin(bd_store *s);
 bd_result pg_commit(bd_store *s);
 void pg_rollback(bd_store *s);
+
+/* Streaming record puts (copy.c). pg_copy_put stages one record of an existing breach in
+ * the open write transaction; pg_copy_flush ends an open COPY and moves the staged rows into
+ * records (the run functions call it before any statement, pg_commit before committing). */
+bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r);
+bd_result pg_copy_flush(pg_store *p);
+bool pg_copy_missing(pg_store *p, const char *uuid);
+void pg_copy_note_missing(pg_store *p, const char *uuid);
+void pg_copy_forget_missing(pg_store *p); /* a breach was added */
+/* The transaction ended: a COPY still open is abandoned (a rollback), and the duplicates
+ * the moves found count for pg_take_late_duplicates only when it committed. */
+void pg_copy_end_transaction(pg_store *p, bool committed);
+void pg_copy_connection_reset(pg_store *p); /* the staging table went with the connection */
+int64_t pg_take_late_duplicates(bd_store *s);
 
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);

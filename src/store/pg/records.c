@@ -1,5 +1,6 @@
-/* Breach records on PostgreSQL: idempotent inserts, and searches counted and paged in the
- * search order (breach date newest first, then id descending) with keyset positions.
+/* Breach records on PostgreSQL: idempotent inserts (streamed with COPY inside a transaction,
+ * see copy.c), and searches counted and paged in the search order (breach date newest
+ * first, then id descending) with keyset positions.
  *
  * Which index drives a search is left to PostgreSQL's planner, which has statistics on
  * each key's frequency: a search with value filters runs as an unnamed statement, planned
@@ -10,9 +11,10 @@
 
 #include "store/pg/pg_impl.h"
 
-/* One round trip per record: the insert, skipped for a duplicate (same dedup hash), and the
- * domain's count moved only when the record went in ($21: counts are kept, i.e. no bulk
- * load is recounting them at its end). Returns how many records went in: 1 or 0. */
+/* A record put outside a transaction: one round trip, the insert, skipped for a duplicate
+ * (same dedup hash), and the domain's count moved only when the record went in ($21:
+ * counts are kept, i.e. no bulk load is recounting them at its end). Returns how many
+ * records went in: 1 or 0. Inside a transaction records are streamed (copy.c). */
 static const pg_stmt RECORD_PUT = {
     PG_Q_RECORD_PUT,
     "WITH ins AS (INSERT INTO records(breach_id, breach_date, user_name, user_name_key, "
@@ -77,10 +79,30 @@ static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserte
     return res;
 }
 
+/* Inside a write transaction the record is streamed (copy.c): *inserted says it was staged,
+ * and a duplicate is found when the rows move. The breach is checked now, so a put naming a
+ * missing one fails at once, as a row-by-row insert does. */
+static bd_result stage_record(pg_store *p, const bd_record_in *r, bool *inserted)
+{
+    if (pg_copy_missing(p, r->breach_uuid))
+        return BD_ERR_NOT_FOUND;
+    int64_t id;
+    int32_t date;
+    bd_result res = breach_of(p, r->breach_uuid, &id, &date);
+    if (res == BD_ERR_NOT_FOUND)
+        pg_copy_note_missing(p, r->breach_uuid);
+    if (res == BD_OK)
+        res = pg_copy_put(p, id, date, r);
+    *inserted = res == BD_OK;
+    return res;
+}
+
 bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
 {
     pg_store *p = pg_of(s);
     *inserted = false;
+    if (p->in_tx)
+        return stage_record(p, r, inserted);
     bool own;
     bd_result res = pg_write_begin(p, &own);
     if (res != BD_OK)

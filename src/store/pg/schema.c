@@ -11,8 +11,11 @@
  *   (breach_date, id) < (d, i) is a condition on the index itself.
  * - records.breach_id is a real foreign key (SQLite declares it, unenforced): with several
  *   writers, an import must not add records to a breach that an erasure just removed.
- * - Cards are the next step of this backend: their tables and indexes are SQLite's for now
- *   and may change before this schema ships. */
+ * - Cards keep SQLite's tables, with two differences. card_words stands for SQLite's FTS5
+ *   index: each word of a card's owner (col 0) and bank (col 1), split by FTS5's own
+ *   tokenizer (pg/cards_sql.c), with its position, so a word is an index lookup, a word
+ *   prefix an index range and a phrase a check of positions. cards_by_expire keeps NULL
+ *   first, as SQLite orders it, so a page in expiry order can walk it either way. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -46,7 +49,7 @@
     "CREATE INDEX cards_by_bin ON cards(bin, tail, length);" \
     "CREATE INDEX cards_by_tail ON cards(tail, length);" \
     "CREATE INDEX cards_by_created ON cards(created_at, card_id);" \
-    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);" \
+    "CREATE INDEX cards_by_expire ON cards(expire_date NULLS FIRST, card_id);" \
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
     "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
 
@@ -91,6 +94,8 @@ static const char *const MIGRATIONS[] = {
     CARD_INDEXES
     "CREATE TABLE card_counts(kind smallint NOT NULL, key " T " NOT NULL, n bigint NOT NULL,"
     "  PRIMARY KEY(kind, key));"
+    "CREATE TABLE card_words(col smallint NOT NULL, word " T " NOT NULL, id bigint NOT NULL,"
+    "  pos integer NOT NULL, PRIMARY KEY(col, word, id, pos));"
     "CREATE TABLE api_keys("
     "  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
     "  name " T " NOT NULL, hash bytea NOT NULL UNIQUE, plan " T " NOT NULL,"
