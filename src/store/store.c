@@ -203,3 +203,8 @@ bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_
 {
     return s->ops->stats(s, cb, ctx, total_records, total_cards);
 }
+
+int64_t bd_store_take_late_duplicates(bd_store *s)
+{
+    return s->ops->take_late_duplicates(s);
+}

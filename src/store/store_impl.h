@@ -45,6 +45,7 @@ typedef struct bd_store_ops {
     bd_result (*backup)(bd_store *s, const char *dest, int dest_fd);
     bd_result (*stats)(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                        int64_t *total_cards);
+    int64_t (*take_late_duplicates)(bd_store *s);
 } bd_store_ops;
 
 struct bd_store {

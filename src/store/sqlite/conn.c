@@ -12,6 +12,13 @@
 #include "store/sqlite/sqlite_impl.h"
 
 /* What the front (store.c) calls through; the functions are in this folder's files. */
+/* SQLite decides every duplicate at its own put: none are left for the commit. */
+static int64_t take_late_duplicates(bd_store *s)
+{
+    (void)s;
+    return 0;
+}
+
 static const bd_store_ops sqlite_ops = {
     .close = sq_close,
     .meta_get = sq_meta_get,
@@ -48,6 +55,7 @@ static const bd_store_ops sqlite_ops = {
     .truncate_log = sq_truncate_log,
     .backup = sq_backup,
     .stats = sq_stats,
+    .take_late_duplicates = take_late_duplicates,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory
