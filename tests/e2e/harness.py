@@ -1,5 +1,6 @@
 """Black-box helpers for the end-to-end tests: build a store with the real breachctl, start
 the real breachd on a free loopback port, and talk HTTP to it. Standard library only."""
+import glob
 import gzip
 import http.client
 import json
@@ -14,6 +15,30 @@ import time
 import unittest
 
 BUILD = os.environ.get("BREACHD_BUILD", "build")
+# The store every test runs on: "sqlite" (a file per test) or "pg" (a database per test on
+# the throwaway cluster whose URI is in BREACHD_PG_URI; scripts/pg-cluster.sh starts it).
+STORE = os.environ.get("BREACHD_STORE", "sqlite")
+PG_URI = os.environ.get("BREACHD_PG_URI", "")
+assert STORE in ("sqlite", "pg"), STORE
+assert STORE != "pg" or PG_URI, "BREACHD_STORE=pg needs BREACHD_PG_URI"
+# For tests of what only the SQLite store has (its files, its log, its migrations by hand).
+sqlite_only = unittest.skipIf(STORE != "sqlite", "SQLite store only")
+
+
+def psql(uri, sql):
+    """Runs SQL on a PostgreSQL database; returns the rows as lists of text."""
+    p = subprocess.run(["psql", uri, "-X", "-q", "-A", "-t", "-F", "\t", "-v",
+                        "ON_ERROR_STOP=1", "-c", sql], capture_output=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError("psql: %s" % p.stderr.decode(errors="replace"))
+    return [line.split("\t") for line in p.stdout.decode().splitlines()]
+
+
+def pg_database_uri(name):
+    """BREACHD_PG_URI with its database replaced by name."""
+    m = re.match(r"(postgres(?:ql)?://[^/?]*)(/[^?]*)?(\?.*)?$", PG_URI)
+    assert m, PG_URI
+    return m.group(1) + "/" + name + (m.group(3) or "")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
@@ -31,10 +56,51 @@ class Ctl:
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="breachd-e2e-")
-        self.db = os.path.join(self.dir, "store.db")
+        if STORE == "pg":
+            self.dbname = "e2e_" + os.urandom(6).hex()
+            psql(PG_URI, "CREATE DATABASE %s" % self.dbname)
+            self.db = pg_database_uri(self.dbname)
+            self.secret = os.path.join(self.dir, "store.secret")
+        else:
+            self.db = os.path.join(self.dir, "store.db")
+            self.secret = None
+
+    @property
+    def secret_file(self):
+        return self.secret or self.db + ".secret"
+
+    def store_bytes(self):
+        """Everything the store holds at rest, as bytes: every file of a SQLite store but the
+        secret, or a plain dump of the PostgreSQL database."""
+        if STORE == "pg":
+            p = subprocess.run(["pg_dump", "--no-owner", self.db], capture_output=True,
+                               timeout=120, check=True)
+            return p.stdout
+        data = b""
+        for path in sorted(glob.glob(self.db + "*")):
+            if not path.endswith(".secret"):
+                with open(path, "rb") as f:
+                    data += f.read()
+        return data
+
+    def store_args(self):
+        """--db, and --secret where the store has no default secret file."""
+        return ["--db", self.db] + (["--secret", self.secret] if self.secret else [])
+
+    def sql(self, statement):
+        """Runs SQL on the store, whichever it is; returns the rows as lists of text."""
+        if STORE == "pg":
+            return psql(self.db, statement)
+        db = sqlite3.connect(self.db, timeout=10)
+        try:
+            rows = db.execute(statement).fetchall()
+            db.commit()
+            return [[str(v) for v in row] for row in rows]
+        finally:
+            db.close()
 
     def run(self, *args, stdin=None, check=None):
-        p = subprocess.run([binary("breachctl"), *args, "--db", self.db], input=stdin,
+        p = subprocess.run([binary("breachctl"), *args, *self.store_args()], input=stdin,
                            capture_output=True, timeout=120)
         if check is not None and p.returncode != check:
             raise AssertionError("breachctl %s exited %d, want %d\nstdout: %s\nstderr: %s" % (
@@ -68,6 +134,8 @@ class Ctl:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+        if STORE == "pg":
+            psql(PG_URI, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.dbname)
 
 
 class Server:
@@ -80,7 +148,7 @@ class Server:
         # BREACHD_WRAPPER runs the server under a tool, e.g. "valgrind --error-exitcode=99".
         wrapper = os.environ.get("BREACHD_WRAPPER", "").split()
         self.proc = subprocess.Popen(
-            [*wrapper, binary("breachd"), "--db", ctl.db, "--listen", "127.0.0.1:0",
+            [*wrapper, binary("breachd"), *ctl.store_args(), "--listen", "127.0.0.1:0",
              "--threads", "2", *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.port = None
         deadline = time.time() + (60 if wrapper else 15)

@@ -9,7 +9,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import SCHEMA_VERSION, Ctl, Server, downgrade_to_v4, fixture
+from harness import SCHEMA_VERSION, Ctl, Server, downgrade_to_v4, fixture, sqlite_only
 
 AMEX = "378282246310005"  # c04 in cards.csv, shown as 378282XXXXX0005
 AMEX_SECRETS = [AMEX.encode(), b"Amex Holder", b"1234"]
@@ -201,6 +201,7 @@ class ExactLookupKeys(unittest.TestCase):
                           b"1000000, like 20/day", p.stderr)
         self.assertNotIn("bad", self.listing())
 
+    @sqlite_only
     def test_an_older_store_is_upgraded_and_its_keys_get_20_a_day(self):
         self.ctl.import_("cards", fixture("cards.csv"))
         key = self.ctl.key("old", "--exact-lookups", "2/day")
@@ -226,6 +227,7 @@ class ExactLookupKeys(unittest.TestCase):
         db.close()
         self.assertEqual(self.listing(), {"old": ("1000", "20")})
 
+    @sqlite_only
     def test_init_on_an_existing_store_changes_nothing(self):
         self.ctl.key("three", "--exact-lookups", "3/day")
         before = open(self.ctl.db, "rb").read()

@@ -5,7 +5,7 @@ import sqlite3
 import unittest
 import urllib.parse
 
-from harness import SCHEMA_VERSION, Ctl, Server, ServerTest, downgrade_to_v2, fixture
+from harness import SCHEMA_VERSION, Ctl, Server, ServerTest, downgrade_to_v2, fixture, sqlite_only
 
 ALL = ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"]
 # createdAt descending, the default order
@@ -307,6 +307,7 @@ class OwnerWordWithExpiryBulk(OwnerWordWithExpiry):
         ctl.import_("cards", path, extra=("--bulk",))  # all duplicates: no word twice
 
 
+@sqlite_only
 class OwnerWordsMigration(unittest.TestCase):
     """A store made before the owner-word table gets it filled, from the FTS5 index, by
     the first program that opens it."""

@@ -4,7 +4,6 @@ import json
 import os
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -146,8 +145,8 @@ class Keys(unittest.TestCase):
         ctl = Ctl().init()
         try:
             old = ctl.key("old", "--expires", "2099-01-01")
-            with sqlite3.connect(ctl.db) as db:  # let it expire: the CLI refuses past dates
-                db.execute("UPDATE api_keys SET expires_at = 1000 WHERE name = 'old'")
+            # let it expire: the CLI refuses past dates
+            ctl.sql("UPDATE api_keys SET expires_at = 1000 WHERE name = 'old'")
             srv = Server(ctl)
             try:
                 st1, body1 = srv.get("/v7/breaches", key=old)

@@ -5,14 +5,13 @@ import os
 import random
 import signal
 import socket
-import sqlite3
 import subprocess
 import threading
 import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, ServerTest, binary, fixture
+from harness import STORE, Ctl, Server, ServerTest, binary, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
 
@@ -25,12 +24,14 @@ def big_records(path, n):
             f.write("\n")
 
 
-def record_count(db):
-    c = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
-    try:
-        return c.execute("SELECT count(*) FROM records").fetchone()[0]
-    finally:
-        c.close()
+def record_count(ctl):
+    return int(ctl.sql("SELECT count(*) FROM records")[0][0])
+
+
+def check_integrity(ctl):
+    """SQLite's integrity check; PostgreSQL keeps its own invariants (WAL, constraints)."""
+    if STORE == "sqlite":
+        assert ctl.sql("PRAGMA integrity_check") == [["ok"]]
 
 
 class CrashSafeImport(unittest.TestCase):
@@ -44,19 +45,17 @@ class CrashSafeImport(unittest.TestCase):
             big_records(path, self.N)
             seen = []
             for threshold in (1, 30000, 70000):
-                p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--db", ctl.db],
+                p = subprocess.Popen([binary("breachctl"), "import", "records", path, *ctl.store_args()],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 deadline = time.time() + 60
                 while p.poll() is None and time.time() < deadline:
-                    if record_count(ctl.db) >= threshold:
+                    if record_count(ctl) >= threshold:
                         break
                     time.sleep(0.005)
                 p.send_signal(signal.SIGKILL)
                 p.wait()
-                c = sqlite3.connect(ctl.db)
-                self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-                c.close()
-                seen.append(record_count(ctl.db))
+                check_integrity(ctl)
+                seen.append(record_count(ctl))
             self.assertLess(seen[0], self.N, "the first kill came after the import ended")
             # the store still serves between kills
             key = ctl.key("poller", "--rate", "1000000000/h")
@@ -66,7 +65,7 @@ class CrashSafeImport(unittest.TestCase):
                                    key=key)
                 self.assertEqual(st, 200)
                 # a re-run completes the import while the server keeps answering
-                p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--db", ctl.db],
+                p = subprocess.Popen([binary("breachctl"), "import", "records", path, *ctl.store_args()],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 slowest = 0.0
                 while p.poll() is None:
@@ -81,10 +80,8 @@ class CrashSafeImport(unittest.TestCase):
                 self.assertLess(slowest, 2.0, "a reader waited on the import")
             finally:
                 self.assertEqual(srv.stop(), 0)
-            self.assertEqual(record_count(ctl.db), self.N)
-            c = sqlite3.connect(ctl.db)
-            self.assertEqual(c.execute("SELECT count(DISTINCT email) FROM records").fetchone()[0], self.N)
-            c.close()
+            self.assertEqual(record_count(ctl), self.N)
+            self.assertEqual(ctl.sql("SELECT count(DISTINCT email) FROM records"), [[str(self.N)]])
         finally:
             ctl.cleanup()
 
@@ -367,21 +364,19 @@ class BulkImport(unittest.TestCase):
                 # SIGKILL in the middle of a bulk load: nothing of it lands, the indexes and
                 # the earlier data are intact and the server keeps answering.
                 p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--bulk",
-                                      "--db", ctl.db], stdout=subprocess.DEVNULL,
+                                      *ctl.store_args()], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
                 time.sleep(0.4)
                 self.assertIsNone(p.poll(), "the bulk load ended before the kill")
                 p.send_signal(signal.SIGKILL)
                 p.wait()
-                self.assertEqual(record_count(ctl.db), 1)
-                c = sqlite3.connect(ctl.db)
-                self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-                c.close()
+                self.assertEqual(record_count(ctl), 1)
+                check_integrity(ctl)
                 st, body = srv.get("/v7/breach-search?type=email&account=before%40bulk.example", key=key)
                 self.assertEqual((st, body["records_found"]), (200, 1))
                 # A full bulk run, with searches answered from the previous state meanwhile.
                 p = subprocess.Popen([binary("breachctl"), "import", "records", path, "--bulk",
-                                      "--db", ctl.db], stdout=subprocess.DEVNULL,
+                                      *ctl.store_args()], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
                 while p.poll() is None:
                     st, _ = srv.get("/v7/breach-search?type=email&account=before%40bulk.example",
@@ -405,6 +400,6 @@ class BulkImport(unittest.TestCase):
                 self.assertEqual(srv.stop(), 0)
             p = ctl.import_("records", path, extra=("--bulk",))
             self.assertIn("read 150000, imported 0, duplicates 150000", p.stderr.decode())
-            self.assertEqual(record_count(ctl.db), 150001)
+            self.assertEqual(record_count(ctl), 150001)
         finally:
             ctl.cleanup()

@@ -12,7 +12,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, binary, fixture
+from harness import Ctl, Server, binary, fixture, sqlite_only
 
 BETA = "22222222-2222-4222-8222-222222222222"
 GONE_BREACH = "66666666-6666-4666-8666-666666666666"
@@ -47,6 +47,7 @@ def store_files(ctl):
     return files
 
 
+@sqlite_only
 class EraseLeavesNothing(unittest.TestCase):
     """breachctl erase with breachd running and holding read views: afterwards no byte of
     the erased values is left in any file of the store (the main file, the write-ahead log,
@@ -150,6 +151,7 @@ class EraseLeavesNothing(unittest.TestCase):
         self.assertNowhere(PERSON_NEEDLES)
 
 
+@sqlite_only
 class FileModes(unittest.TestCase):
     """Every file of the store and every backup is 0600 whatever the umask."""
 
@@ -202,6 +204,7 @@ class FileModes(unittest.TestCase):
             keep.close()
 
 
+@sqlite_only
 class BackupTarget(unittest.TestCase):
     """backup --to creates its file itself, exclusively, never through a link."""
 
