@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 void bd_json_init(bd_json *w, bd_buf *out)
 {
     w->out = out;
@@ -107,41 +109,6 @@ void bd_json_key_quoted(bd_json *w, const char *quoted_colon, size_t n)
     w->after_key = true;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (1..4), or 0 when the bytes there are not
- * one (overlong forms, surrogates, code points past U+10FFFF and truncation included). */
-static size_t utf8_seq_len(const unsigned char *p, size_t avail)
-{
-    unsigned char c = p[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (avail < n)
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Length of the prefix of s that needs no escaping: printable ASCII other than the quote
  * and backslash, and well-formed UTF-8. */
 static size_t verbatim_prefix(bd_slice s)
@@ -153,7 +120,7 @@ static size_t verbatim_prefix(bd_slice s)
             i++;
             continue;
         }
-        size_t n = p[i] >= 0x80 ? utf8_seq_len(p + i, s.len - i) : 0;
+        size_t n = p[i] >= 0x80 ? bd_utf8_seq_len(p + i, s.len - i) : 0;
         if (n == 0)
             break;
         i += n;
@@ -175,7 +142,7 @@ bd_result bd_json_escape(bd_buf *out, bd_slice s)
             continue;
         }
         if (c >= 0x80) {
-            size_t n = utf8_seq_len(p + i, s.len - i);
+            size_t n = bd_utf8_seq_len(p + i, s.len - i);
             if (n > 0) {
                 i += n;
                 run += n;

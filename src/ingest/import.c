@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "core/date.h"
 #include "core/term.h"
+#include "core/utf8.h"
 #include "core/uuid.h"
 #include "ingest/fields.h"
 #include "ingest/mask.h"
@@ -160,9 +161,11 @@ static bd_result integer(importer *im, const char *name, int64_t *out)
     return BD_OK;
 }
 
-/* The value slices of a staged row of the given kind; returns how many. */
-static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16])
+/* The value slices of a staged row of the given kind; returns how many. All are text but
+ * a record's last two (the password and SSN keyed hashes), whose number is *binary. */
+static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], size_t *binary)
 {
+    *binary = kind == BD_IMPORT_RECORDS ? 2 : 0;
     size_t n = 0;
     if (kind == BD_IMPORT_BREACHES) {
         bd_breach_in *b = &row->u.breach;
@@ -192,18 +195,24 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16])
 
 /* Copies the values of the checked row into the batch's arena. Until the batch is handed
  * over each slice holds its offset there plus one (an absent value stays NULL): the arena
- * may still move as it grows. */
+ * may still move as it grows. Text that is not well-formed UTF-8 (routine in old dumps) is
+ * stored repaired, each stray byte as U+FFFD, as every reply would show it anyway: so
+ * every store holds the same text, and a store that only takes UTF-8 takes it. */
 static bd_result stage(importer *im, staged *row)
 {
     bd_slice *v[16];
-    size_t n = slices_of(im->o->kind, row, v);
+    size_t binary, n = slices_of(im->o->kind, row, v, &binary);
     for (size_t i = 0; i < n; i++) {
         if (!v[i]->ptr)
             continue;
         size_t at = im->batch->arena.len;
-        bd_result r = bd_buf_append(&im->batch->arena, v[i]->ptr, v[i]->len);
+        bool text = i < n - binary;
+        bd_result r = text && !bd_utf8_valid(*v[i])
+                          ? bd_utf8_append_repaired(&im->batch->arena, *v[i])
+                          : bd_buf_append(&im->batch->arena, v[i]->ptr, v[i]->len);
         if (r != BD_OK)
             return r;
+        v[i]->len = im->batch->arena.len - at;
         v[i]->ptr = (const char *)(uintptr_t)(at + 1);
     }
     return BD_OK;
@@ -216,7 +225,7 @@ static void place_all(bd_import_kind kind, stage_batch *b)
         if (b->rows[k].rejected)
             continue;
         bd_slice *v[16];
-        size_t n = slices_of(kind, &b->rows[k], v);
+        size_t binary, n = slices_of(kind, &b->rows[k], v, &binary);
         for (size_t i = 0; i < n; i++)
             if (v[i]->ptr)
                 v[i]->ptr = b->arena.data + ((uintptr_t)v[i]->ptr - 1);

@@ -3,41 +3,6 @@
 
 #include <string.h>
 
-size_t bd_utf8_seq_len(const unsigned char *p, size_t n)
-{
-    if (n == 0)
-        return 0;
-    unsigned char c = p[0];
-    unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong */
-        else if (c == 0xed)
-            hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xf4)
-            hi = 0x8f; /* past U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++) {
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    }
-    return len;
-}
-
 /* A byte that does not start a well-formed sequence counts as a code point of its own. */
 static size_t code_point_len(const unsigned char *p, size_t n)
 {

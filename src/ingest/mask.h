@@ -8,6 +8,7 @@
 
 #include "core/result.h"
 #include "core/slice.h"
+#include "core/utf8.h" /* bd_utf8_seq_len, for the files that mask and parse */
 
 /* Password: every code point but the last two replaced by '*', one '*' per code point; a
  * password of 1 or 2 code points becomes all '*' ("ab" -> "**", "pässwörd" -> "******rd").
@@ -31,10 +32,5 @@ void bd_mask_card(const char *digits, size_t n, char *out);
  * digits in out (NUL-terminated, 20 bytes) with *n set. Returns false (out unspecified) when
  * any other character appears or the number does not have 12..19 digits. */
 bool bd_card_digits(bd_slice v, char out[20], size_t *n);
-
-/* Length (1..4) of the well-formed UTF-8 sequence starting at p (n bytes available), or 0 when
- * p does not start one: a stray continuation byte, an overlong form, a surrogate, a value past
- * U+10FFFF, a sequence cut short, or n == 0. These are jansson's rules too. */
-size_t bd_utf8_seq_len(const unsigned char *p, size_t n);
 
 #endif
