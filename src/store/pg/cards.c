@@ -51,8 +51,30 @@ static const char *opt(const char *v)
     return v[0] ? v : NULL;
 }
 
-static bd_slice words_of(const bd_buf *b)
+/* A btree entry holds at most 2,704 bytes: a longer word would fail the card's import. A
+ * word past WORD_MAX bytes is kept cut (at a character) and marked with \x01, which no word
+ * holds: it keeps its place in phrases and still matches a prefix of up to WORD_MAX bytes,
+ * and only a search for all of such a word (a query holds at most 4,096 bytes) misses it. */
+#define WORD_MAX 2000
+
+static bd_slice words_of(bd_buf *b)
 {
+    size_t in = 0, out = 0;
+    while (in < b->len) {
+        size_t n = strcspn(b->data + in, " ");
+        size_t keep = n;
+        if (n > WORD_MAX)
+            for (keep = WORD_MAX; ((uint8_t)b->data[in + keep] & 0xC0) == 0x80; keep--)
+                ;
+        memmove(b->data + out, b->data + in, keep);
+        out += keep;
+        if (keep < n)
+            b->data[out++] = '\x01';
+        in += n;
+        if (in < b->len)
+            b->data[out++] = b->data[in++]; /* the space */
+    }
+    b->len = out;
     return (bd_slice){b->data ? b->data : "", b->len};
 }
 

@@ -180,6 +180,9 @@ bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why,
 /* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
 extern const char *const pg_record_indexes;
 extern const char *const pg_domain_count_rebuild;
+/* CREATE INDEX statements of the card lookup indexes, which a bulk card load may drop and
+ * rebuild like the record ones (card_put keeps the word and count tables meanwhile). */
+extern const char *const pg_card_indexes;
 
 /* The operations, by file. */
 bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);

@@ -53,6 +53,11 @@
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
     "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
 
+/* Added by migration 2 (SQLite's cards_expiry_by_id is not: here card_owner_words counts an
+ * owner word within expiry ranges on its own) */
+#define CARD_INDEXES_2 \
+    "CREATE INDEX cards_by_bin_created ON cards(bin, created_at, card_id);"
+
 #define DOMAIN_COUNT_REBUILD \
     "DELETE FROM domain_counts;" \
     "INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM records" \
@@ -102,10 +107,9 @@ static const char *const MIGRATIONS[] = {
     "  rate_per_hour bigint NOT NULL, created_at bigint NOT NULL,"
     "  expires_at bigint NOT NULL DEFAULT 0, revoked_at bigint NOT NULL DEFAULT 0);"
     "INSERT INTO meta(key, value) VALUES ('key_generation', '0'), ('data_version', '0');",
-    /* 2: BIN pages in date order, expiry by id */
-    "CREATE INDEX cards_by_bin_created ON cards(bin, created_at, card_id);"
-    "CREATE INDEX cards_expiry_by_id ON cards(id, expire_date);",
-    /* 3: owner words with each card's expiry (filled by card imports, the next step) */
+    /* 2: BIN pages in date order */
+    CARD_INDEXES_2,
+    /* 3: owner words with each card's expiry */
     "CREATE TABLE card_owner_words(word " T " NOT NULL, expire_date " T " NOT NULL,"
     "  id bigint NOT NULL, PRIMARY KEY(word, expire_date, id));",
     /* 4: records per email domain */
@@ -120,6 +124,7 @@ static const char *const MIGRATIONS[] = {
 
 const char *const pg_record_indexes = RECORD_INDEXES;
 const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
+const char *const pg_card_indexes = CARD_INDEXES CARD_INDEXES_2;
 
 /* The schema version: 0 when there is no meta table yet. */
 static bd_result schema_version(pg_store *p, int *v)
