@@ -3,6 +3,7 @@
 #
 #   make                 build/breachd, build/breachctl
 #   make test            unit + end-to-end tests against the build in $(BUILD)
+#   make test-pg         the PostgreSQL contract tests and the e2e suite on a PostgreSQL store
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
 #   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
@@ -43,7 +44,7 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth format \
+.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth format \
         tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -73,6 +74,13 @@ e2e: all
 	python3 tests/e2e/run.py --build $(BUILD)
 
 test: unit e2e
+
+# The same unit contract tests and e2e suite on a PostgreSQL store: a throwaway cluster of
+# the tests' own (scripts/pg-cluster.sh), removed however the run ends.
+test-pg: all $(UNITBIN)
+	scripts/pg-cluster.sh run sh -c 'set -e; for t in $(filter %/test_pg_store %/test_pg_copy \
+	  %/test_pg_cards,$(UNITBIN)); do echo "== $$t"; $$t; done; \
+	  BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours.
 test-sanitize:

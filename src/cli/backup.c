@@ -55,9 +55,15 @@ int bd_cmd_backup(int argc, char **argv)
     bd_store_close(s);
     int rc = BD_EXIT_OK;
     if (r != BD_OK || !landed_in(fd, to) || fsync(fd) != 0) {
-        fprintf(stderr, "breachctl backup: writing %s failed: %s\n", to,
-                r == BD_ERR_IO || r == BD_OK ? "the file was replaced while it was written"
-                                             : bd_result_str(r));
+        if (r == BD_ERR_INVALID)
+            fputs("breachctl backup: this store is not copied by breachctl; back up a "
+                  "PostgreSQL store with pg_dump (pg_dump --format=custom URI > FILE) and copy "
+                  "its secret file with it\n",
+                  stderr);
+        else
+            fprintf(stderr, "breachctl backup: writing %s failed: %s\n", to,
+                    r == BD_ERR_IO || r == BD_OK ? "the file was replaced while it was written"
+                                                 : bd_result_str(r));
         discard(fd, to);
         rc = BD_EXIT_FAIL;
     } else {

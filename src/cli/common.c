@@ -59,15 +59,21 @@ int bd_cli_init_store(const char *db, const char *secret_path)
     char why[512], path[1100];
     if (!secret_path_for(db, secret_path, path, sizeof path))
         return BD_EXIT_FAIL;
-    if (access(db, F_OK) == 0) {
+    char shown[512], dflt[8];
+    bd_uri_redact(db, shown, sizeof shown);
+    bool server = !bd_store_default_secret_path(db, dflt, sizeof dflt) && strlen(db) < 4096;
+    if (server || access(db, F_OK) == 0) {
         bd_store *probe;
         if (bd_store_open(db, BD_STORE_READ, &probe, why, sizeof why) == BD_OK) {
             bd_store_close(probe);
-            fprintf(stderr, "breachctl: %s is already a breachd store\n", db);
+            fprintf(stderr, "breachctl: %s is already a breachd store\n", shown);
             return BD_EXIT_FAIL;
         }
     }
-    if (bd_secret_create(path, why, sizeof why) != BD_OK) {
+    /* A database server's store may be made for a secret file the operator already placed
+     * (every instance shares it); a new SQLite file gets a new one. */
+    bool reuse = server && access(path, F_OK) == 0;
+    if (!reuse && bd_secret_create(path, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         return BD_EXIT_FAIL;
     }
@@ -76,7 +82,8 @@ int bd_cli_init_store(const char *db, const char *secret_path)
     if (bd_secret_load(path, secret, why, sizeof why) != BD_OK ||
         bd_store_open(db, BD_STORE_WRITE | BD_STORE_CREATE, &s, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
-        unlink(path);
+        if (!reuse)
+            unlink(path);
         return BD_EXIT_FAIL;
     }
     char fp[65];
@@ -84,13 +91,13 @@ int bd_cli_init_store(const char *db, const char *secret_path)
     bd_result r = bd_store_meta_set(s, "secret_fingerprint", fp);
     bd_store_close(s);
     if (r != BD_OK) {
-        fprintf(stderr, "breachctl: cannot write to the new store %s\n", db);
+        fprintf(stderr, "breachctl: cannot write to the new store %s\n", shown);
         return BD_EXIT_FAIL;
     }
     fprintf(stderr,
             "breachctl: created store %s with secret %s (mode 0600; back it up: "
             "without it, password, SSN and card searches cannot match)\n",
-            db, path);
+            shown, path);
     return BD_EXIT_OK;
 }
 
