@@ -89,7 +89,7 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
         r = pg_card_words(c->bank, &bank, &n);
     char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
     char cvss[32];
-    snprintf(cvss, sizeof cvss, "%.17g", c->cvss);
+    snprintf(cvss, sizeof cvss, "%.17g", c->cvss + 0.0); /* -0 is 0, as SQLite keeps it */
     pg_params pp = {0};
     pg_param_str(&pp, c->id);
     pg_param_str(&pp, c->created_at);

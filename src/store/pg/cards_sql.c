@@ -325,6 +325,32 @@ static void range_cond(pg_card_sql *c, const bd_card_cond *k)
     pg_card_emit(c, ")");
 }
 
+/* Whether p[0..n) is UTF-8 that PostgreSQL accepts as text: well-formed (no overlong form,
+ * surrogate or code point past U+10FFFF) and without NUL. */
+static bool valid_utf8(const char *p, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)p;
+    for (size_t i = 0; i < n;) {
+        uint8_t b = s[i];
+        size_t len = b == 0                   ? 0
+                     : b < 0x80               ? 1
+                     : b >= 0xC2 && b <= 0xDF ? 2
+                     : b >= 0xE0 && b <= 0xEF ? 3
+                     : b >= 0xF0 && b <= 0xF4 ? 4
+                                              : 0;
+        if (len == 0 || i + len > n)
+            return false;
+        for (size_t j = 1; j < len; j++)
+            if ((s[i + j] & 0xC0) != 0x80)
+                return false;
+        if ((b == 0xE0 && s[i + 1] < 0xA0) || (b == 0xED && s[i + 1] > 0x9F) ||
+            (b == 0xF0 && s[i + 1] < 0x90) || (b == 0xF4 && s[i + 1] > 0x8F))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
 static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
 {
     if (depth > MAX_DEPTH) {
@@ -366,6 +392,12 @@ static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
         break;
     }
     case BD_CC_EQUALS:
+        /* PostgreSQL refuses text that is not UTF-8, which SQLite compares and finds
+         * nowhere: false is that answer (NULL and false are alike here, see NOT). */
+        if (!valid_utf8(k->value.ptr, k->value.len)) {
+            pg_card_emit(c, "false");
+            break;
+        }
         pg_card_emit(c, "c.");
         pg_card_emit(c, COL[k->column]);
         pg_card_emit(c, " = ");
