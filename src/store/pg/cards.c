@@ -6,8 +6,9 @@
  *   positions (card_words). The words are split here, by the tokenizer SQLite's FTS5 index
  *   uses (cards_sql.c), so a word matches on both stores alike.
  * - card_count reads one row of card_counts for a lone plain prefix or tail, and one range
- *   of card_owner_words for an owner word within expiry ranges, as SQLite does; anything
- *   else is counted through the cards table.
+ *   of card_owner_words for an owner word within expiry ranges, as SQLite does, and a lone
+ *   word, prefix or phrase off card_words alone; anything else is counted through the cards
+ *   table.
  * - card_find orders by the sort keys, then card_id in the first key's direction. SQLite
  *   puts NULL before every value, so an ascending key is NULLS FIRST and a descending one
  *   NULLS LAST here (created_at, never NULL, says neither, so that its index serves both
@@ -89,7 +90,7 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
         r = pg_card_words(c->bank, &bank, &n);
     char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
     char cvss[32];
-    snprintf(cvss, sizeof cvss, "%.17g", c->cvss);
+    snprintf(cvss, sizeof cvss, "%.17g", c->cvss + 0.0); /* -0 is 0, as SQLite keeps it */
     pg_params pp = {0};
     pg_param_str(&pp, c->id);
     pg_param_str(&pp, c->created_at);
@@ -256,7 +257,7 @@ bd_result pg_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
     if (owner_word_with_expiry(q->where, &word)) {
         pg_card_emit(&c, "SELECT count(*) FROM card_owner_words w");
         owner_word_where(&c, q->where, &word);
-    } else {
+    } else if (!pg_card_word_count(&c, q->where)) {
         pg_card_emit(&c, "SELECT count(*) FROM cards c WHERE ");
         pg_card_cond(&c, q->where);
     }

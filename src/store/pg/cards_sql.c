@@ -221,43 +221,13 @@ static void word_prefix(pg_card_sql *c, const char *p, size_t n)
     bd_buf_free(&end);
 }
 
-/* A phrase of n >= 2 words (the last a prefix when prefix): each word found at position pos
- * votes for the phrase starting at pos - its place; a card matches when some start has the
- * votes of all n words (a place holds one word, so no word votes twice for a start). */
-static void phrase(pg_card_sql *c, const char *col, const char *const *word, const size_t *len,
-                   int n, bool prefix)
-{
-    int exact = prefix ? n - 1 : n, first = c->nvals + 1;
-    for (int i = 0; i < exact; i++)
-        add_value(c, word[i], len[i]);
-    if (c->err == BD_OK)
-        c->err = bd_buf_printf(&c->sql,
-                               "c.id IN (SELECT v.id FROM (SELECT w.id, w.pos - t.k AS s "
-                               "FROM unnest(($1::text[])[%d:%d]) WITH ORDINALITY AS t(word, k) "
-                               "JOIN card_words w ON w.col = %s AND w.word = t.word",
-                               first, first + exact - 1, col);
-    if (prefix) {
-        if (c->err == BD_OK)
-            c->err = bd_buf_printf(&c->sql,
-                                   " UNION ALL SELECT w.id, w.pos - %d FROM card_words w "
-                                   "WHERE w.col = %s AND ",
-                                   n, col);
-        word_prefix(c, word[n - 1], len[n - 1]);
-    }
-    if (c->err == BD_OK)
-        c->err = bd_buf_printf(&c->sql, ") v GROUP BY v.id, v.s HAVING count(*) = %d)", n);
-}
-
-#define MAX_PHRASE 1024
-
 /* FTS5 reads the query's words as one phrase, split by its own tokenizer (which may split
- * a word further, and folds accents): the same is done here. No word left matches nothing. */
-static void words_cond(pg_card_sql *c, const bd_card_cond *k)
+ * a word further, and folds accents): the same is done here, into w (words separated by
+ * spaces); *n gets how many. */
+static bd_result split_words(const bd_card_cond *k, bd_buf *w, int *n)
 {
-    const char *col = k->column == BD_CARD_OWNER ? "0" : "1";
-    bd_buf text, words;
+    bd_buf text;
     bd_buf_init(&text, 65536);
-    bd_buf_init(&words, 65536);
     bd_result r = BD_OK;
     for (size_t i = 0; i < k->nwords && r == BD_OK; i++) {
         if (i)
@@ -265,38 +235,94 @@ static void words_cond(pg_card_sql *c, const bd_card_cond *k)
         if (r == BD_OK)
             r = bd_buf_append_slice(&text, k->words[i]);
     }
-    int n = 0;
+    *n = 0;
     if (r == BD_OK)
-        r = pg_card_words((bd_slice){text.data, text.len}, &words, &n);
-    if (r == BD_OK && n > MAX_PHRASE)
-        r = BD_ERR_LIMIT;
-    const char *at[MAX_PHRASE];
-    size_t len[MAX_PHRASE];
-    for (int i = 0, off = 0; r == BD_OK && i < n; i++) {
-        at[i] = words.data + off;
-        len[i] = strcspn(at[i], " ");
-        off += (int)len[i] + 1;
-    }
-    if (r != BD_OK)
-        c->err = c->err == BD_OK ? r : c->err;
-    else if (n == 0)
-        pg_card_emit(c, "false");
-    else if (n > 1)
-        phrase(c, col, at, len, n, k->prefix);
-    else {
-        pg_card_emit(c, "c.id IN (SELECT w.id FROM card_words w WHERE w.col = ");
+        r = pg_card_words((bd_slice){text.data, text.len}, w, n);
+    bd_buf_free(&text);
+    return r;
+}
+
+/* Appends a SELECT of the ids of the cards whose column holds the n >= 1 words of w as a
+ * phrase, the last a prefix when k says so. One word is an index lookup or range. For more,
+ * each word found at position pos votes for the phrase starting at pos - its place, and a
+ * card matches when some start has the votes of all n (a place holds one word, so no word
+ * votes twice for a start): FTS5's own test, every word present at start + its place. */
+static void word_ids(pg_card_sql *c, const bd_card_cond *k, const bd_buf *w, int n)
+{
+    const char *col = k->column == BD_CARD_OWNER ? "0" : "1";
+    if (n == 1) {
+        pg_card_emit(c, "SELECT w.id FROM card_words w WHERE w.col = ");
         pg_card_emit(c, col);
-        pg_card_emit(c, " AND ");
-        if (k->prefix) {
-            word_prefix(c, at[0], len[0]);
-        } else {
-            pg_card_emit(c, "w.word = ");
-            pg_card_value(c, at[0], len[0]);
-        }
+        pg_card_emit(c, k->prefix ? " AND " : " AND w.word = ");
+        if (k->prefix)
+            word_prefix(c, w->data, w->len);
+        else
+            pg_card_value(c, w->data, w->len);
+        return;
+    }
+    int exact = k->prefix ? n - 1 : n, first = c->nvals + 1;
+    const char *p = w->data;
+    for (int i = 0; i < exact; i++) {
+        size_t len = strcspn(p, " ");
+        add_value(c, p, len);
+        p += len + (p[len] == ' ');
+    }
+    if (c->err == BD_OK)
+        c->err = bd_buf_printf(&c->sql,
+                               "SELECT v.id FROM (SELECT w.id, w.pos - t.k AS s "
+                               "FROM unnest(($1::text[])[%d:%d]) WITH ORDINALITY AS t(word, k) "
+                               "JOIN card_words w ON w.col = %s AND w.word = t.word",
+                               first, first + exact - 1, col);
+    if (k->prefix) {
+        if (c->err == BD_OK)
+            c->err = bd_buf_printf(&c->sql,
+                                   " UNION ALL SELECT w.id, w.pos - %d FROM card_words w "
+                                   "WHERE w.col = %s AND ",
+                                   n, col);
+        word_prefix(c, p, strlen(p)); /* the last word */
+    }
+    if (c->err == BD_OK)
+        c->err = bd_buf_printf(&c->sql, ") v GROUP BY v.id, v.s HAVING count(*) = %d", n);
+}
+
+/* No word left matches nothing. */
+static void words_cond(pg_card_sql *c, const bd_card_cond *k)
+{
+    bd_buf w;
+    bd_buf_init(&w, 65536);
+    int n;
+    bd_result r = split_words(k, &w, &n);
+    if (r != BD_OK) {
+        c->err = c->err == BD_OK ? r : c->err;
+    } else if (n == 0) {
+        pg_card_emit(c, "false");
+    } else {
+        pg_card_emit(c, "c.id IN (");
+        word_ids(c, k, &w, n);
         pg_card_emit(c, ")");
     }
-    bd_buf_free(&text);
-    bd_buf_free(&words);
+    bd_buf_free(&w);
+}
+
+bool pg_card_word_count(pg_card_sql *c, const bd_card_cond *k)
+{
+    if (k->kind != BD_CC_WORDS)
+        return false;
+    bd_buf w;
+    bd_buf_init(&w, 65536);
+    int n;
+    bd_result r = split_words(k, &w, &n);
+    if (r != BD_OK) {
+        c->err = c->err == BD_OK ? r : c->err;
+    } else if (n == 0) {
+        pg_card_emit(c, "SELECT 0");
+    } else {
+        pg_card_emit(c, "SELECT count(DISTINCT x.id) FROM (");
+        word_ids(c, k, &w, n);
+        pg_card_emit(c, ") AS x");
+    }
+    bd_buf_free(&w);
+    return true;
 }
 
 /* ---- the tree ------------------------------------------------------------------------- */
@@ -323,6 +349,32 @@ static void range_cond(pg_card_sql *c, const bd_card_cond *k)
         pg_card_value(c, k->high.ptr, k->high.len);
     }
     pg_card_emit(c, ")");
+}
+
+/* Whether p[0..n) is UTF-8 that PostgreSQL accepts as text: well-formed (no overlong form,
+ * surrogate or code point past U+10FFFF) and without NUL. */
+static bool valid_utf8(const char *p, size_t n)
+{
+    const uint8_t *s = (const uint8_t *)p;
+    for (size_t i = 0; i < n;) {
+        uint8_t b = s[i];
+        size_t len = b == 0                   ? 0
+                     : b < 0x80               ? 1
+                     : b >= 0xC2 && b <= 0xDF ? 2
+                     : b >= 0xE0 && b <= 0xEF ? 3
+                     : b >= 0xF0 && b <= 0xF4 ? 4
+                                              : 0;
+        if (len == 0 || i + len > n)
+            return false;
+        for (size_t j = 1; j < len; j++)
+            if ((s[i + j] & 0xC0) != 0x80)
+                return false;
+        if ((b == 0xE0 && s[i + 1] < 0xA0) || (b == 0xED && s[i + 1] > 0x9F) ||
+            (b == 0xF0 && s[i + 1] < 0x90) || (b == 0xF4 && s[i + 1] > 0x8F))
+            return false;
+        i += len;
+    }
+    return true;
 }
 
 static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
@@ -366,6 +418,12 @@ static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
         break;
     }
     case BD_CC_EQUALS:
+        /* PostgreSQL refuses text that is not UTF-8, which SQLite compares and finds
+         * nowhere: false is that answer (NULL and false are alike here, see NOT). */
+        if (!valid_utf8(k->value.ptr, k->value.len)) {
+            pg_card_emit(c, "false");
+            break;
+        }
         pg_card_emit(c, "c.");
         pg_card_emit(c, COL[k->column]);
         pg_card_emit(c, " = ");

@@ -27,6 +27,9 @@ void pg_card_emit(pg_card_sql *c, const char *text);
 void pg_card_value(pg_card_sql *c, const char *p, size_t n);
 /* Appends cond k as an SQL boolean over "cards c", with SQLite's meaning to the letter. */
 void pg_card_cond(pg_card_sql *c, const bd_card_cond *k);
+/* When k is a word match (BD_CC_WORDS), appends a query counting its cards straight off
+ * the word index, without reading the cards, and returns true. */
+bool pg_card_word_count(pg_card_sql *c, const bd_card_cond *k);
 /* Adds the values array to pp when the SQL uses it (it is then $1). */
 void pg_card_params(pg_card_sql *c, pg_params *pp);
 
