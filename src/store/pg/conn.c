@@ -213,12 +213,15 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
     return r;
 }
 
-/* Cards are the next step of this backend: bulk card loads are refused until then. */
+/* Inside the load's own transaction, drops the lookup indexes of what is loaded (card words
+ * and counts are kept by each put, so only the card indexes go). */
 static bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
 {
     pg_store *p = pg_of(s);
-    if (!p->in_tx || kind != BD_BULK_RECORDS)
-        return BD_ERR_INVALID; /* only inside the load's own transaction */
+    if (!p->in_tx)
+        return BD_ERR_INVALID;
+    if (kind == BD_BULK_CARDS)
+        return drop_indexes(p, pg_card_indexes);
     bd_result r = drop_indexes(p, pg_record_indexes);
     p->bulk_records = r == BD_OK;
     return r;
@@ -230,8 +233,12 @@ static bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
 static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
 {
     pg_store *p = pg_of(s);
-    if (!p->in_tx || kind != BD_BULK_RECORDS)
+    if (!p->in_tx)
         return BD_ERR_INVALID;
+    if (kind == BD_BULK_CARDS) {
+        bd_result r = pg_exec(p, pg_card_indexes);
+        return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
+    }
     bd_result r = pg_copy_flush(p); /* before counting resumes: the recount counts these */
     p->bulk_records = false;
     if (r == BD_OK)
