@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian 12's archive, plus any packages
+# Installs every build and test dependency from Debian 12's archive (PostgreSQL's server
+# too: the tests start a throwaway cluster of their own), plus any packages
 # named as arguments (the benchmark adds wrk and nginx this way).
 # Safe to re-run: does nothing when all are present. Uses sudo when not root.
 set -euo pipefail
@@ -7,6 +8,7 @@ PKGS=(
   build-essential pkg-config clang llvm libclang-rt-14-dev
   libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev
   sqlite3 gzip curl python3 openssl ca-certificates
+  postgresql
   "$@"
 )
 missing=()
