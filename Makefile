@@ -145,16 +145,18 @@ valgrind: all
 
 # Benchmark (not part of test or check): corpus, timed import, wrk scenarios against
 # build/breachd, the nginx ceiling and the idle-connection memory check; writes
-# bench/RESULTS.md. See bench/README.md. bench-quick takes about two minutes, bench about ten.
+# bench/RESULTS.md. See bench/README.md. Both also run the imports and scenarios on a
+# PostgreSQL store (a throwaway cluster): bench-quick takes about six minutes, bench about
+# ten plus the PostgreSQL imports (BENCH_ARGS=--no-pg skips that part).
 bench: all
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label full --records 1000000 --cards 1000000 \
-	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD)
+	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
 
 bench-quick: all
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label quick --records 50000 --cards 50000 \
-	  --duration 6 --warmup 2 --ratio-runs 3 --build $(BUILD)
+	  --duration 6 --warmup 2 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
 
 # The growth target: scenarios 1 and 4 at 10M records and 10M cards against the full run's
 # figures in RESULTS.md. About 30 minutes and 40 GB in /tmp; the store is built with
@@ -164,7 +166,7 @@ bench-growth: all
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label growth --records 10000000 --cards 10000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --bulk-only --compare-with full \
-	  --corpus /tmp/breachd-bench-corpus-10m --build $(BUILD)
+	  --corpus /tmp/breachd-bench-corpus-10m --no-pg --build $(BUILD)
 
 # A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
 # by the breachd of BASE (any git revision, built in a temporary worktree that is removed

@@ -62,6 +62,20 @@ T_GROWTH = 1.5  # scenario 1 and 4 latency at 10M within this factor of 1M
 T_AB_RATIO = 0.95  # A/B (issue 14): the candidate's req/s within 5% of the baseline's
 # scenarios also measured with a single connection (latency without queueing)
 UNLOADED = ("s1", "s2", "s4", "s5")
+# PostgreSQL store (issue 14), same corpus and scenarios, after the SQLite part
+T_PG_S1_RATIO = 0.35  # scenario 1 on PostgreSQL vs the nginx ceiling
+T_PG_P99_FACTOR = 3.0  # every scenario's p99 on PostgreSQL within this factor of SQLite's
+T_PG_BULK_RECORDS, T_PG_BULK_CARDS = 100_000, 50_000  # import --bulk into PostgreSQL
+PG_CLUSTER = os.path.join(ROOT, "scripts", "pg-cluster.sh")
+# The bench's tuning of the throwaway cluster, on top of what scripts/pg-cluster.sh sets on
+# its command line (fsync, synchronous_commit and full_page_writes off, max_connections 200:
+# those stay as the script sets them; a command-line setting wins over ALTER SYSTEM).
+# Written with ALTER SYSTEM, then the cluster restarts (shared_buffers needs it).
+PG_SETTINGS = [("shared_buffers", "1GB"), ("effective_cache_size", "8GB"),
+               ("work_mem", "32MB"), ("maintenance_work_mem", "512MB"),
+               ("max_wal_size", "8GB"), ("checkpoint_timeout", "30min"),
+               ("random_page_cost", "1.1"), ("jit", "off")]
+PG_SCRIPT_SETTINGS = ("fsync", "synchronous_commit", "full_page_writes", "max_connections")
 
 
 def log(msg):
@@ -199,6 +213,27 @@ def proc_parent(pid):
         return None
 
 
+def pg_uri_db(uri, name):
+    """A libpq URI with its database replaced by name."""
+    m = re.match(r"(postgres(?:ql)?://[^/?]*)(/[^?]*)?(\?.*)?$", uri)
+    if not m:
+        raise SystemExit("bench: cannot read the PostgreSQL URI %r" % uri)
+    return m.group(1) + "/" + name + (m.group(3) or "")
+
+
+def psql(uri, sql):
+    """One SQL command through psql; returns its unaligned output, exits on failure."""
+    out, err, rc = sh(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", uri,
+                       "-c", sql])
+    if rc != 0:
+        raise SystemExit("psql %s: %s" % (sql, (err or out).strip()))
+    return out.strip()
+
+
+def is_pg(db):
+    return db.startswith(("postgresql://", "postgres://"))
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -267,6 +302,9 @@ class Bench:
         self.corpus = a.corpus or os.path.join(self.work, "corpus")
         self.db = os.path.join(self.work, "store.db")
         self.children = []  # live processes to stop on the way out
+        self.db_pid = None  # the PostgreSQL postmaster while the PostgreSQL part runs
+        self.pg_dir = None  # the PostgreSQL cluster's directory while it runs
+        self.has_bulk = False
         self.r = {"label": a.label, "started": datetime.datetime.now().astimezone()
                   .strftime("%Y-%m-%d %H:%M %Z"), "params": vars(a).copy()}
         # Others may rebuild build/ while a long run goes on: run private copies, so one
@@ -328,15 +366,21 @@ class Bench:
         self.r["corpus"] = {"seconds": round(c.wall, 1), "manifest": self.manifest,
                             "bytes": sizes}
 
-    def ctl(self, *args, name, db=None):
-        c = run_child([self.breachctl, *args, "--db", db or self.db],
+    def ctl(self, *args, name, db=None, secret=None):
+        c = run_child([self.breachctl, *args, "--db", db or self.db]
+                      + (["--secret", secret] if secret else []),
                       os.path.join(self.logs, name))
         return c
 
-    def import_into(self, db, extra, tag):
+    def store_bytes(self, db):
+        if is_pg(db):
+            return int(psql(db, "SELECT pg_database_size(current_database())"))
+        return os.path.getsize(db)
+
+    def import_into(self, db, extra, tag, secret=None):
         """breachctl init, then import breaches, records and cards into db with the extra
         flags (for records and cards), each timed. Returns {kind: figures}."""
-        c = self.ctl("init", name="init%s.txt" % tag, db=db)
+        c = self.ctl("init", name="init%s.txt" % tag, db=db, secret=secret)
         if c.p.returncode != 0:
             raise SystemExit("breachctl init failed:\n" + c.output)
         imports = {}
@@ -345,7 +389,7 @@ class Bench:
             flags = extra if kind != "breaches" else []
             log("importing %s%s" % (kind, " " + " ".join(flags) if flags else ""))
             c = self.ctl("import", kind, path, *flags, name="import-%s%s.txt" % (kind, tag),
-                         db=db)
+                         db=db, secret=secret)
             m = re.search(r"read (\d+), imported (\d+), duplicates (\d+), rejected (\d+)",
                           c.output)
             if c.p.returncode != 0 or not m:
@@ -357,7 +401,7 @@ class Bench:
                              "user_s": round(c.user, 2), "sys_s": round(c.sys, 2),
                              "per_s": round(imported / c.wall) if c.wall > 0 else 0,
                              "maxrss_mib": round(c.maxrss_kib / 1024, 1),
-                             "db_bytes_after": os.path.getsize(db)}
+                             "db_bytes_after": self.store_bytes(db)}
             log("  %d %s in %.2f s: %d/s" % (imported, kind, c.wall, imports[kind]["per_s"]))
         return imports
 
@@ -371,26 +415,32 @@ class Bench:
         else:
             self.r["import"] = self.import_into(self.db, [], "")
         usage = run_child([self.breachctl, "import"], os.path.join(self.logs, "usage.txt"))
-        if "--bulk" in usage.output and not self.a.no_bulk and not self.a.bulk_only:
+        self.has_bulk = "--bulk" in usage.output
+        if self.has_bulk and not self.a.no_bulk and not self.a.bulk_only:
             bulk_db = os.path.join(self.work, "store-bulk.db")
             self.r["import_bulk"] = self.import_into(bulk_db, ["--bulk"], "-bulk")
             for suffix in ("", "-wal", "-shm", ".secret"):
                 if os.path.exists(bulk_db + suffix):
                     os.remove(bulk_db + suffix)
+        self.key = self.create_key()
+
+    def create_key(self, db=None, secret=None, tag=""):
         c = self.ctl("keys", "create", "--name", "bench", "--rate", "1000000000/h",
-                     name="key.txt")
+                     name="key%s.txt" % tag, db=db, secret=secret)
         lines = [l for l in c.output.splitlines() if l.startswith("bd_")]
         if c.p.returncode != 0 or len(lines) != 1:
             raise SystemExit("breachctl keys create failed:\n" + c.output)
-        self.key = lines[0].strip()
+        return lines[0].strip()
 
     # ---- servers -----------------------------------------------------------------------
-    def start_breachd(self, tag, binary=None):
+    def start_breachd(self, tag, binary=None, db=None, secret=None):
         err = os.path.join(self.logs, "breachd-%s.stderr" % tag)
         f = open(err, "wb")
         # The memory check holds 1,000 connections from one address: lift the default cap.
-        p = subprocess.Popen([binary or self.breachd, "--db", self.db, "--listen", "127.0.0.1:0",
-                              "--threads", str(self.a.threads), "--max-connections-per-ip", "0"],
+        p = subprocess.Popen([binary or self.breachd, "--db", db or self.db]
+                             + (["--secret", secret] if secret else [])
+                             + ["--listen", "127.0.0.1:0", "--threads", str(self.a.threads),
+                                "--max-connections-per-ip", "0"],
                              stdout=subprocess.DEVNULL, stderr=f)
         self.children.append(p)
         deadline = time.time() + 20
@@ -457,7 +507,7 @@ class Bench:
         with open(os.path.join(self.corpus, name)) as f:
             return [l.strip() for l in f if l.strip()]
 
-    def smoke(self, port):
+    def smoke(self, port, record="smoke"):
         """One request of each kind must answer 200 before any load is measured."""
         from urllib.parse import quote
         e = self.lines("emails.txt")[0]
@@ -489,7 +539,7 @@ class Bench:
         st, _ = self.get(port, paths["s2"] + "&paging_token=" + quote(j["pagination_token"]))
         if st != 200:
             raise SystemExit("smoke test s2: following the token answered %d" % st)
-        self.r["smoke"] = out
+        self.r[record] = out
 
     def s1_body(self, port):
         """A scenario-1 reply of median size over a sample of the rotation: the nginx
@@ -519,6 +569,10 @@ class Bench:
                os.path.join(LUA, script), "http://127.0.0.1:%d" % port]
         if args:
             cmd += ["--", *args]
+        # On PostgreSQL the database server's CPU (postmaster and its backends) is counted
+        # apart from breachd's and from "other processes".
+        db_pid = self.db_pid if server_pid else None
+        db0 = proc_cpu_seconds(db_pid) if db_pid else 0.0
         srv0 = proc_cpu_seconds(server_pid) if server_pid else 0.0
         tasks0 = all_tasks_cpu()
         m0, irq0, st0 = machine_cpu()
@@ -526,10 +580,11 @@ class Bench:
         m1, irq1, st1 = machine_cpu()
         tasks1 = all_tasks_cpu()
         srv1 = proc_cpu_seconds(server_pid) if server_pid else 0.0
+        db1 = proc_cpu_seconds(db_pid) if db_pid else 0.0
         exclude = {os.getpid(), c.p.pid}
-        if server_pid:
-            exclude |= {server_pid} | {pid for pid in tasks1
-                                       if proc_parent(pid) == server_pid}
+        for q in (server_pid, db_pid):
+            if q:
+                exclude |= {q} | {pid for pid in tasks1 if proc_parent(pid) == q}
         if c.p.returncode != 0:
             raise SystemExit("wrk failed (%s):\n%s" % (name, c.output[-2000:]))
         line = [l for l in c.output.splitlines() if l.startswith("BENCH ")]
@@ -540,6 +595,7 @@ class Bench:
         non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", c.output)
         wrk_cpu = c.user + c.sys
         srv_cpu = srv1 - srv0
+        db_cpu = db1 - db0
         return {
             "rps": round(j["requests"] / dur, 1),
             "requests": j["requests"],
@@ -554,7 +610,8 @@ class Bench:
             # CPU seconds per wall second (1.0 = one core busy), to see who used the cores
             "server_cores": round(srv_cpu / dur, 2) if server_pid else None,
             "wrk_cores": round(wrk_cpu / dur, 2),
-            "other_cores": round(max(0.0, (m1 - m0) - srv_cpu - wrk_cpu) / dur, 2)
+            "db_cores": round(db_cpu / dur, 2) if db_pid else None,
+            "other_cores": round(max(0.0, (m1 - m0) - srv_cpu - db_cpu - wrk_cpu) / dur, 2)
             if server_pid else None,
             "other_top": top_others(tasks0, tasks1, exclude, dur),
             "irq_cores": round((irq1 - irq0) / dur, 2),
@@ -715,6 +772,9 @@ class Bench:
         time.sleep(0.3)
         self.r["memory_fresh"] = self.idle_connections(port2, p2.pid, a.idle_connections)
         self.stop(p2)
+        self.r["sqlite_seconds"] = round(time.monotonic() - t_start, 1)
+        if not a.no_pg:
+            self.run_pg()
         self.r["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
         self.r["total_seconds"] = round(time.monotonic() - t_start, 1)
         if a.growth_base:
@@ -728,6 +788,121 @@ class Bench:
             self.r["total_seconds"], a.results,
             "raw figures and wrk logs in " + self.work if kept else
             "the work directory is removed; --keep keeps it"))
+        if self.r.get("pg", {}).get("error"):
+            raise SystemExit("bench: the PostgreSQL part failed (the report says so): "
+                             + self.r["pg"]["error"].splitlines()[0])
+
+    # ---- PostgreSQL (issue 14) ---------------------------------------------------------
+    def pg_start(self):
+        """A throwaway cluster in the work directory (scripts/pg-cluster.sh), tuned with
+        PG_SETTINGS and restarted; returns its URI."""
+        d = os.path.join(self.work, "pg")
+        # The cluster runs as 'postgres' when we are root: it must reach its directory
+        # inside the private (0700) work directory.
+        os.chmod(self.work, 0o711)
+        self.pg_dir = d
+        out, err, rc = sh([PG_CLUSTER, "start", d])
+        if rc != 0 or not out.strip():
+            raise SystemExit("scripts/pg-cluster.sh start failed:\n" + err + out)
+        uri = out.strip().splitlines()[-1]
+        for k, v in PG_SETTINGS:
+            psql(uri, "ALTER SYSTEM SET %s = '%s'" % (k, v))
+        for step in ("pause", "resume"):
+            out, err, rc = sh([PG_CLUSTER, step, d])
+            if rc != 0:
+                raise SystemExit("scripts/pg-cluster.sh %s failed:\n%s%s" % (step, err, out))
+        with open(os.path.join(d, "data", "postmaster.pid")) as f:
+            self.db_pid = int(f.readline())
+        pg = self.r["pg"]
+        pg["version"] = psql(uri, "SHOW server_version")
+        pg["settings"] = {k: psql(uri, "SHOW %s" % k) for k, _ in PG_SETTINGS}
+        pg["script_settings"] = {k: psql(uri, "SHOW %s" % k) for k in PG_SCRIPT_SETTINGS}
+        return uri
+
+    def pg_stop(self):
+        if not self.pg_dir:
+            return
+        for name in ("server.log", "initdb.log"):
+            src = os.path.join(self.pg_dir, name)
+            if os.path.exists(src):
+                shutil.copy(src, os.path.join(self.logs, "pg-" + name))
+        sh([PG_CLUSTER, "stop", self.pg_dir])
+        self.pg_dir = None
+        self.db_pid = None
+
+    def run_pg(self):
+        """The PostgreSQL store: the same timed imports (a database per store) and the same
+        scenarios against a breachd on it. The nginx ceiling and the memory check are not
+        repeated: scenario 1 is judged against the ceiling measured above. A failure is
+        recorded in the report (and the run exits non-zero); the cluster is stopped
+        whatever happens."""
+        a = self.a
+        self.r["pg"] = pg = {}
+        t0 = time.monotonic()
+        key_sqlite, p = self.key, None
+        try:
+            log("PostgreSQL: starting a cluster in %s" % os.path.join(self.work, "pg"))
+            uri = self.pg_start()
+            log("PostgreSQL %s: %s" % (pg["version"], ", ".join(
+                "%s=%s" % kv for kv in list(pg["settings"].items())
+                + list(pg["script_settings"].items()))))
+            stores = [("bench", [], "-pg")] if not a.bulk_only else []
+            if self.has_bulk and (a.bulk_only or not a.no_bulk):
+                stores.append(("bench_bulk" if not a.bulk_only else "bench", ["--bulk"],
+                               "-pg-bulk"))
+            load_db = load_secret = None
+            for name, flags, tag in stores:
+                psql(uri, "CREATE DATABASE %s" % name)
+                db = pg_uri_db(uri, name)
+                secret = os.path.join(self.work, "pg-%s.secret" % name)
+                log("PostgreSQL store %s: import%s" % (name, " " + " ".join(flags)
+                                                        if flags else ""))
+                figures = self.import_into(db, flags, tag, secret=secret)
+                pg["import_bulk" if flags and not a.bulk_only else "import"] = figures
+                if name == "bench":
+                    load_db, load_secret = db, secret
+                    pg["store_bytes"] = self.store_bytes(db)
+                else:
+                    pg["bulk_store_bytes"] = self.store_bytes(db)
+                    psql(uri, "DROP DATABASE %s WITH (FORCE)" % name)
+            pg["import_mode"] = "bulk" if a.bulk_only else "plain"
+            self.key = self.create_key(load_db, load_secret, "-pg")
+            p, port = self.start_breachd("pg", db=load_db, secret=load_secret)
+            self.smoke(port, record="pg_smoke")
+            pid = p.pid
+            pg["rss_start_mib"] = round(proc_status(pid)["VmRSS"] / 1024, 1)
+            log("PostgreSQL scenarios: %d s each after a %d s warm-up" % (a.duration,
+                                                                          a.warmup))
+            results = {}
+            for sid, title, script, args in SCENARIOS:
+                if sid == "s1":
+                    runs = [self.scenario(sid, script, args, port, pid, a.duration,
+                                          name="pg-s1-%d" % (k + 1))
+                            for k in range(a.ratio_runs)]
+                    results[sid] = dict(median_run(runs))
+                    results[sid]["runs"] = runs
+                else:
+                    results[sid] = self.scenario(sid, script, args, port, pid, a.duration,
+                                                 name="pg-" + sid)
+                results[sid]["ratio"] = round(results[sid]["rps"] / self.r["nginx"]["rps"], 6)
+            pg["scenarios"] = results
+            log("PostgreSQL, one connection at a time: %s" % ", ".join(UNLOADED))
+            pg["unloaded"] = {}
+            for sid, title, script, args in SCENARIOS:
+                if sid in UNLOADED:
+                    pg["unloaded"][sid] = self.scenario(
+                        sid, script, args, port, pid, max(3, a.duration // 2),
+                        name="pg-" + sid + "-c1", connections=1)
+            pg["breachd_exit"] = self.stop(p)
+        except (SystemExit, Exception) as e:
+            pg["error"] = str(e) or type(e).__name__
+            log("PostgreSQL part FAILED: %s" % pg["error"])
+        finally:
+            self.key = key_sqlite
+            if p is not None and p.poll() is None:
+                self.stop(p)
+            self.pg_stop()
+            pg["seconds"] = round(time.monotonic() - t0, 1)
 
     def run_ab(self):
         """A/B: the baseline's breachd and the candidate's on the same store, the chosen
@@ -838,11 +1013,49 @@ class Bench:
                                % (sid[1], q[:3], how, base["label"]),
                                "%.2f x (%.2f vs %.2f ms)" % (f, run[q], was),
                                "<= %.1f x" % T_GROWTH, f <= T_GROWTH, run)
+        pg = self.r.get("pg")
+        if pg is not None:
+            self.evaluate_pg(pg, target)
         self.r["targets"] = t
+
+    def evaluate_pg(self, pg, target):
+        """Issue 14's four PostgreSQL targets; not measured (an error) counts as missed."""
+        s, ps, ngx = self.r["scenarios"], pg.get("scenarios"), self.r["nginx"]
+        names = ("PostgreSQL: scenario 1 throughput vs nginx",
+                 "PostgreSQL: every scenario's p99 vs SQLite's",
+                 "PostgreSQL: import --bulk, breach records",
+                 "PostgreSQL: import --bulk, cards")
+        goals = (">= %.2f x" % T_PG_S1_RATIO, "<= %.0f x each" % T_PG_P99_FACTOR,
+                 ">= %s/s" % fmt_int(T_PG_BULK_RECORDS), ">= %s/s" % fmt_int(T_PG_BULK_CARDS))
+        if ps:
+            s1 = ps["s1"]
+            target(names[0], "%s x (%s vs %s req/s)" % (fmt_ratio(s1["ratio"]),
+                                                       fmt_int(s1["rps"]), fmt_int(ngx["rps"])),
+                   goals[0], s1["ratio"] >= T_PG_S1_RATIO, s1)
+            ratios = {sid: pg_p99_ratio(s[sid], ps[sid]) for sid in ps}
+            worst = max(ratios, key=ratios.get)
+            failed = sum(error_count(ps[sid]) for sid in ps)
+            target(names[1], "worst %s %.2f x (%.2f vs %.2f ms); %s"
+                   % (worst, ratios[worst], ps[worst]["p99_ms"], s[worst]["p99_ms"],
+                      ", ".join("%s %.2f" % (sid, ratios[sid]) for sid in ps))
+                   + (" (%d failed requests)" % failed if failed else ""),
+                   goals[1], ratios[worst] <= T_PG_P99_FACTOR and not failed)
+        else:
+            for i in (0, 1):
+                target(names[i], "not measured", goals[i], False)
+        bulk = pg.get("import_bulk") or (pg.get("import") if pg.get("import_mode") == "bulk"
+                                         else None)
+        for i, kind, goal in ((2, "records", T_PG_BULK_RECORDS), (3, "cards", T_PG_BULK_CARDS)):
+            if bulk:
+                target(names[i], "%s %s/s" % (fmt_int(bulk[kind]["per_s"]), kind), goals[i],
+                       bulk[kind]["per_s"] >= goal)
+            else:
+                target(names[i], "not measured", goals[i], False)
 
     def cleanup(self):
         for p in list(self.children):
             self.stop(p, signal.SIGKILL if p.poll() is None else signal.SIGTERM)
+        self.pg_stop()  # when the PostgreSQL part was interrupted
         if not self.a.keep and not self.a.workdir:
             shutil.rmtree(self.work, ignore_errors=True)
 
@@ -877,6 +1090,10 @@ def ab_summary(runs):
                            for rb, rc in zip(b["runs"], c["runs"])]
     out["met"] = out["rps_ratio"] >= T_AB_RATIO and not b["errors"] and not c["errors"]
     return out
+
+
+def pg_p99_ratio(sqlite_run, pg_run):
+    return pg_run["p99_ms"] / sqlite_run["p99_ms"] if sqlite_run["p99_ms"] else float("inf")
 
 
 def median_run(runs):
@@ -920,6 +1137,13 @@ def figures(r):
         f[sid] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
     for sid, sc in r.get("unloaded", {}).items():
         f[sid + "_c1"] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
+    pg = r.get("pg") or {}
+    if pg.get("scenarios"):
+        f["pg"] = {sid: {"rps": sc["rps"], "p50_ms": sc["p50_ms"], "p99_ms": sc["p99_ms"]}
+                   for sid, sc in pg["scenarios"].items()}
+        for sid, sc in pg.get("unloaded", {}).items():
+            f["pg"][sid + "_c1"] = {"rps": sc["rps"], "p50_ms": sc["p50_ms"],
+                                    "p99_ms": sc["p99_ms"]}
     return f
 
 
@@ -1093,6 +1317,8 @@ def section(r):
           % (name, mm["rss_before_mib"], mm["rss_mib"], mm["rss_anon_mib"], mm["rss_file_mib"],
              "%.1f MiB" % mm["pss_mib"] if mm.get("pss_mib") else "?", mm["per_conn_kib"], mm["answered_200"], mm["still_open"],
              "?" if mm["server_gauge"] is None else mm["server_gauge"]))
+    if r.get("pg") is not None:
+        L += section_pg(r)
     w("")
     w("### Targets")
     w("")
@@ -1103,6 +1329,126 @@ def section(r):
                                      "met" if t["met"] else "**missed**"))
     w("")
     return "\n".join(L)
+
+
+def section_pg(r):
+    """The PostgreSQL store beside SQLite: imports, scenarios, one-connection runs."""
+    pg, p, sc, ngx = r["pg"], r["params"], r["scenarios"], r["nginx"]
+    L = []
+    w = L.append
+    w("")
+    w("### SQLite and PostgreSQL side by side")
+    w("")
+    if pg.get("version"):
+        w("After the SQLite part (%s s), a throwaway PostgreSQL %s cluster "
+          "(`scripts/pg-cluster.sh start` in the work directory, Unix socket, trust "
+          "authentication) ran on the same machine and cores as breachd and wrk. The script "
+          "sets %s on its command line, kept as it sets them (**fsync is off**: no "
+          "durability, commits do not wait for the disk); the bench added %s (ALTER SYSTEM, then a restart). A database per store "
+          "(`CREATE DATABASE`, `breachctl init --db URI --secret FILE`): the plain import "
+          "built the store the scenarios ran on, `--bulk` a second one (then dropped). "
+          "breachd `--threads %d` on that store, the same wrk scripts, runs and warm-ups; the "
+          "nginx ceiling is the one measured above (not run again), and the memory check is "
+          "SQLite's only. The PostgreSQL part took %s s."
+          % (fmt_int(r.get("sqlite_seconds", 0)), pg["version"],
+             ", ".join("`%s=%s`" % kv for kv in pg["script_settings"].items()),
+             ", ".join("`%s=%s`" % kv for kv in pg["settings"].items()), p["threads"],
+             fmt_int(pg.get("seconds", 0))))
+        w("")
+    if pg.get("error"):
+        w("**The PostgreSQL part failed**, so its figures below are incomplete: `%s` "
+          "(the wrk outputs and the cluster's server log are in the work directory's "
+          "`logs/` with `--keep`)." % pg["error"].strip().splitlines()[0][:300])
+        w("")
+    if pg.get("import_mode") == "bulk":  # --bulk-only: both load stores built by --bulk
+        imports = [(" --bulk", r["import"], pg.get("import"))]
+    else:
+        imports = [("", r["import"], pg.get("import")),
+                   (" --bulk", r.get("import_bulk"), pg.get("import_bulk"))]
+    if any(b for _, _, b in imports):
+        w("| `breachctl import` | SQLite per second | PostgreSQL per second | PostgreSQL ÷ "
+          "SQLite | PostgreSQL wall s | user + sys s (breachctl) | PostgreSQL store after |")
+        w("|---|--:|--:|--:|--:|--:|--:|")
+        for mode, a, b in imports:
+            if not b:
+                continue
+            for kind in ("records", "cards"):
+                x, y = (a or {}).get(kind), b[kind]
+                w("| %s%s | %s | **%s** | %s | %.2f | %.2f | %.0f MiB |"
+                  % (kind, mode, fmt_int(x["per_s"]) if x else "n/a", fmt_int(y["per_s"]),
+                     "%.3f" % (y["per_s"] / x["per_s"]) if x and x["per_s"] else "n/a",
+                     y["seconds"], y["user_s"] + y["sys_s"], y["db_bytes_after"] / 1048576))
+        w("")
+    ps = pg.get("scenarios")
+    if ps:
+        w("Each scenario on both stores (scenario 1: median of %d runs each); *÷ nginx* is "
+          "PostgreSQL's req/s over the nginx ceiling's (%s req/s). Issue 14's targets: "
+          "scenario 1 on PostgreSQL at least %.2f × nginx, every p99 within %.0f × SQLite's."
+          % (p["ratio_runs"], fmt_int(ngx["rps"]), T_PG_S1_RATIO, T_PG_P99_FACTOR))
+        w("")
+        w("| scenario | SQLite req/s | PostgreSQL req/s | PostgreSQL ÷ SQLite | SQLite p50 ms "
+          "| PostgreSQL p50 ms | SQLite p99 ms | PostgreSQL p99 ms | p99 PostgreSQL ÷ SQLite "
+          "| PostgreSQL ÷ nginx |")
+        w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        rows = [(sid, title, sc[sid], ps[sid], "") for sid, title, _, _ in SCENARIOS
+                if sid in ps]
+        rows += [(sid, title + ", 1 connection", r["unloaded"][sid], pg["unloaded"][sid], "c1")
+                 for sid, title, _, _ in SCENARIOS
+                 if sid in pg.get("unloaded", {}) and sid in r.get("unloaded", {})]
+        for sid, title, a, b, c1 in rows:
+            f = pg_p99_ratio(a, b)
+            judged = not c1
+            w("| %s. %s | %s | %s | %.3f | %.2f | %.2f | %.2f | %.2f | %s | %s |"
+              % (sid[1:], title, fmt_int(a["rps"]), fmt_int(b["rps"]),
+                 b["rps"] / a["rps"] if a["rps"] else float("inf"), a["p50_ms"], b["p50_ms"],
+                 a["p99_ms"], b["p99_ms"],
+                 ("**%.2f**" % f if f > T_PG_P99_FACTOR else "%.2f" % f) if judged
+                 else "%.2f" % f,
+                 ("**%s**" if sid == "s1" else "%s") % fmt_ratio(b["ratio"])
+                 if judged else "n/a"))
+        w("")
+        w("Details of the PostgreSQL runs (*breachd cores* and *postgres cores*: CPU seconds "
+          "per second of wall time of breachd and of the PostgreSQL server with its "
+          "backends; RSS is breachd's alone, the database's memory is its own):")
+        w("")
+        w("| run | requests | p90 ms | p99.9 ms | max ms | errors | breachd RSS anon + file "
+          "| breachd cores | postgres cores | wrk cores | softirq cores "
+          "| other processes, cores | steal |")
+        w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        runs = []
+        for sid, _, _, _ in SCENARIOS:
+            if sid == "s1":
+                runs += [("s1-%d" % (k + 1), x) for k, x in enumerate(ps[sid]["runs"])]
+            elif sid in ps:
+                runs.append((sid, ps[sid]))
+        runs += [(sid + ", 1 connection", x) for sid, x in pg.get("unloaded", {}).items()]
+        for name, x in runs:
+            w("| %s | %s | %.2f | %.2f | %.1f | %s | %.1f + %.1f MiB | %s | %s | %.2f | %.2f "
+              "| %s | %.2f |"
+              % (name, fmt_int(x["requests"]), x["p90_ms"], x["p999_ms"], x["max_ms"],
+                 error_count(x), x["rss_anon_mib"], x["rss_file_mib"],
+                 "n/a" if x["server_cores"] is None else "%.2f" % x["server_cores"],
+                 "n/a" if x.get("db_cores") is None else "%.2f" % x["db_cores"],
+                 x["wrk_cores"], x["irq_cores"],
+                 "n/a" if x["other_cores"] is None else "%.2f%s" % (
+                     x["other_cores"], " (%s)" % x["other_top"] if x["other_top"] else ""),
+                 x["steal_cores"]))
+        for name, x in runs:
+            if x["errors"].get("timeout"):
+                w("")
+                w("PostgreSQL %s: %s requests got no reply within wrk's 10 s timeout; the real "
+                  "p99 is higher than shown." % (name, fmt_int(x["errors"]["timeout"])))
+    smoke, pgsmoke = r.get("smoke") or {}, pg.get("pg_smoke") or {}
+    if pgsmoke:
+        differ = ["%s (%s vs %s found, %s vs %s bytes)"
+                  % (sid, smoke[sid]["found"], pgsmoke[sid]["found"], fmt_int(smoke[sid]["bytes"]),
+                     fmt_int(pgsmoke[sid]["bytes"]))
+                  for sid in pgsmoke if sid in smoke and smoke[sid] != pgsmoke[sid]]
+        w("")
+        w("Smoke test before the load, one request per scenario on each store: %s."
+          % ("the same counts and reply sizes on both" if not differ else
+             "**replies differ**: " + "; ".join(differ)))
+    return L
 
 
 def section_ab(r):
@@ -1245,6 +1591,9 @@ def main():
                     help="judge the growth target against that section's figures")
     ap.add_argument("--no-bulk", action="store_true",
                     help="skip the second, breachctl import --bulk, load into a fresh store")
+    ap.add_argument("--no-pg", action="store_true",
+                    help="skip the PostgreSQL part (a throwaway cluster in the work directory: "
+                         "the same imports and scenarios on the PostgreSQL store)")
     ap.add_argument("--corpus", metavar="DIR",
                     help="generate the corpus here, or reuse the one already here")
     ap.add_argument("--build", default="build")
@@ -1282,6 +1631,7 @@ def main():
         raise SystemExit("bench: --ab-scenarios takes a list of %s" % ",".join(known))
     if a.baseline_build:
         a.no_bulk = True
+        a.no_pg = True
         if not os.access(os.path.join(ROOT, a.baseline_build, "breachd"), os.X_OK):
             raise SystemExit("bench: %s/breachd is missing" % a.baseline_build)
         if not a.baseline_label:
@@ -1301,6 +1651,12 @@ def main():
     for b in ("breachd", "breachctl"):
         if not os.access(os.path.join(ROOT, a.build, b), os.X_OK):
             raise SystemExit("bench: %s/%s is missing (make all)" % (a.build, b))
+    if not a.no_pg:
+        # checked up front: the PostgreSQL part runs after the whole SQLite part
+        import glob
+        if not shutil.which("psql") or not glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"):
+            raise SystemExit("bench: PostgreSQL is not installed (apt install postgresql); "
+                             "--no-pg skips the PostgreSQL part")
     # 1,000 idle connections plus wrk's need more descriptors than the usual soft limit.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
@@ -1309,6 +1665,8 @@ def main():
     a.growth_base = read_figures(a.results, a.compare_with) if a.compare_with else None
     bench = Bench(a)
     need = (a.records + a.cards) * 1800 // 1048576 + 200  # MiB: corpus, two stores, roughly
+    if not a.no_pg:
+        need += (a.records + a.cards) * 2500 // 1048576 + 100  # a PostgreSQL store at a time
     free = shutil.disk_usage(bench.work).free // 1048576
     if free < need:
         raise SystemExit("bench: %s has %d MiB free, about %d MiB needed" % (bench.work, free,
