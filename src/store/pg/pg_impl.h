@@ -59,8 +59,11 @@ typedef struct {
     const char *sql;
 } pg_stmt;
 
-#define PG_DYN_CACHE 32     /* generated record-search statements kept prepared */
-#define PG_BREACH_CACHE 256 /* a power of two */
+#define PG_DYN_CACHE 32 /* generated record-search statements kept prepared */
+/* A power of two. Every miss is a statement, and a statement ends the COPY that streams a
+ * batch's records: the cache must hold every breach of an import without collisions. */
+#define PG_BREACH_CACHE 4096
+#define PG_BREACH_PROBES 8
 
 #define PG_COPY_MISSING 8 /* breaches a transaction's record puts found missing */
 

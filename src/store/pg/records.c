@@ -30,14 +30,23 @@ static const pg_stmt RECORD_PUT = {
 static const pg_stmt DOMAIN_COUNT = {PG_Q_DOMAIN_COUNT,
                                      "SELECT n FROM domain_counts WHERE domain = $1"};
 
-/* The breach's row id and date, from the per-connection cache or the store. */
+/* The breach's row id and date, from the per-connection cache or the store. The cache
+ * probes a few slots, so two breaches whose hashes meet do not evict each other in turn
+ * (each eviction would end the COPY for a lookup). */
 static bd_result breach_of(pg_store *p, const char *uuid, int64_t *id, int32_t *date)
 {
-    size_t slot = bd_slice_hash(bd_slice_from(uuid)) & (PG_BREACH_CACHE - 1);
-    if (strcmp(p->breach_cache[slot].uuid, uuid) == 0) {
-        *id = p->breach_cache[slot].id;
-        *date = p->breach_cache[slot].date;
-        return BD_OK;
+    size_t home = bd_slice_hash(bd_slice_from(uuid)), slot = home & (PG_BREACH_CACHE - 1);
+    for (size_t i = 0; i < PG_BREACH_PROBES; i++) {
+        size_t at = (home + i) & (PG_BREACH_CACHE - 1);
+        if (strcmp(p->breach_cache[at].uuid, uuid) == 0) {
+            *id = p->breach_cache[at].id;
+            *date = p->breach_cache[at].date;
+            return BD_OK;
+        }
+        if (p->breach_cache[at].uuid[0] == '\0') {
+            slot = at;
+            break;
+        }
     }
     p->breach_cache[slot].uuid[0] = '\0';
     bd_result r = pg_breach_id(p, uuid, id, date);
