@@ -2,92 +2,11 @@
  * a live server whose URI is in BREACHD_TEST_PG_URI (skipped when unset; scripts/pg-cluster.sh
  * starts a throwaway one). Like test_pg_store.c, the run works in a schema of its own, made
  * and dropped here; the tests run in order on one store, each building on the previous. */
-#include <libpq-fe.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "store/store_impl.h"
-#include "test.h"
-
-static const char *base_uri;
-static char schema[64];
-static bd_store *st;
-static PGconn *admin;
-
-static void admin_sql(const char *sql)
-{
-    PGresult *res = PQexec(admin, sql);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(res));
-    PQclear(res);
-}
-
-static int64_t admin_count(const char *sql)
-{
-    PGresult *res = PQexec(admin, sql);
-    int64_t n =
-        PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
-    PQclear(res);
-    return n;
-}
+#include "pg_fixture.h"
 
 static bd_store *open_store(void)
 {
-    char u[1024], why[512];
-    snprintf(u, sizeof u, "%s%coptions=-csearch_path%%3D%s&application_name=bdtest_copy", base_uri,
-             strchr(base_uri, '?') ? '&' : '?', schema);
-    bd_store *s = NULL;
-    bd_result r = bd_pg_open(u, BD_STORE_WRITE | BD_STORE_CREATE, &s, why, sizeof why);
-    if (r != BD_OK)
-        TEST_FAIL("open %s: %d (%s)", u, (int)r, why);
-    return s;
-}
-
-static int64_t count(bd_record_query *q)
-{
-    int64_t n = -1;
-    CHECK_INT(st->ops->record_count(st, q, &n), BD_OK);
-    return n;
-}
-
-static bd_record_query by(bd_field f, const char *key, size_t len)
-{
-    bd_record_query q;
-    memset(&q, 0, sizeof q);
-    q.field = f;
-    q.key = (bd_slice){key, len};
-    q.limit = 100;
-    return q;
-}
-
-static const char P1[32] = "password-one-hmac-32-bytes-long";
-
-static bd_result put_record(const char *breach, const char *email, const char *pw, int n,
-                            bool *inserted)
-{
-    bd_record_in r;
-    memset(&r, 0, sizeof r);
-    memcpy(r.breach_uuid, breach, BD_UUID_LEN + 1);
-    r.email = bd_slice_from(email);
-    const char *at = strchr(email, '@');
-    r.email_domain = bd_slice_from(at ? at + 1 : NULL);
-    if (pw)
-        r.password_hmac = (bd_slice){pw, 32};
-    r.severity = pw ? BD_SEVERITY_HIGH : BD_SEVERITY_LOW;
-    memcpy(r.dedup, &n, sizeof n);
-    return st->ops->record_put(st, &r, inserted);
-}
-
-static void put_breach(const char *uuid, const char *name, int32_t date, int64_t pwned)
-{
-    bd_breach_in b = {
-        .source_name = bd_slice_from(name), .date_leaked = date, .pwned_count = pwned};
-    memcpy(b.uuid, uuid, BD_UUID_LEN + 1);
-    bool ins = false;
-    CHECK_INT(st->ops->breach_put(st, &b, &ins), BD_OK);
-    CHECK(ins);
+    return open_as("bdtest_copy", BD_STORE_WRITE | BD_STORE_CREATE, BD_OK);
 }
 
 #define B5 "55555555-5555-4555-8555-555555555555"
@@ -314,18 +233,9 @@ TEST(test_pg_batch_put_outside_a_transaction_knows_duplicates_at_once)
 
 int main(void)
 {
-    base_uri = getenv("BREACHD_TEST_PG_URI");
-    if (!base_uri || !*base_uri) {
-        printf("skipped: BREACHD_TEST_PG_URI is not set\n");
-        return 0;
-    }
-    admin = PQconnectdb(base_uri);
-    if (PQstatus(admin) != CONNECTION_OK) {
-        fprintf(stderr, "cannot connect to the test server: %s", PQerrorMessage(admin));
-        return 1;
-    }
-    PQclear(PQexec(admin, "SET client_min_messages = warning"));
-    snprintf(schema, sizeof schema, "bdcopy_%ld", (long)getpid());
+    int go = pg_fixture_connect("bdcopy");
+    if (go)
+        return go < 0 ? 0 : go;
     char sql[256];
     snprintf(sql, sizeof sql, "CREATE SCHEMA %s; SET search_path = %s", schema, schema);
     admin_sql(sql);

@@ -3,50 +3,11 @@
  * Each run works in a schema of its own, made and dropped here, through the URI's
  * search_path option: nothing else in the database is touched. The tests run in order on
  * one store, each building on what the previous ones left. */
-#include <libpq-fe.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include "store/store_impl.h"
-#include "test.h"
+#include "pg_fixture.h"
 
 #define B1 "11111111-1111-4111-8111-111111111111"
 #define B2 "22222222-2222-4222-8222-222222222222"
 #define B3 "33333333-3333-4333-8333-333333333333"
-
-static const char *base_uri;
-static char schema[64];
-static bd_store *st;
-static PGconn *admin;
-
-/* base_uri plus "name=value" (already percent-encoded) as a query parameter. */
-static void uri_with(char *out, size_t cap, const char *param)
-{
-    snprintf(out, cap, "%s%c%s", base_uri, strchr(base_uri, '?') ? '&' : '?', param);
-}
-
-static void admin_sql(const char *sql)
-{
-    PGresult *res = PQexec(admin, sql);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(res));
-    PQclear(res);
-}
-
-static bd_store *open_as(const char *app, int flags, bd_result want)
-{
-    char param[256], u[1024];
-    snprintf(param, sizeof param, "options=-csearch_path%%3D%s&application_name=%s", schema, app);
-    uri_with(u, sizeof u, param);
-    bd_store *s = NULL;
-    char why[512];
-    bd_result r = bd_pg_open(u, flags, &s, why, sizeof why);
-    if (r != want)
-        TEST_FAIL("open %s: %d (%s), want %d", u, (int)r, r ? why : "", (int)want);
-    return s;
-}
 
 static int64_t ids[64];
 static int collect_ids(void *ctx, const bd_record_row *row)
@@ -74,51 +35,7 @@ static const char *find(bd_record_query *q)
     return found();
 }
 
-static int64_t count(bd_record_query *q)
-{
-    int64_t n = -1;
-    CHECK_INT(st->ops->record_count(st, q, &n), BD_OK);
-    return n;
-}
-
-static bd_record_query by(bd_field f, const char *key, size_t len)
-{
-    bd_record_query q;
-    memset(&q, 0, sizeof q);
-    q.field = f;
-    q.key = (bd_slice){key, len};
-    q.limit = 100;
-    return q;
-}
-
-static const char P1[32] = "password-one-hmac-32-bytes-long";
 static const char P2[32] = "password-two-hmac-32-bytes-long";
-
-static bd_result put_record(const char *breach, const char *email, const char *pw, int n,
-                            bool *inserted)
-{
-    bd_record_in r;
-    memset(&r, 0, sizeof r);
-    memcpy(r.breach_uuid, breach, BD_UUID_LEN + 1);
-    r.email = bd_slice_from(email);
-    const char *at = strchr(email, '@');
-    r.email_domain = bd_slice_from(at ? at + 1 : NULL);
-    if (pw)
-        r.password_hmac = (bd_slice){pw, 32};
-    r.severity = pw ? BD_SEVERITY_HIGH : BD_SEVERITY_LOW;
-    memcpy(r.dedup, &n, sizeof n);
-    return st->ops->record_put(st, &r, inserted);
-}
-
-static void put_breach(const char *uuid, const char *name, int32_t date, int64_t pwned)
-{
-    bd_breach_in b = {
-        .source_name = bd_slice_from(name), .date_leaked = date, .pwned_count = pwned};
-    memcpy(b.uuid, uuid, BD_UUID_LEN + 1);
-    bool ins = false;
-    CHECK_INT(st->ops->breach_put(st, &b, &ins), BD_OK);
-    CHECK(ins);
-}
 
 TEST(test_pg_open_creates_schema_once_and_reopening_changes_nothing)
 {
@@ -453,15 +370,6 @@ TEST(test_pg_backup_is_refused_and_there_is_no_log_to_truncate)
     CHECK_INT(st->ops->truncate_log(st, 100), BD_OK);
 }
 
-static int64_t admin_count(const char *sql)
-{
-    PGresult *res = PQexec(admin, sql);
-    int64_t n =
-        PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
-    PQclear(res);
-    return n;
-}
-
 TEST(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not)
 {
     static const char held[] = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
@@ -549,18 +457,9 @@ TEST(test_pg_failed_connect_never_shows_the_password)
 
 int main(void)
 {
-    base_uri = getenv("BREACHD_TEST_PG_URI");
-    if (!base_uri || !*base_uri) {
-        printf("skipped: BREACHD_TEST_PG_URI is not set\n");
-        return 0;
-    }
-    admin = PQconnectdb(base_uri);
-    if (PQstatus(admin) != CONNECTION_OK) {
-        fprintf(stderr, "cannot connect to the test server: %s", PQerrorMessage(admin));
-        return 1;
-    }
-    PQclear(PQexec(admin, "SET client_min_messages = warning"));
-    snprintf(schema, sizeof schema, "bdtest_%ld", (long)getpid());
+    int go = pg_fixture_connect("bdtest");
+    if (go)
+        return go < 0 ? 0 : go;
     char sql[256];
     snprintf(sql, sizeof sql, "CREATE SCHEMA %s; CREATE SCHEMA %s_empty", schema, schema);
     admin_sql(sql);
