@@ -86,7 +86,7 @@ bool bd_authenticate(bd_server *srv, bd_req *rq)
     size_t len = 0;
     const char *key = NULL;
     uint64_t client = bd_client_id(rq->conn);
-    int64_t now = bd_now_us();
+    int64_t now = rq->now_us = bd_now_us();
     if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
             MHD_YES ||
         !key || len == 0)

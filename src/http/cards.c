@@ -1,6 +1,5 @@
 /* GET {base}/credit-card-search: query language, sort and page-based paging. */
 #include <string.h>
-#include <time.h>
 
 #include "http/request.h"
 #include "query/plan.h"
@@ -96,13 +95,6 @@ static int write_card(void *ctx, const bd_card_row *c)
     return 0;
 }
 
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Charges a query that looks a card up by full number or Hash: to the key's daily budget of
  * such lookups, kept apart from its request budget: each one tests a guess at a card's
  * hidden digits. Returns false with the 429 written when the budget is 0 or used up. */
@@ -117,7 +109,8 @@ static bool take_exact_lookup(bd_req *rq)
         return false;
     }
     bd_rate_decision d;
-    bd_ratelimit_take(rq->exact_rates, (uint64_t)rq->key.id, per_day, EXACT_PERIOD_S, now_us(), &d);
+    bd_ratelimit_take(rq->exact_rates, (uint64_t)rq->key.id, per_day, EXACT_PERIOD_S, rq->now_us,
+                      &d);
     if (d.allowed) {
         rq->exact_refused = false;
         return true;

@@ -176,6 +176,7 @@ unsigned bd_guard_uri_flags(const char *raw_uri)
 typedef struct {
     int content_length, transfer_encoding, host;
     bool te_not_chunked, nul;
+    size_t bytes; /* of the head, as near as can be counted */
 } head_facts;
 
 static bool name_is(const char *key, size_t key_size, const char *want)
@@ -188,6 +189,7 @@ static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const cha
 {
     (void)kind;
     head_facts *f = cls;
+    f->bytes += key_size + value_size + 4; /* "name: value\r\n" */
     if (strlen(key) != key_size || (value && strlen(value) != value_size))
         f->nul = true;
     if (name_is(key, key_size, "Content-Length")) {
@@ -202,16 +204,26 @@ static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)key;
+    (void)value;
+    ((head_facts *)cls)->bytes += key_size + value_size + 4;
+    return MHD_YES;
+}
+
 static void problem(bd_head_problem *out, int status, const char *code, const char *message)
 {
     *out = (bd_head_problem){status, code, message, true};
 }
 
-void bd_guard_check_head(struct MHD_Connection *conn, const char *version, unsigned uri_flags,
-                         bd_head_problem *out)
+void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const char *method,
+                         const char *version, unsigned uri_flags, bd_head_problem *out)
 {
     memset(out, 0, sizeof *out);
-    head_facts f = {0};
+    head_facts f = {.bytes = strlen(method) + strlen(url) + 12}; /* " HTTP/1.1\r\n" */
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, note_header, &f);
     if (f.nul)
         problem(out, 400, "bad_request", "a request header holds a NUL byte");
@@ -227,4 +239,10 @@ void bd_guard_check_head(struct MHD_Connection *conn, const char *version, unsig
                 "the request has both Content-Length and Transfer-Encoding");
     else if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && f.host != 1)
         problem(out, 400, "bad_request", "an HTTP/1.1 request needs exactly one Host header");
+    if (out->status)
+        return;
+    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, count_arg, &f);
+    if (f.bytes > BD_HEAD_MAX)
+        problem(out, 431, "header_too_large",
+                "the request line and headers must fit in 8192 bytes");
 }

@@ -53,10 +53,14 @@ typedef struct {
     bool close;          /* close the connection after the reply */
 } bd_head_problem;
 
+#define BD_HEAD_MAX 8192 /* request line plus headers, in bytes */
+
 /* Checks the head of a request: duplicate or conflicting Content-Length, Transfer-Encoding
  * (only "chunked" is implemented, and never together with Content-Length), a missing or
- * repeated Host in HTTP/1.1, NUL bytes in header values, a %00 in the path. */
-void bd_guard_check_head(struct MHD_Connection *conn, const char *version, unsigned uri_flags,
-                         bd_head_problem *out);
+ * repeated Host in HTTP/1.1, NUL bytes in header values, a %00 in the path, and a head
+ * past BD_HEAD_MAX (431), counted as near as libmicrohttpd lets us: the decoded target and
+ * parameters, and "name: value" per header, in one pass over the headers. */
+void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const char *method,
+                         const char *version, unsigned uri_flags, bd_head_problem *out);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct {
     bool too_many_params;
     bool bad_param_bytes; /* a name or value held a NUL byte */
     bd_key_info key;
+    int64_t now_us;            /* Unix microseconds when the key was checked, for later budgets */
     bd_ratelimit *exact_rates; /* the server's per-key budget of exact card-number lookups */
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;

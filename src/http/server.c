@@ -25,7 +25,6 @@
 /* Requests on one thread that start within this many microseconds share a read view (see
  * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
 #define READ_SHARE_US 2000
-#define HEADER_MAX 8192 /* request line plus headers */
 #define LOG_LINE_MAX 4096
 /* Each connection's buffer pool. libmicrohttpd 0.9.75 clears the whole pool between the
  * requests of a keep-alive connection, so every idle connection costs all of it: 48 KiB
@@ -116,26 +115,6 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
     return ret;
 }
 
-static enum MHD_Result add_header_size(void *cls, enum MHD_ValueKind kind, const char *key,
-                                       size_t key_size, const char *value, size_t value_size)
-{
-    (void)kind;
-    (void)key;
-    (void)value;
-    size_t *total = cls;
-    *total += key_size + value_size + 4; /* "name: value\r\n" */
-    return MHD_YES;
-}
-
-/* Request line and header bytes, as near as libmicrohttpd lets us count them. */
-static size_t request_head_size(struct MHD_Connection *conn, const char *url, const char *method)
-{
-    size_t total = strlen(method) + strlen(url) + 12; /* " HTTP/1.1\r\n" */
-    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, add_header_size, &total);
-    MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, add_header_size, &total);
-    return total;
-}
-
 /* A request id that says nothing about request volume: a keyed hash of a per-thread
  * salt and counter. */
 static void new_request_id(const bd_server *srv, char out[BD_REQUEST_ID_LEN + 1])
@@ -202,10 +181,7 @@ static enum MHD_Result check_head(bd_server *srv, struct MHD_Connection *conn, c
                                   const char *method, const char *version, uint64_t v)
 {
     bd_head_problem p;
-    bd_guard_check_head(conn, version, (unsigned)(v & (REQ_ANNOUNCED - 1)), &p);
-    if (!p.status && request_head_size(conn, url, method) > HEADER_MAX)
-        p = (bd_head_problem){431, "header_too_large",
-                              "the request line and headers must fit in 8192 bytes", true};
+    bd_guard_check_head(conn, url, method, version, (unsigned)(v & (REQ_ANNOUNCED - 1)), &p);
     if (!p.status)
         return MHD_YES;
     bd_req rq;
