@@ -19,6 +19,16 @@ bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
     return snprintf(out, cap, "%s.secret", uri) < (int)cap;
 }
 
+bool bd_record_query_whole_domain(const bd_record_query *q)
+{
+    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+        return false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode != BD_FILTER_NONE)
+            return false;
+    return true;
+}
+
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
 {
     if (is_postgres(uri))

@@ -198,6 +198,9 @@ typedef struct {
     int64_t after_id;
 } bd_record_query;
 
+/* Whether q is an email_domain search without filters: every record of one domain, which
+ * both backends count from the per-domain counts kept at import. */
+bool bd_record_query_whole_domain(const bd_record_query *q);
 /* Counts every record matching q (the position is ignored). How the search is run (which
  * index drives it) is the backend's choice, noted in q->plan. */
 bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count);

@@ -173,11 +173,8 @@ static bd_result build_where(pg_store *p, const bd_record_query *q, bool with_po
  * instead of every index entry of a domain that may have millions. */
 static bool count_domain(pg_store *p, const bd_record_query *q, int64_t *count, bd_result *r)
 {
-    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+    if (!bd_record_query_whole_domain(q))
         return false;
-    for (int f = 0; f < BD_FIELD_COUNT; f++)
-        if (q->filter[f].mode != BD_FILTER_NONE)
-            return false;
     pg_params pp = {0};
     pg_param_text(&pp, q->key);
     PGresult *res;

@@ -178,11 +178,8 @@ static bd_result plan_records(sqlite_store *s, bd_record_query *q)
 /* An email_domain search without filters: records_found is the domain's count. */
 static bool count_domain(sqlite_store *s, const bd_record_query *q, int64_t *count, bd_result *r)
 {
-    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+    if (!bd_record_query_whole_domain(q))
         return false;
-    for (int f = 0; f < BD_FIELD_COUNT; f++)
-        if (q->filter[f].mode != BD_FILTER_NONE)
-            return false;
     sqlite3_stmt *st = sq_fixed(s, Q_DOMAIN_COUNT);
     if (!st) {
         *r = BD_ERR_STORE;
