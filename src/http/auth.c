@@ -4,7 +4,6 @@
 #include <netinet/in.h>
 #include <time.h>
 
-#include "auth/known_keys.h"
 #include "http/server_impl.h"
 
 int64_t bd_now_us(void)

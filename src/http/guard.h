@@ -16,8 +16,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/result.h"
-
 struct MHD_Connection;
 
 typedef struct bd_guard bd_guard;

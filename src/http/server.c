@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth/known_keys.h"
 #include "http/server_impl.h"
 #include "store/uri.h"
 

@@ -5,7 +5,6 @@
 #define BD_HTTP_SERVER_IMPL_H
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,7 +24,6 @@ typedef struct bd_worker {
     bd_buf body;
     bd_buf log_line;
     bd_breach_json *breach_json; /* NULL when it could not be allocated: no caching */
-    uint64_t request_ids;        /* this thread's request counter, never sent in clear */
     struct bd_worker *next;
 } bd_worker;
 
