@@ -65,9 +65,54 @@ static bool parse_sort(bd_req *rq, bd_card_query *q)
     return true;
 }
 
+/* The page being written: its envelope's head goes out once the count is known, before the
+ * first card (or alone, for a page with none). */
+typedef struct {
+    bd_req *rq;
+    int64_t page, size;
+    const int64_t *found; /* set by the search before the first card */
+    int64_t in_page;
+    bool head;
+} card_page;
+
+static void write_head(card_page *cp)
+{
+    int64_t total = *cp->found, size = cp->size, page = cp->page;
+    int64_t total_pages = (total + size - 1) / size;
+    int64_t in_page = total > page * size ? total - page * size : 0;
+    if (in_page > size)
+        in_page = size;
+    cp->in_page = in_page;
+    cp->head = true;
+    bd_reply_begin(cp->rq, 200);
+    bd_json *w = &cp->rq->json;
+    bd_json_object_begin(w);
+    bd_json_key(w, "number");
+    bd_json_int(w, page);
+    bd_json_key(w, "size");
+    bd_json_int(w, size);
+    bd_json_key(w, "totalElements");
+    bd_json_int(w, total);
+    bd_json_key(w, "totalPages");
+    bd_json_int(w, total_pages);
+    bd_json_key(w, "numberOfElements");
+    bd_json_int(w, in_page);
+    bd_json_key(w, "first");
+    bd_json_bool(w, page == 0);
+    bd_json_key(w, "last");
+    bd_json_bool(w, page >= total_pages - 1);
+    bd_json_key(w, "hasContent");
+    bd_json_bool(w, in_page > 0);
+    bd_json_key(w, "content");
+    bd_json_array_begin(w);
+}
+
 static int write_card(void *ctx, const bd_card_row *c)
 {
-    bd_json *w = ctx;
+    card_page *cp = ctx;
+    if (!cp->head)
+        write_head(cp);
+    bd_json *w = &cp->rq->json;
     bd_json_object_begin(w);
     BD_JSON_MEMBER_STRING(w, "id", c->id, false);
     BD_JSON_MEMBER_STRING(w, "createdAt", c->created_at, false);
@@ -163,52 +208,21 @@ void bd_handle_card_search(bd_req *rq)
     q.where = bd_card_plan_root(&plan);
     q.offset = page * size;
     q.limit = (int)size;
-    q.matches = -1;
     int64_t total = 0;
+    card_page cp = {.rq = rq, .page = page, .size = size, .found = &total};
     r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
-        r = bd_store_card_count(rq->store, &q, &total);
-    if (r != BD_OK) {
-        bd_store_read_end(rq->store);
-        bd_card_plan_free(&plan);
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    q.matches = total;
-    int64_t total_pages = (total + size - 1) / size;
-    int64_t in_page = total > q.offset ? total - q.offset : 0;
-    if (in_page > size)
-        in_page = size;
-    bd_reply_begin(rq, 200);
-    bd_json *w = &rq->json;
-    bd_json_object_begin(w);
-    bd_json_key(w, "number");
-    bd_json_int(w, page);
-    bd_json_key(w, "size");
-    bd_json_int(w, size);
-    bd_json_key(w, "totalElements");
-    bd_json_int(w, total);
-    bd_json_key(w, "totalPages");
-    bd_json_int(w, total_pages);
-    bd_json_key(w, "numberOfElements");
-    bd_json_int(w, in_page);
-    bd_json_key(w, "first");
-    bd_json_bool(w, page == 0);
-    bd_json_key(w, "last");
-    bd_json_bool(w, page >= total_pages - 1);
-    bd_json_key(w, "hasContent");
-    bd_json_bool(w, in_page > 0);
-    bd_json_key(w, "content");
-    bd_json_array_begin(w);
-    if (in_page > 0)
-        r = bd_store_card_find(rq->store, &q, write_card, w);
-    rq->records = in_page;
+        r = bd_store_card_search(rq->store, &q, &total, write_card, &cp);
     bd_store_read_end(rq->store);
     bd_card_plan_free(&plan);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
         return;
     }
+    if (!cp.head)
+        write_head(&cp);
+    rq->records = cp.in_page;
+    bd_json *w = &rq->json;
     bd_json_array_end(w);
     bd_json_object_end(w);
     bd_reply_finish(rq);

@@ -237,10 +237,9 @@ void bd_handle_breach_search(bd_req *rq)
         q.after_id = tok.after_id;
     }
 
-    /* The page is read before the count: a first page that is not full holds every match,
-     * so the count is known without counting (the hot path: an identity with a handful of
-     * records). The envelope's head (count and token) is spliced in front of the records
-     * afterwards, since the token depends on the page's last record. */
+    /* The envelope's head (count and token) is spliced in front of the records afterwards,
+     * since the token depends on the page's last record. A continued page keeps the count
+     * its token carries. */
     bd_result r = bd_store_read_begin(rq->store);
     if (r != BD_OK) {
         bd_store_read_end(rq->store);
@@ -255,15 +254,10 @@ void bd_handle_breach_search(bd_req *rq)
     bd_json_array_begin(w);
     page pg = {.w = w, .rq = rq, .err = BD_OK, .limit = (int)limit};
     q.limit = (int)limit + 1;
-    r = bd_store_record_find(rq->store, &q, write_record, &pg);
+    r = bd_store_record_search(rq->store, &q, write_record, &pg,
+                               continuing ? NULL : &tok.records_found);
     if (r == BD_OK)
         r = pg.err;
-    if (r == BD_OK && !continuing) {
-        if (pg.more)
-            r = bd_store_record_count(rq->store, &q, &tok.records_found);
-        else
-            tok.records_found = pg.written;
-    }
     bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);

@@ -142,14 +142,10 @@ bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted
     return s->ops->record_put(s, r, inserted);
 }
 
-bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count)
+bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
+                                 int64_t *found)
 {
-    return s->ops->record_count(s, q, count);
-}
-
-bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
-{
-    return s->ops->record_find(s, q, cb, ctx);
+    return s->ops->record_search(s, q, cb, ctx, found);
 }
 
 bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
@@ -157,14 +153,10 @@ bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
     return s->ops->card_put(s, c, inserted);
 }
 
-bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
+bd_result bd_store_card_search(bd_store *s, const bd_card_query *q, int64_t *found,
+                               bd_card_cb cb, void *ctx)
 {
-    return s->ops->card_count(s, q, count);
-}
-
-bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
-{
-    return s->ops->card_find(s, q, cb, ctx);
+    return s->ops->card_search(s, q, found, cb, ctx);
 }
 
 bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)

@@ -51,8 +51,10 @@ bd_result bd_store_begin(bd_store *s);
 bd_result bd_store_commit(bd_store *s);
 void bd_store_rollback(bd_store *s);
 
-/* A consistent read view across several queries (a count and its page), unaffected by
- * imports that commit meanwhile. Every read_begin needs a read_end. */
+/* The reads of one request. Each search (its page and its count) is one consistent read
+ * whatever commits meanwhile; SQLite also keeps one snapshot from read_begin to read_end,
+ * PostgreSQL answers each operation from its own (a later one, e.g. a breach looked up for
+ * a record just found, may see a newer commit). Every read_begin needs a read_end. */
 bd_result bd_store_read_begin(bd_store *s);
 void bd_store_read_end(bd_store *s);
 
@@ -201,12 +203,15 @@ typedef struct {
 /* Whether q is an email_domain search without filters: every record of one domain, which
  * both backends count from the per-domain counts kept at import. */
 bool bd_record_query_whole_domain(const bd_record_query *q);
-/* Counts every record matching q (the position is ignored). How the search is run (which
- * index drives it) is the backend's choice, noted in q->plan. */
-bd_result bd_store_record_count(bd_store *s, bd_record_query *q, int64_t *count);
-/* Calls cb for up to q->limit records in order (breach date newest first, then id
- * descending), starting after the keyset position. */
-bd_result bd_store_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
+/* One search: calls cb for up to q->limit records in order (breach date newest first, then
+ * id descending), starting after the keyset position, and when found is not NULL (a first
+ * page: BD_ERR_INVALID with a position) counts every record matching q into *found. The
+ * page and the count are
+ * one read: consistent with each other whatever commits meanwhile. How the search runs
+ * (which index drives it, whether counting needs a query of its own) is the backend's
+ * choice, noted in q->plan. */
+bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
+                                 int64_t *found);
 
 /* ---- cards ------------------------------------------------------------------------- */
 
@@ -299,16 +304,13 @@ typedef struct {
     size_t nsort;
     int64_t offset;
     int limit;
-    /* Optional hint: how many cards match, from bd_store_card_count in the same read view,
-     * or -1 when unknown. A backend may use it to choose between walking the sort order and
-     * sorting the matches, or ignore it: the page is the same either way. */
-    int64_t matches;
 } bd_card_query;
 
-/* Counts the cards matching q->where. */
-bd_result bd_store_card_count(bd_store *s, const bd_card_query *q, int64_t *count);
-/* Calls cb for the page of q (sort, offset, limit). */
-bd_result bd_store_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
+/* One search: counts the cards matching q->where into *found, then calls cb for the page of
+ * q (sort, offset, limit); *found is set before the first call. The count and the page are
+ * one read: consistent with each other whatever commits meanwhile. */
+bd_result bd_store_card_search(bd_store *s, const bd_card_query *q, int64_t *found,
+                               bd_card_cb cb, void *ctx);
 
 /* ---- API keys ---------------------------------------------------------------------- */
 

@@ -29,11 +29,11 @@ typedef struct bd_store_ops {
     bd_result (*breach_exists)(bd_store *s, const char *uuid, bool *exists);
     bd_result (*breach_refresh_count)(bd_store *s, const char *uuid);
     bd_result (*record_put)(bd_store *s, const bd_record_in *r, bool *inserted);
-    bd_result (*record_count)(bd_store *s, bd_record_query *q, int64_t *count);
-    bd_result (*record_find)(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
+    bd_result (*record_search)(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
+                               int64_t *found);
     bd_result (*card_put)(bd_store *s, const bd_card_in *c, bool *inserted);
-    bd_result (*card_count)(bd_store *s, const bd_card_query *q, int64_t *count);
-    bd_result (*card_find)(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
+    bd_result (*card_search)(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
+                             void *ctx);
     bd_result (*key_add)(bd_store *s, const bd_key_row *k, int64_t *id);
     bd_result (*key_list)(bd_store *s, bd_key_cb cb, void *ctx);
     bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);

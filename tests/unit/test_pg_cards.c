@@ -227,19 +227,12 @@ static bool search(bd_store *s, bool pg, const char *query, const char *sort, in
     parse_sort(sort, &q);
     q.offset = (int64_t)page * size;
     q.limit = size;
-    q.matches = -1;
     memset(o, 0, sizeof *o);
     *count = -1;
-    bd_result r = pg ? s->ops->read_begin(s) : bd_store_read_begin(s);
+    bd_result r = bd_store_read_begin(s);
     if (r == BD_OK)
-        r = pg ? s->ops->card_count(s, &q, count) : bd_store_card_count(s, &q, count);
-    q.matches = *count;
-    if (r == BD_OK)
-        r = pg ? s->ops->card_find(s, &q, take_row, o) : bd_store_card_find(s, &q, take_row, o);
-    if (pg)
-        s->ops->read_end(s);
-    else
-        bd_store_read_end(s);
+        r = bd_store_card_search(s, &q, count, take_row, o);
+    bd_store_read_end(s);
     if (r != BD_OK)
         TEST_FAIL("%s: %s (sort %s, page %d) failed: %d", pg ? "postgresql" : "sqlite", query,
                   sort ? sort : "-", page, (int)r);

@@ -39,7 +39,7 @@ static const char *domain_emails(const char *domain)
 {
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, domain, strlen(domain));
     emails[0] = '\0';
-    CHECK_INT(st->ops->record_find(st, &q, collect_emails, NULL), BD_OK);
+    CHECK_INT(bd_store_record_search(st, &q, collect_emails, NULL, NULL), BD_OK);
     return emails;
 }
 
@@ -185,7 +185,7 @@ TEST(test_pg_batch_values_round_trip_exactly)
     CHECK_INT(st->ops->commit(st), BD_OK);
     CHECK_INT(late(), 0);
     bd_record_query q = by(BD_FIELD_EMAIL, "sam@s.example", 13);
-    CHECK_INT(st->ops->record_find(st, &q, collect_values, NULL), BD_OK);
+    CHECK_INT(bd_store_record_search(st, &q, collect_values, NULL, NULL), BD_OK);
     CHECK_STR(got[0], "tab\there\\");
     CHECK(!got_null[1] && got[1][0] == '\0');
     CHECK(got_null[2]);

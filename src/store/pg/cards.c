@@ -5,15 +5,15 @@
  *   with its expiry (card_owner_words), and the words of its owner and bank with their
  *   positions (card_words). The words are split here, by the tokenizer SQLite's FTS5 index
  *   uses (cards_sql.c), so a word matches on both stores alike.
- * - card_count reads one row of card_counts for a lone plain prefix or tail, and one range
- *   of card_owner_words for an owner word within expiry ranges, as SQLite does, and a lone
- *   word, prefix or phrase off card_words alone; anything else is counted through the cards
- *   table.
- * - card_find orders by the sort keys, then card_id in the first key's direction. SQLite
+ * - card_search is one statement: the count and the page. It counts from one row of
+ *   card_counts for a lone plain prefix or tail, and one range of card_owner_words for an
+ *   owner word within expiry ranges, as SQLite does, and a lone word, prefix or phrase off
+ *   card_words alone; anything else through the cards table.
+ * - The page is ordered by the sort keys, then card_id in the first key's direction. SQLite
  *   puts NULL before every value, so an ascending key is NULLS FIRST and a descending one
  *   NULLS LAST here (created_at, never NULL, says neither, so that its index serves both
- *   directions). Which index drives a search is PostgreSQL's choice: every search runs as an
- *   unnamed statement, planned for its very values and LIMIT, so q->matches is not needed. */
+ *   directions). Which index drives a search is PostgreSQL's choice: planned once per
+ *   shape when no value can change it, else for its very values each time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +43,6 @@ static const pg_stmt CARD_PUT = {
     "UNION ALL SELECT 1, t.word, ins.id, t.pos FROM ins, "
     "unnest(string_to_array($21::text, ' ')) WITH ORDINALITY AS t(word, pos)) "
     "SELECT count(*) FROM ins"};
-static const pg_stmt CARD_COUNT_SUM = {PG_Q_CARD_COUNT_SUM,
-                                       "SELECT coalesce(sum(n), 0) FROM card_counts "
-                                       "WHERE kind = $1 AND key >= $2 AND key < $3"};
 
 static const char *opt(const char *v)
 {
@@ -152,9 +149,10 @@ static bool plain_digits(const char *p)
     return true;
 }
 
-/* Counts a lone prefix-only or suffix-only plain number pattern from card_counts (kind 0:
- * BINs, kind 1: reversed last fours). false when q is not of that shape. */
-static bool count_from_summary(pg_store *p, const bd_card_query *q, int64_t *count, bd_result *r)
+/* A query counting a lone prefix-only or suffix-only plain number pattern from
+ * card_counts (kind 0: BINs, kind 1: reversed last fours), or false when q is not of that
+ * shape. */
+static bool count_from_summary(pg_card_sql *c, const bd_card_query *q)
 {
     const bd_card_cond *k = q->where;
     if (k->kind != BD_CC_NUMBER || k->length || k->min_length > 12)
@@ -164,21 +162,17 @@ static bool count_from_summary(pg_store *p, const bd_card_query *q, int64_t *cou
         return false;
     char from[7], to[7];
     size_t n = bl ? bl : tl;
+    if (n == 0 || n > 6)
+        return false;
     for (size_t i = 0; i < n; i++)
         from[i] = bl ? k->bin[i] : k->last4[tl - 1 - i];
     memcpy(to, from, n);
     to[n - 1]++; /* '9' + 1 is ':', after every digit */
-    from[n] = to[n] = '\0';
-    pg_params pp = {0};
-    pg_param_int(&pp, bl ? 0 : 1);
-    pg_param_str(&pp, from);
-    pg_param_str(&pp, to);
-    PGresult *res;
-    *r = pg_run(p, &CARD_COUNT_SUM, &pp, &res);
-    if (*r == BD_OK) {
-        *count = pg_int(res, 0, 0);
-        PQclear(res);
-    }
+    pg_card_emit(c, bl ? "SELECT coalesce(sum(n), 0) FROM card_counts WHERE kind = 0 AND key >= "
+                       : "SELECT coalesce(sum(n), 0) FROM card_counts WHERE kind = 1 AND key >= ");
+    pg_card_value(c, from, n);
+    pg_card_emit(c, " AND key < ");
+    pg_card_value(c, to, n);
     return true;
 }
 
@@ -190,6 +184,7 @@ static bool owner_word_with_expiry(const bd_card_cond *k, bd_buf *word)
 {
     const bd_card_cond *w = NULL;
     size_t ranges = 0;
+    bd_buf_reset(word);
     if (k->kind != BD_CC_AND)
         return false;
     for (size_t i = 0; i < k->nkids; i++) {
@@ -226,45 +221,18 @@ static void owner_word_where(pg_card_sql *c, const bd_card_cond *k, const bd_buf
     }
 }
 
-static bd_result run_count(pg_store *p, pg_card_sql *c, int64_t *count)
+/* The query counting q's cards: off the count or word tables where q's shape allows. */
+static void count_query(pg_card_sql *c, const bd_card_query *q, bd_buf *word)
 {
-    if (c->err != BD_OK)
-        return c->err;
-    pg_params pp = {0};
-    pg_card_params(c, &pp);
-    PGresult *res;
-    bd_result r = pg_run_sql(p, c->sql.data, &pp, false, &res);
-    if (r == BD_OK) {
-        *count = pg_int(res, 0, 0);
-        PQclear(res);
+    if (count_from_summary(c, q))
+        return;
+    if (owner_word_with_expiry(q->where, word)) {
+        pg_card_emit(c, "SELECT count(*) FROM card_owner_words w");
+        owner_word_where(c, q->where, word);
+    } else if (!pg_card_word_count(c, q->where)) {
+        pg_card_emit(c, "SELECT count(*) FROM cards c WHERE ");
+        pg_card_cond(c, q->where);
     }
-    return r;
-}
-
-bd_result pg_card_count(bd_store *s, const bd_card_query *q, int64_t *count)
-{
-    pg_store *p = pg_of(s);
-    *count = 0;
-    if (!q->where)
-        return BD_ERR_INVALID;
-    bd_result r;
-    if (count_from_summary(p, q, count, &r))
-        return r;
-    pg_card_sql c;
-    pg_card_sql_init(&c);
-    bd_buf word;
-    bd_buf_init(&word, 65536);
-    if (owner_word_with_expiry(q->where, &word)) {
-        pg_card_emit(&c, "SELECT count(*) FROM card_owner_words w");
-        owner_word_where(&c, q->where, &word);
-    } else if (!pg_card_word_count(&c, q->where)) {
-        pg_card_emit(&c, "SELECT count(*) FROM cards c WHERE ");
-        pg_card_cond(&c, q->where);
-    }
-    r = run_count(p, &c, count);
-    bd_buf_free(&word);
-    pg_card_sql_free(&c);
-    return r;
 }
 
 /* ---- pages ---------------------------------------------------------------------------- */
@@ -285,22 +253,24 @@ static const char *const SORT_COL[] = {
 
 /* " ORDER BY ..." in SQLite's order: NULL first ascending, last descending; ties by
  * card_id in the first key's direction. by_word: the first key is card_owner_words'
- * expiry, never NULL. */
-static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word)
+ * expiry (as w), never NULL. outer: the keys are the page's columns (as p). */
+static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word, bool outer)
 {
+    const char *table = outer ? "p." : "c.";
     pg_card_emit(c, " ORDER BY ");
     for (size_t i = 0; i < q->nsort && i < BD_CARD_MAX_SORT; i++) {
         bd_card_column col = q->sort[i].column;
         bool desc = q->sort[i].descending;
-        pg_card_emit(c, by_word && i == 0 ? "w." : "c.");
+        pg_card_emit(c, by_word && i == 0 && !outer ? "w." : table);
         pg_card_emit(c, SORT_COL[col]);
-        if (col == BD_CARD_CREATED_AT || (by_word && i == 0))
+        if (col == BD_CARD_CREATED_AT || (by_word && i == 0 && !outer))
             pg_card_emit(c, desc ? " DESC, " : " ASC, ");
         else
             pg_card_emit(c, desc ? " DESC NULLS LAST, " : " ASC NULLS FIRST, ");
     }
     bool first_desc = q->nsort ? q->sort[0].descending : true;
-    pg_card_emit(c, first_desc ? "c.card_id DESC" : "c.card_id ASC");
+    pg_card_emit(c, table);
+    pg_card_emit(c, first_desc ? "card_id DESC" : "card_id ASC");
 }
 
 static void each_card(PGresult *res, bd_card_cb cb, void *ctx)
@@ -328,20 +298,49 @@ static void each_card(PGresult *res, bd_card_cb cb, void *ctx)
     }
 }
 
-bd_result pg_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx)
+/* Whether the best plan of q's search is the same whatever its values: a lone condition
+ * (every card, a number pattern, an exact hash, one value, a word or phrase, a range) or an
+ * owner word within expiry ranges. Such a search is prepared, planned once per shape. One
+ * combining conditions is planned for its values each time, unprepared: which condition
+ * should drive it depends on how many cards each matches. */
+static bool plan_fits_every_value(const bd_card_query *q, bool by_word)
+{
+    switch (q->where->kind) {
+    case BD_CC_AND:
+    case BD_CC_OR:
+    case BD_CC_NOT:
+        return by_word;
+    default:
+        return true;
+    }
+}
+
+/* The search is one statement, so one round trip and one snapshot: a single row holding
+ * the data version and the count (subqueries run once), joined to the page's rows, if
+ * any (a page past the last card still tells the count). The page keeps its order through
+ * the outer ORDER BY on its own columns, which sorts at most a page. */
+bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
+                         void *ctx)
 {
     pg_store *p = pg_of(s);
+    *found = 0;
     if (!q->where)
         return BD_ERR_INVALID;
     pg_card_sql c;
     pg_card_sql_init(&c);
-    pg_card_emit(&c, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
-                     "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
-                     "c.leak_discover_date, c.leak_size, c.leak_tags FROM ");
-    /* An owner word in expiry order: card_owner_words is in that order already, so the page
-     * is the first entries of one index range. */
     bd_buf word;
     bd_buf_init(&word, 65536);
+    pg_card_emit(&c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
+                     "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
+                     "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL
+                     ", (");
+    count_query(&c, q, &word);
+    pg_card_emit(&c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, "
+                     "c.bank, c.number_masked, c.owner, c.cvv, c.expire_date, c.cvss, c.leak_id, "
+                     "c.leak_name, c.leak_publish_date, c.leak_discover_date, c.leak_size, "
+                     "c.leak_tags FROM ");
+    /* An owner word in expiry order: card_owner_words is in that order already, so the page
+     * is the first entries of one index range. */
     bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
                    owner_word_with_expiry(q->where, &word);
     if (by_word) {
@@ -351,19 +350,23 @@ bd_result pg_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void 
         pg_card_emit(&c, "cards c WHERE ");
         pg_card_cond(&c, q->where);
     }
-    order_by(&c, q, by_word);
+    order_by(&c, q, by_word, false);
     pg_params pp = {0};
     pg_card_params(&c, &pp);
     pg_param_int(&pp, q->limit);
     pg_param_int(&pp, q->offset);
     if (c.err == BD_OK)
-        c.err = bd_buf_printf(&c.sql, " LIMIT $%d OFFSET $%d", pp.n - 1, pp.n);
+        c.err = bd_buf_printf(&c.sql, " LIMIT $%d OFFSET $%d) AS p ON true", pp.n - 1, pp.n);
+    order_by(&c, q, by_word, true);
     PGresult *res;
     bd_result r = c.err;
     if (r == BD_OK)
-        r = pg_run_sql(p, c.sql.data, &pp, false, &res);
+        r = pg_run_sql(p, c.sql.data, &pp, plan_fits_every_value(q, by_word), &res);
     if (r == BD_OK) {
-        each_card(res, cb, ctx);
+        pg_note_version(p, pg_slice(res, 0, 14));
+        *found = pg_int(res, 0, 15);
+        if (!PQgetisnull(res, 0, 0))
+            each_card(res, cb, ctx);
         PQclear(res);
     }
     bd_buf_free(&word);

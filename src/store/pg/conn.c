@@ -26,12 +26,15 @@ static void ignore_notice(void *ctx, const char *message)
     (void)message;
 }
 
+/* plan_cache_mode: a statement is prepared only when its plan does not depend on the values
+ * it is run with (pg_run_sql's callers decide), so it is planned once, not 5 times first to
+ * see whether a generic plan would do: planning a search costs more than running it. */
 bd_result pg_session_setup(pg_store *p)
 {
     PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
-    if (p->read_only)
-        return pg_exec(p, "SET default_transaction_read_only = on");
-    return BD_OK;
+    return pg_exec(p, p->read_only ? "SET plan_cache_mode = force_generic_plan; "
+                                     "SET default_transaction_read_only = on"
+                                   : "SET plan_cache_mode = force_generic_plan");
 }
 
 static void pg_close(bd_store *s)
@@ -43,6 +46,7 @@ static void pg_close(bd_store *s)
         free(p->dyn[i].sql);
     PQfinish(p->conn);
     bd_buf_free(&p->sql);
+    bd_buf_free(&p->where);
     bd_buf_free(&p->copy.out);
     free(p);
 }
@@ -132,28 +136,36 @@ bd_result pg_write_end(pg_store *p, bool own, bd_result r)
     return r;
 }
 
-/* A read view is a REPEATABLE READ READ ONLY transaction: one snapshot, taken by its first
- * query, for every query until read_end. */
+/* A read here is no transaction: every search is one statement, which is one snapshot for
+ * its page, its count and the data version (store.h), and a BEGIN and a COMMIT would each
+ * cost a round trip. read_begin and read_end only bracket what the data version of the
+ * read is. */
 static bd_result pg_read_begin(bd_store *s)
 {
     pg_store *p = pg_of(s);
     if (p->in_tx || p->in_read)
         return BD_ERR_INVALID;
     p->has_version = false;
-    bd_result r = pg_exec(p, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    p->in_read = r == BD_OK;
-    return r;
+    p->in_read = true;
+    return BD_OK;
 }
 
 static void pg_read_end(bd_store *s)
 {
     pg_store *p = pg_of(s);
-    if (!p->in_read)
-        return;
-    if (PQstatus(p->conn) == CONNECTION_OK)
-        PQclear(PQexec(p->conn, "COMMIT"));
     p->in_read = false;
     p->has_version = false;
+}
+
+void pg_note_version(pg_store *p, bd_slice value)
+{
+    if (!p->in_read || !value.ptr)
+        return;
+    uint64_t v = 0;
+    for (size_t i = 0; i < value.len && value.ptr[i] >= '0' && value.ptr[i] <= '9'; i++)
+        v = v * 10 + (uint64_t)(value.ptr[i] - '0');
+    p->version = v;
+    p->has_version = true;
 }
 
 /* Read views are per request here: PostgreSQL starts a snapshot cheaply and holds back no
@@ -169,8 +181,8 @@ static void pg_release_idle(bd_store *s)
     (void)s;
 }
 
-/* The meta counter that every committed write transaction moved (pg_commit), read once per
- * read view: inside one it cannot change. 0 when it cannot be read. */
+/* The meta counter that every committed write transaction moved (pg_commit): within a read,
+ * the one the read's search noted, else read now. 0 when it cannot be read. */
 static uint64_t pg_data_version(bd_store *s)
 {
     pg_store *p = pg_of(s);
@@ -310,11 +322,9 @@ static const bd_store_ops PG_OPS = {
     .breach_exists = pg_breach_exists,
     .breach_refresh_count = pg_breach_refresh_count,
     .record_put = pg_record_put,
-    .record_count = pg_record_count,
-    .record_find = pg_record_find,
+    .record_search = pg_record_search,
     .card_put = pg_card_put,
-    .card_count = pg_card_count,
-    .card_find = pg_card_find,
+    .card_search = pg_card_search,
     .key_add = pg_key_add,
     .key_list = pg_key_list,
     .key_revoke = pg_key_revoke,
@@ -362,6 +372,7 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     p->base.ops = &PG_OPS;
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
+    bd_buf_init(&p->where, 8192);
     bd_buf_init(&p->copy.out, 64u << 20);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;

@@ -81,7 +81,7 @@ static bd_result ready(pg_store *p)
     }
     if (PQstatus(p->conn) == CONNECTION_OK)
         return BD_OK;
-    if (p->in_tx || p->in_read)
+    if (p->in_tx)
         return BD_ERR_BUSY;
     PQreset(p->conn);
     forget_statements(p);

@@ -33,7 +33,6 @@ typedef enum {
     PG_Q_BREACH_ID,
     PG_Q_BREACH_REFRESH,
     PG_Q_RECORD_PUT,
-    PG_Q_DOMAIN_COUNT,
     PG_Q_KEY_ADD,
     PG_Q_KEY_LIST,
     PG_Q_KEY_REVOKE,
@@ -49,7 +48,6 @@ typedef enum {
     PG_Q_ERASE_BREACH,
     PG_Q_ERASE_EMPTY_DOMAINS,
     PG_Q_CARD_PUT,
-    PG_Q_CARD_COUNT_SUM,
     PG_Q__COUNT
 } pg_q;
 
@@ -104,7 +102,8 @@ typedef struct {
         int64_t id;
         int32_t date;
     } breach_cache[PG_BREACH_CACHE];
-    bd_buf sql; /* scratch for generated SQL */
+    bd_buf sql;   /* scratch for generated SQL */
+    bd_buf where; /* ... and for a WHERE clause it uses twice */
     pg_copy_state copy;
 } pg_store;
 
@@ -159,6 +158,12 @@ int64_t pg_int(const PGresult *res, int row, int col);
 bd_result pg_write_begin(pg_store *p, bool *own);
 bd_result pg_write_end(pg_store *p, bool own, bd_result r);
 
+/* A search's column holding the data version its rows were read at, so that the search
+ * needs no query of its own for it; pg_note_version keeps the value for the read in
+ * progress (bd_store_data_version then answers without a query). */
+#define PG_DATA_VERSION_SQL "(SELECT value FROM meta WHERE key = 'data_version')"
+void pg_note_version(pg_store *p, bd_slice value);
+
 /* Transactions (store.h contract), used by other operations of the backend too. */
 bd_result pg_begin(bd_store *s);
 bd_result pg_commit(bd_store *s);
@@ -198,12 +203,12 @@ bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
 bd_result pg_breach_id(pg_store *p, const char *uuid, int64_t *id, int32_t *date);
 
 bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
-bd_result pg_record_count(bd_store *s, bd_record_query *q, int64_t *count);
-bd_result pg_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx);
+bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
+                           int64_t *found);
 
 bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
-bd_result pg_card_count(bd_store *s, const bd_card_query *q, int64_t *count);
-bd_result pg_card_find(bd_store *s, const bd_card_query *q, bd_card_cb cb, void *ctx);
+bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
+                          void *ctx);
 
 bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx);

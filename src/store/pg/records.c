@@ -27,8 +27,6 @@ static const pg_stmt RECORD_PUT = {
     "WHERE email_domain IS NOT NULL AND $21::boolean "
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1) "
     "SELECT count(*) FROM ins"};
-static const pg_stmt DOMAIN_COUNT = {PG_Q_DOMAIN_COUNT,
-                                     "SELECT n FROM domain_counts WHERE domain = $1"};
 
 /* The breach's row id and date, from the per-connection cache or the store. The cache
  * probes a few slots, so two breaches whose hashes meet do not evict each other in turn
@@ -136,12 +134,10 @@ static bool has_equals_filter(const bd_record_query *q)
     return false;
 }
 
-/* Appends q's WHERE clause to p->sql and its values to pp, numbering parameters as it
- * goes; with_position adds the keyset position. */
-static bd_result build_where(pg_store *p, const bd_record_query *q, bool with_position,
-                             pg_params *pp)
+/* Appends q's WHERE clause, without the keyset position, to b and its values to pp,
+ * numbering parameters as it goes. */
+static bd_result build_where(bd_buf *b, const bd_record_query *q, pg_params *pp)
 {
-    bd_buf *b = &p->sql;
     pg_param_text(pp, q->key);
     bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", FIELD_COL[q->field], pp->n);
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
@@ -160,52 +156,7 @@ static bd_result build_where(pg_store *p, const bd_record_query *q, bool with_po
             break;
         }
     }
-    if (r == BD_OK && with_position && q->has_after) {
-        pg_param_int(pp, q->after_date);
-        pg_param_int(pp, q->after_id);
-        r = bd_buf_printf(b, " AND (r.breach_date, r.id) < ($%d::integer, $%d::bigint)", pp->n - 1,
-                          pp->n);
-    }
     return r;
-}
-
-/* An email_domain search without filters: records_found is the domain's count, one row
- * instead of every index entry of a domain that may have millions. */
-static bool count_domain(pg_store *p, const bd_record_query *q, int64_t *count, bd_result *r)
-{
-    if (!bd_record_query_whole_domain(q))
-        return false;
-    pg_params pp = {0};
-    pg_param_text(&pp, q->key);
-    PGresult *res;
-    *r = pg_run(p, &DOMAIN_COUNT, &pp, &res);
-    if (*r == BD_OK) {
-        *count = PQntuples(res) == 1 ? pg_int(res, 0, 0) : 0;
-        PQclear(res);
-    }
-    return true;
-}
-
-bd_result pg_record_count(bd_store *s, bd_record_query *q, int64_t *count)
-{
-    pg_store *p = pg_of(s);
-    *count = 0;
-    bd_result r;
-    if (count_domain(p, q, count, &r))
-        return r;
-    pg_params pp = {0};
-    bd_buf_reset(&p->sql);
-    r = bd_buf_append_str(&p->sql, "SELECT count(*) FROM records r");
-    if (r == BD_OK)
-        r = build_where(p, q, false, &pp);
-    PGresult *res;
-    if (r == BD_OK)
-        r = pg_run_sql(p, p->sql.data, &pp, !has_equals_filter(q), &res);
-    if (r != BD_OK)
-        return r;
-    *count = pg_int(res, 0, 0);
-    PQclear(res);
-    return BD_OK;
 }
 
 /* Calls cb for each record row of res, in the order of the query. */
@@ -235,19 +186,42 @@ static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
     }
 }
 
-bd_result pg_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx)
+/* The search is one statement, so one round trip: the page, the data version its rows
+ * were read at (column 16) and, for a first page, the count (column 17), all from the
+ * statement's one snapshot. The count and the version are subqueries run once, not per
+ * row; a page without rows needs neither (its count is 0). The WHERE text is written once
+ * into p->where and used for the count and the page alike. */
+bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
+                           int64_t *found)
 {
     pg_store *p = pg_of(s);
+    if (found && q->has_after)
+        return BD_ERR_INVALID;
+    if (found)
+        *found = 0;
     pg_params pp = {0};
+    bd_buf_reset(&p->where);
     bd_buf_reset(&p->sql);
-    bd_result r = bd_buf_append_str(
-        &p->sql,
-        "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
-        "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
-        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
-        " FROM records r");
+    bd_result r = build_where(&p->where, q, &pp);
     if (r == BD_OK)
-        r = build_where(p, q, true, &pp);
+        r = bd_buf_append_str(
+            &p->sql,
+            "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
+            "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
+            "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id, " PG_DATA_VERSION_SQL);
+    /* a whole domain is counted from its one row of domain_counts; its key is $1 */
+    if (r == BD_OK && found)
+        r = bd_record_query_whole_domain(q)
+                ? bd_buf_append_str(&p->sql, ", (SELECT n FROM domain_counts WHERE domain = $1)")
+                : bd_buf_printf(&p->sql, ", (SELECT count(*) FROM records r%s)", p->where.data);
+    if (r == BD_OK)
+        r = bd_buf_printf(&p->sql, " FROM records r%s", p->where.data);
+    if (r == BD_OK && q->has_after) {
+        pg_param_int(&pp, q->after_date);
+        pg_param_int(&pp, q->after_id);
+        r = bd_buf_printf(&p->sql, " AND (r.breach_date, r.id) < ($%d::integer, $%d::bigint)",
+                          pp.n - 1, pp.n);
+    }
     if (r == BD_OK) {
         pg_param_int(&pp, q->limit);
         r = bd_buf_printf(&p->sql, " ORDER BY r.breach_date DESC, r.id DESC LIMIT $%d", pp.n);
@@ -257,6 +231,11 @@ bd_result pg_record_find(bd_store *s, bd_record_query *q, bd_record_cb cb, void 
         r = pg_run_sql(p, p->sql.data, &pp, !has_equals_filter(q), &res);
     if (r != BD_OK)
         return r;
+    if (PQntuples(res) > 0) {
+        pg_note_version(p, pg_slice(res, 0, 16));
+        if (found && !PQgetisnull(res, 0, 17))
+            *found = pg_int(res, 0, 17);
+    }
     each_record(res, cb, ctx);
     PQclear(res);
     return BD_OK;

@@ -293,7 +293,7 @@ static bool count_from_owner_words(sqlite_store *s, const bd_card_query *q, int6
     return true;
 }
 
-bd_result sq_card_count(bd_store *base, const bd_card_query *q, int64_t *count)
+static bd_result card_count(bd_store *base, const bd_card_query *q, int64_t *count)
 {
     sqlite_store *s = S(base);
     bd_result summary;
@@ -323,9 +323,9 @@ bd_result sq_card_count(bd_store *base, const bd_card_query *q, int64_t *count)
  * cheaper: many matches, shallow page.
  * Without the choice SQLite picks the filter's index and sorts, e.g. all 50,000 cards of a
  * common BIN to return 20 of them. N is estimated by the largest rowid, an O(log N) read. */
-static const char *sort_order_index(sqlite_store *s, const bd_card_query *q)
+static const char *sort_order_index(sqlite_store *s, const bd_card_query *q, int64_t matches)
 {
-    if (q->nsort == 0 || q->matches <= 0)
+    if (q->nsort == 0 || matches <= 0)
         return NULL;
     /* One whole BIN in date order: its own index range is already the page order. */
     const bd_card_cond *k = q->where;
@@ -340,7 +340,7 @@ static const char *sort_order_index(sqlite_store *s, const bd_card_query *q)
         return NULL;
     int64_t n = sq_count_of(s, Q_MAX_CARD);
     double depth = (double)(q->offset + q->limit);
-    double m = (double)q->matches;
+    double m = (double)matches;
     double sort_cost = m * (16 + (m > 2 ? log2(m) : 1));
     return depth * (double)n / m < sort_cost ? index : NULL;
 }
@@ -374,7 +374,8 @@ static void card_from_cols(sqlite3_stmt *st, bd_card_row *row)
 
 /* The tables and WHERE clause of a card page, appended to s->sql with its values in c;
  * *by_word tells whether the page reads card_owner_words (as w). */
-static bd_result page_source(sqlite_store *s, const bd_card_query *q, cond_sql *c, bool *by_word)
+static bd_result page_source(sqlite_store *s, const bd_card_query *q, int64_t matches, cond_sql *c,
+                             bool *by_word)
 {
     /* An owner word in expiry order: card_owner_words is already in that order, so the page
      * reads the first matches of one index range (and sorts only cards of equal expiry by
@@ -388,7 +389,7 @@ static bd_result page_source(sqlite_store *s, const bd_card_query *q, cond_sql *
         return r == BD_OK ? owner_word_where(s, q->where, &w, c) : r;
     }
     bd_result r = bd_buf_append_str(&s->sql, "cards c");
-    const char *order_index = sort_order_index(s, q);
+    const char *order_index = sort_order_index(s, q, matches);
     if (r == BD_OK && order_index)
         r = bd_buf_printf(&s->sql, " INDEXED BY %s", order_index);
     return r == BD_OK ? card_where(s, q, c) : r;
@@ -409,7 +410,8 @@ static bd_result page_order(cond_sql *c, const bd_card_query *q, bool by_word)
     return c->err;
 }
 
-bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, void *ctx)
+static bd_result card_find(bd_store *base, const bd_card_query *q, int64_t matches, bd_card_cb cb,
+                           void *ctx)
 {
     sqlite_store *s = S(base);
     cond_sql *c = &s->cond;
@@ -417,7 +419,7 @@ bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, vo
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_append_str(&s->sql, "SELECT " CARD_COLS " FROM ");
     if (r == BD_OK)
-        r = page_source(s, q, c, &by_word);
+        r = page_source(s, q, matches, c, &by_word);
     if (r == BD_OK)
         r = page_order(c, q, by_word);
     if (r != BD_OK)
@@ -437,4 +439,15 @@ bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, vo
     r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
     sq_done(st);
     return r;
+}
+
+/* The count first: it decides whether the page walks the sort order or sorts the matches
+ * (sort_order_index), and whether there is a page at all. */
+bd_result sq_card_search(bd_store *base, const bd_card_query *q, int64_t *found, bd_card_cb cb,
+                         void *ctx)
+{
+    bd_result r = card_count(base, q, found);
+    if (r != BD_OK || *found <= q->offset || q->limit <= 0)
+        return r;
+    return card_find(base, q, *found, cb, ctx);
 }

@@ -190,7 +190,7 @@ static bool count_domain(sqlite_store *s, const bd_record_query *q, int64_t *cou
     return true;
 }
 
-bd_result sq_record_count(bd_store *base, bd_record_query *q, int64_t *count)
+static bd_result record_count(bd_store *base, bd_record_query *q, int64_t *count)
 {
     sqlite_store *s = S(base);
     bd_result counted;
@@ -239,7 +239,7 @@ static void record_from_cols(sqlite3_stmt *st, bd_record_row *row)
     row->breach_id = sqlite3_column_int64(st, 15);
 }
 
-bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx)
+static bd_result record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx)
 {
     sqlite_store *s = S(base);
     bd_result r = plan_records(s, q);
@@ -268,4 +268,39 @@ bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, vo
     r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
     sq_done(st);
     return r;
+}
+
+/* Counts the rows a find hands on, the one its callback stops at included. */
+typedef struct {
+    bd_record_cb cb;
+    void *ctx;
+    int rows;
+} counted_rows;
+
+static int count_row(void *ctx, const bd_record_row *row)
+{
+    counted_rows *c = ctx;
+    c->rows++;
+    return c->cb(c->ctx, row);
+}
+
+/* The page first: a first page that is not full holds every match, so the hot path (an
+ * identity with a handful of records) is counted without a count. Both run in the caller's
+ * read view. */
+bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx,
+                           int64_t *found)
+{
+    if (!found)
+        return record_find(base, q, cb, ctx);
+    if (q->has_after)
+        return BD_ERR_INVALID;
+    counted_rows c = {cb, ctx, 0};
+    bd_result r = record_find(base, q, count_row, &c);
+    if (r != BD_OK)
+        return r;
+    if (c.rows < q->limit) {
+        *found = c.rows;
+        return BD_OK;
+    }
+    return record_count(base, q, found);
 }

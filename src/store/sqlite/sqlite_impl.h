@@ -230,13 +230,13 @@ bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *
 
 /* records.c */
 bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted);
-bd_result sq_record_count(bd_store *base, bd_record_query *q, int64_t *count);
-bd_result sq_record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx);
+bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx,
+                           int64_t *found);
 
 /* cards.c */
 bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted);
-bd_result sq_card_count(bd_store *base, const bd_card_query *q, int64_t *count);
-bd_result sq_card_find(bd_store *base, const bd_card_query *q, bd_card_cb cb, void *ctx);
+bd_result sq_card_search(bd_store *base, const bd_card_query *q, int64_t *found, bd_card_cb cb,
+                          void *ctx);
 
 /* keys.c */
 bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id);
