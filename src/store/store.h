@@ -168,9 +168,9 @@ typedef int (*bd_record_cb)(void *ctx, const bd_record_row *row);
  * when the rows land (PostgreSQL streams them with COPY): then *inserted is true for a row
  * it accepted, and bd_store_take_late_duplicates says how many of those were duplicates. */
 bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
-/* How many records that record_put accepted (*inserted true) in transactions committed
- * since the last call turned out, at commit, to be duplicates (of stored records, or of
- * each other within the batch); resets the count. 0 for a backend that decides duplicates
+/* How many records or cards that record_put or card_put accepted (*inserted true) in
+ * transactions committed since the last call turned out, at commit, to be duplicates (of
+ * stored rows, or of each other within the batch); resets the count. 0 for a backend that decides duplicates
  * at put time (SQLite). An importer moves these from its imported count to its duplicates
  * after each commit. */
 int64_t bd_store_take_late_duplicates(bd_store *s);
@@ -206,10 +206,9 @@ bool bd_record_query_whole_domain(const bd_record_query *q);
 /* One search: calls cb for up to q->limit records in order (breach date newest first, then
  * id descending), starting after the keyset position, and when found is not NULL (a first
  * page: BD_ERR_INVALID with a position) counts every record matching q into *found. The
- * page and the count are
- * one read: consistent with each other whatever commits meanwhile. How the search runs
- * (which index drives it, whether counting needs a query of its own) is the backend's
- * choice, noted in q->plan. */
+ * page and the count are one read: consistent with each other whatever commits meanwhile.
+ * How the search runs (which index drives it, whether counting needs a query of its own)
+ * is the backend's choice, noted in q->plan. */
 bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                  int64_t *found);
 
@@ -239,7 +238,9 @@ typedef struct {
 
 typedef int (*bd_card_cb)(void *ctx, const bd_card_row *row);
 
-/* Inserts a card; *inserted false when a card with that id exists. */
+/* Inserts a card; *inserted false when a card with that id exists. Inside a transaction a
+ * backend may decide that only when the cards land, as for records: see
+ * bd_store_take_late_duplicates, which counts cards too. */
 bd_result bd_store_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
 
 /* A card search is a tree of conditions, built by the query planner (src/query/plan.c) and

@@ -44,7 +44,7 @@ TEST(test_pg_open_creates_schema_once_and_reopening_changes_nothing)
         return;
     char v[16];
     CHECK_INT(st->ops->meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "5");
+    CHECK_STR(v, "6");
     CHECK_INT(st->ops->meta_set(st, "marker", "kept"), BD_OK);
     bd_store *again = open_as("bdtest2", BD_STORE_WRITE | BD_STORE_CREATE, BD_OK);
     bd_store *reader = open_as("bdtest3", BD_STORE_READ, BD_OK);
@@ -52,7 +52,7 @@ TEST(test_pg_open_creates_schema_once_and_reopening_changes_nothing)
         CHECK_INT(again->ops->meta_get(again, "marker", v, sizeof v), BD_OK);
         CHECK_STR(v, "kept");
         CHECK_INT(reader->ops->meta_get(reader, "schema_version", v, sizeof v), BD_OK);
-        CHECK_STR(v, "5");
+        CHECK_STR(v, "6");
         /* a reader's transactions are read-only */
         CHECK(reader->ops->meta_set(reader, "x", "y") != BD_OK);
     }
@@ -406,7 +406,7 @@ TEST(test_pg_lost_connection_is_busy_then_reset_on_next_call)
     CHECK_INT(st->ops->ping(st), BD_OK); /* reconnected */
     char v[16];
     CHECK_INT(st->ops->meta_get(st, "schema_version", v, sizeof v), BD_OK); /* re-prepared */
-    CHECK_STR(v, "5");
+    CHECK_STR(v, "6");
     bd_record_query q = by(BD_FIELD_EMAIL, "fay@f.example", 13);
     CHECK_STR(find(&q), "10,9");
 }

@@ -159,7 +159,7 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
         r = pg_commit(s);
     else
         pg_rollback(s);
-    memset(p->breach_cache, 0, sizeof p->breach_cache); /* it may name the erased breach */
+    pg_breach_cache_forget(p); /* it may name the erased breach */
     if (r == BD_OK)
         *records_removed = n;
     return r;

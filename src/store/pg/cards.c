@@ -3,8 +3,9 @@
  *
  * - card_put is one statement: the card, its BIN's and tail's counts, its owner's words
  *   with its expiry (card_owner_words), and the words of its owner and bank with their
- *   positions (card_words). The words are split here, by the tokenizer SQLite's FTS5 index
- *   uses (cards_sql.c), so a word matches on both stores alike.
+ *   positions (card_words); inside a transaction the cards are streamed and moved by a
+ *   statement doing the same for many (copy.c). The words are split here, by the tokenizer
+ *   SQLite's FTS5 index uses (cards_sql.c), so a word matches on both stores alike.
  * - card_search is one statement: the count and the page. It counts from one row of
  *   card_counts for a lone plain prefix or tail, and one range of card_owner_words for an
  *   owner word within expiry ranges, as SQLite does, and a lone word, prefix or phrase off
@@ -125,10 +126,29 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
     return r;
 }
 
+/* Inside a write transaction the card is streamed (copy.c): *inserted says it was staged,
+ * and a duplicate is found when the cards move. */
+static bd_result stage_card(pg_store *p, const bd_card_in *c, bool *inserted)
+{
+    bd_buf *owner = &p->words[0], *bank = &p->words[1];
+    bd_buf_reset(owner);
+    bd_buf_reset(bank);
+    int n;
+    bd_result r = pg_card_words(c->owner, owner, &n);
+    if (r == BD_OK)
+        r = pg_card_words(c->bank, bank, &n);
+    if (r == BD_OK)
+        r = pg_copy_put_card(p, c, words_of(owner), words_of(bank));
+    *inserted = r == BD_OK;
+    return r;
+}
+
 bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted)
 {
     pg_store *p = pg_of(s);
     *inserted = false;
+    if (p->in_tx)
+        return stage_card(p, c, inserted);
     bool own;
     bd_result r = pg_write_begin(p, &own);
     if (r != BD_OK)

@@ -47,6 +47,8 @@ static void pg_close(bd_store *s)
     PQfinish(p->conn);
     bd_buf_free(&p->sql);
     bd_buf_free(&p->where);
+    bd_buf_free(&p->words[0]);
+    bd_buf_free(&p->words[1]);
     bd_buf_free(&p->copy.out);
     free(p);
 }
@@ -77,7 +79,7 @@ static void forget_transaction(pg_store *p)
 {
     p->in_tx = false;
     p->bulk_records = false;
-    memset(p->breach_cache, 0, sizeof p->breach_cache);
+    pg_breach_cache_forget(p);
 }
 
 bd_result pg_commit(bd_store *s)
@@ -225,15 +227,26 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
     return r;
 }
 
-/* Inside the load's own transaction, drops the lookup indexes of what is loaded (card words
- * and counts are kept by each put, so only the card indexes go). */
+/* The word tables' keys, which a bulk card load builds once at its end: the cards' moves
+ * (copy.c) never put a word row twice, so nothing needs them to be unique meanwhile. */
+#define WORD_KEYS_DROP                                                                             \
+    "ALTER TABLE card_words DROP CONSTRAINT card_words_pkey;"                                     \
+    "ALTER TABLE card_owner_words DROP CONSTRAINT card_owner_words_pkey"
+#define WORD_KEYS_ADD                                                                              \
+    "ALTER TABLE card_words ADD PRIMARY KEY (col, word, id, pos);"                                \
+    "ALTER TABLE card_owner_words ADD PRIMARY KEY (word, expire_date, id)"
+
+/* Inside the load's own transaction, drops the lookup indexes of what is loaded (card
+ * counts are kept by each move, so of the card tables only the indexes and word keys go). */
 static bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
 {
     pg_store *p = pg_of(s);
     if (!p->in_tx)
         return BD_ERR_INVALID;
-    if (kind == BD_BULK_CARDS)
-        return drop_indexes(p, pg_card_indexes);
+    if (kind == BD_BULK_CARDS) {
+        bd_result r = drop_indexes(p, pg_card_indexes);
+        return r == BD_OK ? pg_exec(p, WORD_KEYS_DROP) : r;
+    }
     bd_result r = drop_indexes(p, pg_record_indexes);
     p->bulk_records = r == BD_OK;
     return r;
@@ -249,6 +262,8 @@ static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
         return BD_ERR_INVALID;
     if (kind == BD_BULK_CARDS) {
         bd_result r = pg_exec(p, pg_card_indexes);
+        if (r == BD_OK)
+            r = pg_exec(p, WORD_KEYS_ADD);
         return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
     }
     bd_result r = pg_copy_flush(p); /* before counting resumes: the recount counts these */
@@ -373,6 +388,8 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
     bd_buf_init(&p->where, 8192);
+    bd_buf_init(&p->words[0], 65536);
+    bd_buf_init(&p->words[1], 65536);
     bd_buf_init(&p->copy.out, 64u << 20);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;

@@ -1,20 +1,21 @@
-/* Streaming record puts: inside a write transaction, record_put sends each row into a
+/* Streaming puts: inside a write transaction, record_put and card_put send each row into a
  * temporary staging table with COPY (binary format: no escaping, no parsing on the server)
- * and costs no round trip. Before any other statement runs on the connection (the run
+ * and cost no round trip. Before any other statement runs on the connection (the run
  * functions of exec.c call pg_copy_flush first) and at commit, the COPY ends and ONE
- * statement moves the staged rows into records, skipping duplicates by their dedup key,
- * and moves the domain counts.
+ * statement moves the staged rows into their tables, skipping duplicates (records by their
+ * dedup key, cards by their id), and moves the counts kept beside them.
  *
  * Duplicates are therefore decided when the rows move, not when they are put: a put
  * reports the row as inserted, and the rows that turned out to be duplicates are counted
  * for bd_store_take_late_duplicates once the transaction commits. Two puts of the same
- * record in one batch count as one record and one duplicate, as they did row by row (the
- * move inserts in put order; ON CONFLICT DO NOTHING skips the second).
+ * row in one batch count as one row and one duplicate, as they did row by row (the move
+ * inserts in put order and keeps the first).
  *
- * The staging table lives as long as the connection (ON COMMIT DELETE ROWS empties it at
+ * One COPY is open at a time on a connection: a put of the other kind ends it first. The
+ * staging tables live as long as the connection (ON COMMIT DELETE ROWS empties them at
  * every commit); rows already moved earlier in the same transaction are truncated away
- * before the next COPY starts. A transaction that puts more than PG_COPY_MOVE_ROWS records
- * (a --bulk load is one transaction) moves them in steps of that size, so the staging table
+ * before the next COPY starts. A transaction that puts more than PG_COPY_MOVE_ROWS rows (a
+ * --bulk load is one transaction) moves them in steps of that size, so a staging table
  * never holds a whole load. */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -24,10 +25,11 @@
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
-#define STAGE_FIELDS 21          /* the staging table's columns */
+#define RECORD_FIELDS 21         /* the record staging table's columns */
+#define CARD_FIELDS 22           /* the card staging table's columns */
 
-/* The staging table: records' columns in insert order, with the put order in seq. */
-static const char STAGE_CREATE[] =
+/* The staging tables: the rows' columns in insert order, with the put order in seq. */
+static const char RECORD_STAGE_CREATE[] =
     "CREATE TEMP TABLE IF NOT EXISTS bd_staging(seq bigint, breach_id bigint, "
     "breach_date integer, user_name text, user_name_key text, first_name text, last_name text, "
     "email text, email_domain text, phone_number text, phone_key text, ip_address text, "
@@ -43,7 +45,7 @@ static const char STAGE_CREATE[] =
 /* The move: the staged rows in put order, a duplicate (stored before, or staged earlier in
  * the batch) skipped, and the domain counts moved by what went in ($1: counts are kept,
  * i.e. no bulk load recounts them at its end). Returns how many rows went in. */
-static const char STAGE_MOVE[] =
+static const char RECORD_STAGE_MOVE[] =
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS
     " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (dedup) DO NOTHING "
     "RETURNING email_domain), "
@@ -51,6 +53,56 @@ static const char STAGE_MOVE[] =
     "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "
     "SELECT count(*) FROM ins";
+
+/* Cards, with the words of owner and bank as the tokenizer split them (cards_sql.c),
+ * separated by spaces. */
+static const char CARD_STAGE_CREATE[] =
+    "CREATE TEMP TABLE IF NOT EXISTS bd_card_staging(seq bigint, card_id text, "
+    "created_at text, bank text, number_masked text, bin text, last4 text, tail text, "
+    "length smallint, number_hmac bytea, owner text, cvv text, expire_date text, "
+    "cvss double precision, leak_id text, leak_name text, leak_publish_date text, "
+    "leak_discover_date text, leak_size bigint, leak_tags text, owner_words text, "
+    "bank_words text) ON COMMIT DELETE ROWS";
+
+#define CARD_COLUMNS                                                                               \
+    "card_id, created_at, bank, number_masked, bin, last4, tail, length, number_hmac, owner, "     \
+    "cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, leak_discover_date, "          \
+    "leak_size, leak_tags"
+
+/* The move: the first of each card id in the batch, in put order, unless stored before;
+ * then, for the cards that went in, their BIN's and tail's counts, their owner's words with
+ * their expiry (card_owner_words) and the words of owner and bank with their positions
+ * (card_words), as card_put does for one card. Returns how many cards went in. */
+static const char CARD_STAGE_MOVE[] =
+    "WITH src AS (SELECT DISTINCT ON (card_id) * FROM pg_temp.bd_card_staging "
+    "ORDER BY card_id, seq), "
+    "ins AS (INSERT INTO cards(" CARD_COLUMNS ") SELECT " CARD_COLUMNS " FROM src ORDER BY seq "
+    "ON CONFLICT (card_id) DO NOTHING RETURNING id, card_id, bin, tail, expire_date), "
+    "got AS (SELECT ins.id, ins.bin, ins.tail, ins.expire_date, src.owner_words, "
+    "src.bank_words FROM ins JOIN src ON src.card_id = ins.card_id), "
+    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM got, "
+    "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS k(kind, key) "
+    "GROUP BY k.kind, k.key ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + excluded.n), "
+    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) "
+    "SELECT DISTINCT t.word, got.expire_date, got.id FROM got, "
+    "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL "
+    "ON CONFLICT DO NOTHING), "
+    "words AS (INSERT INTO card_words(col, word, id, pos) "
+    "SELECT 0, t.word, got.id, t.pos FROM got, "
+    "unnest(string_to_array(got.owner_words, ' ')) WITH ORDINALITY AS t(word, pos) "
+    "UNION ALL SELECT 1, t.word, got.id, t.pos FROM got, "
+    "unnest(string_to_array(got.bank_words, ' ')) WITH ORDINALITY AS t(word, pos)) "
+    "SELECT count(*) FROM ins";
+
+static const struct {
+    const char *create, *copy, *truncate;
+} STAGE[PG_STAGE__COUNT] = {
+    [PG_STAGE_RECORDS] = {RECORD_STAGE_CREATE, "COPY pg_temp.bd_staging FROM STDIN (FORMAT binary)",
+                          "TRUNCATE pg_temp.bd_staging"},
+    [PG_STAGE_CARDS] = {CARD_STAGE_CREATE,
+                        "COPY pg_temp.bd_card_staging FROM STDIN (FORMAT binary)",
+                        "TRUNCATE pg_temp.bd_card_staging"},
+};
 
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 
@@ -110,27 +162,28 @@ static bd_result send_out(pg_store *p)
     return rc == 1 ? BD_OK : copy_failed(p, "copy");
 }
 
-/* Starts the COPY into an empty staging table. */
-static bd_result start(pg_store *p)
+/* Starts the COPY of kind into its empty staging table. */
+static bd_result start(pg_store *p, pg_stage_kind kind)
 {
     bd_result r = BD_OK;
-    if (!p->copy.table) {
-        r = pg_exec(p, STAGE_CREATE);
-        p->copy.table = r == BD_OK;
+    if (!p->copy.table[kind]) {
+        r = pg_exec(p, STAGE[kind].create);
+        p->copy.table[kind] = r == BD_OK;
     }
-    if (r == BD_OK && p->copy.dirty) {
-        r = pg_exec(p, "TRUNCATE pg_temp.bd_staging");
-        p->copy.dirty = r != BD_OK;
+    if (r == BD_OK && p->copy.dirty[kind]) {
+        r = pg_exec(p, STAGE[kind].truncate);
+        p->copy.dirty[kind] = r != BD_OK;
     }
     if (r != BD_OK)
         return r;
-    PGresult *res = PQexec(p->conn, "COPY pg_temp.bd_staging FROM STDIN (FORMAT binary)");
+    PGresult *res = PQexec(p->conn, STAGE[kind].copy);
     if (PQresultStatus(res) != PGRES_COPY_IN) {
         PQclear(res);
         return copy_failed(p, "copy");
     }
     PQclear(res);
     p->copy.open = true;
+    p->copy.kind = kind;
     p->copy.staged = 0;
     bd_buf_reset(&p->copy.out);
     return bd_buf_append(&p->copy.out, BINARY_HEADER, sizeof BINARY_HEADER);
@@ -164,16 +217,21 @@ static bd_result end(pg_store *p)
     return r;
 }
 
-/* Moves the staged rows into records; what did not go in was a duplicate. */
-static bd_result move(pg_store *p, int64_t staged)
+/* Moves the staged rows of kind into their tables; what did not go in was a duplicate. */
+static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
 {
     pg_params pp = {0};
-    pg_param_str(&pp, p->bulk_records ? "false" : "true");
     PGresult *res;
-    bd_result r = pg_run_sql(p, STAGE_MOVE, &pp, true, &res);
+    bd_result r;
+    if (kind == PG_STAGE_RECORDS) {
+        pg_param_str(&pp, p->bulk_records ? "false" : "true");
+        r = pg_run_sql(p, RECORD_STAGE_MOVE, &pp, true, &res);
+    } else {
+        r = pg_run_sql(p, CARD_STAGE_MOVE, &pp, true, &res);
+    }
     if (r != BD_OK)
         return r;
-    p->copy.dirty = true;
+    p->copy.dirty[kind] = true;
     p->copy.pending_late += staged - pg_int(res, 0, 0);
     PQclear(res);
     return BD_OK;
@@ -186,7 +244,7 @@ bd_result pg_copy_flush(pg_store *p)
     int64_t staged = p->copy.staged;
     p->copy.staged = 0;
     bd_result r = end(p); /* the COPY is over: move's own statement runs as usual */
-    return r == BD_OK && staged > 0 ? move(p, staged) : r;
+    return r == BD_OK && staged > 0 ? move(p, p->copy.kind, staged) : r;
 }
 
 /* The server says nothing during a COPY unless it is failing (an error, or the end of the
@@ -199,22 +257,46 @@ static bd_result check_server(pg_store *p)
     return pg_copy_flush(p);
 }
 
+/* Readies a COPY of kind for one more row and returns where the row starts in the output:
+ * a COPY of the other kind, or one that holds a full step, ends (and its rows move) first. */
+static bd_result row_begin(pg_store *p, pg_stage_kind kind, int fields, size_t *mark)
+{
+    bd_result r = BD_OK;
+    if (p->copy.open && (p->copy.kind != kind || p->copy.staged >= PG_COPY_MOVE_ROWS))
+        r = pg_copy_flush(p);
+    if (r == BD_OK && !p->copy.open)
+        r = start(p, kind);
+    if (r != BD_OK)
+        return r;
+    *mark = p->copy.out.len;
+    r = put_u16(&p->copy.out, (uint16_t)fields);
+    return r == BD_OK ? put_int(&p->copy.out, p->copy.staged, 8) : r;
+}
+
+/* Ends a row that row_begin started: on failure it is taken back (the COPY goes on without
+ * it), else it is staged and the output handed to libpq once a chunk is full. */
+static bd_result row_end(pg_store *p, size_t mark, bd_result r)
+{
+    bd_buf *b = &p->copy.out;
+    if (r != BD_OK) {
+        b->len = mark;
+        b->data[mark] = '\0';
+        return r;
+    }
+    p->copy.staged++;
+    if (b->len >= PG_COPY_CHUNK)
+        r = send_out(p);
+    return r == BD_OK ? check_server(p) : r;
+}
+
 bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r)
 {
-    bd_result res = BD_OK;
-    if (p->copy.open && p->copy.staged >= PG_COPY_MOVE_ROWS)
-        res = pg_copy_flush(p);
-    if (res == BD_OK && !p->copy.open)
-        res = start(p);
+    size_t mark;
+    bd_result res = row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
     if (res != BD_OK)
         return res;
     bd_buf *b = &p->copy.out;
-    size_t mark = b->len;
-    res = put_u16(b, STAGE_FIELDS);
-    if (res == BD_OK)
-        res = put_int(b, p->copy.staged, 8);
-    if (res == BD_OK)
-        res = put_int(b, breach_id, 8);
+    res = put_int(b, breach_id, 8);
     if (res == BD_OK)
         res = put_int(b, date, 4);
     const bd_slice *text[] = {
@@ -229,15 +311,72 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
         res = put_int(b, (int64_t)r->severity, 2);
     if (res == BD_OK)
         res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
-    if (res != BD_OK) {
-        b->len = mark; /* the row is not staged; the COPY goes on */
-        b->data[mark] = '\0';
-        return res;
+    return row_end(p, mark, res);
+}
+
+/* A C string field; "" is NULL when empty_is_null. */
+static bd_result put_str(bd_buf *b, const char *v, bool empty_is_null)
+{
+    return put_bytes(b, (bd_slice){empty_is_null && !v[0] ? NULL : v, strlen(v)});
+}
+
+bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
+                           bd_slice bank_words)
+{
+    size_t mark;
+    bd_result r = row_begin(p, PG_STAGE_CARDS, CARD_FIELDS, &mark);
+    if (r != BD_OK)
+        return r;
+    bd_buf *b = &p->copy.out;
+    char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
+    r = put_str(b, c->id, false);
+    if (r == BD_OK)
+        r = put_str(b, c->created_at, false);
+    if (r == BD_OK)
+        r = put_bytes(b, c->bank);
+    if (r == BD_OK)
+        r = put_str(b, c->number_masked, false);
+    if (r == BD_OK)
+        r = put_str(b, c->bin, false);
+    if (r == BD_OK)
+        r = put_str(b, c->last4, false);
+    if (r == BD_OK)
+        r = put_str(b, tail, false);
+    if (r == BD_OK)
+        r = put_int(b, c->length, 2);
+    if (r == BD_OK)
+        r = put_bytes(b, (bd_slice){(const char *)c->number_hmac, BD_HMAC_LEN});
+    if (r == BD_OK)
+        r = put_bytes(b, c->owner);
+    if (r == BD_OK)
+        r = put_bytes(b, c->cvv);
+    if (r == BD_OK)
+        r = put_str(b, c->expire_date, true);
+    if (r == BD_OK && c->has_cvss) {
+        double v = c->cvss + 0.0; /* -0 is 0, as SQLite keeps it */
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        r = put_int(b, (int64_t)bits, 8);
+    } else if (r == BD_OK) {
+        r = put_bytes(b, (bd_slice){NULL, 0});
     }
-    p->copy.staged++;
-    if (b->len >= PG_COPY_CHUNK)
-        res = send_out(p);
-    return res == BD_OK ? check_server(p) : res;
+    if (r == BD_OK)
+        r = put_bytes(b, c->leak_id);
+    if (r == BD_OK)
+        r = put_bytes(b, c->leak_name);
+    if (r == BD_OK)
+        r = put_str(b, c->leak_publish_date, true);
+    if (r == BD_OK)
+        r = put_str(b, c->leak_discover_date, true);
+    if (r == BD_OK)
+        r = c->leak_size >= 0 ? put_int(b, c->leak_size, 8) : put_bytes(b, (bd_slice){NULL, 0});
+    if (r == BD_OK)
+        r = put_bytes(b, c->leak_tags);
+    if (r == BD_OK)
+        r = put_bytes(b, owner_words);
+    if (r == BD_OK)
+        r = put_bytes(b, bank_words);
+    return row_end(p, mark, r);
 }
 
 bool pg_copy_missing(pg_store *p, const char *uuid)
@@ -273,18 +412,21 @@ void pg_copy_end_transaction(pg_store *p, bool committed)
         }
     }
     p->copy.staged = 0;
-    p->copy.dirty = false;
+    for (int k = 0; k < PG_STAGE__COUNT; k++) {
+        p->copy.dirty[k] = false;
+        if (!committed)
+            p->copy.table[k] = false; /* it may have been created by the transaction undone */
+    }
     if (committed)
         p->copy.late += p->copy.pending_late;
-    else
-        p->copy.table = false; /* it may have been created by the transaction undone */
     p->copy.pending_late = 0;
     pg_copy_forget_missing(p);
 }
 
 void pg_copy_connection_reset(pg_store *p)
 {
-    p->copy.table = false;
+    for (int k = 0; k < PG_STAGE__COUNT; k++)
+        p->copy.table[k] = false;
 }
 
 int64_t pg_take_late_duplicates(bd_store *s)

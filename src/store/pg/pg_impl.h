@@ -31,6 +31,7 @@ typedef enum {
     PG_Q_BREACH_GET,
     PG_Q_BREACH_BY_ID,
     PG_Q_BREACH_ID,
+    PG_Q_BREACH_NEWEST,
     PG_Q_BREACH_REFRESH,
     PG_Q_RECORD_PUT,
     PG_Q_KEY_ADD,
@@ -65,15 +66,18 @@ typedef struct {
 
 #define PG_COPY_MISSING 8 /* breaches a transaction's record puts found missing */
 
-/* Record puts streamed into the open write transaction (copy.c). */
+/* Record and card puts streamed into the open write transaction (copy.c). */
+typedef enum { PG_STAGE_RECORDS, PG_STAGE_CARDS, PG_STAGE__COUNT } pg_stage_kind;
+
 typedef struct {
-    bool open;            /* a COPY into the staging table is in progress */
-    bool table;           /* the staging table exists on this connection */
-    bool dirty;           /* it holds rows this transaction already moved */
-    int64_t staged;       /* rows sent by the open COPY */
-    int64_t pending_late; /* duplicates found by this transaction's moves */
-    int64_t late;         /* ... by transactions committed since the last take */
-    bd_buf out;           /* rows not yet handed to libpq */
+    bool open;                     /* a COPY into a staging table is in progress */
+    pg_stage_kind kind;            /* ... into this one */
+    bool table[PG_STAGE__COUNT];   /* the staging table exists on this connection */
+    bool dirty[PG_STAGE__COUNT];   /* it holds rows this transaction already moved */
+    int64_t staged;                /* rows sent by the open COPY */
+    int64_t pending_late;          /* duplicates found by this transaction's moves */
+    int64_t late;                  /* ... by transactions committed since the last take */
+    bd_buf out;                    /* rows not yet handed to libpq */
     /* breaches found missing in this transaction: a put naming one fails without ending
      * the COPY (no other writer can add a breach while the writer lock is held) */
     char missing[PG_COPY_MISSING][BD_UUID_LEN + 1];
@@ -95,15 +99,18 @@ typedef struct {
     uint64_t version;  /* data_version of the open read view, once read */
     bool bulk_records; /* domain counts are recounted at bulk_end */
     bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
-    /* breaches looked up by record_put, by a hash of their uuid; emptied when a breach is
-     * erased or a transaction rolls back (it may name a breach that is gone) */
+    /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
+     * breaches at the first miss, emptied when a breach is erased or a transaction rolls
+     * back (it may name a breach that is gone) */
     struct {
         char uuid[BD_UUID_LEN + 1];
         int64_t id;
         int32_t date;
     } breach_cache[PG_BREACH_CACHE];
+    bool breach_cache_loaded;
     bd_buf sql;   /* scratch for generated SQL */
     bd_buf where; /* ... and for a WHERE clause it uses twice */
+    bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
 } pg_store;
 
@@ -173,6 +180,9 @@ void pg_rollback(bd_store *s);
  * the open write transaction; pg_copy_flush ends an open COPY and moves the staged rows into
  * records (the run functions call it before any statement, pg_commit before committing). */
 bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r);
+/* The same for a card, with its owner's and bank's words (see cards_sql.h). */
+bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
+                           bd_slice bank_words);
 bd_result pg_copy_flush(pg_store *p);
 bool pg_copy_missing(pg_store *p, const char *uuid);
 void pg_copy_note_missing(pg_store *p, const char *uuid);
@@ -199,6 +209,8 @@ bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
+/* Empties the breach cache of record puts (records.c). */
+void pg_breach_cache_forget(pg_store *p);
 /* The row id and date of a breach; BD_ERR_NOT_FOUND when absent. */
 bd_result pg_breach_id(pg_store *p, const char *uuid, int64_t *id, int32_t *date);
 

@@ -28,32 +28,83 @@ static const pg_stmt RECORD_PUT = {
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1) "
     "SELECT count(*) FROM ins"};
 
-/* The breach's row id and date, from the per-connection cache or the store. The cache
- * probes a few slots, so two breaches whose hashes meet do not evict each other in turn
- * (each eviction would end the COPY for a lookup). */
-static bd_result breach_of(pg_store *p, const char *uuid, int64_t *id, int32_t *date)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The newest breaches, which an import is most likely to name, as many as the cache holds. */
+static const pg_stmt BREACH_NEWEST = {PG_Q_BREACH_NEWEST,
+                                      "SELECT uuid, id, date_leaked FROM breaches "
+                                      "ORDER BY id DESC LIMIT " STR(PG_BREACH_CACHE)};
+
+void pg_breach_cache_forget(pg_store *p)
 {
-    size_t home = bd_slice_hash(bd_slice_from(uuid)), slot = home & (PG_BREACH_CACHE - 1);
+    memset(p->breach_cache, 0, sizeof p->breach_cache);
+    p->breach_cache_loaded = false;
+}
+
+/* The cache slot of uuid, or of a free slot to put it in (uuid[0] '\0'), or -1 when its
+ * probes are all taken by others. The cache probes a few slots, so two breaches whose
+ * hashes meet do not evict each other in turn. */
+static long cache_slot(const pg_store *p, const char *uuid)
+{
+    size_t home = bd_slice_hash(bd_slice_from(uuid));
     for (size_t i = 0; i < PG_BREACH_PROBES; i++) {
         size_t at = (home + i) & (PG_BREACH_CACHE - 1);
-        if (strcmp(p->breach_cache[at].uuid, uuid) == 0) {
-            *id = p->breach_cache[at].id;
-            *date = p->breach_cache[at].date;
-            return BD_OK;
-        }
-        if (p->breach_cache[at].uuid[0] == '\0') {
-            slot = at;
-            break;
-        }
+        if (p->breach_cache[at].uuid[0] == '\0' || strcmp(p->breach_cache[at].uuid, uuid) == 0)
+            return (long)at;
     }
-    p->breach_cache[slot].uuid[0] = '\0';
-    bd_result r = pg_breach_id(p, uuid, id, date);
-    if (r == BD_OK) {
-        memcpy(p->breach_cache[slot].uuid, uuid, BD_UUID_LEN + 1);
-        p->breach_cache[slot].id = *id;
-        p->breach_cache[slot].date = *date;
+    return -1;
+}
+
+static void cache_put(pg_store *p, bd_slice uuid, int64_t id, int32_t date)
+{
+    char key[BD_UUID_LEN + 1];
+    if (uuid.len != BD_UUID_LEN)
+        return;
+    memcpy(key, uuid.ptr, BD_UUID_LEN);
+    key[BD_UUID_LEN] = '\0';
+    long at = cache_slot(p, key);
+    if (at < 0)
+        return;
+    memcpy(p->breach_cache[at].uuid, key, BD_UUID_LEN + 1);
+    p->breach_cache[at].id = id;
+    p->breach_cache[at].date = date;
+}
+
+/* Fills the cache with the newest breaches: one statement instead of one per breach (each
+ * of which would end the COPY of a batch of record puts, see copy.c). */
+static bd_result load_breaches(pg_store *p)
+{
+    PGresult *res;
+    bd_result r = pg_run(p, &BREACH_NEWEST, NULL, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++)
+        cache_put(p, pg_slice(res, i, 0), pg_int(res, i, 1), (int32_t)pg_int(res, i, 2));
+    PQclear(res);
+    return BD_OK;
+}
+
+/* The breach's row id and date, from the per-connection cache or the store. */
+static bd_result breach_of(pg_store *p, const char *uuid, int64_t *id, int32_t *date)
+{
+    long at = cache_slot(p, uuid);
+    if (at < 0 || p->breach_cache[at].uuid[0] == '\0') {
+        if (!p->breach_cache_loaded) {
+            p->breach_cache_loaded = true;
+            bd_result r = load_breaches(p);
+            if (r != BD_OK)
+                return r;
+            return breach_of(p, uuid, id, date);
+        }
+        bd_result r = pg_breach_id(p, uuid, id, date);
+        if (r == BD_OK)
+            cache_put(p, bd_slice_from(uuid), *id, *date);
+        return r;
     }
-    return r;
+    *id = p->breach_cache[at].id;
+    *date = p->breach_cache[at].date;
+    return BD_OK;
 }
 
 static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserted)

@@ -117,6 +117,11 @@ static const char *const MIGRATIONS[] = {
     DOMAIN_COUNT_REBUILD,
     /* 5: a per-key budget of exact card lookups */
     "ALTER TABLE api_keys ADD COLUMN exact_per_day bigint NOT NULL DEFAULT 20;",
+    /* 6: no foreign key from records to breaches. The store keeps it true itself, as on
+     * SQLite (whose foreign keys are off): a record is put only for a breach it found under
+     * the writer lock, and a breach's records are erased in the breach's own transaction.
+     * The key's check cost a lookup per record put: 6 of 14 us per record in a bulk load. */
+    "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_breach_id_fkey;",
 };
 /* clang-format on */
 
