@@ -227,6 +227,11 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
     return r;
 }
 
+/* The records' dedup key, which a bulk record load builds once at its end (see
+ * remove_load_duplicates). */
+#define DEDUP_KEY_DROP "ALTER TABLE records DROP CONSTRAINT records_dedup_key"
+#define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (dedup)"
+
 /* The word tables' keys, which a bulk card load builds once at its end: the cards' moves
  * (copy.c) never put a word row twice, so nothing needs them to be unique meanwhile. */
 #define WORD_KEYS_DROP                                                                             \
@@ -247,8 +252,37 @@ static bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
         bd_result r = drop_indexes(p, pg_card_indexes);
         return r == BD_OK ? pg_exec(p, WORD_KEYS_DROP) : r;
     }
-    bd_result r = drop_indexes(p, pg_record_indexes);
+    PGresult *res;
+    bd_result r = pg_run_sql(p, "SELECT coalesce(max(id), 0) FROM records", NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    p->bulk_first_id = pg_int(res, 0, 0);
+    PQclear(res);
+    r = drop_indexes(p, pg_record_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, DEDUP_KEY_DROP);
     p->bulk_records = r == BD_OK;
+    return r;
+}
+
+/* A bulk record load streams the records into their table (copy.c) without the dedup key,
+ * and removes the duplicates at its end: every record of the load (an id past the first)
+ * whose dedup hash an earlier record holds, stored before or loaded earlier. One hash join
+ * instead of a key probe per record; the key is then built by sorting once. (DEDUP_KEY_*) */
+
+static bd_result remove_load_duplicates(pg_store *p)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, p->bulk_first_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(p,
+                             "DELETE FROM records r USING records o WHERE r.id > $1 "
+                             "AND o.dedup = r.dedup AND o.id < r.id",
+                             &pp, false, &res);
+    if (r == BD_OK) {
+        pg_copy_note_duplicates(p, pg_changes(res));
+        PQclear(res);
+    }
     return r;
 }
 
@@ -266,8 +300,14 @@ static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
             r = pg_exec(p, WORD_KEYS_ADD);
         return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
     }
-    bd_result r = pg_copy_flush(p); /* before counting resumes: the recount counts these */
+    bd_result r = pg_copy_flush(p); /* the last records land before the dedup */
+    if (!p->bulk_records)
+        return BD_ERR_INVALID;
     p->bulk_records = false;
+    if (r == BD_OK)
+        r = remove_load_duplicates(p);
+    if (r == BD_OK)
+        r = pg_exec(p, DEDUP_KEY_ADD);
     if (r == BD_OK)
         r = pg_exec(p, pg_record_indexes);
     if (r == BD_OK)

@@ -16,7 +16,8 @@
  * every commit); rows already moved earlier in the same transaction are truncated away
  * before the next COPY starts. A transaction that puts more than PG_COPY_MOVE_ROWS rows (a
  * --bulk load is one transaction) moves them in steps of that size, so a staging table
- * never holds a whole load. */
+ * never holds a whole load. A bulk record load skips the staging table: its records stream
+ * into their table, and its end removes the duplicates (conn.c). */
 #include <arpa/inet.h>
 #include <poll.h>
 #include <string.h>
@@ -25,7 +26,7 @@
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
-#define RECORD_FIELDS 21         /* the record staging table's columns */
+#define RECORD_FIELDS 21         /* the record staging table's columns (records': one less) */
 #define CARD_FIELDS 22           /* the card staging table's columns */
 
 /* The staging tables: the rows' columns in insert order, with the put order in seq. */
@@ -94,6 +95,8 @@ static const char CARD_STAGE_MOVE[] =
     "unnest(string_to_array(got.bank_words, ' ')) WITH ORDINALITY AS t(word, pos)) "
     "SELECT count(*) FROM ins";
 
+/* Each kind's table (created when missing, emptied of moved rows: not for records
+ * themselves) and its COPY. */
 static const struct {
     const char *create, *copy, *truncate;
 } STAGE[PG_STAGE__COUNT] = {
@@ -102,6 +105,8 @@ static const struct {
     [PG_STAGE_CARDS] = {CARD_STAGE_CREATE,
                         "COPY pg_temp.bd_card_staging FROM STDIN (FORMAT binary)",
                         "TRUNCATE pg_temp.bd_card_staging"},
+    [PG_STAGE_RECORDS_BULK] = {NULL, "COPY records(" RECORD_COLUMNS ") FROM STDIN (FORMAT binary)",
+                               NULL},
 };
 
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
@@ -166,7 +171,7 @@ static bd_result send_out(pg_store *p)
 static bd_result start(pg_store *p, pg_stage_kind kind)
 {
     bd_result r = BD_OK;
-    if (!p->copy.table[kind]) {
+    if (!p->copy.table[kind] && STAGE[kind].create) {
         r = pg_exec(p, STAGE[kind].create);
         p->copy.table[kind] = r == BD_OK;
     }
@@ -244,6 +249,8 @@ bd_result pg_copy_flush(pg_store *p)
     int64_t staged = p->copy.staged;
     p->copy.staged = 0;
     bd_result r = end(p); /* the COPY is over: move's own statement runs as usual */
+    if (p->copy.kind == PG_STAGE_RECORDS_BULK)
+        return r; /* in their table already */
     return r == BD_OK && staged > 0 ? move(p, p->copy.kind, staged) : r;
 }
 
@@ -270,7 +277,9 @@ static bd_result row_begin(pg_store *p, pg_stage_kind kind, int fields, size_t *
         return r;
     *mark = p->copy.out.len;
     r = put_u16(&p->copy.out, (uint16_t)fields);
-    return r == BD_OK ? put_int(&p->copy.out, p->copy.staged, 8) : r;
+    if (r == BD_OK && kind != PG_STAGE_RECORDS_BULK) /* the put order, for the move */
+        r = put_int(&p->copy.out, p->copy.staged, 8);
+    return r;
 }
 
 /* Ends a row that row_begin started: on failure it is taken back (the COPY goes on without
@@ -292,7 +301,9 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
 bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r)
 {
     size_t mark;
-    bd_result res = row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
+    bd_result res = p->bulk_records
+                        ? row_begin(p, PG_STAGE_RECORDS_BULK, RECORD_FIELDS - 1, &mark)
+                        : row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
     if (res != BD_OK)
         return res;
     bd_buf *b = &p->copy.out;
@@ -427,6 +438,11 @@ void pg_copy_connection_reset(pg_store *p)
 {
     for (int k = 0; k < PG_STAGE__COUNT; k++)
         p->copy.table[k] = false;
+}
+
+void pg_copy_note_duplicates(pg_store *p, int64_t n)
+{
+    p->copy.pending_late += n;
 }
 
 int64_t pg_take_late_duplicates(bd_store *s)

@@ -67,7 +67,14 @@ typedef struct {
 #define PG_COPY_MISSING 8 /* breaches a transaction's record puts found missing */
 
 /* Record and card puts streamed into the open write transaction (copy.c). */
-typedef enum { PG_STAGE_RECORDS, PG_STAGE_CARDS, PG_STAGE__COUNT } pg_stage_kind;
+/* PG_STAGE_RECORDS_BULK streams into records itself, with no staging table and no move: a
+ * bulk load has dropped the dedup key and removes duplicates at its end (conn.c). */
+typedef enum {
+    PG_STAGE_RECORDS,
+    PG_STAGE_CARDS,
+    PG_STAGE_RECORDS_BULK,
+    PG_STAGE__COUNT
+} pg_stage_kind;
 
 typedef struct {
     bool open;                     /* a COPY into a staging table is in progress */
@@ -75,7 +82,7 @@ typedef struct {
     bool table[PG_STAGE__COUNT];   /* the staging table exists on this connection */
     bool dirty[PG_STAGE__COUNT];   /* it holds rows this transaction already moved */
     int64_t staged;                /* rows sent by the open COPY */
-    int64_t pending_late;          /* duplicates found by this transaction's moves */
+    int64_t pending_late;          /* duplicates this transaction found (moves, dedup) */
     int64_t late;                  /* ... by transactions committed since the last take */
     bd_buf out;                    /* rows not yet handed to libpq */
     /* breaches found missing in this transaction: a put naming one fails without ending
@@ -97,7 +104,8 @@ typedef struct {
     bool in_read; /* between read_begin and read_end */
     bool has_version;
     uint64_t version;  /* data_version of the open read view, once read */
-    bool bulk_records; /* domain counts are recounted at bulk_end */
+    bool bulk_records; /* records stream into their table; bulk_end dedups and recounts */
+    int64_t bulk_first_id; /* ... the records with a greater id are the load's */
     bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
     /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
      * breaches at the first miss, emptied when a breach is erased or a transaction rolls
@@ -192,6 +200,8 @@ void pg_copy_forget_missing(pg_store *p); /* a breach was added */
 void pg_copy_end_transaction(pg_store *p, bool committed);
 void pg_copy_connection_reset(pg_store *p); /* the staging table went with the connection */
 int64_t pg_take_late_duplicates(bd_store *s);
+/* Duplicates the open transaction found outside a move (a bulk load's dedup, conn.c). */
+void pg_copy_note_duplicates(pg_store *p, int64_t n);
 
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
