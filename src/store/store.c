@@ -102,6 +102,11 @@ bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
     return s->ops->bulk_end(s, kind);
 }
 
+void bd_store_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows)
+{
+    s->ops->loaded(s, kind, rows);
+}
+
 bd_result bd_store_ping(bd_store *s)
 {
     return s->ops->ping(s);

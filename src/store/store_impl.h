@@ -21,6 +21,7 @@ typedef struct bd_store_ops {
     void (*release_idle)(bd_store *s);
     bd_result (*bulk_begin)(bd_store *s, bd_bulk_kind kind);
     bd_result (*bulk_end)(bd_store *s, bd_bulk_kind kind);
+    void (*loaded)(bd_store *s, bd_bulk_kind kind, int64_t rows);
     bd_result (*ping)(bd_store *s);
     bd_result (*breach_put)(bd_store *s, const bd_breach_in *b, bool *inserted);
     bd_result (*breach_list)(bd_store *s, int limit, bd_breach_cb cb, void *ctx);

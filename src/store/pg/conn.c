@@ -317,6 +317,31 @@ static bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
     return r;
 }
 
+/* After a plain import: PostgreSQL's autovacuum would analyze the tables within a minute or
+ * so, and searches planned before (and their generic plans, kept per connection until the
+ * statistics change) would be planned without statistics. A load of a tenth of the table
+ * or more (a table never analyzed counts as empty) is analyzed now; a small one is left to
+ * autovacuum, as ANALYZE samples the same 30,000 rows however few were added. A failure
+ * changes nothing but when the statistics come. */
+static void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows)
+{
+    pg_store *p = pg_of(s);
+    if (p->in_tx || rows <= 0)
+        return;
+    pg_params pp = {0};
+    pg_param_str(&pp, kind == BD_BULK_CARDS ? "cards" : "records");
+    PGresult *res;
+    if (pg_run_sql(p, "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", &pp, false,
+                   &res) != BD_OK)
+        return;
+    double tuples = PQntuples(res) == 1 ? strtod(PQgetvalue(res, 0, 0), NULL) : -1;
+    PQclear(res);
+    if (tuples > 0 && (double)rows * 10 < tuples)
+        return;
+    pg_exec(p, kind == BD_BULK_CARDS ? "ANALYZE cards, card_words, card_owner_words"
+                                     : "ANALYZE records");
+}
+
 /* ---- meta ------------------------------------------------------------------------------ */
 
 static bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
@@ -369,6 +394,7 @@ static const bd_store_ops PG_OPS = {
     .release_idle = pg_release_idle,
     .bulk_begin = pg_bulk_begin,
     .bulk_end = pg_bulk_end,
+    .loaded = pg_loaded,
     .ping = pg_ping,
     .breach_put = pg_breach_put,
     .breach_list = pg_breach_list,
