@@ -15,7 +15,7 @@ static const pg_stmt META_SET = {PG_Q_META_SET,
 /* Every write transaction moves the data version as it commits (see pg_commit). */
 static const pg_stmt VERSION_BUMP = {PG_Q_VERSION_BUMP,
                                      "UPDATE meta SET value = (value::bigint + 1)::text "
-                                     "WHERE key = 'data_version'"};
+                                     "WHERE key = 'data_version' RETURNING value"};
 static const pg_stmt PING = {PG_Q_PING, "SELECT 1"};
 
 /* libpq prints the server's notices (e.g. "index does not exist, skipping") on stderr;
@@ -61,6 +61,32 @@ static void pg_close(bd_store *s)
  * Readers take no lock. ("bres" in ASCII.) */
 #define WRITER_LOCK "SELECT pg_advisory_xact_lock(1651664243)"
 
+/* The data version as a number, from a result's first field. */
+static uint64_t version_of(PGresult *res)
+{
+    return PQntuples(res) == 1 ? strtoull(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+}
+
+/* With the writer lock held, no other writer commits until this transaction ends: when
+ * one committed since this connection's last write (the data version moved on without it),
+ * a breach of the record puts' cache may be erased: the cache is emptied. Read after the
+ * lock statement, whose snapshot predates the wait. */
+static bd_result check_breach_cache(pg_store *p)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, "data_version");
+    PGresult *res;
+    bd_result r = pg_run(p, &META_GET, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    uint64_t v = version_of(res);
+    PQclear(res);
+    if (v != p->written_version)
+        pg_breach_cache_forget(p);
+    p->written_version = v;
+    return BD_OK;
+}
+
 bd_result pg_begin(bd_store *s)
 {
     pg_store *p = pg_of(s);
@@ -71,6 +97,10 @@ bd_result pg_begin(bd_store *s)
     if (r != BD_OK && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) != PQTRANS_IDLE)
         PQclear(PQexec(p->conn, "ROLLBACK")); /* BEGIN ran, the lock did not */
+    if (r == BD_OK)
+        r = check_breach_cache(p);
+    if (r != BD_OK && p->in_tx)
+        pg_rollback(s);
     return r;
 }
 
@@ -88,8 +118,11 @@ bd_result pg_commit(bd_store *s)
     if (!p->in_tx)
         return BD_ERR_INVALID;
     bd_result r = pg_copy_flush(p); /* the streamed record puts land first */
+    PGresult *bumped = NULL;
     if (r == BD_OK)
-        r = pg_run(p, &VERSION_BUMP, NULL, NULL);
+        r = pg_run(p, &VERSION_BUMP, NULL, &bumped);
+    uint64_t version = bumped ? version_of(bumped) : 0;
+    PQclear(bumped);
     if (r != BD_OK) {
         pg_rollback(s);
         return r;
@@ -100,6 +133,7 @@ bd_result pg_commit(bd_store *s)
     if (st == PGRES_COMMAND_OK && strcmp(PQcmdStatus(res), "COMMIT") == 0) {
         PQclear(res);
         p->in_tx = false;
+        p->written_version = version; /* this connection's own commit */
         pg_copy_end_transaction(p, true);
         return BD_OK;
     }

@@ -116,6 +116,7 @@ typedef struct {
         int32_t date;
     } breach_cache[PG_BREACH_CACHE];
     bool breach_cache_loaded;
+    uint64_t written_version; /* the data version after this connection's last write */
     bd_buf sql;   /* scratch for generated SQL */
     bd_buf where; /* ... and for a WHERE clause it uses twice */
     bd_buf words[2]; /* a staged card's owner and bank words */

@@ -275,9 +275,14 @@ bd_result sq_meta_set(bd_store *base, const char *key, const char *value)
     return sq_step_done(s, st);
 }
 
+/* Once the write lock is held no other connection can commit until this transaction ends:
+ * the breach cache is checked once for all of its record puts. */
 bd_result sq_begin(bd_store *base)
 {
-    return sq_run_fixed(S(base), Q_BEGIN);
+    bd_result r = sq_run_fixed(S(base), Q_BEGIN);
+    if (r == BD_OK)
+        sq_breach_cache_check(S(base));
+    return r;
 }
 
 bd_result sq_commit(bd_store *base)
@@ -290,6 +295,7 @@ void sq_rollback(bd_store *base)
     sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         sq_run_fixed(s, Q_ROLLBACK);
+    memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
 
 int64_t sq_monotonic_ns(void)

@@ -24,6 +24,8 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
     sqlite_store *s = S(base);
     *inserted = false;
     const breach_slot *b;
+    if (sqlite3_get_autocommit(s->db)) /* its own transaction: sq_begin did not check */
+        sq_breach_cache_check(s);
     bd_result res = record_breach(s, r->breach_uuid, &b);
     if (res != BD_OK)
         return res;

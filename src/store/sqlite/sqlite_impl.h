@@ -22,6 +22,7 @@ enum {
     Q_COMMIT,
     Q_ROLLBACK,
     Q_PING,
+    Q_OTHERS_VERSION,
     Q_BREACH_PUT,
     Q_BREACH_LIST,
     Q_BREACH_LIST_LIMIT,
@@ -85,8 +86,11 @@ typedef struct sqlite_store {
     bd_buf sql; /* scratch for generated SQL */
     /* Breaches looked up by imports, by a hash of their uuid: a dump interleaves the
      * records of many breaches, and a lookup per row was 5% of a bulk import. Breaches
-     * never change id or date; erasing one empties the cache. */
+     * never change id or date, but one may be erased, or its insert rolled back: the cache
+     * is emptied by an erasure, a rollback, and a commit of another connection (seen as a
+     * change of others_version, PRAGMA data_version). */
     breach_slot breach_cache[BREACH_CACHE];
+    int64_t others_version;
     /* card search: the SQL being built, its bound values and the strings made for them */
     cond_sql cond;
     bd_buf text;
@@ -193,6 +197,8 @@ bd_result sq_run_fixed(sqlite_store *s, int q);
 /* Runs a statement that returns one number (a count) into *n (0 when it returns no row),
  * then resets it. */
 bd_result sq_step_count(sqlite3_stmt *st, int64_t *n);
+/* Empties the breach cache when another connection committed since it was last checked. */
+void sq_breach_cache_check(sqlite_store *s);
 /* The one number fixed statement q returns; -1 when it fails. */
 int64_t sq_count_of(sqlite_store *s, int q);
 /* Runs SQL text (several statements allowed) without results. */

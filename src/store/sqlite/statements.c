@@ -20,6 +20,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_BEGIN_READ] = "BEGIN DEFERRED",
+    [Q_OTHERS_VERSION] = "PRAGMA data_version",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_PING] = "SELECT count(*) FROM meta", /* reads the file: SELECT 1 would not */
@@ -181,6 +182,14 @@ bd_result sq_step_count(sqlite3_stmt *st, int64_t *n)
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sq_done(st);
     return sq_map_rc(rc);
+}
+
+void sq_breach_cache_check(sqlite_store *s)
+{
+    int64_t v = sq_count_of(s, Q_OTHERS_VERSION);
+    if (v != s->others_version)
+        memset(s->breach_cache, 0, sizeof s->breach_cache);
+    s->others_version = v;
 }
 
 int64_t sq_count_of(sqlite_store *s, int q)
