@@ -117,6 +117,22 @@ TEST(test_pg_erasure_leaves_no_count_of_an_emptied_domain)
     CHECK_INT(admin_count("SELECT count(*) FROM domain_counts WHERE domain = 'e.example'"), 1);
 }
 
+/* A bulk card load drops the card indexes and builds them again before its commit (the
+ * contract suites see the same cards found either way, which they would be without the
+ * indexes too). test_pg_copy.c checks the same of records. */
+TEST(test_pg_bulk_card_load_builds_the_card_indexes_again)
+{
+    static const char indexes[] = "SELECT count(*) FROM pg_indexes WHERE tablename = 'cards' "
+                                  "AND schemaname = current_schema() "
+                                  "AND indexname LIKE 'cards\\_by\\_%'";
+    CHECK_INT(admin_count(indexes), 8);
+    CHECK_INT(bd_store_begin(st), BD_OK);
+    CHECK_INT(bd_store_bulk_begin(st, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_bulk_end(st, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_commit(st), BD_OK);
+    CHECK_INT(admin_count(indexes), 8);
+}
+
 TEST(test_pg_backup_is_refused_and_there_is_no_log_to_truncate)
 {
     /* pg_dump is the tool for a PostgreSQL store (docs/OPERATIONS.md). */
@@ -225,6 +241,7 @@ int main(void)
         RUN(test_pg_store_lives_in_the_schema_of_the_search_path);
         RUN(test_pg_each_search_is_one_snapshot_with_its_data_version);
         RUN(test_pg_erasure_leaves_no_count_of_an_emptied_domain);
+        RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
         RUN(test_pg_backup_is_refused_and_there_is_no_log_to_truncate);
         RUN(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not);
         RUN(test_pg_lost_connection_is_busy_then_reset_on_next_call);
