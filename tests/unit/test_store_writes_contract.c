@@ -53,7 +53,7 @@ TEST(test_batch_rollback_leaves_nothing)
     put_email(s, NEW, "b1@t.example", 2);
     put_email(s, OLD, "b2@t.example", 3);
     bd_record_in dup = record(OLD, "a1@t.example", 1);
-    put(s, &dup);
+    put(s, &dup); /* found at the put or at the commit: none is left late by a rollback */
     int64_t id;
     add_key(s, "rolled back", 9, &id);
     CHECK_INT(bd_store_meta_set(s, "marker", "rolled back"), BD_OK);
@@ -118,7 +118,10 @@ TEST(test_bulk_begin_outside_a_transaction_is_invalid)
 }
 
 /* Loads the same records, duplicates among them, in one transaction: with bulk_begin and
- * bulk_end around the puts, or without. Returns the duplicates reported. */
+ * bulk_end around the puts, or without. Returns the duplicates reported (5). Before the
+ * load: a1@a.example in Old. The load: record i (2 to 24) is <d><i>@<d>.example, d the
+ * i % 3rd of a, b, t; in Old, Mid or New as i / 2 % 3 is 0, 1 or 2; with password P1
+ * when i % 4 == 0; put twice when i % 5 == 0; then a1@a.example again. */
 static int load(bd_store *s, bool bulk)
 {
     breaches(s);
