@@ -85,11 +85,11 @@ TEST(test_record_put_after_its_breach_was_rolled_back_reports_the_missing_breach
 }
 
 /* The same, when another handle of the store erased the breach.
- * KNOWN BROKEN on both backends (RUN_KNOWN_BROKEN below), each in its own way: the put
- * takes the breach's id from the handle's breach cache. SQLite answers BD_OK and stores a
- * record of no breach (the schema declares the foreign key, unenforced); PostgreSQL's
- * foreign key refuses the row, and the put answers BD_ERR_STORE (inside a transaction,
- * the whole batch fails at its commit). */
+ * KNOWN BROKEN on both backends (RUN_KNOWN_BROKEN below): the put takes the breach's id
+ * from the handle's breach cache, answers BD_OK and stores a record of no breach, which
+ * searches then find and whose breach bd_store_breach_by_id does not (BD_ERR_NOT_FOUND);
+ * in a transaction too. Neither schema enforces the foreign key (PostgreSQL dropped it in
+ * migration 6; before, it refused the row and the put answered BD_ERR_STORE). */
 TEST(test_record_put_after_another_handle_erased_its_breach_reports_the_missing_breach)
 {
     bd_store *s = fresh();
