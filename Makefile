@@ -3,7 +3,7 @@
 #
 #   make                 build/breachd, build/breachctl
 #   make test            unit + end-to-end tests against the build in $(BUILD)
-#   make test-pg         the PostgreSQL contract tests and the e2e suite on a PostgreSQL store
+#   make test-pg         the unit tests that need PostgreSQL, the e2e suite on a PostgreSQL store
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
 #   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
@@ -75,11 +75,12 @@ e2e: all
 
 test: unit e2e
 
-# The same unit contract tests and e2e suite on a PostgreSQL store: a throwaway cluster of
-# the tests' own (scripts/pg-cluster.sh), removed however the run ends.
+# The unit tests that need a server (the store contract suites, test_*_contract, run their
+# PostgreSQL half; test_pg_* run at all) and the e2e suite on a PostgreSQL store: a
+# throwaway cluster of the tests' own (scripts/pg-cluster.sh), removed however the run ends.
+PGUNITBIN := $(filter %_contract %/test_pg_store %/test_pg_copy %/test_pg_cards,$(UNITBIN))
 test-pg: all $(UNITBIN)
-	scripts/pg-cluster.sh run sh -c 'set -e; for t in $(filter %/test_pg_store %/test_pg_copy \
-	  %/test_pg_cards,$(UNITBIN)); do echo "== $$t"; $$t; done; \
+	scripts/pg-cluster.sh run sh -c 'set -e; for t in $(PGUNITBIN); do echo "== $$t"; $$t; done; \
 	  BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours.

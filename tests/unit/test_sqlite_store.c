@@ -1,4 +1,7 @@
-/* SQLite store: schema creation, idempotent inserts, keyset order and index choice. */
+/* What the SQLite store promises on its own, beyond the contract every backend keeps
+ * (test_store_contract.c and the other test_*_contract.c): one snapshot per read, the
+ * shared read views and their WAL checkpoints, the plan memo in q->plan, duplicates decided
+ * at the put, erasure that leaves no per-domain count behind, schema upgrades. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +51,6 @@ static void add_record(bd_store *s, const char *uuid, const char *email, const c
     CHECK(ins);
 }
 
-static int collect_ids(void *ctx, const bd_record_row *row)
-{
-    int64_t *ids = ctx;
-    ids[++ids[0]] = row->id;
-    return 0;
-}
-
 static int skip_row(void *ctx, const bd_record_row *row)
 {
     (void)ctx;
@@ -69,32 +65,7 @@ static bd_result count_records(bd_store *s, bd_record_query *q, int64_t *n)
     return bd_store_record_search(s, q, skip_row, NULL, n);
 }
 
-TEST(test_store_open_without_create_reports_missing_store)
-{
-    bd_store *s = NULL;
-    char why[256], p[300];
-    snprintf(p, sizeof p, "%s/missing.db", dir);
-    CHECK(bd_store_open(p, BD_STORE_READ, &s, why, sizeof why) != BD_OK);
-    CHECK(s == NULL);
-    CHECK(access(p, F_OK) != 0);
-}
-
-TEST(test_store_breach_put_is_idempotent)
-{
-    bd_store *s = fresh();
-    bd_breach_in b = {.uuid = "11111111-1111-4111-8111-111111111111",
-                      .source_name = BD_SLICE_LIT("A"),
-                      .date_leaked = 20200101,
-                      .pwned_count = 5};
-    bool ins;
-    CHECK_INT(bd_store_breach_put(s, &b, &ins), BD_OK);
-    CHECK(ins);
-    CHECK_INT(bd_store_breach_put(s, &b, &ins), BD_OK);
-    CHECK(!ins);
-    bd_store_close(s);
-}
-
-TEST(test_store_rare_filter_value_drives_the_lookup)
+TEST(test_sqlite_rare_filter_value_drives_the_lookup)
 {
     bd_store *s = fresh();
     const char *u = "22222222-2222-4222-8222-222222222222";
@@ -128,38 +99,6 @@ TEST(test_store_rare_filter_value_drives_the_lookup)
     bd_store_close(s);
 }
 
-TEST(test_store_keyset_pages_follow_date_then_id_descending)
-{
-    bd_store *s = fresh();
-    const char *old = "33333333-3333-4333-8333-333333333333";
-    const char *new = "44444444-4444-4444-8444-444444444444";
-    add_breach(s, old, 20100101);
-    add_breach(s, new, 20200101);
-    add_record(s, old, "a@x.example", "x.example", NULL, 1); /* id 1 */
-    add_record(s, new, "b@x.example", "x.example", NULL, 2); /* id 2 */
-    add_record(s, old, "c@x.example", "x.example", NULL, 3); /* id 3 */
-    add_record(s, new, "d@x.example", "x.example", NULL, 4); /* id 4 */
-    bd_record_query q;
-    memset(&q, 0, sizeof q);
-    q.field = BD_FIELD_EMAIL_DOMAIN;
-    q.key = BD_SLICE_LIT("x.example");
-    q.limit = 3;
-    int64_t ids[8] = {0};
-    CHECK_INT(bd_store_record_search(s, &q, collect_ids, ids, NULL), BD_OK);
-    CHECK_INT(ids[0], 3);
-    CHECK_INT(ids[1], 4);
-    CHECK_INT(ids[2], 2);
-    CHECK_INT(ids[3], 3);
-    q.has_after = true;
-    q.after_date = 20100101;
-    q.after_id = 3;
-    memset(ids, 0, sizeof ids);
-    CHECK_INT(bd_store_record_search(s, &q, collect_ids, ids, NULL), BD_OK);
-    CHECK_INT(ids[0], 1);
-    CHECK_INT(ids[1], 1);
-    bd_store_close(s);
-}
-
 /* A passive checkpoint through a connection of its own: how many WAL frames there are and
  * how many could be copied back (fewer when a reader's view still needs the older ones). */
 static void wal_checkpoint(int *log, int *ckpt)
@@ -186,67 +125,9 @@ static int64_t count_domain(bd_store *s, const char *domain)
     return n;
 }
 
-static int collect_breach_ids(void *ctx, const bd_record_row *row)
-{
-    int64_t *ids = ctx;
-    ids[++ids[0]] = row->breach_id;
-    return 0;
-}
-
-static int copy_source(void *ctx, const bd_breach_row *b)
-{
-    snprintf(ctx, 16, "%.*s/%d", (int)b->source_name.len, b->source_name.ptr, b->date_leaked);
-    return 0;
-}
-
-/* Records name their breach by id; the breach is read by that id; the data version holds
- * while nothing changes and moves when another connection commits. */
-TEST(test_store_record_breach_ids_and_data_version)
-{
-    bd_store *w = fresh();
-    const char *a = "66666666-6666-4666-8666-666666666666";
-    const char *b = "77777777-7777-4777-8777-777777777777";
-    add_breach(w, a, 20110101);
-    add_breach(w, b, 20120101);
-    add_record(w, b, "x@d.example", "d.example", NULL, 1);
-    add_record(w, a, "y@d.example", "d.example", NULL, 2);
-    bd_store *r = NULL;
-    char why[256];
-    CHECK_INT(bd_store_open(path, BD_STORE_READ, &r, why, sizeof why), BD_OK);
-    bd_record_query q;
-    memset(&q, 0, sizeof q);
-    q.field = BD_FIELD_EMAIL_DOMAIN;
-    q.key = BD_SLICE_LIT("d.example");
-    q.limit = 10;
-    int64_t ids[8] = {0};
-    CHECK_INT(bd_store_read_begin(r), BD_OK);
-    CHECK_INT(bd_store_record_search(r, &q, collect_breach_ids, ids, NULL), BD_OK);
-    uint64_t v1 = bd_store_data_version(r);
-    CHECK_INT(ids[0], 2);
-    char got[16] = "";
-    CHECK_INT(bd_store_breach_by_id(r, ids[1], copy_source, got), BD_OK); /* newest first */
-    CHECK_STR(got, "B/20120101");
-    CHECK_INT(bd_store_breach_by_id(r, ids[2], copy_source, got), BD_OK);
-    CHECK_STR(got, "B/20110101");
-    CHECK_INT(bd_store_breach_by_id(r, 999, copy_source, got), BD_ERR_NOT_FOUND);
-    bd_store_read_end(r);
-
-    CHECK_INT(bd_store_read_begin(r), BD_OK);
-    CHECK_INT(count_domain(r, "d.example"), 2);
-    CHECK(bd_store_data_version(r) == v1);
-    bd_store_read_end(r);
-    add_record(w, a, "z@d.example", "d.example", NULL, 3);
-    CHECK_INT(bd_store_read_begin(r), BD_OK);
-    CHECK_INT(count_domain(r, "d.example"), 3);
-    CHECK(bd_store_data_version(r) != v1);
-    bd_store_read_end(r);
-    bd_store_close(r);
-    bd_store_close(w);
-}
-
 /* A shared read view keeps its snapshot inside the window, is replaced after it, and an
  * idle one is ended by release_idle; without sharing every read sees the latest commit. */
-TEST(test_store_shared_read_view_lasts_its_window)
+TEST(test_sqlite_shared_read_view_lasts_its_window)
 {
     bd_store *w = fresh();
     const char *u = "55555555-5555-4555-8555-555555555555";
@@ -294,6 +175,131 @@ TEST(test_store_shared_read_view_lasts_its_window)
     bd_store_close(w);
 }
 
+/* store.h: SQLite keeps one snapshot from read_begin to read_end, so every step of a
+ * request reads the store as its first query found it, whatever commits meanwhile.
+ * (PostgreSQL answers each operation from its own snapshot: test_pg_store.c.) */
+TEST(test_sqlite_read_keeps_one_snapshot_until_read_end)
+{
+    bd_store *w = fresh();
+    const char *a = "11111111-1111-4111-8111-111111111111";
+    const char *b = "22222222-2222-4222-8222-222222222222";
+    add_breach(w, a, 20200101);
+    add_record(w, a, "a@s.example", "s.example", NULL, 1);
+    bd_store *r = NULL;
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_READ, &r, why, sizeof why), BD_OK);
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "s.example"), 1);
+    uint64_t v = bd_store_data_version(r);
+    add_breach(w, b, 20210101);
+    add_record(w, b, "b@s.example", "s.example", NULL, 2);
+    CHECK_INT(count_domain(r, "s.example"), 1);
+    bool exists = true;
+    CHECK_INT(bd_store_breach_exists(r, b, &exists), BD_OK);
+    CHECK(!exists);
+    CHECK(bd_store_data_version(r) == v);
+    bd_store_read_end(r);
+    CHECK_INT(bd_store_read_begin(r), BD_OK);
+    CHECK_INT(count_domain(r, "s.example"), 2);
+    CHECK_INT(bd_store_breach_exists(r, b, &exists), BD_OK);
+    CHECK(exists);
+    CHECK(bd_store_data_version(r) != v);
+    bd_store_read_end(r);
+    bd_store_close(r);
+    bd_store_close(w);
+}
+
+/* store.h: SQLite decides a duplicate at its put, inside a transaction too, so none is left
+ * for bd_store_take_late_duplicates. */
+TEST(test_sqlite_decides_duplicates_at_the_put)
+{
+    bd_store *s = fresh();
+    const char *a = "11111111-1111-4111-8111-111111111111";
+    add_breach(s, a, 20200101);
+    bd_record_in r;
+    memset(&r, 0, sizeof r);
+    memcpy(r.breach_uuid, a, BD_UUID_LEN + 1);
+    r.email = BD_SLICE_LIT("a@d.example");
+    r.severity = BD_SEVERITY_LOW;
+    r.dedup[0] = 1;
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bool ins = false;
+    CHECK_INT(bd_store_record_put(s, &r, &ins), BD_OK);
+    CHECK(ins);
+    CHECK_INT(bd_store_record_put(s, &r, &ins), BD_OK);
+    CHECK(!ins);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    CHECK_INT(bd_store_take_late_duplicates(s), 0);
+    bd_store_close(s);
+}
+
+static int ignore_stats(void *ctx, const bd_stats_row *row)
+{
+    (void)ctx;
+    (void)row;
+    return 0;
+}
+
+/* "domain=n;" of every row of the store's per-domain counts. */
+static const char *domain_counts(void)
+{
+    static char out[256];
+    out[0] = '\0';
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_prepare_v2(db, "SELECT domain, n FROM domain_counts ORDER BY domain", -1, &st,
+                                 NULL),
+              SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        size_t n = strlen(out);
+        snprintf(out + n, sizeof out - n, "%s=%d;", (const char *)sqlite3_column_text(st, 0),
+                 sqlite3_column_int(st, 1));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+/* A per-domain count that erasure brings to zero goes: a domain of one person would name
+ * that person. (test_pg_store.c checks the same of PostgreSQL.) */
+TEST(test_sqlite_erasure_leaves_no_count_of_an_emptied_domain)
+{
+    bd_store *s = fresh();
+    const char *a = "11111111-1111-4111-8111-111111111111";
+    const char *b = "22222222-2222-4222-8222-222222222222";
+    add_breach(s, a, 20200101);
+    add_breach(s, b, 20210101);
+    add_record(s, a, "only@lone.example", "lone.example", NULL, 1);
+    add_record(s, a, "x@keep.example", "keep.example", NULL, 2);
+    add_record(s, b, "y@gone.example", "gone.example", NULL, 3);
+    CHECK_STR(domain_counts(), "gone.example=1;keep.example=1;lone.example=1;");
+    int64_t removed = -1;
+    CHECK_INT(bd_store_erase_email(s, "only@lone.example", ignore_stats, NULL, &removed), BD_OK);
+    CHECK_STR(domain_counts(), "gone.example=1;keep.example=1;");
+    CHECK_INT(bd_store_erase_breach(s, b, &removed), BD_OK);
+    CHECK_STR(domain_counts(), "keep.example=1;");
+    bd_store_close(s);
+}
+
+/* Opening a store that is not there makes no file (the result is the contract's). */
+TEST(test_sqlite_open_without_create_makes_no_file)
+{
+    char p[300], side[320];
+    snprintf(p, sizeof p, "%s/missing.db", dir);
+    const int flags[] = {BD_STORE_READ, BD_STORE_WRITE};
+    for (int i = 0; i < 2; i++) {
+        bd_store *s = NULL;
+        char why[512];
+        CHECK_INT(bd_store_open(p, flags[i], &s, why, sizeof why), BD_ERR_NOT_FOUND);
+        CHECK(access(p, F_OK) != 0);
+        snprintf(side, sizeof side, "%s-wal", p);
+        CHECK(access(side, F_OK) != 0);
+        snprintf(side, sizeof side, "%s-shm", p);
+        CHECK(access(side, F_OK) != 0);
+    }
+}
+
 static int collect_exact(void *ctx, const bd_key_row *k)
 {
     int64_t *per_day = ctx;
@@ -313,18 +319,13 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
     CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
 }
 
-TEST(test_store_keys_keep_their_exact_lookup_budget_and_old_keys_get_20)
+TEST(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20)
 {
     bd_store *s = fresh();
     if (!s)
         return;
     add_key(s, 1, 0);
     add_key(s, 2, 7);
-    int64_t got[4] = {0};
-    CHECK_INT(bd_store_key_list(s, collect_exact, got), BD_OK);
-    CHECK_INT(got[0], 2);
-    CHECK_INT(got[1], 0);
-    CHECK_INT(got[2], 7);
     bd_store_close(s);
     /* Back to schema 4, before the column: opening the store again upgrades it, and keys
      * made before the budget existed get the default. */
@@ -340,7 +341,7 @@ TEST(test_store_keys_keep_their_exact_lookup_budget_and_old_keys_get_20)
     CHECK_INT(bd_store_open(path, BD_STORE_WRITE, &s, why, sizeof why), BD_OK);
     if (!s)
         return;
-    memset(got, 0, sizeof got);
+    int64_t got[4] = {0};
     CHECK_INT(bd_store_key_list(s, collect_exact, got), BD_OK);
     CHECK_INT(got[0], 2);
     CHECK_INT(got[1], 20);
@@ -352,13 +353,13 @@ int main(void)
 {
     if (!mkdtemp(dir))
         return 1;
-    RUN(test_store_open_without_create_reports_missing_store);
-    RUN(test_store_breach_put_is_idempotent);
-    RUN(test_store_record_breach_ids_and_data_version);
-    RUN(test_store_rare_filter_value_drives_the_lookup);
-    RUN(test_store_keyset_pages_follow_date_then_id_descending);
-    RUN(test_store_shared_read_view_lasts_its_window);
-    RUN(test_store_keys_keep_their_exact_lookup_budget_and_old_keys_get_20);
+    RUN(test_sqlite_open_without_create_makes_no_file);
+    RUN(test_sqlite_read_keeps_one_snapshot_until_read_end);
+    RUN(test_sqlite_shared_read_view_lasts_its_window);
+    RUN(test_sqlite_rare_filter_value_drives_the_lookup);
+    RUN(test_sqlite_decides_duplicates_at_the_put);
+    RUN(test_sqlite_erasure_leaves_no_count_of_an_emptied_domain);
+    RUN(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

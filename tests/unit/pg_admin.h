@@ -1,0 +1,64 @@
+/* The PostgreSQL server the tests use: its URI is in BREACHD_TEST_PG_URI (the tests skip
+ * when it is unset; scripts/pg-cluster.sh starts a throwaway one). An admin connection makes
+ * and drops the schemas the tests' stores live in, reached through the store URI's
+ * search_path option, so nothing else in the database is touched. Include once, from one
+ * test file (through pg_fixture.h or store_fixture.h). */
+#ifndef BD_TESTS_PG_ADMIN_H
+#define BD_TESTS_PG_ADMIN_H
+
+#include <libpq-fe.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static const char *base_uri;
+static char schema[64];
+static PGconn *admin;
+
+/* base_uri plus "name=value" (already percent-encoded) as a query parameter. */
+static inline void uri_with(char *out, size_t cap, const char *param)
+{
+    snprintf(out, cap, "%s%c%s", base_uri, strchr(base_uri, '?') ? '&' : '?', param);
+}
+
+static inline void admin_sql(const char *sql)
+{
+    PGresult *res = PQexec(admin, sql);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+        TEST_FAIL("%s: %s", sql, PQresultErrorMessage(res));
+    PQclear(res);
+}
+
+static inline int64_t admin_count(const char *sql)
+{
+    PGresult *res = PQexec(admin, sql);
+    int64_t n =
+        PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+    PQclear(res);
+    return n;
+}
+
+/* Connects the admin and names the run's schema prefix_<pid>. Returns 0 to go on, or the
+ * exit status when the run ends here: 0 skipped (no server named), 1 no connection. */
+static inline int pg_fixture_connect(const char *prefix)
+{
+    base_uri = getenv("BREACHD_TEST_PG_URI");
+    if (!base_uri || !*base_uri) {
+        printf("skipped: BREACHD_TEST_PG_URI is not set\n");
+        return -1;
+    }
+    admin = PQconnectdb(base_uri);
+    if (PQstatus(admin) != CONNECTION_OK) {
+        fprintf(stderr, "cannot connect to the test server: %s", PQerrorMessage(admin));
+        return 1;
+    }
+    PQclear(PQexec(admin, "SET client_min_messages = warning"));
+    snprintf(schema, sizeof schema, "%s_%ld", prefix, (long)getpid());
+    return 0;
+}
+
+#endif
