@@ -34,7 +34,7 @@ enum {
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap);
 
 /* Opens a connection to the store named by uri: a SQLite file path, or a postgres:// or
- * postgresql:// URI, which this build refuses (BD_ERR_INVALID). On failure, *out is NULL
+ * postgresql:// libpq connection URI (a PostgreSQL database). On failure, *out is NULL
  * and why holds a sentence for the operator, never a password from the URI.
  * BD_ERR_NOT_FOUND when the store does not exist and CREATE was not asked; BD_ERR_BUSY when
  * it cannot be reached. */

@@ -138,30 +138,6 @@ static inline bd_store *fresh(void)
         fx_test_done();                                                                            \
     } while (0)
 
-/* A test of a promise of store.h that the backends named by broken (a condition on
- * backend) break today: it runs and its failures are shown, marked KNOWN, but they do not
- * fail the run. Once it passes there, the run fails until the mark is taken off, so a fix
- * is noticed. */
-#define RUN_KNOWN_BROKEN(name, broken)                                                             \
-    do {                                                                                           \
-        if (!(broken)) {                                                                           \
-            RUN_CONTRACT(name);                                                                    \
-            break;                                                                                 \
-        }                                                                                          \
-        int failures_ = test_failures;                                                             \
-        test_current_failed = 0;                                                                   \
-        name();                                                                                    \
-        fx_test_done();                                                                            \
-        test_failures = failures_;                                                                 \
-        if (test_current_failed) {                                                                 \
-            printf("KNOWN %s: breaks the contract here (its failures do not fail the run)\n",      \
-                   #name);                                                                         \
-        } else {                                                                                   \
-            printf("FAIL %s\n", #name);                                                            \
-            TEST_FAIL("%s passes now: take its RUN_KNOWN_BROKEN mark off", #name);                 \
-        }                                                                                          \
-    } while (0)
-
 /* Runs suite against SQLite, then against PostgreSQL when a server is named. Returns the
  * exit status: non-zero when a test failed or a named server cannot be reached. */
 static inline int fx_main(void (*suite)(void))

@@ -66,10 +66,8 @@ TEST(test_batch_rollback_leaves_nothing)
 }
 
 /* store.h: a record put naming a breach that does not exist is BD_ERR_NOT_FOUND, also when
- * the breach was put in a transaction that was rolled back.
- * KNOWN BROKEN on SQLite (RUN_KNOWN_BROKEN below): its per-connection breach cache keeps
- * the rolled-back breach's id, so the put answers BD_OK and stores a record of a breach
- * that does not exist. PostgreSQL forgets its cache at the rollback. */
+ * the breach was put in a transaction that was rolled back (the breach cache of record
+ * puts must not keep it: SQLite's did, until e3f743b). */
 TEST(test_record_put_after_its_breach_was_rolled_back_reports_the_missing_breach)
 {
     bd_store *s = fresh();
@@ -84,12 +82,9 @@ TEST(test_record_put_after_its_breach_was_rolled_back_reports_the_missing_breach
     CHECK_STR(stats(s), "records 0, cards 0");
 }
 
-/* The same, when another handle of the store erased the breach.
- * KNOWN BROKEN on both backends (RUN_KNOWN_BROKEN below): the put takes the breach's id
- * from the handle's breach cache, answers BD_OK and stores a record of no breach, which
- * searches then find and whose breach bd_store_breach_by_id does not (BD_ERR_NOT_FOUND);
- * in a transaction too. Neither schema enforces the foreign key (PostgreSQL dropped it in
- * migration 6; before, it refused the row and the put answered BD_ERR_STORE). */
+/* The same, when another handle of the store erased the breach, for a put of its own and a
+ * put in a batch: neither schema enforces the foreign key, so a stale breach cache stored
+ * a record of no breach on both backends until e3f743b. */
 TEST(test_record_put_after_another_handle_erased_its_breach_reports_the_missing_breach)
 {
     bd_store *s = fresh();
@@ -103,6 +98,15 @@ TEST(test_record_put_after_another_handle_erased_its_breach_reports_the_missing_
     bool ins = true;
     CHECK_INT(bd_store_record_put(s, &r, &ins), BD_ERR_NOT_FOUND);
     CHECK(!ins);
+    CHECK_STR(stats(s), "records 0, cards 0");
+    put_breach(s, NEW, "New", 20200101, -1); /* cached again, then erased again */
+    put_email(s, NEW, "b3@t.example", 3);
+    CHECK_INT(bd_store_erase_breach(eraser, NEW, &removed), BD_OK);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    ins = true;
+    CHECK_INT(bd_store_record_put(s, &r, &ins), BD_ERR_NOT_FOUND);
+    CHECK(!ins);
+    CHECK_INT(bd_store_commit(s), BD_OK);
     CHECK_STR(stats(s), "records 0, cards 0");
 }
 
@@ -365,10 +369,8 @@ static void suite(void)
 {
     RUN_CONTRACT(test_batch_commit_lands_every_write_and_counts_each_duplicate_once);
     RUN_CONTRACT(test_batch_rollback_leaves_nothing);
-    RUN_KNOWN_BROKEN(test_record_put_after_its_breach_was_rolled_back_reports_the_missing_breach,
-                     backend == FX_SQLITE);
-    RUN_KNOWN_BROKEN(
-        test_record_put_after_another_handle_erased_its_breach_reports_the_missing_breach, true);
+    RUN_CONTRACT(test_record_put_after_its_breach_was_rolled_back_reports_the_missing_breach);
+    RUN_CONTRACT(test_record_put_after_another_handle_erased_its_breach_reports_the_missing_breach);
     RUN_CONTRACT(test_bulk_begin_outside_a_transaction_is_invalid);
     RUN_CONTRACT(test_bulk_record_load_gives_the_content_of_a_plain_load);
     RUN_CONTRACT(test_keys_add_list_revoke_and_move_the_generation);

@@ -70,9 +70,12 @@ static uint64_t version_of(PGresult *res)
 /* With the writer lock held, no other writer commits until this transaction ends: when
  * one committed since this connection's last write (the data version moved on without it),
  * a breach of the record puts' cache may be erased: the cache is emptied. Read after the
- * lock statement, whose snapshot predates the wait. */
-static bd_result check_breach_cache(pg_store *p)
+ * lock statement, whose snapshot predates the wait, by the first record put of each write
+ * transaction. */
+bd_result pg_breach_cache_check(pg_store *p)
 {
+    if (p->breach_cache_checked)
+        return BD_OK;
     pg_params pp = {0};
     pg_param_str(&pp, "data_version");
     PGresult *res;
@@ -84,6 +87,7 @@ static bd_result check_breach_cache(pg_store *p)
     if (v != p->written_version)
         pg_breach_cache_forget(p);
     p->written_version = v;
+    p->breach_cache_checked = true;
     return BD_OK;
 }
 
@@ -97,10 +101,7 @@ bd_result pg_begin(bd_store *s)
     if (r != BD_OK && PQstatus(p->conn) == CONNECTION_OK &&
         PQtransactionStatus(p->conn) != PQTRANS_IDLE)
         PQclear(PQexec(p->conn, "ROLLBACK")); /* BEGIN ran, the lock did not */
-    if (r == BD_OK)
-        r = check_breach_cache(p);
-    if (r != BD_OK && p->in_tx)
-        pg_rollback(s);
+    p->breach_cache_checked = false;
     return r;
 }
 

@@ -116,7 +116,8 @@ typedef struct {
         int32_t date;
     } breach_cache[PG_BREACH_CACHE];
     bool breach_cache_loaded;
-    uint64_t written_version; /* the data version after this connection's last write */
+    uint64_t written_version;  /* the data version after this connection's last write */
+    bool breach_cache_checked; /* against it, in the open write transaction */
     bd_buf sql;   /* scratch for generated SQL */
     bd_buf where; /* ... and for a WHERE clause it uses twice */
     bd_buf words[2]; /* a staged card's owner and bank words */
@@ -220,8 +221,10 @@ bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
-/* Empties the breach cache of record puts (records.c). */
+/* Empties the breach cache of record puts (records.c); empties it when another writer
+ * committed since this connection's last write (conn.c, once per write transaction). */
 void pg_breach_cache_forget(pg_store *p);
+bd_result pg_breach_cache_check(pg_store *p);
 /* The row id and date of a breach; BD_ERR_NOT_FOUND when absent. */
 bd_result pg_breach_id(pg_store *p, const char *uuid, int64_t *id, int32_t *date);
 

@@ -88,6 +88,9 @@ static bd_result load_breaches(pg_store *p)
 /* The breach's row id and date, from the per-connection cache or the store. */
 static bd_result breach_of(pg_store *p, const char *uuid, int64_t *id, int32_t *date)
 {
+    bd_result checked = pg_breach_cache_check(p);
+    if (checked != BD_OK)
+        return checked;
     long at = cache_slot(p, uuid);
     if (at < 0 || p->breach_cache[at].uuid[0] == '\0') {
         if (!p->breach_cache_loaded) {
