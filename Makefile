@@ -83,10 +83,12 @@ test-pg: all $(UNITBIN)
 	scripts/pg-cluster.sh run sh -c 'set -e; for t in $(PGUNITBIN); do echo "== $$t"; $$t; done; \
 	  BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
 
-# BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours.
+# BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
+# the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster.
 test-sanitize:
 	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 all
 	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test
+	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test-pg
 
 # Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.
 FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: unit and end-to-end tests (gcc build)
 # on a SQLite store, then the PostgreSQL contract tests and the same end-to-end suite on a
-# throwaway PostgreSQL cluster, the SQLite suite under AddressSanitizer +
+# throwaway PostgreSQL cluster, both again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (clang build), a clang warning check, and a short run of every
 # fuzz target.
 set -euo pipefail
