@@ -215,6 +215,9 @@ extern const char *const pg_domain_count_rebuild;
 extern const char *const pg_card_indexes;
 
 /* The operations, by file. */
+bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
+bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
+void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);
 bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
 bd_result pg_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);

@@ -1,0 +1,137 @@
+/* Bulk loads on PostgreSQL: what bulk_begin drops and bulk_end builds again, the end of a
+ * bulk load's duplicates, and the planner's statistics after a load. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg/pg_impl.h"
+
+/* Drops every index that ddl creates; the names are read out of its CREATE INDEX
+ * statements, so the list of indexes lives only in schema.c. */
+static bd_result drop_indexes(pg_store *p, const char *ddl)
+{
+    static const char create[] = "CREATE INDEX ";
+    bd_result r = BD_OK;
+    for (const char *c = ddl; r == BD_OK && (c = strstr(c, create)) != NULL;) {
+        c += sizeof create - 1;
+        size_t n = strcspn(c, " ");
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, c);
+        r = pg_exec(p, sql);
+    }
+    return r;
+}
+
+/* The records' dedup key, which a bulk record load builds once at its end (see
+ * remove_load_duplicates). */
+#define DEDUP_KEY_DROP "ALTER TABLE records DROP CONSTRAINT records_dedup_key"
+#define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (dedup)"
+
+/* The word tables' keys, which a bulk card load builds once at its end: the cards' moves
+ * (copy.c) never put a word row twice, so nothing needs them to be unique meanwhile. */
+#define WORD_KEYS_DROP                                                                             \
+    "ALTER TABLE card_words DROP CONSTRAINT card_words_pkey;"                                     \
+    "ALTER TABLE card_owner_words DROP CONSTRAINT card_owner_words_pkey"
+#define WORD_KEYS_ADD                                                                              \
+    "ALTER TABLE card_words ADD PRIMARY KEY (col, word, id, pos);"                                \
+    "ALTER TABLE card_owner_words ADD PRIMARY KEY (word, expire_date, id)"
+
+/* Inside the load's own transaction, drops the lookup indexes of what is loaded (card
+ * counts are kept by each move, so of the card tables only the indexes and word keys go). */
+bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx)
+        return BD_ERR_INVALID;
+    if (kind == BD_BULK_CARDS) {
+        bd_result r = drop_indexes(p, pg_card_indexes);
+        return r == BD_OK ? pg_exec(p, WORD_KEYS_DROP) : r;
+    }
+    PGresult *res;
+    bd_result r = pg_run_sql(p, "SELECT coalesce(max(id), 0) FROM records", NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    p->bulk_first_id = pg_int(res, 0, 0);
+    PQclear(res);
+    r = drop_indexes(p, pg_record_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, DEDUP_KEY_DROP);
+    p->bulk_records = r == BD_OK;
+    return r;
+}
+
+/* A bulk record load streams the records into their table (copy.c) without the dedup key,
+ * and removes the duplicates at its end: every record of the load (an id past the first)
+ * whose dedup hash an earlier record holds, stored before or loaded earlier. One hash join
+ * instead of a key probe per record; the key is then built by sorting once. (DEDUP_KEY_*) */
+
+static bd_result remove_load_duplicates(pg_store *p)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, p->bulk_first_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(p,
+                             "DELETE FROM records r USING records o WHERE r.id > $1 "
+                             "AND o.dedup = r.dedup AND o.id < r.id",
+                             &pp, false, &res);
+    if (r == BD_OK) {
+        pg_copy_note_duplicates(p, pg_changes(res));
+        PQclear(res);
+    }
+    return r;
+}
+
+/* Rebuilds the indexes by sorting once, recounts the domains, and refreshes the planner's
+ * statistics, which a load of millions of rows makes stale (ANALYZE, unlike VACUUM, runs
+ * inside the transaction). */
+bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
+{
+    pg_store *p = pg_of(s);
+    if (!p->in_tx)
+        return BD_ERR_INVALID;
+    if (kind == BD_BULK_CARDS) {
+        bd_result r = pg_exec(p, pg_card_indexes);
+        if (r == BD_OK)
+            r = pg_exec(p, WORD_KEYS_ADD);
+        return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
+    }
+    bd_result r = pg_copy_flush(p); /* the last records land before the dedup */
+    if (!p->bulk_records)
+        return BD_ERR_INVALID;
+    p->bulk_records = false;
+    if (r == BD_OK)
+        r = remove_load_duplicates(p);
+    if (r == BD_OK)
+        r = pg_exec(p, DEDUP_KEY_ADD);
+    if (r == BD_OK)
+        r = pg_exec(p, pg_record_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, pg_domain_count_rebuild);
+    if (r == BD_OK)
+        r = pg_exec(p, "ANALYZE records");
+    return r;
+}
+
+/* After a plain import: PostgreSQL's autovacuum would analyze the tables within a minute or
+ * so, and searches planned before (and their generic plans, kept per connection until the
+ * statistics change) would be planned without statistics. A load of a tenth of the table
+ * or more (a table never analyzed counts as empty) is analyzed now; a small one is left to
+ * autovacuum, as ANALYZE samples the same 30,000 rows however few were added. A failure
+ * changes nothing but when the statistics come. */
+void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows)
+{
+    pg_store *p = pg_of(s);
+    if (p->in_tx || rows <= 0)
+        return;
+    pg_params pp = {0};
+    pg_param_str(&pp, kind == BD_BULK_CARDS ? "cards" : "records");
+    PGresult *res;
+    if (pg_run_sql(p, "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", &pp, false,
+                   &res) != BD_OK)
+        return;
+    double tuples = PQntuples(res) == 1 ? strtod(PQgetvalue(res, 0, 0), NULL) : -1;
+    PQclear(res);
+    if (tuples > 0 && (double)rows * 10 < tuples)
+        return;
+    pg_exec(p, kind == BD_BULK_CARDS ? "ANALYZE cards, card_words, card_owner_words"
+                                     : "ANALYZE records");
+}
