@@ -28,6 +28,14 @@ void bd_buf_reset(bd_buf *b)
         b->data[0] = '\0';
 }
 
+void bd_buf_truncate(bd_buf *b, size_t len)
+{
+    if (len >= b->len)
+        return;
+    b->len = len;
+    b->data[len] = '\0';
+}
+
 /* Makes room for n more bytes plus the trailing NUL. */
 static bd_result reserve(bd_buf *b, size_t n)
 {

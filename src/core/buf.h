@@ -22,6 +22,8 @@ void bd_buf_init(bd_buf *b, size_t max);
 void bd_buf_free(bd_buf *b);
 /* Empties the buffer, keeping its storage for reuse. */
 void bd_buf_reset(bd_buf *b);
+/* Cuts the contents back to their first len bytes (nothing when it holds no more). */
+void bd_buf_truncate(bd_buf *b, size_t len);
 
 /* Appenders: BD_ERR_LIMIT past max, BD_ERR_NOMEM when allocation fails; on error the buffer
  * keeps what it held before the call. */

@@ -371,6 +371,17 @@ TEST(test_bulk_card_load_gives_the_content_of_a_plain_load)
     char want[1024];
     snprintf(want, sizeof want, "%s", values(plain, &ALL));
     CHECK_STR(values(bulk, &ALL), want);
+    /* after the load, cards go in as before: a bulk load's own ids do not meet later ones */
+    static const char *const later_numbers[] = {"555555000006666", "555555000007777",
+                                                 "555555000008888", "555555000009999"};
+    for (int i = 0; i < 4; i++) {
+        bd_card_in later = card(6 + i, 9, later_numbers[i]);
+        CHECK(put_card(plain, &later));
+        CHECK(put_card(bulk, &later));
+        CHECK(!put_card(bulk, &later));
+    }
+    snprintf(want, sizeof want, "%s", values(plain, &ALL));
+    CHECK_STR(values(bulk, &ALL), want);
 }
 
 /* ---- statistics and the data version --------------------------------------------- */

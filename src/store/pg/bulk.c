@@ -26,8 +26,8 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
 #define DEDUP_KEY_DROP "ALTER TABLE records DROP CONSTRAINT records_dedup_key"
 #define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (dedup)"
 
-/* The word tables' keys, which a bulk card load builds once at its end: the cards' moves
- * (copy.c) never put a word row twice, so nothing needs them to be unique meanwhile. */
+/* The word tables' keys, which a bulk card load builds once at its end: it puts each word
+ * row once (copy.c), so nothing needs them to be unique meanwhile. */
 #define WORD_KEYS_DROP                                                                             \
     "ALTER TABLE card_words DROP CONSTRAINT card_words_pkey;"                                     \
     "ALTER TABLE card_owner_words DROP CONSTRAINT card_owner_words_pkey"
@@ -35,16 +35,47 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
     "ALTER TABLE card_words ADD PRIMARY KEY (col, word, id, pos);"                                \
     "ALTER TABLE card_owner_words ADD PRIMARY KEY (word, expire_date, id)"
 
-/* Inside the load's own transaction, drops the lookup indexes of what is loaded (card
- * counts are kept by each move, so of the card tables only the indexes and word keys go). */
+/* A bulk card load streams its cards into their table with ids of its own (past the
+ * greatest when it began, so the identity's sequence is set past them at its end), their
+ * words beside them, without the card id key, the word keys or the counts. Its end removes
+ * every loaded card whose id an earlier card holds, with its words, then builds the keys
+ * and indexes by sorting once and recounts the BINs and tails. */
+#define CARD_ID_KEY_DROP "ALTER TABLE cards DROP CONSTRAINT cards_card_id_key"
+#define CARD_ID_KEY_ADD "ALTER TABLE cards ADD CONSTRAINT cards_card_id_key UNIQUE (card_id)"
+#define CARD_COUNT_REBUILD                                                                         \
+    "DELETE FROM card_counts;"                                                                     \
+    "INSERT INTO card_counts(kind, key, n) SELECT 0, bin, count(*) FROM cards GROUP BY bin "       \
+    "UNION ALL SELECT 1, tail, count(*) FROM cards GROUP BY tail"
+
+/* The greatest id in a table: the ids past it are a bulk load's. */
+static bd_result last_id(pg_store *p, const char *sql, int64_t *id)
+{
+    PGresult *res;
+    bd_result r = pg_run_sql(p, sql, NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    *id = pg_int(res, 0, 0);
+    PQclear(res);
+    return BD_OK;
+}
+
+/* Inside the load's own transaction, drops the lookup indexes and unique keys of what is
+ * loaded (bulk_end builds them again). */
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
 {
     pg_store *p = pg_of(s);
     if (!p->in_tx)
         return BD_ERR_INVALID;
     if (kind == BD_BULK_CARDS) {
-        bd_result r = drop_indexes(p, pg_card_indexes);
-        return r == BD_OK ? pg_exec(p, WORD_KEYS_DROP) : r;
+        int64_t last = 0;
+        bd_result r = last_id(p, "SELECT coalesce(max(id), 0) FROM cards", &last);
+        if (r == BD_OK)
+            r = drop_indexes(p, pg_card_indexes);
+        if (r == BD_OK)
+            r = pg_exec(p, WORD_KEYS_DROP "; " CARD_ID_KEY_DROP);
+        p->bulk_cards = r == BD_OK;
+        p->bulk_first_card_id = p->bulk_next_card_id = last;
+        return r;
     }
     PGresult *res;
     bd_result r = pg_run_sql(p, "SELECT coalesce(max(id), 0) FROM records", NULL, false, &res);
@@ -80,6 +111,45 @@ static bd_result remove_load_duplicates(pg_store *p)
     return r;
 }
 
+static bd_result end_cards(pg_store *p)
+{
+    bd_result r = pg_copy_flush(p); /* the last cards and their words land first */
+    if (!p->bulk_cards)
+        return BD_ERR_INVALID;
+    p->bulk_cards = false;
+    pg_params pp = {0};
+    pg_param_int(&pp, p->bulk_first_card_id);
+    PGresult *res;
+    if (r == BD_OK)
+        r = pg_run_sql(p,
+                       "WITH d AS (DELETE FROM cards c USING cards o WHERE c.id > $1 "
+                       "AND o.card_id = c.card_id AND o.id < c.id RETURNING c.id), "
+                       "w AS (DELETE FROM card_words WHERE id > $1 AND id IN (SELECT id FROM d)), "
+                       "ow AS (DELETE FROM card_owner_words WHERE id > $1 "
+                       "AND id IN (SELECT id FROM d)) "
+                       "SELECT count(*) FROM d",
+                       &pp, false, &res);
+    if (r == BD_OK) {
+        pg_copy_note_duplicates(p, pg_int(res, 0, 0));
+        PQclear(res);
+    }
+    if (r == BD_OK && p->bulk_next_card_id > p->bulk_first_card_id) {
+        pg_params last = {0};
+        pg_param_int(&last, p->bulk_next_card_id);
+        r = pg_run_sql(p, "SELECT setval(pg_get_serial_sequence('cards', 'id'), $1)", &last,
+                       false, NULL);
+    }
+    if (r == BD_OK)
+        r = pg_exec(p, CARD_ID_KEY_ADD);
+    if (r == BD_OK)
+        r = pg_exec(p, pg_card_indexes);
+    if (r == BD_OK)
+        r = pg_exec(p, WORD_KEYS_ADD);
+    if (r == BD_OK)
+        r = pg_exec(p, CARD_COUNT_REBUILD);
+    return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
+}
+
 /* Rebuilds the indexes by sorting once, recounts the domains, and refreshes the planner's
  * statistics, which a load of millions of rows makes stale (ANALYZE, unlike VACUUM, runs
  * inside the transaction). */
@@ -88,12 +158,8 @@ bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
     pg_store *p = pg_of(s);
     if (!p->in_tx)
         return BD_ERR_INVALID;
-    if (kind == BD_BULK_CARDS) {
-        bd_result r = pg_exec(p, pg_card_indexes);
-        if (r == BD_OK)
-            r = pg_exec(p, WORD_KEYS_ADD);
-        return r == BD_OK ? pg_exec(p, "ANALYZE cards, card_words, card_owner_words") : r;
-    }
+    if (kind == BD_BULK_CARDS)
+        return end_cards(p);
     bd_result r = pg_copy_flush(p); /* the last records land before the dedup */
     if (!p->bulk_records)
         return BD_ERR_INVALID;

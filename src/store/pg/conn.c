@@ -50,6 +50,9 @@ static void pg_close(bd_store *s)
     bd_buf_free(&p->words[0]);
     bd_buf_free(&p->words[1]);
     bd_buf_free(&p->copy.out);
+    bd_buf_free(&p->copy.word_rows);
+    bd_buf_free(&p->copy.owner_word_rows);
+    free(p->copy.wordv);
     free(p);
 }
 
@@ -110,6 +113,7 @@ static void forget_transaction(pg_store *p)
 {
     p->in_tx = false;
     p->bulk_records = false;
+    p->bulk_cards = false;
     pg_breach_cache_forget(p);
 }
 
@@ -359,6 +363,8 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     bd_buf_init(&p->words[0], 65536);
     bd_buf_init(&p->words[1], 65536);
     bd_buf_init(&p->copy.out, 64u << 20);
+    bd_buf_init(&p->copy.word_rows, 1u << 30);
+    bd_buf_init(&p->copy.owner_word_rows, 1u << 30);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;
     if (PQstatus(p->conn) != CONNECTION_OK) {

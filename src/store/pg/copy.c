@@ -20,6 +20,7 @@
  * into their table, and its end removes the duplicates (conn.c). */
 #include <arpa/inet.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/pg/pg_impl.h"
@@ -107,6 +108,14 @@ static const struct {
                         "TRUNCATE pg_temp.bd_card_staging"},
     [PG_STAGE_RECORDS_BULK] = {NULL, "COPY records(" RECORD_COLUMNS ") FROM STDIN (FORMAT binary)",
                                NULL},
+    [PG_STAGE_CARDS_BULK] = {NULL, "COPY cards(id, " CARD_COLUMNS ") FROM STDIN (FORMAT binary)",
+                             NULL},
+    [PG_STAGE_CARD_WORDS] = {NULL, "COPY card_words(col, word, id, pos) FROM STDIN (FORMAT binary)",
+                             NULL},
+    [PG_STAGE_OWNER_WORDS] = {NULL,
+                              "COPY card_owner_words(word, expire_date, id) FROM STDIN "
+                              "(FORMAT binary)",
+                              NULL},
 };
 
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
@@ -242,6 +251,23 @@ static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
     return BD_OK;
 }
 
+/* COPYs rows already in binary format (each with its field count) into kind's table. */
+static bd_result copy_rows(pg_store *p, pg_stage_kind kind, bd_buf *rows)
+{
+    if (rows->len == 0)
+        return BD_OK;
+    bd_result r = start(p, kind);
+    if (r == BD_OK)
+        r = send_out(p); /* the header */
+    for (size_t at = 0; r == BD_OK && at < rows->len; at += PG_COPY_CHUNK) {
+        size_t n = rows->len - at < PG_COPY_CHUNK ? rows->len - at : PG_COPY_CHUNK;
+        if (PQputCopyData(p->conn, rows->data + at, (int)n) != 1)
+            r = copy_failed(p, "copy");
+    }
+    bd_result ended = p->copy.open ? end(p) : BD_OK;
+    return r == BD_OK ? ended : r;
+}
+
 bd_result pg_copy_flush(pg_store *p)
 {
     if (!p->copy.open)
@@ -251,6 +277,15 @@ bd_result pg_copy_flush(pg_store *p)
     bd_result r = end(p); /* the COPY is over: move's own statement runs as usual */
     if (p->copy.kind == PG_STAGE_RECORDS_BULK)
         return r; /* in their table already */
+    if (p->copy.kind == PG_STAGE_CARDS_BULK) {
+        if (r == BD_OK)
+            r = copy_rows(p, PG_STAGE_CARD_WORDS, &p->copy.word_rows);
+        if (r == BD_OK)
+            r = copy_rows(p, PG_STAGE_OWNER_WORDS, &p->copy.owner_word_rows);
+        bd_buf_reset(&p->copy.word_rows);
+        bd_buf_reset(&p->copy.owner_word_rows);
+        return r;
+    }
     return r == BD_OK && staged > 0 ? move(p, p->copy.kind, staged) : r;
 }
 
@@ -277,7 +312,7 @@ static bd_result row_begin(pg_store *p, pg_stage_kind kind, int fields, size_t *
         return r;
     *mark = p->copy.out.len;
     r = put_u16(&p->copy.out, (uint16_t)fields);
-    if (r == BD_OK && kind != PG_STAGE_RECORDS_BULK) /* the put order, for the move */
+    if (r == BD_OK && (kind == PG_STAGE_RECORDS || kind == PG_STAGE_CARDS)) /* for the move */
         r = put_int(&p->copy.out, p->copy.staged, 8);
     return r;
 }
@@ -288,8 +323,7 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
 {
     bd_buf *b = &p->copy.out;
     if (r != BD_OK) {
-        b->len = mark;
-        b->data[mark] = '\0';
+        bd_buf_truncate(b, mark);
         return r;
     }
     p->copy.staged++;
@@ -331,16 +365,11 @@ static bd_result put_str(bd_buf *b, const char *v, bool empty_is_null)
     return put_bytes(b, (bd_slice){empty_is_null && !v[0] ? NULL : v, strlen(v)});
 }
 
-bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
-                           bd_slice bank_words)
+/* A card's columns, in CARD_COLUMNS order. */
+static bd_result put_card_columns(bd_buf *b, const bd_card_in *c)
 {
-    size_t mark;
-    bd_result r = row_begin(p, PG_STAGE_CARDS, CARD_FIELDS, &mark);
-    if (r != BD_OK)
-        return r;
-    bd_buf *b = &p->copy.out;
     char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
-    r = put_str(b, c->id, false);
+    bd_result r = put_str(b, c->id, false);
     if (r == BD_OK)
         r = put_str(b, c->created_at, false);
     if (r == BD_OK)
@@ -383,10 +412,127 @@ bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_word
         r = c->leak_size >= 0 ? put_int(b, c->leak_size, 8) : put_bytes(b, (bd_slice){NULL, 0});
     if (r == BD_OK)
         r = put_bytes(b, c->leak_tags);
+    return r;
+}
+
+/* The next word of a space-separated list at *at, or a slice with ptr NULL at its end. */
+static bd_slice next_word(bd_slice words, size_t *at)
+{
+    if (*at >= words.len)
+        return (bd_slice){NULL, 0};
+    size_t from = *at, n = 0;
+    while (from + n < words.len && words.ptr[from + n] != ' ')
+        n++;
+    *at = from + n + 1;
+    return (bd_slice){words.ptr + from, n};
+}
+
+static int slice_order(const void *a, const void *b)
+{
+    const bd_slice *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->ptr, y->ptr, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* card_words rows (col, word, id, pos) of one column's words. */
+static bd_result put_word_rows(bd_buf *b, int col, bd_slice words, int64_t id)
+{
+    bd_result r = BD_OK;
+    size_t at = 0;
+    int32_t pos = 0;
+    for (bd_slice w = next_word(words, &at); w.ptr && r == BD_OK; w = next_word(words, &at)) {
+        r = put_u16(b, 4);
+        if (r == BD_OK)
+            r = put_int(b, col, 2);
+        if (r == BD_OK)
+            r = put_bytes(b, w);
+        if (r == BD_OK)
+            r = put_int(b, id, 8);
+        if (r == BD_OK)
+            r = put_int(b, ++pos, 4);
+    }
+    return r;
+}
+
+/* card_owner_words rows (word, expire_date, id): each owner word once, for a card with an
+ * expiry. */
+static bd_result put_owner_word_rows(pg_store *p, const bd_card_in *c, bd_slice words, int64_t id)
+{
+    if (!c->expire_date[0])
+        return BD_OK;
+    size_t n = 0, at = 0;
+    for (bd_slice w = next_word(words, &at); w.ptr; w = next_word(words, &at)) {
+        if (n == p->copy.wordv_cap) {
+            size_t cap = n ? n * 2 : 64;
+            bd_slice *v = realloc(p->copy.wordv, cap * sizeof *v);
+            if (!v)
+                return BD_ERR_NOMEM;
+            p->copy.wordv = v;
+            p->copy.wordv_cap = cap;
+        }
+        p->copy.wordv[n++] = w;
+    }
+    qsort(p->copy.wordv, n, sizeof *p->copy.wordv, slice_order);
+    bd_buf *b = &p->copy.owner_word_rows;
+    bd_result r = BD_OK;
+    for (size_t i = 0; i < n && r == BD_OK; i++) {
+        if (i > 0 && slice_order(&p->copy.wordv[i - 1], &p->copy.wordv[i]) == 0)
+            continue;
+        r = put_u16(b, 3);
+        if (r == BD_OK)
+            r = put_bytes(b, p->copy.wordv[i]);
+        if (r == BD_OK)
+            r = put_str(b, c->expire_date, false);
+        if (r == BD_OK)
+            r = put_int(b, id, 8);
+    }
+    return r;
+}
+
+/* In a bulk card load the card goes straight into cards with an id of the load's own
+ * (bulk.c took the range under the writer lock), and its word rows wait in memory until
+ * the cards' COPY ends (pg_copy_flush sends them with COPYs of their own). */
+static bd_result put_bulk_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
+                               bd_slice bank_words)
+{
+    size_t mark;
+    bd_result r = row_begin(p, PG_STAGE_CARDS_BULK, CARD_FIELDS - 2, &mark);
+    if (r != BD_OK)
+        return r;
+    int64_t id = p->bulk_next_card_id + 1;
+    size_t words_mark = p->copy.word_rows.len, owner_mark = p->copy.owner_word_rows.len;
+    r = put_int(&p->copy.out, id, 8);
     if (r == BD_OK)
-        r = put_bytes(b, owner_words);
+        r = put_card_columns(&p->copy.out, c);
     if (r == BD_OK)
-        r = put_bytes(b, bank_words);
+        r = put_word_rows(&p->copy.word_rows, 0, owner_words, id);
+    if (r == BD_OK)
+        r = put_word_rows(&p->copy.word_rows, 1, bank_words, id);
+    if (r == BD_OK)
+        r = put_owner_word_rows(p, c, owner_words, id);
+    if (r == BD_OK) {
+        p->bulk_next_card_id = id;
+    } else { /* the card's word rows go with it */
+        bd_buf_truncate(&p->copy.word_rows, words_mark);
+        bd_buf_truncate(&p->copy.owner_word_rows, owner_mark);
+    }
+    return row_end(p, mark, r);
+}
+
+bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
+                           bd_slice bank_words)
+{
+    if (p->bulk_cards)
+        return put_bulk_card(p, c, owner_words, bank_words);
+    size_t mark;
+    bd_result r = row_begin(p, PG_STAGE_CARDS, CARD_FIELDS, &mark);
+    if (r == BD_OK)
+        r = put_card_columns(&p->copy.out, c);
+    if (r == BD_OK)
+        r = put_bytes(&p->copy.out, owner_words);
+    if (r == BD_OK)
+        r = put_bytes(&p->copy.out, bank_words);
     return row_end(p, mark, r);
 }
 
@@ -423,6 +569,8 @@ void pg_copy_end_transaction(pg_store *p, bool committed)
         }
     }
     p->copy.staged = 0;
+    bd_buf_reset(&p->copy.word_rows);
+    bd_buf_reset(&p->copy.owner_word_rows);
     for (int k = 0; k < PG_STAGE__COUNT; k++) {
         p->copy.dirty[k] = false;
         if (!committed)

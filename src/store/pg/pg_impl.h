@@ -67,12 +67,16 @@ typedef struct {
 #define PG_COPY_MISSING 8 /* breaches a transaction's record puts found missing */
 
 /* Record and card puts streamed into the open write transaction (copy.c). */
-/* PG_STAGE_RECORDS_BULK streams into records itself, with no staging table and no move: a
- * bulk load has dropped the dedup key and removes duplicates at its end (conn.c). */
+/* The _BULK kinds stream into records or cards themselves, with no staging table and no
+ * move: a bulk load has dropped the unique keys and removes duplicates at its end (bulk.c).
+ * A bulk card load's word rows wait in memory, then go in with COPYs of their own. */
 typedef enum {
     PG_STAGE_RECORDS,
     PG_STAGE_CARDS,
     PG_STAGE_RECORDS_BULK,
+    PG_STAGE_CARDS_BULK,
+    PG_STAGE_CARD_WORDS,
+    PG_STAGE_OWNER_WORDS,
     PG_STAGE__COUNT
 } pg_stage_kind;
 
@@ -85,6 +89,10 @@ typedef struct {
     int64_t pending_late;          /* duplicates this transaction found (moves, dedup) */
     int64_t late;                  /* ... by transactions committed since the last take */
     bd_buf out;                    /* rows not yet handed to libpq */
+    bd_buf word_rows;              /* a bulk card load's card_words rows ... */
+    bd_buf owner_word_rows;        /* ... and card_owner_words rows, not yet sent */
+    bd_slice *wordv;               /* scratch: one card's owner words, sorted */
+    size_t wordv_cap;
     /* breaches found missing in this transaction: a put naming one fails without ending
      * the COPY (no other writer can add a breach while the writer lock is held) */
     char missing[PG_COPY_MISSING][BD_UUID_LEN + 1];
@@ -106,6 +114,9 @@ typedef struct {
     uint64_t version;  /* data_version of the open read view, once read */
     bool bulk_records; /* records stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_id; /* ... the records with a greater id are the load's */
+    bool bulk_cards;          /* cards stream into their table; bulk_end dedups and recounts */
+    int64_t bulk_first_card_id; /* ... the cards with a greater id are the load's */
+    int64_t bulk_next_card_id;  /* the last id the load gave a card */
     bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
     /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
      * breaches at the first miss, emptied when a breach is erased or a transaction rolls
