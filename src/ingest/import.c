@@ -934,7 +934,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             r = bd_store_commit(s);
         if (r == BD_OK)
             late_duplicates(s, &local);
-        if (r == BD_OK && !bulk && o->kind != BD_IMPORT_BREACHES)
+        if (r == BD_OK && o->kind != BD_IMPORT_BREACHES)
             bd_store_loaded(s, bulk_kind, (int64_t)local.imported);
         if (r != BD_OK)
             snprintf(why, whylen, "%s: the store failed to commit: %s", path, bd_result_str(r));

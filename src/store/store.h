@@ -84,11 +84,11 @@ void bd_store_release_idle(bd_store *s);
 typedef enum { BD_BULK_RECORDS, BD_BULK_CARDS } bd_bulk_kind;
 bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind);
-/* Optional hint, outside a transaction, after an import committed rows of kind (not a bulk
- * load: bulk_end does it): a backend whose planner keeps statistics may bring them up to
- * date now instead of planning searches without them until its own maintenance does.
- * PostgreSQL runs ANALYZE of kind's tables when the rows are a tenth of the table or more;
- * SQLite, whose searches name their indexes, does nothing. */
+/* Optional hint, outside a transaction, after an import (plain or bulk) committed rows of
+ * kind: a backend whose maintenance runs later may run what searches need of it now.
+ * PostgreSQL vacuums and analyzes kind's tables when the rows are a tenth of a table or
+ * more (statistics for its planner, and the visibility map without which a count reads
+ * every row instead of the index alone); SQLite, which needs neither, does nothing. */
 void bd_store_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);
 
 /* Cheap liveness check for /healthz. */
