@@ -127,8 +127,38 @@ static void new_request_id(const bd_server *srv, char out[BD_REQUEST_ID_LEN + 1]
     sodium_bin2hex(out, BD_REQUEST_ID_LEN + 1, h, sizeof h);
 }
 
+/* The body of a 503 for a thread whose worker could not be made (the store unreachable):
+ * one buffer per server thread, freed when the thread ends (a key's destructor; the
+ * thread-local storage itself outlives it). */
+static pthread_key_t fallback_key;
+static bool fallback_keyed; /* false only if the process ran out of keys: 4 KiB per thread
+                               then stay allocated until the process ends */
+static pthread_once_t fallback_once = PTHREAD_ONCE_INIT;
+
+static void free_fallback(void *b)
+{
+    bd_buf_free(b);
+}
+
+static void make_fallback_key(void)
+{
+    fallback_keyed = pthread_key_create(&fallback_key, free_fallback) == 0;
+}
+
+static bd_buf *fallback_body(void)
+{
+    static _Thread_local bd_buf fallback;
+    if (!fallback.max) {
+        pthread_once(&fallback_once, make_fallback_key);
+        bd_buf_init(&fallback, 4096);
+        if (fallback_keyed)
+            pthread_setspecific(fallback_key, &fallback);
+    }
+    return &fallback;
+}
+
 /* Fills rq for a request on the calling thread; false when no worker could be opened (rq
- * then holds a 503 in a thread-local fallback buffer). */
+ * then holds a 503 in the thread's fallback buffer). */
 static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *rq, bd_worker **wp)
 {
     /* Zeroing the 2 KiB parameter array for every request shows in profiles; only the
@@ -142,11 +172,8 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->log_account = srv->log != NULL;
     new_request_id(srv, rq->request_id);
     bd_worker *w = *wp = this_worker(srv);
-    static _Thread_local bd_buf fallback; /* for replying when no worker could be made */
     if (!w) {
-        if (!fallback.max)
-            bd_buf_init(&fallback, 4096);
-        rq->body = &fallback;
+        rq->body = fallback_body();
         rq->retry_after = 1;
         bd_reply_error(rq, 503, "unavailable", "the store cannot be reached");
         bd_metrics_store_error(srv->metrics);
