@@ -1,0 +1,573 @@
+/* Import, the checking side: each row read is checked as a breach, a record or a card
+ * (fields, normalisation, masking, keyed hashes) and its values staged in the batch that
+ * carries it to the writer (import.c). */
+#include "ingest/import_impl.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/date.h"
+#include "core/utf8.h"
+#include "core/uuid.h"
+#include "ingest/mask.h"
+#include "ingest/normalize.h"
+
+_Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL &&
+                   (int)BD_ID_BITCOIN == (int)BD_FIELD_BITCOIN &&
+                   (int)BD_ID_COUNT == (int)BD_FIELD_COUNT,
+               "identity types and store fields share one order");
+
+/* Sets the rejection reason; always returns BD_ERR_INVALID. */
+static bd_result reject(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bd_result reject(importer *im, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(im->why, sizeof im->why, fmt, ap);
+    va_end(ap);
+    return BD_ERR_INVALID;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* A field's value with surrounding whitespace trimmed; false when absent, null or empty
+ * (the interface writes null for a missing value, never ""). */
+static bool get(const importer *im, const char *name, bd_slice *v)
+{
+    bd_slice t;
+    if (!bd_fields_get(im->f, name, &t))
+        return false;
+    while (t.len && is_space(t.ptr[0])) {
+        t.ptr++;
+        t.len--;
+    }
+    while (t.len && is_space(t.ptr[t.len - 1]))
+        t.len--;
+    if (t.len == 0)
+        return false;
+    *v = t;
+    return true;
+}
+
+/* What a field name is made of; an unknown name of anything else is not quoted back. */
+static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+
+static bd_result check_names(importer *im, const char *const *allowed)
+{
+    for (size_t i = 0; i < bd_fields_count(im->f); i++) {
+        const char *name = bd_fields_name(im->f, i);
+        const char *const *a = allowed;
+        while (*a && strcmp(*a, name) != 0)
+            a++;
+        if (!*a && name[strspn(name, NAME_CHARS)] == '\0' && strlen(name) <= 32)
+            return reject(im, "unknown field '%s'", name);
+        if (!*a) /* a value standing as a name (a CSV file without a header row): not shown */
+            return reject(im,
+                          "unknown field number %zu (its name is not letters and "
+                          "underscores: does the file start with a header row?)",
+                          i + 1);
+    }
+    return BD_OK;
+}
+
+/* Free text: at most MAX_TEXT bytes, no NUL bytes. Absent gives a NULL slice. */
+static bd_result text(importer *im, const char *name, bd_slice *out)
+{
+    *out = (bd_slice){NULL, 0};
+    bd_slice v;
+    if (!get(im, name, &v))
+        return BD_OK;
+    if (v.len > MAX_TEXT)
+        return reject(im, "%s is longer than %d bytes", name, MAX_TEXT);
+    if (memchr(v.ptr, '\0', v.len))
+        return reject(im, "%s holds a NUL byte", name);
+    *out = v;
+    return BD_OK;
+}
+
+static bd_result integer(importer *im, const char *name, int64_t *out)
+{
+    bd_slice v;
+    *out = -1;
+    if (!get(im, name, &v))
+        return BD_OK;
+    int64_t n = 0;
+    for (size_t i = 0; i < v.len; i++) {
+        if (v.ptr[i] < '0' || v.ptr[i] > '9' || n > (INT64_MAX - 9) / 10)
+            return reject(im, "%s must be a whole number of at least 0", name);
+        n = n * 10 + (v.ptr[i] - '0');
+    }
+    *out = n;
+    return BD_OK;
+}
+
+/* The value slices of a staged row of the given kind; returns how many. All are text but
+ * a record's last two (the password and SSN keyed hashes), whose number is *binary. */
+static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], size_t *binary)
+{
+    *binary = kind == BD_IMPORT_RECORDS ? 2 : 0;
+    size_t n = 0;
+    if (kind == BD_IMPORT_BREACHES) {
+        bd_breach_in *b = &row->u.breach;
+        bd_slice *v[] = {&b->source_name,         &b->site_domain,       &b->breach_type,
+                         &b->site_categories,     &b->site_country,      &b->site_language,
+                         &b->password_types,      &b->leaked_data_types, &b->description,
+                         &b->service_article_url, &b->site_logo};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    } else if (kind == BD_IMPORT_RECORDS) {
+        bd_record_in *r = &row->u.record;
+        bd_slice *v[] = {
+            &r->user_name,       &r->first_name,    &r->last_name,     &r->email,
+            &r->email_domain,    &r->phone_number,  &r->ip_address,    &r->bitcoin_address,
+            &r->password_masked, &r->password_hash, &r->ssn_masked,    &r->other_attributes,
+            &r->user_name_key,   &r->phone_key,     &r->password_hmac, &r->ssn_hmac};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    } else {
+        bd_card_in *c = &row->u.card;
+        bd_slice *v[] = {&c->bank, &c->owner, &c->cvv, &c->leak_id, &c->leak_name, &c->leak_tags};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            out[n++] = v[i];
+    }
+    return n;
+}
+
+/* Copies the values of the checked row into the batch's arena. Until the batch is handed
+ * over each slice holds its offset there plus one (an absent value stays NULL): the arena
+ * may still move as it grows. Text that is not well-formed UTF-8 (routine in old dumps) is
+ * stored repaired, each stray byte as U+FFFD, as every reply would show it anyway: so
+ * every store holds the same text, and a store that only takes UTF-8 takes it. */
+static bd_result stage(importer *im, staged *row)
+{
+    bd_slice *v[16];
+    size_t binary, n = slices_of(im->o->kind, row, v, &binary);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]->ptr)
+            continue;
+        size_t at = im->batch->arena.len;
+        bool text = i < n - binary;
+        bd_result r = text && !bd_utf8_valid(*v[i])
+                          ? bd_utf8_append_repaired(&im->batch->arena, *v[i])
+                          : bd_buf_append(&im->batch->arena, v[i]->ptr, v[i]->len);
+        if (r != BD_OK)
+            return r;
+        v[i]->len = im->batch->arena.len - at;
+        v[i]->ptr = (const char *)(uintptr_t)(at + 1);
+    }
+    return BD_OK;
+}
+
+void bd_import_place_all(bd_import_kind kind, stage_batch *b)
+{
+    for (size_t k = 0; k < b->n; k++) {
+        if (b->rows[k].rejected)
+            continue;
+        bd_slice *v[16];
+        size_t binary, n = slices_of(kind, &b->rows[k], v, &binary);
+        for (size_t i = 0; i < n; i++)
+            if (v[i]->ptr)
+                v[i]->ptr = b->arena.data + ((uintptr_t)v[i]->ptr - 1);
+    }
+}
+
+/* ---- breaches ---------------------------------------------------------------------- */
+
+bd_result bd_import_check_breach(importer *im, staged *out)
+{
+    static const char *const names[] = {"uuid",
+                                        "source_name",
+                                        "site_domain",
+                                        "date_leaked",
+                                        "breach_type",
+                                        "site_categories",
+                                        "site_country",
+                                        "site_language",
+                                        "password_types",
+                                        "leaked_data_types",
+                                        "description",
+                                        "service_article_url",
+                                        "site_logo",
+                                        "pwned_count",
+                                        NULL};
+    bd_breach_in b;
+    memset(&b, 0, sizeof b);
+    bd_result r = check_names(im, names);
+    if (r == BD_OK)
+        r = text(im, "source_name", &b.source_name);
+    if (r == BD_OK && !b.source_name.ptr)
+        r = reject(im, "source_name is required");
+    bd_slice v;
+    bd_datetime d;
+    if (r == BD_OK) {
+        if (!get(im, "date_leaked", &v))
+            r = reject(im, "date_leaked is required");
+        else if (!bd_date_parse_iso(v, &d) && !bd_date_parse_dmy(v, &d))
+            r = reject(im, "date_leaked must be YYYY-MM-DD or DD-Mon-YYYY");
+        else
+            b.date_leaked = d.y * 10000 + d.m * 100 + d.d;
+    }
+    struct {
+        const char *name;
+        bd_slice *dst;
+    } texts[] = {{"site_domain", &b.site_domain},
+                 {"breach_type", &b.breach_type},
+                 {"site_categories", &b.site_categories},
+                 {"site_country", &b.site_country},
+                 {"site_language", &b.site_language},
+                 {"password_types", &b.password_types},
+                 {"leaked_data_types", &b.leaked_data_types},
+                 {"description", &b.description},
+                 {"service_article_url", &b.service_article_url},
+                 {"site_logo", &b.site_logo}};
+    for (size_t i = 0; r == BD_OK && i < sizeof texts / sizeof texts[0]; i++)
+        r = text(im, texts[i].name, texts[i].dst);
+    if (r == BD_OK)
+        r = integer(im, "pwned_count", &b.pwned_count);
+    if (r != BD_OK)
+        return r;
+    bool generated = false;
+    if (get(im, "uuid", &v)) {
+        if (!bd_uuid_canonical(v, b.uuid))
+            return reject(im, "uuid must look like 3f2b8c1e-0d4a-4e1b-9c7d-2a5e6f708192");
+    } else {
+        /* Derived from the breach's identity, so importing the same file again finds it. */
+        crypto_hash_sha256_state st;
+        uint8_t h[32];
+        crypto_hash_sha256_init(&st);
+        crypto_hash_sha256_update(&st, (const uint8_t *)"breach", 7);
+        crypto_hash_sha256_update(&st, (const uint8_t *)b.source_name.ptr, b.source_name.len);
+        crypto_hash_sha256_update(&st, (const uint8_t *)"", 1);
+        if (b.site_domain.ptr)
+            crypto_hash_sha256_update(&st, (const uint8_t *)b.site_domain.ptr, b.site_domain.len);
+        crypto_hash_sha256_update(&st, (const uint8_t *)&b.date_leaked, sizeof b.date_leaked);
+        crypto_hash_sha256_final(&st, h);
+        bd_uuid_from_bytes(h, b.uuid);
+        generated = true;
+    }
+    out->u.breach = b;
+    out->generated = generated;
+    return stage(im, out);
+}
+
+/* ---- breach records ---------------------------------------------------------------- */
+
+typedef struct {
+    char buf[BD_NORM_MAX + 1];
+    bd_slice v; /* NULL when absent */
+} norm_value;
+
+/* Normalises an optional identity field. */
+static bd_result identity(importer *im, const char *name, bd_id_type t, norm_value *out)
+{
+    out->v = (bd_slice){NULL, 0};
+    bd_slice v;
+    if (!bd_fields_get(im->f, name, &v) || v.len == 0)
+        return BD_OK;
+    if (t != BD_ID_PASSWORD && !get(im, name, &v))
+        return BD_OK;
+    size_t n;
+    const char *why = NULL;
+    if (bd_normalize(t, v, out->buf, &n, &why) != BD_OK)
+        return reject(im, "%s: %s", name, why ? why : "not a valid value");
+    out->v = (bd_slice){out->buf, n};
+    return BD_OK;
+}
+
+static void dedup_add(crypto_hash_sha256_state *st, bd_slice v)
+{
+    uint32_t len = v.ptr ? (uint32_t)v.len : UINT32_MAX;
+    crypto_hash_sha256_update(st, (const uint8_t *)&len, sizeof len);
+    if (v.ptr)
+        crypto_hash_sha256_update(st, (const uint8_t *)v.ptr, v.len);
+}
+
+void bd_import_remember_breach(importer *im, const char *uuid)
+{
+    char *recent = im->recent[bd_slice_hash(bd_slice_from(uuid)) & 63];
+    if (strcmp(recent, uuid) == 0)
+        return;
+    bool known = false;
+    for (size_t i = 0; i < im->ntouched && !known; i++)
+        known = strcmp(im->touched[i], uuid) == 0;
+    if (!known) {
+        if (im->ntouched == im->cap_touched) {
+            size_t cap = im->cap_touched ? im->cap_touched * 2 : 8;
+            void *p = realloc(im->touched, cap * sizeof *im->touched);
+            if (!p)
+                return; /* the count is refreshed by the next import of this breach */
+            im->touched = p;
+            im->cap_touched = cap;
+        }
+        memcpy(im->touched[im->ntouched++], uuid, BD_UUID_LEN + 1);
+    }
+    memcpy(recent, uuid, BD_UUID_LEN + 1);
+}
+
+bd_result bd_import_check_record(importer *im, staged *out)
+{
+    static const char *const names[] = {
+        "breach_uuid",      "user_name",     "first_name",
+        "last_name",        "email",         "email_domain",
+        "phone_number",     "ip_address",    "bitcoin_address",
+        "password",         "password_hash", "social_security_number",
+        "other_attributes", "severity",      NULL};
+    bd_record_in rec;
+    memset(&rec, 0, sizeof rec);
+    bd_result r = check_names(im, names);
+    if (r != BD_OK)
+        return r;
+    bd_slice v;
+    if (get(im, "breach_uuid", &v)) {
+        if (!bd_uuid_canonical(v, rec.breach_uuid))
+            return reject(im, "breach_uuid is not a UUID");
+    } else if (im->o->breach_uuid) {
+        memcpy(rec.breach_uuid, im->o->breach_uuid, BD_UUID_LEN + 1);
+    } else {
+        return reject(im, "breach_uuid is required (or give --breach UUID)");
+    }
+
+    norm_value email, domain, phone, user, ip, ssn, password, hash, bitcoin;
+    if ((r = identity(im, "email", BD_ID_EMAIL, &email)) != BD_OK ||
+        (r = identity(im, "email_domain", BD_ID_EMAIL_DOMAIN, &domain)) != BD_OK ||
+        (r = identity(im, "phone_number", BD_ID_PHONE, &phone)) != BD_OK ||
+        (r = identity(im, "user_name", BD_ID_USERNAME, &user)) != BD_OK ||
+        (r = identity(im, "ip_address", BD_ID_IP, &ip)) != BD_OK ||
+        (r = identity(im, "social_security_number", BD_ID_SSN, &ssn)) != BD_OK ||
+        (r = identity(im, "password", BD_ID_PASSWORD, &password)) != BD_OK ||
+        (r = identity(im, "password_hash", BD_ID_PASSWORD_HASH, &hash)) != BD_OK ||
+        (r = identity(im, "bitcoin_address", BD_ID_BITCOIN, &bitcoin)) != BD_OK)
+        return r;
+    if (!email.v.ptr && !domain.v.ptr && !phone.v.ptr && !user.v.ptr && !ip.v.ptr && !ssn.v.ptr &&
+        !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr)
+        return reject(im, "a record needs at least one searchable field");
+
+    /* The domain of the email wins over a contradicting email_domain column. */
+    if (email.v.ptr) {
+        const char *at = memchr(email.v.ptr, '@', email.v.len);
+        domain.v = (bd_slice){at + 1, email.v.len - (size_t)(at + 1 - email.v.ptr)};
+    }
+    rec.email = email.v;
+    rec.email_domain = domain.v;
+    rec.ip_address = ip.v;
+    rec.bitcoin_address = bitcoin.v;
+    rec.password_hash = hash.v;
+    rec.user_name_key = user.v;
+    rec.phone_key = phone.v;
+    if ((r = text(im, "user_name", &rec.user_name)) != BD_OK ||
+        (r = text(im, "phone_number", &rec.phone_number)) != BD_OK ||
+        (r = text(im, "first_name", &rec.first_name)) != BD_OK ||
+        (r = text(im, "last_name", &rec.last_name)) != BD_OK)
+        return r;
+
+    char pw_masked[BD_NORM_MAX * 4 + 8];
+    uint8_t pw_mac[BD_MAC_LEN], ssn_mac[BD_MAC_LEN];
+    char ssn_masked[10];
+    if (password.v.ptr) {
+        size_t n;
+        if (bd_mask_password(password.v, pw_masked, sizeof pw_masked, &n) != BD_OK)
+            return reject(im, "password is too long");
+        rec.password_masked = (bd_slice){pw_masked, n};
+        bd_keyed_hash(im->secret, "password", password.v.ptr, password.v.len, pw_mac);
+        rec.password_hmac = (bd_slice){(const char *)pw_mac, sizeof pw_mac};
+    }
+    if (ssn.v.ptr) {
+        bd_mask_ssn(ssn.v.ptr, ssn_masked);
+        rec.ssn_masked = (bd_slice){ssn_masked, 9};
+        bd_keyed_hash(im->secret, "ssn", ssn.v.ptr, ssn.v.len, ssn_mac);
+        rec.ssn_hmac = (bd_slice){(const char *)ssn_mac, sizeof ssn_mac};
+    }
+
+    char *attrs = NULL;
+    if (get(im, "other_attributes", &v)) {
+        json_error_t err;
+        json_t *obj = v.len <= MAX_ATTRIBUTES ? json_loadb(v.ptr, v.len, 0, &err) : NULL;
+        if (!json_is_object(obj)) {
+            json_decref(obj);
+            return reject(im, "other_attributes must be a JSON object (at most %d bytes)",
+                          MAX_ATTRIBUTES);
+        }
+        attrs = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(obj);
+        if (!attrs)
+            return BD_ERR_NOMEM;
+        rec.other_attributes = bd_slice_from(attrs);
+    }
+
+    rec.severity = password.v.ptr || ssn.v.ptr ? BD_SEVERITY_HIGH
+                   : hash.v.ptr                ? BD_SEVERITY_MEDIUM
+                                               : BD_SEVERITY_LOW;
+    if (get(im, "severity", &v)) {
+        if (v.len == 3 && strncasecmp(v.ptr, "low", 3) == 0)
+            rec.severity = BD_SEVERITY_LOW;
+        else if (v.len == 6 && strncasecmp(v.ptr, "medium", 6) == 0)
+            rec.severity = BD_SEVERITY_MEDIUM;
+        else if (v.len == 4 && strncasecmp(v.ptr, "high", 4) == 0)
+            rec.severity = BD_SEVERITY_HIGH;
+        else {
+            free(attrs);
+            return reject(im, "severity must be Low, Medium or High");
+        }
+    }
+
+    crypto_hash_sha256_state st;
+    uint8_t h[32];
+    crypto_hash_sha256_init(&st);
+    dedup_add(&st, bd_slice_from(rec.breach_uuid));
+    bd_slice parts[] = {rec.user_name,     rec.first_name,    rec.last_name,  rec.email,
+                        rec.email_domain,  rec.phone_number,  rec.ip_address, rec.bitcoin_address,
+                        rec.password_hmac, rec.password_hash, rec.ssn_hmac,   rec.other_attributes};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        dedup_add(&st, parts[i]);
+    crypto_hash_sha256_final(&st, h);
+    memcpy(rec.dedup, h, sizeof rec.dedup);
+
+    out->u.record = rec;
+    r = stage(im, out);
+    free(attrs);
+    return r;
+}
+
+/* ---- cards ------------------------------------------------------------------------- */
+
+/* YYYY-MM-DD, YYYY-MM or MM/YY; the month forms mean the month's last day, when a card
+ * stops being valid. */
+static bool parse_expiry(bd_slice v, bd_datetime *d)
+{
+    if (bd_date_parse_iso(v, d))
+        return true;
+    char tmp[11];
+    if (v.len == 7 && v.ptr[4] == '-') {
+        memcpy(tmp, v.ptr, 7);
+        memcpy(tmp + 7, "-01", 3);
+    } else if (v.len == 5 && v.ptr[2] == '/') {
+        memcpy(tmp, "20", 2);
+        memcpy(tmp + 2, v.ptr + 3, 2);
+        tmp[4] = '-';
+        memcpy(tmp + 5, v.ptr, 2);
+        memcpy(tmp + 7, "-01", 3);
+    } else {
+        return false;
+    }
+    if (!bd_date_parse_iso((bd_slice){tmp, 10}, d))
+        return false;
+    d->d = bd_days_in_month(d->y, d->m);
+    return true;
+}
+
+static bd_result optional_date(importer *im, const char *name, char out[11])
+{
+    bd_slice v;
+    bd_datetime d;
+    out[0] = '\0';
+    if (!get(im, name, &v))
+        return BD_OK;
+    if (!bd_date_parse_iso(v, &d))
+        return reject(im, "%s must be YYYY-MM-DD", name);
+    bd_date_format_iso(&d, out);
+    return BD_OK;
+}
+
+bd_result bd_import_check_card(importer *im, staged *out)
+{
+    static const char *const names[] = {
+        "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
+        "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
+        "leakSize",   "leakTags",  NULL};
+    bd_card_in c;
+    memset(&c, 0, sizeof c);
+    bd_result r = check_names(im, names);
+    if (r != BD_OK)
+        return r;
+    bd_slice v;
+    char digits[20];
+    size_t n;
+    if (!get(im, "number", &v))
+        return reject(im, "number is required");
+    if (!bd_card_digits(v, digits, &n))
+        return reject(im, "number must be 12 to 19 digits (spaces and dashes allowed)");
+    bd_mask_card(digits, n, c.number_masked);
+    memcpy(c.bin, digits, 6);
+    memcpy(c.last4, digits + n - 4, 4);
+    c.length = (int)n;
+    uint8_t sha[32];
+    crypto_hash_sha256(sha, (const uint8_t *)digits, n);
+    bd_card_key(im->secret, sha, c.number_hmac);
+
+    bd_datetime d;
+    if (!get(im, "createdAt", &v))
+        return reject(im, "createdAt is required");
+    if (bd_datetime_parse(v, &d) || bd_date_parse_iso(v, &d))
+        bd_datetime_format(&d, c.created_at);
+    else
+        return reject(im, "createdAt must be YYYY-MM-DD HH:MM:SS");
+    if (get(im, "expireDate", &v)) {
+        if (!parse_expiry(v, &d))
+            return reject(im, "expireDate must be YYYY-MM-DD, YYYY-MM or MM/YY");
+        bd_date_format_iso(&d, c.expire_date);
+    }
+    if ((r = optional_date(im, "leakPublishDate", c.leak_publish_date)) != BD_OK ||
+        (r = optional_date(im, "leakDiscoverDate", c.leak_discover_date)) != BD_OK ||
+        (r = text(im, "bank", &c.bank)) != BD_OK || (r = text(im, "owner", &c.owner)) != BD_OK ||
+        (r = text(im, "leakId", &c.leak_id)) != BD_OK ||
+        (r = text(im, "leakName", &c.leak_name)) != BD_OK ||
+        (r = text(im, "leakTags", &c.leak_tags)) != BD_OK ||
+        (r = integer(im, "leakSize", &c.leak_size)) != BD_OK)
+        return r;
+    if (get(im, "cvv", &v)) {
+        bool ok = v.len == 3 || v.len == 4;
+        for (size_t i = 0; ok && i < v.len; i++)
+            ok = v.ptr[i] >= '0' && v.ptr[i] <= '9';
+        if (!ok)
+            return reject(im, "cvv must be 3 or 4 digits");
+        c.cvv = v;
+    }
+    if (get(im, "cvssScore", &v)) {
+        char tmp[32];
+        char *end;
+        if (v.len >= sizeof tmp)
+            return reject(im, "cvssScore must be a number from 0 to 10");
+        memcpy(tmp, v.ptr, v.len);
+        tmp[v.len] = '\0';
+        c.cvss = strtod(tmp, &end);
+        if (*end || !isfinite(c.cvss) || c.cvss < 0 || c.cvss > 10)
+            return reject(im, "cvssScore must be a number from 0 to 10");
+        c.has_cvss = true;
+    }
+    if (get(im, "id", &v)) {
+        if (v.len > BD_UUID_LEN)
+            return reject(im, "id is longer than %d characters", BD_UUID_LEN);
+        for (size_t i = 0; i < v.len; i++)
+            if ((unsigned char)v.ptr[i] <= 0x20 || (unsigned char)v.ptr[i] >= 0x7f)
+                return reject(im, "id must be printable ASCII without spaces");
+        memcpy(c.id, v.ptr, v.len);
+        c.id[v.len] = '\0';
+    } else {
+        /* Keyed, so the id reveals nothing of the number; stable, so a re-import matches. */
+        crypto_auth_hmacsha256_state st;
+        uint8_t mac[32];
+        crypto_auth_hmacsha256_init(&st, im->secret, BD_SECRET_LEN);
+        crypto_auth_hmacsha256_update(&st, (const uint8_t *)"card-id", 8);
+        crypto_auth_hmacsha256_update(&st, (const uint8_t *)digits, n);
+        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.created_at, 20);
+        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.expire_date, 11);
+        bd_slice parts[] = {c.leak_id, c.cvv, c.owner};
+        for (size_t i = 0; i < 3; i++) {
+            uint32_t len = parts[i].ptr ? (uint32_t)parts[i].len : UINT32_MAX;
+            crypto_auth_hmacsha256_update(&st, (const uint8_t *)&len, sizeof len);
+            if (parts[i].ptr)
+                crypto_auth_hmacsha256_update(&st, (const uint8_t *)parts[i].ptr, parts[i].len);
+        }
+        crypto_auth_hmacsha256_final(&st, mac);
+        bd_uuid_from_bytes(mac, c.id);
+    }
+    sodium_memzero(digits, sizeof digits);
+    out->u.card = c;
+    return stage(im, out);
+}

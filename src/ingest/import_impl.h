@@ -1,0 +1,68 @@
+/* Private to the importer (src/ingest/import.c, check.c): the rows a checking thread
+ * reads and checks, and the batches that carry them to the writing thread. */
+#ifndef BD_INGEST_IMPORT_IMPL_H
+#define BD_INGEST_IMPORT_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "ingest/fields.h"
+#include "ingest/import.h"
+
+#define MAX_TEXT 4096        /* names, descriptions and other free text */
+#define MAX_ATTRIBUTES 65536 /* other_attributes JSON */
+#define MAX_REPORTED 100     /* rejected lines printed per file */
+
+typedef struct {
+    bd_store *s;
+    const uint8_t *secret;
+    const bd_import_options *o;
+    const bd_fields *f;
+    char why[512];
+    /* breaches touched by a records import, to refresh their identity counts at the end */
+    char (*touched)[BD_UUID_LEN + 1];
+    size_t ntouched, cap_touched;
+    char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
+    struct stage_batch *batch;        /* where the checking thread puts checked rows */
+} importer;
+
+/* A row checked by the reading thread, on its way to the store: its values live in the
+ * batch's arena, so the reader's buffers and the checker's stack can move on. */
+typedef struct {
+    uint64_t line;
+    bool rejected;  /* why_at then holds the reason */
+    bool generated; /* breaches: the uuid was derived from the row, to be reported */
+    size_t why_at;
+    union {
+        bd_breach_in breach;
+        bd_record_in record;
+        bd_card_in card;
+    } u;
+} staged;
+
+#define STAGE_ROWS 1024
+#define STAGE_ARENA_SOFT (8u << 20) /* a batch closes early past this many bytes of values */
+
+typedef struct stage_batch {
+    staged rows[STAGE_ROWS];
+    size_t n;
+    bd_buf arena;
+    uint64_t bytes_read; /* the reader's position after the batch, for progress */
+    bool last;           /* the reader is done; end says how */
+    bd_result end;       /* BD_ERR_NOT_FOUND at the end of the input, else the reader's error */
+    char why[512];
+} stage_batch;
+
+/* Checks the row the reader holds (im->f) as a breach, record or card and stages its values
+ * in im->batch: BD_OK, BD_ERR_INVALID with im->why set for a rejected row, or a failure. */
+bd_result bd_import_check_breach(importer *im, staged *out);
+bd_result bd_import_check_record(importer *im, staged *out);
+bd_result bd_import_check_card(importer *im, staged *out);
+/* Turns the arena offsets of every row of a full batch into pointers, once the arena is
+ * final. */
+void bd_import_place_all(bd_import_kind kind, stage_batch *b);
+/* Notes a breach that records were written for, to refresh its identity count at the end. */
+void bd_import_remember_breach(importer *im, const char *uuid);
+
+#endif
