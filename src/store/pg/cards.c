@@ -257,20 +257,6 @@ static void count_query(pg_card_sql *c, const bd_card_query *q, bd_buf *word)
 
 /* ---- pages ---------------------------------------------------------------------------- */
 
-static const char *const SORT_COL[] = {
-    [BD_CARD_CREATED_AT] = "created_at",
-    [BD_CARD_EXPIRE_DATE] = "expire_date",
-    [BD_CARD_BANK] = "bank",
-    [BD_CARD_OWNER] = "owner",
-    [BD_CARD_CVSS] = "cvss",
-    [BD_CARD_LEAK_NAME] = "leak_name",
-    [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
-    [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
-    [BD_CARD_LEAK_SIZE] = "leak_size",
-    [BD_CARD_CVV] = "cvv",
-    [BD_CARD_LEAK_ID] = "leak_id",
-};
-
 /* " ORDER BY ..." in SQLite's order: NULL first ascending, last descending; ties by
  * card_id in the first key's direction. by_word: the first key is card_owner_words'
  * expiry (as w), never NULL. outer: the keys are the page's columns (as p). */
@@ -282,7 +268,7 @@ static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word, bool 
         bd_card_column col = q->sort[i].column;
         bool desc = q->sort[i].descending;
         pg_card_emit(c, by_word && i == 0 && !outer ? "w." : table);
-        pg_card_emit(c, SORT_COL[col]);
+        pg_card_emit(c, pg_card_col(col));
         if (col == BD_CARD_CREATED_AT || (by_word && i == 0 && !outer))
             pg_card_emit(c, desc ? " DESC, " : " ASC, ");
         else

@@ -38,6 +38,11 @@ static const char *const COL[] = {
     [BD_CARD_LEAK_ID] = "leak_id",
 };
 
+const char *pg_card_col(bd_card_column c)
+{
+    return COL[c];
+}
+
 static void put_be32(char *at, uint32_t v)
 {
     at[0] = (char)(v >> 24);

@@ -21,6 +21,8 @@ typedef struct {
 
 void pg_card_sql_init(pg_card_sql *c);
 void pg_card_sql_free(pg_card_sql *c);
+/* The cards table's column of a card field. */
+const char *pg_card_col(bd_card_column c);
 /* Appends SQL text. */
 void pg_card_emit(pg_card_sql *c, const char *text);
 /* Appends a value to the array and "(($1::text[])[n])" naming it to the SQL. */
