@@ -13,7 +13,8 @@ static const char USAGE[] =
     "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
     "               [--max-connections N] [--max-connections-per-ip N]\n"
     "               [--auth-fail-limit N/min]\n"
-    "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n";
+    "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
+    "               [--shared-limits URI]\n";
 
 int main(int argc, char **argv)
 {
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
             cfg.tls_key = v;
         } else if (bd_arg_value(argc, argv, &i, "--access-log", &v)) {
             cfg.access_log = v;
+        } else if (bd_arg_value(argc, argv, &i, "--shared-limits", &v)) {
+            cfg.shared_limits = v;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {

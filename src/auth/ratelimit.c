@@ -93,58 +93,59 @@ static bucket *find_existing(bd_ratelimit *rl, uint64_t id)
     return NULL;
 }
 
-/* One request's share of the period in microseconds, and the bucket's depth. */
-static int64_t share_of(int64_t *limit, int64_t period_s, int64_t *depth)
+void bd_rate_shape(int64_t *limit, int64_t period_s, int64_t *share_us, int64_t *depth_us)
 {
     if (*limit < 1)
         *limit = 1;
     int64_t t = period_s * 1000000 / *limit;
     if (t < 1)
         t = 1;
-    *depth = t * *limit;
-    return t;
+    *share_us = t;
+    *depth_us = t * *limit;
 }
 
-static void refuse(int64_t tat, int64_t next, int64_t depth, int64_t limit, int64_t now_us,
-                   bd_rate_decision *d)
+void bd_rate_refused(int64_t tat, int64_t share, int64_t depth, int64_t limit, int64_t now_us,
+                     bd_rate_decision *d)
 {
     int64_t current = tat > now_us ? tat : now_us;
     d->allowed = false;
     d->limit = limit;
     d->remaining = 0;
     d->reset = (current + 999999) / 1000000;
-    int64_t wait = next - depth - now_us; /* until one share has drained */
+    int64_t wait = current + share - depth - now_us; /* until one share has drained */
     d->retry_after = wait > 0 ? (wait + 999999) / 1000000 : 1;
 }
 
-static void admit(int64_t next, int64_t t, int64_t depth, int64_t limit, int64_t now_us,
-                  bd_rate_decision *d)
+void bd_rate_admitted(int64_t tat, int64_t share, int64_t depth, int64_t limit, int64_t now_us,
+                      bd_rate_decision *d)
 {
     d->allowed = true;
     d->limit = limit;
-    d->remaining = (depth - (next - now_us)) / t;
-    d->reset = (next + 999999) / 1000000;
+    d->remaining = (depth - (tat - now_us)) / share;
+    d->reset = (tat + 999999) / 1000000;
     d->retry_after = 0;
 }
 
 void bd_ratelimit_peek(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d)
 {
-    int64_t depth, t = share_of(&limit, period_s, &depth);
+    int64_t depth, t;
+    bd_rate_shape(&limit, period_s, &t, &depth);
     bucket *b = find_existing(rl, id);
     int64_t tat = b ? atomic_load_explicit(&b->tat, memory_order_relaxed) : 0;
     int64_t next = (tat > now_us ? tat : now_us) + t;
     if (next - now_us > depth)
-        refuse(tat, next, depth, limit, now_us, d);
+        bd_rate_refused(tat, t, depth, limit, now_us, d);
     else
-        admit(next, t, depth, limit, now_us, d);
+        bd_rate_admitted(next, t, depth, limit, now_us, d);
 }
 
 void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d)
 {
     /* One request's share of the period; the bucket is `limit` shares deep. */
-    int64_t depth, t = share_of(&limit, period_s, &depth);
+    int64_t depth, t;
+    bd_rate_shape(&limit, period_s, &t, &depth);
     bucket *b = find(rl, id);
     int64_t tat = atomic_load_explicit(&b->tat, memory_order_relaxed), next;
     for (;;) {
@@ -153,9 +154,9 @@ void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t per
             break; /* over budget: nothing to store */
         if (atomic_compare_exchange_weak_explicit(&b->tat, &tat, next, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
-            admit(next, t, depth, limit, now_us, d);
+            bd_rate_admitted(next, t, depth, limit, now_us, d);
             return;
         }
     }
-    refuse(tat, next, depth, limit, now_us, d);
+    bd_rate_refused(tat, t, depth, limit, now_us, d);
 }

@@ -36,4 +36,15 @@ void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t per
 void bd_ratelimit_peek(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d);
 
+/* The arithmetic of a bucket, for keepers of bucket state elsewhere (auth/limiter.c): the
+ * shape of `limit` requests per period_s (one request's share of the period and the bucket's
+ * depth, both in microseconds; limit is raised to 1 when below), and the decision for a
+ * bucket whose theoretical arrival time is now tat: admitted (tat already includes this
+ * request) or refused. */
+void bd_rate_shape(int64_t *limit, int64_t period_s, int64_t *share_us, int64_t *depth_us);
+void bd_rate_admitted(int64_t tat, int64_t share, int64_t depth, int64_t limit, int64_t now_us,
+                      bd_rate_decision *d);
+void bd_rate_refused(int64_t tat, int64_t share, int64_t depth, int64_t limit, int64_t now_us,
+                     bd_rate_decision *d);
+
 #endif

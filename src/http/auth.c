@@ -60,7 +60,8 @@ static bool failed(bd_server *srv, bd_req *rq, uint64_t client, int64_t now, int
 static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
 {
     bd_rate_decision d;
-    bd_ratelimit_take(srv->key_rates, (uint64_t)rq->key.id, rq->key.rate_per_hour, 3600, now, &d);
+    bd_limiter_take(srv->limiter, BD_BUDGET_REQUESTS, rq->key.id, rq->key.rate_per_hour, 3600, now,
+                    &d);
     rq->has_rate = true;
     rq->rate_limit = d.limit;
     rq->rate_remaining = d.remaining;

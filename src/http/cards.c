@@ -154,8 +154,8 @@ static bool take_exact_lookup(bd_req *rq)
         return false;
     }
     bd_rate_decision d;
-    bd_ratelimit_take(rq->exact_rates, (uint64_t)rq->key.id, per_day, EXACT_PERIOD_S, rq->now_us,
-                      &d);
+    bd_limiter_take(rq->limiter, BD_BUDGET_EXACT, rq->key.id, per_day, EXACT_PERIOD_S, rq->now_us,
+                    &d);
     if (d.allowed) {
         rq->exact_refused = false;
         return true;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auth/limiter.h"
 #include "core/buf.h"
 
 typedef enum {
@@ -38,5 +39,7 @@ void bd_metrics_store_error(bd_metrics *m);
 /* Writes the exposition text; the connection figures come from the daemon and the guard. */
 bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,
                            uint64_t cut_connections);
+/* Appends the shared limits' figures (nothing when budgets are per process). */
+bd_result bd_metrics_write_limiter(const bd_limiter_health *h, bd_buf *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "auth/keys.h"
+#include "auth/limiter.h"
 #include "auth/ratelimit.h"
 #include "auth/secret.h"
 #include "core/buf.h"
@@ -41,7 +42,7 @@ typedef struct {
     bool bad_param_bytes; /* a name or value held a NUL byte */
     bd_key_info key;
     int64_t now_us;            /* Unix microseconds when the key was checked, for later budgets */
-    bd_ratelimit *exact_rates; /* the server's per-key budget of exact card-number lookups */
+    bd_limiter *limiter;       /* the server's per-key budgets */
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;
     bd_store *store;

@@ -167,7 +167,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     memset((char *)rq + offsetof(bd_req, nparams), 0, sizeof *rq - offsetof(bd_req, nparams));
     rq->conn = conn;
     rq->secret = srv->secret;
-    rq->exact_rates = srv->exact_rates;
+    rq->limiter = srv->limiter;
     rq->records = -1;
     rq->log_account = srv->log != NULL;
     new_request_id(srv, rq->request_id);
@@ -288,6 +288,7 @@ static void *refresh_keys(void *arg)
             bd_store_close(s); /* reopen next time round */
             s = NULL;
         }
+        bd_limiter_tick(srv->limiter, bd_now_us());
         pthread_mutex_lock(&srv->workers_lock);
         for (bd_worker *w = srv->workers; w; w = w->next)
             bd_store_release_idle(w->store);
@@ -441,14 +442,14 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
 static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
 {
     const bd_server_config *cfg = &srv->cfg;
-    srv->key_rates = bd_ratelimit_new(1u << 16);
+    bd_result lr = bd_limiter_new(cfg->shared_limits, &srv->limiter, why, whylen);
+    if (lr != BD_OK)
+        return lr;
     srv->auth_fails = bd_ratelimit_new(1u << 14);
-    srv->exact_rates = bd_ratelimit_new(1u << 16);
     srv->known_keys = bd_known_keys_new(1u << 16);
     srv->metrics = bd_metrics_new();
     srv->guard = bd_guard_new(cfg->header_timeout);
-    if (!srv->key_rates || !srv->auth_fails || !srv->exact_rates || !srv->known_keys ||
-        !srv->metrics || !srv->guard)
+    if (!srv->auth_fails || !srv->known_keys || !srv->metrics || !srv->guard)
         return BD_ERR_NOMEM;
     randombytes_buf(srv->id_key, sizeof srv->id_key);
     if (cfg->access_log) {
@@ -637,9 +638,8 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         free(w);
     }
     bd_keyring_free(srv->keys);
-    bd_ratelimit_free(srv->key_rates);
+    bd_limiter_free(srv->limiter);
     bd_ratelimit_free(srv->auth_fails);
-    bd_ratelimit_free(srv->exact_rates);
     bd_known_keys_free(srv->known_keys);
     bd_guard_free(srv->guard);
     bd_metrics_free(srv->metrics);

@@ -23,6 +23,8 @@ typedef struct {
     const char *tls_cert;      /* PEM files; both or neither */
     const char *tls_key;
     const char *access_log; /* NULL: no access log */
+    const char *shared_limits; /* store URI keeping per-key budgets for every server; NULL:
+                                * budgets per process */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

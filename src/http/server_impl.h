@@ -10,6 +10,7 @@
 
 #include "auth/keys.h"
 #include "auth/known_keys.h"
+#include "auth/limiter.h"
 #include "auth/ratelimit.h"
 #include "auth/secret.h"
 #include "http/access_log.h"
@@ -36,9 +37,8 @@ struct bd_server {
     uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
     struct MHD_Daemon *daemon;
     bd_keyring *keys;
-    bd_ratelimit *key_rates;   /* per API key, by plan */
-    bd_ratelimit *auth_fails;  /* per client address, failed keys only */
-    bd_ratelimit *exact_rates; /* per API key, exact card-number and Hash: lookups */
+    bd_limiter *limiter;       /* per API key: its requests, its exact card lookups */
+    bd_ratelimit *auth_fails;  /* per client address, failed keys only; per process */
     bd_known_keys *known_keys; /* (address, key) pairs that authenticated */
     bd_guard *guard;           /* per-connection deadlines */
     bd_metrics *metrics;

@@ -184,6 +184,18 @@ bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
     return s->ops->key_generation(s, gen);
 }
 
+bd_result bd_store_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                             int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us)
+{
+    return s->ops->rate_take(s, kind, id, now_us, share_us, depth_us, want, granted, tat_us);
+}
+
+bd_result bd_store_rate_give_back(bd_store *s, int kind, int64_t id, int64_t count,
+                                  int64_t share_us)
+{
+    return s->ops->rate_give_back(s, kind, id, count, share_us);
+}
+
 bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
                                int64_t *removed)
 {

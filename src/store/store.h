@@ -343,6 +343,24 @@ bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now);
 /* A number that changes whenever keys change, so servers can reload cheaply. */
 bd_result bd_store_key_generation(bd_store *s, int64_t *gen);
 
+/* ---- shared rate limits ------------------------------------------------------------ */
+
+/* Rate-limit buckets that several servers share (breachd --shared-limits): the generic cell
+ * rate algorithm of auth/ratelimit.h, its state (one theoretical arrival time per bucket,
+ * Unix microseconds) kept in the store. A bucket is (kind, id); its shape is share_us per
+ * request and depth_us in all (bd_rate_shape). Only the PostgreSQL backend keeps them; the
+ * SQLite one returns BD_ERR_INVALID. Neither call takes the writer lock or joins an open
+ * transaction's fate: each is one statement of its own.
+ *
+ * rate_take admits up to `want` requests at once, as many as the bucket holds now
+ * (*granted, 0 when none), and returns the arrival time after them in *tat_us. */
+bd_result bd_store_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                             int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
+/* Gives back `count` admitted requests that were never used. A count of 0 changes nothing:
+ * a check that the store keeps buckets at all. */
+bd_result bd_store_rate_give_back(bd_store *s, int kind, int64_t id, int64_t count,
+                                  int64_t share_us);
+
 /* ---- erasure and backup ------------------------------------------------------------ */
 
 typedef struct {

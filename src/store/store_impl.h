@@ -39,6 +39,10 @@ typedef struct bd_store_ops {
     bd_result (*key_list)(bd_store *s, bd_key_cb cb, void *ctx);
     bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);
     bd_result (*key_generation)(bd_store *s, int64_t *gen);
+    bd_result (*rate_take)(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                           int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
+    bd_result (*rate_give_back)(bd_store *s, int kind, int64_t id, int64_t count,
+                                int64_t share_us);
     bd_result (*erase_email)(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
                              int64_t *removed);
     bd_result (*erase_breach)(bd_store *s, const char *uuid, int64_t *records_removed);

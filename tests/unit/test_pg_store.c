@@ -47,7 +47,7 @@ TEST(test_pg_store_lives_in_the_schema_of_the_search_path)
              schema);
     CHECK_INT(admin_count(sql), 9);
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "6");
+    CHECK_STR(v, "7");
 
     char param[128], u[1024], why[512];
     snprintf(param, sizeof param, "options=-csearch_path%%3D%s_empty", schema);
@@ -175,7 +175,7 @@ TEST(test_pg_lost_connection_is_busy_then_reset_on_next_call)
     CHECK_INT(bd_store_ping(st), BD_OK); /* reconnected */
     char v[16];
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK); /* re-prepared */
-    CHECK_STR(v, "6");
+    CHECK_STR(v, "7");
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "e.example", 9);
     CHECK_STR(find(&q), "ann@e.example");
 }

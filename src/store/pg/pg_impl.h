@@ -49,6 +49,8 @@ typedef enum {
     PG_Q_ERASE_BREACH,
     PG_Q_ERASE_EMPTY_DOMAINS,
     PG_Q_CARD_PUT,
+    PG_Q_RATE_TAKE,
+    PG_Q_RATE_GIVE_BACK,
     PG_Q__COUNT
 } pg_q;
 
@@ -254,6 +256,10 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx);
 bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now);
 bd_result pg_key_generation(bd_store *s, int64_t *gen);
+
+bd_result pg_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                       int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
+bd_result pg_rate_give_back(bd_store *s, int kind, int64_t id, int64_t count, int64_t share_us);
 
 bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *ctx,
                          int64_t *removed);

@@ -1,6 +1,6 @@
-/* PostgreSQL schema, one migration per entry, numbered like the SQLite schema's
- * (src/store/schema.c) and ending at the same version: never edit a shipped entry, append
- * a new one. The meta table's schema_version says how many ran.
+/* PostgreSQL schema, one migration per entry: never edit a shipped entry, append a new one.
+ * 1-6 are numbered like the SQLite schema's (src/store/sqlite/schema.c); 7 on are what only
+ * this store has (the shared rate limits). The meta table's schema_version says how many ran.
  *
  * The tables hold what SQLite's hold (see that file for why the columns look the way they
  * do), in PostgreSQL's types: bigint identity keys, bytea for keyed hashes, and every text
@@ -122,6 +122,12 @@ static const char *const MIGRATIONS[] = {
      * the writer lock, and a breach's records are erased in the breach's own transaction.
      * The key's check cost a lookup per record put: 6 of 14 us per record in a bulk load. */
     "ALTER TABLE records DROP CONSTRAINT IF EXISTS records_breach_id_fkey;",
+    /* 7: rate-limit buckets that several servers share (breachd --shared-limits; limits.c).
+     * Unlogged: a write per lease of requests is the hot path of every server, and the state
+     * is worth no WAL. A crash of the primary empties it (every key's budget starts full
+     * again), and standbys do not have it; servers reach it on the primary. */
+    "CREATE UNLOGGED TABLE rate_limits(kind smallint NOT NULL, id bigint NOT NULL,"
+    "  tat bigint NOT NULL, granted bigint NOT NULL, PRIMARY KEY(id, kind));",
 };
 /* clang-format on */
 

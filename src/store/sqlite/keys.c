@@ -77,3 +77,21 @@ bd_result sq_key_generation(bd_store *base, int64_t *gen)
     *gen = strtoll(v, NULL, 10);
     return BD_OK;
 }
+
+/* Shared rate limits are for several servers on several machines: a SQLite file is one
+ * machine's, and its single writer is the importer's. */
+bd_result sq_rate_take(bd_store *base, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                       int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us)
+{
+    (void)base, (void)kind, (void)id, (void)now_us, (void)share_us, (void)depth_us, (void)want;
+    *granted = 0;
+    *tat_us = 0;
+    return BD_ERR_INVALID;
+}
+
+bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
+                            int64_t share_us)
+{
+    (void)base, (void)kind, (void)id, (void)count, (void)share_us;
+    return BD_ERR_INVALID;
+}

@@ -249,6 +249,10 @@ bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id);
 bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx);
 bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now);
 bd_result sq_key_generation(bd_store *base, int64_t *gen);
+bd_result sq_rate_take(bd_store *base, int kind, int64_t id, int64_t now_us, int64_t share_us,
+                       int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
+bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
+                            int64_t share_us);
 
 /* admin.c */
 bd_result sq_stats(bd_store *base, bd_stats_cb cb, void *ctx, int64_t *total_records,
