@@ -11,6 +11,7 @@
 #   make check           what CI runs: test, test-sanitize, fuzz-quick
 #   make tsan            unit tests and the concurrency stress test under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
+#   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
 
 CC      ?= cc
 BUILD   ?= build
@@ -44,7 +45,7 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth format \
+.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth bench-cluster format \
         tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -170,6 +171,14 @@ bench-growth: all
 	python3 bench/run.py --label growth --records 10000000 --cards 10000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --bulk-only --compare-with full \
 	  --corpus /tmp/breachd-bench-corpus-10m --no-pg --build $(BUILD)
+
+# Issue 15: scenario 1 on a PostgreSQL primary with a hot standby: one breachd, one with
+# --shared-limits, and one or two (primary + standby) behind nginx, alternating; writes the
+# cluster section of bench/RESULTS.md. About 6 minutes.
+bench-cluster: all
+	bench/install-bench-deps.sh
+	python3 bench/cluster.py --records 1000000 --cards 1000 --duration 10 --warmup 3 \
+	  --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
 
 # A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
 # by the breachd of BASE (any git revision, built in a temporary worktree that is removed
