@@ -4,6 +4,7 @@
 #   make                 build/breachd, build/breachctl
 #   make test            unit + end-to-end tests against the build in $(BUILD)
 #   make test-pg         the unit tests that need PostgreSQL, the e2e suite on a PostgreSQL store
+#   make test-cluster    two breachd instances on a PostgreSQL primary and its hot standby
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
 #   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
@@ -83,6 +84,13 @@ PGUNITBIN := $(filter %_contract %/test_pg_store %/test_pg_copy %/test_pg_cards,
 test-pg: all $(UNITBIN)
 	scripts/pg-cluster.sh run sh -c 'set -e; for t in $(PGUNITBIN); do echo "== $$t"; $$t; done; \
 	  BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
+
+# Many instances on one corpus (tests/cluster): a throwaway primary and a streaming-
+# replication hot standby of it (scripts/pg-cluster.sh run-standby), breachd instances on
+# each; both clusters removed however the run ends.
+.PHONY: test-cluster
+test-cluster: all
+	scripts/pg-cluster.sh run-standby python3 tests/cluster/run.py --build $(BUILD)
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
 # the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster.
