@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 os.environ.setdefault("BREACHD_STORE", "pg")  # harness reads it at import
 
-from harness import ROOT, Ctl, Server, fixture, psql  # noqa: E402
+from harness import ROOT, Ctl, Server, binary, fixture, psql  # noqa: E402
 
 PRIMARY_URI = os.environ.get("BREACHD_PG_URI", "")
 STANDBY_URI = os.environ.get("BREACHD_PG_STANDBY_URI", "")
@@ -331,6 +331,42 @@ class Cluster(unittest.TestCase):
         back, took = poll(lambda: self.a.request("/healthz")[0] == 200, 10)
         self.assertTrue(back, "A's /healthz not 200 within 10 s of the primary's return")
         self.assertEqual(self.both("/v7/breaches"), (ra, rb))
+
+
+class UpgradeOrder(unittest.TestCase):
+    """A newer breachd on a standby whose store is at an older schema cannot migrate it (a
+    standby is read-only and follows its primary): it must say so and what to do, and
+    serve once the primary is upgraded."""
+
+    def test_standby_at_an_older_schema_is_refused_until_the_primary_is_upgraded(self):
+        ctl = Ctl()
+        srv = None
+        try:
+            ctl.init()
+            key = ctl.key("upgrade")
+            # the store as the previous release left it: before migration 7
+            psql(ctl.db, "DROP TABLE rate_limits; "
+                         "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+            wait_replayed()
+            with self.assertRaises(AssertionError) as cm:
+                on_standby(ctl, "old")
+            self.assertIn("has schema version 6 and this program needs 7; it is a read-only "
+                          "standby, which follows its primary: upgrade the primary first "
+                          "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
+            self.assertNotIn("schema migration 7 failed", str(cm.exception))
+            # breachctl on the primary upgrades the store; the standby follows
+            p = subprocess.run([binary("breachctl"), "stats",
+                                *ctl.store_args()], capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
+                                          "'schema_version'"), [["7"]])
+            wait_replayed()
+            srv = on_standby(ctl, "new")
+            self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
+        finally:
+            if srv is not None:
+                self.assertEqual(srv.stop(), 0)
+            ctl.cleanup()
 
 
 class SharedLimits(unittest.TestCase):

@@ -190,6 +190,17 @@ static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
     return r;
 }
 
+/* A hot standby: its schema changes only by replaying its primary's. */
+static bool in_recovery(pg_store *p)
+{
+    PGresult *res;
+    if (pg_run_sql(p, "SELECT pg_is_in_recovery()", NULL, false, &res) != BD_OK)
+        return false;
+    bool yes = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    return yes;
+}
+
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen)
 {
     int v;
@@ -198,6 +209,14 @@ bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why,
         return BD_OK; /* the common case: nothing to lock, nothing to change */
     if (r == BD_OK && v == 0 && !create)
         r = BD_ERR_NOT_FOUND;
+    if (r == BD_OK && v > 0 && v < MIGRATION_COUNT && in_recovery(p)) {
+        bd_why(why, whylen,
+               "the store at %s has schema version %d and this program needs %d; it is a "
+               "read-only standby, which follows its primary: upgrade the primary first "
+               "(breachctl init --db PRIMARY_URI --secret FILE)",
+               shown_uri, v, MIGRATION_COUNT);
+        return BD_ERR_STORE;
+    }
     if (r == BD_OK)
         r = upgrade(p, create, why, whylen);
     if (r == BD_ERR_NOT_FOUND)
