@@ -124,7 +124,8 @@ bd_result bd_keyring_refresh(bd_keyring *kr, bd_store *s)
         free(c.items);
         return r;
     }
-    qsort(c.items, c.n, sizeof *c.items, by_hash);
+    if (c.n > 1) /* a store without keys has no array at all: qsort(NULL, ...) is undefined */
+        qsort(c.items, c.n, sizeof *c.items, by_hash);
     pthread_rwlock_wrlock(&kr->lock);
     entry *old = kr->entries;
     kr->entries = c.items;

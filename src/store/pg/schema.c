@@ -126,8 +126,8 @@ static const char *const MIGRATIONS[] = {
      * Unlogged: a write per lease of requests is the hot path of every server, and the state
      * is worth no WAL. A crash of the primary empties it (every key's budget starts full
      * again), and standbys do not have it; servers reach it on the primary. */
-    "CREATE UNLOGGED TABLE rate_limits(kind smallint NOT NULL, id bigint NOT NULL,"
-    "  tat bigint NOT NULL, granted bigint NOT NULL, PRIMARY KEY(id, kind));",
+    ("CREATE UNLOGGED TABLE rate_limits(kind smallint NOT NULL, id bigint NOT NULL,"
+     "  tat bigint NOT NULL, granted bigint NOT NULL, PRIMARY KEY(id, kind));"),
 };
 /* clang-format on */
 
