@@ -230,15 +230,21 @@ def section(r):
                               fmt_int(a["cards"]), a["threads"], a["wrk_threads"],
                               a["connections"], a["duration"], a["warmup"], a["ratio_runs"]))
     w("")
-    w("| setup | req/s | p50 ms | p99 ms | errors | breachd cores (first) | PostgreSQL cores "
-      "| wrk cores | runs, req/s |")
-    w("|---|--:|--:|--:|--:|--:|--:|--:|---|")
+    w("| setup | req/s | p50 ms | p99 ms | errors | breachd cores (first) | primary's "
+      "PostgreSQL cores | wrk cores | runs, req/s | other processes' cores, by run |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|---|---|")
     for sid, title in SETUPS:
         x = s[sid]
-        w("| %s: %s | %s | %.2f | %.2f | %d | %s | %s | %.2f | %s |"
+        w("| %s: %s | %s | %.2f | %.2f | %d | %s | %s | %.2f | %s | %s |"
           % (sid, title, fmt_int(x["rps"]), x["p50_ms"], x["p99_ms"],
              sum(x["errors"].values()) + x["non_2xx"], x["server_cores"], x["db_cores"],
-             x["wrk_cores"], ", ".join(fmt_int(y["rps"]) for y in x["runs"])))
+             x["wrk_cores"], ", ".join(fmt_int(y["rps"]) for y in x["runs"]),
+             ", ".join("%.2f" % y["other_cores"] for y in x["runs"])))
+    w("")
+    w("*Other processes* is every CPU second of the machine not spent by the first breachd, "
+      "the primary's PostgreSQL or wrk: in lb-two that includes the second breachd, the "
+      "standby's PostgreSQL and nginx, in lb-one nginx; elsewhere it is the machine's "
+      "noise.")
     w("")
     lz = r["leases"]
     w("| target | measured | verdict |")
