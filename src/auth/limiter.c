@@ -85,15 +85,17 @@ static bd_store *thread_store(bd_limiter *l)
     return s;
 }
 
-/* Opens the store once to check it keeps buckets: a wrong URI fails at start, not at the
- * first request. */
+/* Opens the store once and takes a request from a bucket no key has (key ids start at 1):
+ * a store that cannot keep buckets, or will not write them (a read-only standby), fails at
+ * start, not at the first request. */
 static bd_result check_store(bd_limiter *l, char *why, size_t whylen)
 {
     bd_store *s;
     bd_result r = bd_store_open(l->uri, BD_STORE_WRITE, &s, why, whylen);
     if (r != BD_OK)
         return r;
-    r = bd_store_rate_give_back(s, BD_BUDGET_REQUESTS, 0, 0, 1);
+    int64_t granted, tat;
+    r = bd_store_rate_take(s, BD_BUDGET_REQUESTS, 0, 0, 1, 1, 1, &granted, &tat);
     bd_store_close(s);
     if (r == BD_ERR_INVALID)
         snprintf(why, whylen,
@@ -101,7 +103,10 @@ static bd_result check_store(bd_limiter *l, char *why, size_t whylen)
                  "PostgreSQL store (its primary)",
                  l->shown);
     else if (r != BD_OK)
-        snprintf(why, whylen, "--shared-limits: the store at %s did not answer", l->shown);
+        snprintf(why, whylen,
+                 "--shared-limits: the store at %s did not take a write; name the primary, "
+                 "not a standby",
+                 l->shown);
     return r;
 }
 

@@ -396,6 +396,13 @@ class SharedLimits(unittest.TestCase):
         cls.ctl.cleanup()
         assert rc_a == 0 and rc_b == 0, (rc_a, rc_b)
 
+    def test_a_standby_cannot_keep_them(self):
+        with self.assertRaises(AssertionError) as cm:
+            on_primary(self.ctl, "sby", "--shared-limits", standby_uri(self.ctl.dbname))
+        self.assertIn("--shared-limits: the store at %s did not take a write; name the "
+                      "primary, not a standby" % standby_uri(self.ctl.dbname),
+                      str(cm.exception))
+
     def test_20_clients_on_2_instances_get_40_or_41_of_a_40_per_hour_key(self):
         results = []
         lock = threading.Lock()
