@@ -93,11 +93,13 @@ test-cluster: all
 	scripts/pg-cluster.sh run-standby python3 tests/cluster/run.py --build $(BUILD)
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
-# the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster.
+# the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster, then
+# the cluster tests (primary + standby).
 test-sanitize:
 	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 all
 	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test
 	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test-pg
+	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test-cluster
 
 # Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.
 FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
