@@ -79,13 +79,13 @@ static bd_slice words_of(bd_buf *b)
 
 static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
 {
-    bd_buf owner, bank;
-    bd_buf_init(&owner, 65536);
-    bd_buf_init(&bank, 65536);
+    bd_buf *owner = &p->words[0], *bank = &p->words[1];
+    bd_buf_reset(owner);
+    bd_buf_reset(bank);
     int n;
-    bd_result r = pg_card_words(c->owner, &owner, &n);
+    bd_result r = pg_card_words(c->owner, owner, &n);
     if (r == BD_OK)
-        r = pg_card_words(c->bank, &bank, &n);
+        r = pg_card_words(c->bank, bank, &n);
     char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
     char cvss[32];
     snprintf(cvss, sizeof cvss, "%.17g", c->cvss + 0.0); /* -0 is 0, as SQLite keeps it */
@@ -112,8 +112,8 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
     else
         pg_param_str(&pp, NULL);
     pg_param_text(&pp, c->leak_tags);
-    pg_param_text(&pp, words_of(&owner));
-    pg_param_text(&pp, words_of(&bank));
+    pg_param_text(&pp, words_of(owner));
+    pg_param_text(&pp, words_of(bank));
     PGresult *res;
     if (r == BD_OK)
         r = pg_run(p, &CARD_PUT, &pp, &res);
@@ -121,8 +121,6 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
         *inserted = pg_int(res, 0, 0) > 0;
         PQclear(res);
     }
-    bd_buf_free(&owner);
-    bd_buf_free(&bank);
     return r;
 }
 
@@ -332,42 +330,41 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     *found = 0;
     if (!q->where)
         return BD_ERR_INVALID;
-    pg_card_sql c;
-    pg_card_sql_init(&c);
-    bd_buf word;
-    bd_buf_init(&word, 65536);
-    pg_card_emit(&c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
+    pg_card_sql *c = &p->card;
+    pg_card_sql_begin(c);
+    bd_buf *word = &c->owner_word;
+    pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
                      "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
                      "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL
                      ", (");
-    count_query(&c, q, &word);
-    pg_card_emit(&c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, "
+    count_query(c, q, word);
+    pg_card_emit(c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, "
                      "c.bank, c.number_masked, c.owner, c.cvv, c.expire_date, c.cvss, c.leak_id, "
                      "c.leak_name, c.leak_publish_date, c.leak_discover_date, c.leak_size, "
                      "c.leak_tags FROM ");
     /* An owner word in expiry order: card_owner_words is in that order already, so the page
      * is the first entries of one index range. */
     bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
-                   owner_word_with_expiry(q->where, &word);
+                   owner_word_with_expiry(q->where, word);
     if (by_word) {
-        pg_card_emit(&c, "card_owner_words w JOIN cards c ON c.id = w.id");
-        owner_word_where(&c, q->where, &word);
+        pg_card_emit(c, "card_owner_words w JOIN cards c ON c.id = w.id");
+        owner_word_where(c, q->where, word);
     } else {
-        pg_card_emit(&c, "cards c WHERE ");
-        pg_card_cond(&c, q->where);
+        pg_card_emit(c, "cards c WHERE ");
+        pg_card_cond(c, q->where);
     }
-    order_by(&c, q, by_word, false);
+    order_by(c, q, by_word, false);
     pg_params pp = {0};
-    pg_card_params(&c, &pp);
+    pg_card_params(c, &pp);
     pg_param_int(&pp, q->limit);
     pg_param_int(&pp, q->offset);
-    if (c.err == BD_OK)
-        c.err = bd_buf_printf(&c.sql, " LIMIT $%d OFFSET $%d) AS p ON true", pp.n - 1, pp.n);
-    order_by(&c, q, by_word, true);
+    if (c->err == BD_OK)
+        c->err = bd_buf_printf(&c->sql, " LIMIT $%d OFFSET $%d) AS p ON true", pp.n - 1, pp.n);
+    order_by(c, q, by_word, true);
     PGresult *res;
-    bd_result r = c.err;
+    bd_result r = c->err;
     if (r == BD_OK)
-        r = pg_run_sql(p, c.sql.data, &pp, plan_fits_every_value(q, by_word), &res);
+        r = pg_run_sql(p, c->sql.data, &pp, plan_fits_every_value(q, by_word), &res);
     if (r == BD_OK) {
         pg_note_version(p, pg_slice(res, 0, 14));
         *found = pg_int(res, 0, 15);
@@ -375,7 +372,5 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
             each_card(res, cb, ctx);
         PQclear(res);
     }
-    bd_buf_free(&word);
-    pg_card_sql_free(&c);
     return r;
 }

@@ -55,6 +55,18 @@ void pg_card_sql_init(pg_card_sql *c)
 {
     bd_buf_init(&c->sql, SQL_MAX);
     bd_buf_init(&c->vals, VALS_MAX);
+    bd_buf_init(&c->words, 65536);
+    bd_buf_init(&c->text, 65536);
+    bd_buf_init(&c->end, 4096);
+    bd_buf_init(&c->owner_word, 65536);
+    c->nvals = 0;
+    c->err = BD_OK;
+}
+
+void pg_card_sql_begin(pg_card_sql *c)
+{
+    bd_buf_reset(&c->sql);
+    bd_buf_reset(&c->vals);
     c->nvals = 0;
     char header[HEADER] = {0};
     c->err = bd_buf_append(&c->vals, header, sizeof header);
@@ -64,6 +76,10 @@ void pg_card_sql_free(pg_card_sql *c)
 {
     bd_buf_free(&c->sql);
     bd_buf_free(&c->vals);
+    bd_buf_free(&c->words);
+    bd_buf_free(&c->text);
+    bd_buf_free(&c->end);
+    bd_buf_free(&c->owner_word);
 }
 
 void pg_card_emit(pg_card_sql *c, const char *text)
@@ -211,39 +227,35 @@ bool pg_card_prefix_end(const char *prefix, size_t n, bd_buf *out)
  * starting with p. */
 static void word_prefix(pg_card_sql *c, const char *p, size_t n)
 {
-    bd_buf end;
-    bd_buf_init(&end, 4096);
     pg_card_emit(c, "w.word >= ");
     pg_card_value(c, p, n);
-    if (pg_card_prefix_end(p, n, &end)) {
+    if (pg_card_prefix_end(p, n, &c->end)) {
         pg_card_emit(c, " AND w.word < ");
-        pg_card_value(c, end.data, end.len);
+        pg_card_value(c, c->end.data, c->end.len);
     } else {
         pg_card_emit(c, " AND starts_with(w.word, ");
         pg_card_value(c, p, n);
         pg_card_emit(c, ")");
     }
-    bd_buf_free(&end);
 }
 
 /* FTS5 reads the query's words as one phrase, split by its own tokenizer (which may split
- * a word further, and folds accents): the same is done here, into w (words separated by
- * spaces); *n gets how many. */
-static bd_result split_words(const bd_card_cond *k, bd_buf *w, int *n)
+ * a word further, and folds accents): the same is done here, into c->words (words separated
+ * by spaces); *n gets how many. */
+static bd_result split_words(pg_card_sql *c, const bd_card_cond *k, int *n)
 {
-    bd_buf text;
-    bd_buf_init(&text, 65536);
+    bd_buf_reset(&c->text);
+    bd_buf_reset(&c->words);
     bd_result r = BD_OK;
     for (size_t i = 0; i < k->nwords && r == BD_OK; i++) {
         if (i)
-            r = bd_buf_append_char(&text, ' ');
+            r = bd_buf_append_char(&c->text, ' ');
         if (r == BD_OK)
-            r = bd_buf_append_slice(&text, k->words[i]);
+            r = bd_buf_append_slice(&c->text, k->words[i]);
     }
     *n = 0;
     if (r == BD_OK)
-        r = pg_card_words((bd_slice){text.data, text.len}, w, n);
-    bd_buf_free(&text);
+        r = pg_card_words((bd_slice){c->text.data, c->text.len}, &c->words, n);
     return r;
 }
 
@@ -293,40 +305,34 @@ static void word_ids(pg_card_sql *c, const bd_card_cond *k, const bd_buf *w, int
 /* No word left matches nothing. */
 static void words_cond(pg_card_sql *c, const bd_card_cond *k)
 {
-    bd_buf w;
-    bd_buf_init(&w, 65536);
     int n;
-    bd_result r = split_words(k, &w, &n);
+    bd_result r = split_words(c, k, &n);
     if (r != BD_OK) {
         c->err = c->err == BD_OK ? r : c->err;
     } else if (n == 0) {
         pg_card_emit(c, "false");
     } else {
         pg_card_emit(c, "c.id IN (");
-        word_ids(c, k, &w, n);
+        word_ids(c, k, &c->words, n);
         pg_card_emit(c, ")");
     }
-    bd_buf_free(&w);
 }
 
 bool pg_card_word_count(pg_card_sql *c, const bd_card_cond *k)
 {
     if (k->kind != BD_CC_WORDS)
         return false;
-    bd_buf w;
-    bd_buf_init(&w, 65536);
     int n;
-    bd_result r = split_words(k, &w, &n);
+    bd_result r = split_words(c, k, &n);
     if (r != BD_OK) {
         c->err = c->err == BD_OK ? r : c->err;
     } else if (n == 0) {
         pg_card_emit(c, "SELECT 0");
     } else {
         pg_card_emit(c, "SELECT count(DISTINCT x.id) FROM (");
-        word_ids(c, k, &w, n);
+        word_ids(c, k, &c->words, n);
         pg_card_emit(c, ") AS x");
     }
-    bd_buf_free(&w);
     return true;
 }
 

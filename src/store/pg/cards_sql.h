@@ -11,15 +11,10 @@
 #include "core/buf.h"
 #include "store/pg/pg_impl.h"
 
-/* A card search being written: its SQL, and the elements of its values array. */
-typedef struct {
-    bd_buf sql;
-    bd_buf vals; /* the array in binary format: a 20-byte header, then each element */
-    int nvals;
-    bd_result err;
-} pg_card_sql;
-
+/* pg_card_sql (pg_impl.h): init once per connection (allocates nothing), begin for each
+ * search (empties it, keeping the storage), free at close. */
 void pg_card_sql_init(pg_card_sql *c);
+void pg_card_sql_begin(pg_card_sql *c);
 void pg_card_sql_free(pg_card_sql *c);
 /* The cards table's column of a card field. */
 const char *pg_card_col(bd_card_column c);

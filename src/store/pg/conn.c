@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/pg/cards_sql.h"
 #include "store/pg/pg_impl.h"
 #include "store/pg/uri.h"
 #include "store/uri.h"
@@ -49,6 +50,7 @@ static void pg_close(bd_store *s)
     bd_buf_free(&p->where);
     bd_buf_free(&p->words[0]);
     bd_buf_free(&p->words[1]);
+    pg_card_sql_free(&p->card);
     bd_buf_free(&p->copy.out);
     bd_buf_free(&p->copy.word_rows);
     bd_buf_free(&p->copy.owner_word_rows);
@@ -364,6 +366,7 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     bd_buf_init(&p->where, 8192);
     bd_buf_init(&p->words[0], 65536);
     bd_buf_init(&p->words[1], 65536);
+    pg_card_sql_init(&p->card);
     bd_buf_init(&p->copy.out, 64u << 20);
     bd_buf_init(&p->copy.word_rows, 1u << 30);
     bd_buf_init(&p->copy.owner_word_rows, 1u << 30);

@@ -101,6 +101,20 @@ typedef struct {
     int next_missing;
 } pg_copy_state;
 
+/* A card search being written (cards.c, cards_sql.c): its SQL, the elements of its values
+ * array, and the scratch its word conditions need. One per connection, reset by each search,
+ * so a search reuses the storage of the one before. */
+typedef struct {
+    bd_buf sql;
+    bd_buf vals; /* the array in binary format: a 20-byte header, then each element */
+    int nvals;
+    bd_result err;
+    bd_buf words;      /* a word condition's words, split as the index splits them */
+    bd_buf text;       /* ... its terms joined, before splitting */
+    bd_buf end;        /* the end of a word prefix's range */
+    bd_buf owner_word; /* the owner word of an owner-word-in-expiry-order search */
+} pg_card_sql;
+
 typedef struct {
     bd_store base; /* first: the front's bd_store * is this struct */
     PGconn *conn;
@@ -110,6 +124,7 @@ typedef struct {
         uint64_t used;
     } dyn[PG_DYN_CACHE];
     uint64_t tick;
+    pg_card_sql card; /* the card search being written */
     bool in_tx;   /* between begin and commit/rollback */
     bool in_read; /* between read_begin and read_end */
     bool has_version;
