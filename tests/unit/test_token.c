@@ -1,6 +1,8 @@
 /* Paging tokens: round trip, tampering, expiry, binding to key and search. */
 #define _GNU_SOURCE /* memmem */
+#include <pthread.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "auth/token.h"
@@ -122,6 +124,57 @@ TEST(test_token_reveals_nothing_it_carries)
     CHECK(memmem(raw, n, SEARCH, 8) == NULL);
 }
 
+/* The nonce of each token (raw bytes 1-24) of n tokens of the same fields, in out. */
+static void nonces(int n, uint8_t (*out)[24])
+{
+    bd_token t = sample();
+    for (int i = 0; i < n; i++) {
+        char text[BD_TOKEN_TEXT_MAX + 1];
+        uint8_t raw[BD_TOKEN_TEXT_MAX];
+        size_t len = 0;
+        bd_token_encode(SECRET, &t, text);
+        sodium_base642bin(raw, sizeof raw, text, strlen(text), NULL, &len, NULL,
+                          sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+        memcpy(out[i], raw + 1, 24);
+    }
+}
+
+#define NONCES 2000
+static uint8_t thread_nonces[NONCES][24];
+
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    nonces(NONCES, thread_nonces);
+    return NULL;
+}
+
+static int cmp24(const void *a, const void *b)
+{
+    return memcmp(a, b, 24);
+}
+
+TEST(test_token_nonces_never_repeat_within_or_across_threads)
+{
+    /* Each thread derives its nonces from a counter of its own: none may repeat, in one
+     * thread or between two, and consecutive ones must not look like a counter. */
+    static uint8_t all[2 * NONCES][24];
+    nonces(NONCES, all);
+    pthread_t th;
+    pthread_create(&th, NULL, other_thread, NULL);
+    pthread_join(th, NULL);
+    memcpy(all[NONCES], thread_nonces, sizeof thread_nonces);
+    int differing_bytes = 0;
+    for (int i = 0; i < 24; i++)
+        differing_bytes += all[0][i] != all[1][i];
+    CHECK(differing_bytes > 12);
+    qsort(all, 2 * NONCES, 24, cmp24);
+    int repeats = 0;
+    for (int i = 1; i < 2 * NONCES; i++)
+        repeats += memcmp(all[i - 1], all[i], 24) == 0;
+    CHECK_INT(repeats, 0);
+}
+
 TEST(test_token_sealed_bytes_of_the_wrong_shape_are_malformed)
 {
     char text[BD_TOKEN_TEXT_MAX + 1];
@@ -153,6 +206,7 @@ int main(void)
     RUN(test_token_is_bound_to_key_and_search);
     RUN(test_token_garbage_is_malformed);
     RUN(test_token_reveals_nothing_it_carries);
+    RUN(test_token_nonces_never_repeat_within_or_across_threads);
     RUN(test_token_sealed_bytes_of_the_wrong_shape_are_malformed);
     return TEST_EXIT();
 }
