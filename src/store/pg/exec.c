@@ -133,7 +133,20 @@ static bd_result finish(pg_store *p, PGresult *rs, PGresult **res)
 
 static const pg_params no_params;
 
-bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res)
+/* A statement that failed because the connection was gone, outside a transaction: the
+ * connection was found dead only by using it (a server restart closes every connection,
+ * and libpq learns so at the next send), so it is worth one more try on a new one (ready()
+ * resets it). Only outside a transaction, where nothing before the statement is lost, and
+ * every statement run outside one is a read or an idempotent write (puts skip duplicates;
+ * a rate-limit lease repeated admits fewer requests, never more). Without this, every
+ * server thread answered its first request after a restart with a 503. */
+static bool worth_retrying(const pg_store *p, bd_result r)
+{
+    return r == BD_ERR_BUSY && PQstatus(p->conn) == CONNECTION_BAD && !p->in_tx &&
+           !p->copy.open;
+}
+
+static bd_result run_once(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res)
 {
     if (res)
         *res = NULL;
@@ -196,8 +209,14 @@ static int dyn_slot(pg_store *p, const char *sql, bd_result *r)
     return victim;
 }
 
-bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
-                     PGresult **res)
+bd_result pg_run(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res)
+{
+    bd_result r = run_once(p, q, pp, res);
+    return worth_retrying(p, r) ? run_once(p, q, pp, res) : r;
+}
+
+static bd_result run_sql_once(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
+                              PGresult **res)
 {
     if (res)
         *res = NULL;
@@ -221,8 +240,21 @@ bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool pre
     return finish(p, rs, res);
 }
 
-bd_result pg_exec(pg_store *p, const char *sql)
+bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool prepare,
+                     PGresult **res)
+{
+    bd_result r = run_sql_once(p, sql, pp, prepare, res);
+    return worth_retrying(p, r) ? run_sql_once(p, sql, pp, prepare, res) : r;
+}
+
+static bd_result exec_once(pg_store *p, const char *sql)
 {
     bd_result r = ready(p);
     return r == BD_OK ? finish(p, PQexec(p->conn, sql), NULL) : r;
+}
+
+bd_result pg_exec(pg_store *p, const char *sql)
+{
+    bd_result r = exec_once(p, sql);
+    return worth_retrying(p, r) ? exec_once(p, sql) : r;
 }
