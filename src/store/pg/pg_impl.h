@@ -6,9 +6,11 @@
  * bytea values are sent in binary format (for text that is the bytes themselves, so a
  * slice needs no NUL), integers as decimal text. Results come back as text.
  *
- * Connection loss: a call that finds the connection broken returns BD_ERR_BUSY; the next
- * call outside a transaction tries PQreset, so a restarted server is picked up again
- * without reopening the store. Statements are prepared again on the new connection. */
+ * Connection loss: outside a transaction, a statement that finds the connection closed
+ * reconnects (PQreset) and runs once more, so a restarted server is picked up again
+ * without reopening the store and without a failed call; when that fails too, or inside a
+ * transaction, the call returns BD_ERR_BUSY, and the next call outside a transaction tries
+ * again. Statements are prepared again on the new connection. */
 #ifndef BD_STORE_PG_PG_IMPL_H
 #define BD_STORE_PG_PG_IMPL_H
 
