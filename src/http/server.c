@@ -21,6 +21,7 @@
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
+#define LIMITS_TICK_MS 1000 /* leases unused this long go back (auth/limiter.h) */
 /* Requests on one thread that start within this many microseconds share a read view (see
  * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
 #define READ_SHARE_US 2000
@@ -274,36 +275,51 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     bd_guard_reply_sent(srv->guard, conn);
 }
 
+/* Waits ms milliseconds, or less when the server stops; false once it is stopping. */
+static bool wait_or_stop(bd_server *srv, long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&srv->stop_lock);
+    if (!srv->stopping)
+        pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until);
+    bool go_on = !srv->stopping;
+    pthread_mutex_unlock(&srv->stop_lock);
+    return go_on;
+}
+
 static void *refresh_keys(void *arg)
 {
     bd_server *srv = arg;
     bd_store *s = NULL;
     char why[256];
-    pthread_mutex_lock(&srv->stop_lock);
-    while (!srv->stopping) {
-        pthread_mutex_unlock(&srv->stop_lock);
+    do {
         if (!s && bd_store_open(srv->db, BD_STORE_READ, &s, why, sizeof why) != BD_OK)
             fprintf(stderr, "breachd: key refresh: %s\n", why);
         if (s && bd_keyring_refresh(srv->keys, s) != BD_OK) {
             bd_store_close(s); /* reopen next time round */
             s = NULL;
         }
-        bd_limiter_tick(srv->limiter, bd_now_us());
         pthread_mutex_lock(&srv->workers_lock);
         for (bd_worker *w = srv->workers; w; w = w->next)
             bd_store_release_idle(w->store);
         pthread_mutex_unlock(&srv->workers_lock);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (long)KEY_REFRESH_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_mutex_lock(&srv->stop_lock);
-        if (!srv->stopping)
-            pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until);
-    }
-    pthread_mutex_unlock(&srv->stop_lock);
+    } while (wait_or_stop(srv, KEY_REFRESH_MS));
     bd_store_close(s);
+    return NULL;
+}
+
+/* The shared limits' housekeeping, in a thread of its own: retrying an unreachable store of
+ * limits can block for its connect timeout, which must not hold up key revocations. */
+static void *keep_limits(void *arg)
+{
+    bd_server *srv = arg;
+    do
+        bd_limiter_tick(srv->limiter, bd_now_us());
+    while (wait_or_stop(srv, LIMITS_TICK_MS));
     return NULL;
 }
 
@@ -579,6 +595,16 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         goto fail;
     }
     srv->refresher_started = true;
+    bd_limiter_health lh;
+    bd_limiter_health_get(srv->limiter, &lh);
+    if (lh.shared) {
+        if (pthread_create(&srv->limits_keeper, NULL, keep_limits, srv) != 0) {
+            snprintf(why, whylen, "cannot start the shared limits thread");
+            r = BD_ERR_NOMEM;
+            goto fail;
+        }
+        srv->limits_keeper_started = true;
+    }
     *out = srv;
     return BD_OK;
 fail:
@@ -622,13 +648,14 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         }
         MHD_stop_daemon(srv->daemon);
     }
-    if (srv->refresher_started) {
-        pthread_mutex_lock(&srv->stop_lock);
-        srv->stopping = true;
-        pthread_cond_signal(&srv->stop_cond);
-        pthread_mutex_unlock(&srv->stop_lock);
+    pthread_mutex_lock(&srv->stop_lock);
+    srv->stopping = true;
+    pthread_cond_broadcast(&srv->stop_cond);
+    pthread_mutex_unlock(&srv->stop_lock);
+    if (srv->refresher_started)
         pthread_join(srv->refresher, NULL);
-    }
+    if (srv->limits_keeper_started)
+        pthread_join(srv->limits_keeper, NULL);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);

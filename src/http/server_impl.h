@@ -51,6 +51,8 @@ struct bd_server {
     pthread_cond_t stop_cond;
     bool stopping;
     bool refresher_started;
+    pthread_t limits_keeper; /* with --shared-limits only */
+    bool limits_keeper_started;
 };
 
 /* Current time in Unix microseconds. */
