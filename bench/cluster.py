@@ -72,27 +72,6 @@ http {
 
 
 class Cluster(Bench):
-    def start_breachd_with(self, tag, db, secret, extra):
-        """run.Bench.start_breachd with extra flags."""
-        err = os.path.join(self.logs, "breachd-%s.stderr" % tag)
-        f = open(err, "wb")
-        p = subprocess.Popen([self.breachd, "--db", db, "--secret", secret, "--listen",
-                              "127.0.0.1:0", "--threads", str(self.a.threads),
-                              "--max-connections-per-ip", "0", *extra],
-                             stdout=subprocess.DEVNULL, stderr=f)
-        self.children.append(p)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            with open(err, "rb") as g:
-                m = re.search(rb"-> port (\d+)", g.read())
-            if m:
-                return p, int(m.group(1))
-            if p.poll() is not None:
-                break
-            time.sleep(0.02)
-        with open(err, "rb") as g:
-            raise SystemExit("breachd did not start:\n" + g.read().decode(errors="replace"))
-
     def start_standby(self):
         d = os.path.join(self.work, "pg-standby")
         self.standby_dir = d
@@ -155,10 +134,10 @@ class Cluster(Bench):
                 % os.path.join(self.work, "pg-standby"))
             standby = pg_uri_db(self.start_standby(), "bench")
             self.wait_replayed(primary_root, standby)
-            p_one, port_one = self.start_breachd_with("primary", primary, secret, [])
-            p_sby, port_sby = self.start_breachd_with("standby", standby, secret, [])
-            p_sh, port_sh = self.start_breachd_with("shared", primary, secret,
-                                                    ["--shared-limits", primary])
+            p_one, port_one = self.start_breachd("primary", db=primary, secret=secret)
+            p_sby, port_sby = self.start_breachd("standby", db=standby, secret=secret)
+            p_sh, port_sh = self.start_breachd("shared", db=primary, secret=secret,
+                                               extra=["--shared-limits", primary])
             for port in (port_one, port_sby, port_sh):
                 self.smoke(port, record="smoke-%d" % port)
             same = [self.s1_body(port) for port in (port_one, port_sby)]

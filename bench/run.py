@@ -433,14 +433,14 @@ class Bench:
         return lines[0].strip()
 
     # ---- servers -----------------------------------------------------------------------
-    def start_breachd(self, tag, binary=None, db=None, secret=None):
+    def start_breachd(self, tag, binary=None, db=None, secret=None, extra=()):
         err = os.path.join(self.logs, "breachd-%s.stderr" % tag)
         f = open(err, "wb")
         # The memory check holds 1,000 connections from one address: lift the default cap.
         p = subprocess.Popen([binary or self.breachd, "--db", db or self.db]
                              + (["--secret", secret] if secret else [])
                              + ["--listen", "127.0.0.1:0", "--threads", str(self.a.threads),
-                                "--max-connections-per-ip", "0"],
+                                "--max-connections-per-ip", "0", *extra],
                              stdout=subprocess.DEVNULL, stderr=f)
         self.children.append(p)
         deadline = time.time() + 20

@@ -172,15 +172,6 @@ void bd_limiter_free(bd_limiter *l)
     free(l);
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
 /* Gives back what a lease has left; false when the store did not answer (the requests are
  * then lost to the bucket until its arrival time drains: never more admitted, only fewer). */
 static bool give_back(bd_limiter *l, bd_store *s, lease *ls)
@@ -200,7 +191,7 @@ static bool give_back(bd_limiter *l, bd_store *s, lease *ls)
  * of the probe window handed over (its unused requests given back first). */
 static lease *lease_of(bd_limiter *l, bd_store *s, int kind, int64_t id)
 {
-    uint64_t h = mix((uint64_t)id * KINDS + (uint64_t)kind);
+    uint64_t h = bd_ratelimit_mix((uint64_t)id * KINDS + (uint64_t)kind);
     lease *oldest = NULL;
     int64_t oldest_used = INT64_MAX;
     for (int i = 0; i < LEASE_PROBES; i++) {

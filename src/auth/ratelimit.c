@@ -41,21 +41,12 @@ void bd_ratelimit_free(bd_ratelimit *rl)
     free(rl);
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
 /* The bucket of id: found, claimed when free, or, when the probe window is full, the one
  * that has been idle longest (its state is reset: an idle bucket is full anyway unless it
  * was drained within the last period). */
 static bucket *find(bd_ratelimit *rl, uint64_t id)
 {
-    uint32_t h = (uint32_t)mix(id);
+    uint32_t h = (uint32_t)bd_ratelimit_mix(id);
     bucket *oldest = NULL;
     for (uint32_t i = 0; i < PROBES; i++) {
         bucket *b = &rl->slots[(h + i) & rl->mask];
@@ -81,7 +72,7 @@ static bucket *find(bd_ratelimit *rl, uint64_t id)
 /* The bucket of id when it has one; NULL otherwise. */
 static bucket *find_existing(bd_ratelimit *rl, uint64_t id)
 {
-    uint32_t h = (uint32_t)mix(id);
+    uint32_t h = (uint32_t)bd_ratelimit_mix(id);
     for (uint32_t i = 0; i < PROBES; i++) {
         bucket *b = &rl->slots[(h + i) & rl->mask];
         uint64_t cur = atomic_load_explicit(&b->id, memory_order_acquire);

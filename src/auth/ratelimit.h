@@ -23,6 +23,17 @@ typedef struct {
     int64_t retry_after; /* seconds until the next request is admitted; 0 when allowed */
 } bd_rate_decision;
 
+/* Spreads 64-bit ids over a table's slots (the finaliser of MurmurHash3): this file's
+ * buckets and auth/limiter.c's leases. */
+static inline uint64_t bd_ratelimit_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
 /* A table for up to `slots` distinct ids (rounded up to a power of two); NULL when out of
  * memory. When every slot is taken, the least recently active bucket is reused. */
 bd_ratelimit *bd_ratelimit_new(uint32_t slots);

@@ -135,26 +135,19 @@ bd_result bd_metrics_write_limiter(const bd_limiter_health *h, bd_buf *out)
 {
     if (!h->shared)
         return BD_OK;
-    bd_result r = bd_buf_append_str(
-        out, "# HELP breachd_shared_limits_up Whether the store of shared rate limits answered "
-             "last time (0: budgets are kept per process meanwhile).\n"
-             "# TYPE breachd_shared_limits_up gauge\n"
-             "breachd_shared_limits_up ");
-    if (r == BD_OK)
-        r = bd_buf_append_str(out, h->reachable ? "1\n" : "0\n");
-    if (r == BD_OK)
-        r = bd_buf_append_str(out, "# HELP breachd_shared_limits_errors_total Failed calls to "
-                                   "the store of shared rate limits.\n"
-                                   "# TYPE breachd_shared_limits_errors_total counter\n"
-                                   "breachd_shared_limits_errors_total ");
-    if (r == BD_OK)
-        r = bd_buf_append_i64(out, (int64_t)h->errors);
-    if (r == BD_OK)
-        r = bd_buf_append_str(out, "\n# HELP breachd_shared_limits_leases_total Leases of "
-                                   "requests taken from shared budgets.\n"
-                                   "# TYPE breachd_shared_limits_leases_total counter\n"
-                                   "breachd_shared_limits_leases_total ");
-    if (r == BD_OK)
-        r = bd_buf_append_i64(out, (int64_t)h->leases);
-    return r == BD_OK ? bd_buf_append_char(out, '\n') : r;
+    return bd_buf_printf(
+        out,
+        "# HELP breachd_shared_limits_up Whether the store of shared rate limits answered last "
+        "time (0: budgets are kept per process meanwhile).\n"
+        "# TYPE breachd_shared_limits_up gauge\n"
+        "breachd_shared_limits_up %d\n"
+        "# HELP breachd_shared_limits_errors_total Failed calls to the store of shared rate "
+        "limits.\n"
+        "# TYPE breachd_shared_limits_errors_total counter\n"
+        "breachd_shared_limits_errors_total %llu\n"
+        "# HELP breachd_shared_limits_leases_total Leases of requests taken from shared "
+        "budgets.\n"
+        "# TYPE breachd_shared_limits_leases_total counter\n"
+        "breachd_shared_limits_leases_total %llu\n",
+        h->reachable ? 1 : 0, (unsigned long long)h->errors, (unsigned long long)h->leases);
 }

@@ -121,8 +121,15 @@ def records():
     ]
 
 
-class Cluster(unittest.TestCase):
-    """A on the primary, B on the standby, one store, one secret."""
+class TwoInstances(unittest.TestCase):
+    """A store made on the primary with one key (KEY_ARGS), then A on the primary and B on
+    the standby (each with SERVER_ARGS(ctl)), one secret; both must exit 0 at the end."""
+
+    KEY_ARGS = ()
+
+    @staticmethod
+    def SERVER_ARGS(ctl):
+        return ()
 
     @classmethod
     def setUpClass(cls):
@@ -130,10 +137,10 @@ class Cluster(unittest.TestCase):
         cls.a = cls.b = None
         try:
             cls.ctl.init()
-            cls.key = cls.ctl.key("cluster", "--plan", "enterprise")
-            wait_replayed()
-            cls.a = on_primary(cls.ctl, "a")
-            cls.b = on_standby(cls.ctl, "b")
+            cls.key = cls.ctl.key("cluster", *cls.KEY_ARGS)
+            wait_replayed()  # B must know the key at start: no request may probe for it
+            cls.a = on_primary(cls.ctl, "a", *cls.SERVER_ARGS(cls.ctl))
+            cls.b = on_standby(cls.ctl, "b", *cls.SERVER_ARGS(cls.ctl))
         except BaseException:
             stop_all(cls.a, cls.b)
             cls.ctl.cleanup()
@@ -146,6 +153,12 @@ class Cluster(unittest.TestCase):
         assert rc_a == 0, "A exited %d on SIGTERM:\n%s" % (rc_a, cls.a.log()[-4000:])
         # B served through its standby's restart (test_standby_down...): the same process
         assert rc_b == 0, "B exited %d on SIGTERM:\n%s" % (rc_b, cls.b.log()[-4000:])
+
+
+class Cluster(TwoInstances):
+    """A on the primary, B on the standby, one store, one secret."""
+
+    KEY_ARGS = ("--plan", "enterprise")
 
     def both(self, path, key="__default__"):
         """(A's (status, body bytes), B's (status, body bytes)) for one request."""
@@ -372,32 +385,17 @@ class UpgradeOrder(unittest.TestCase):
             ctl.cleanup()
 
 
-class SharedLimits(unittest.TestCase):
+class SharedLimits(TwoInstances):
     """--shared-limits: one key's hourly budget holds across both instances."""
 
     CLIENTS = 20
     EACH = 6  # requests per client, alternately to A and B: 120 in all
 
-    @classmethod
-    def setUpClass(cls):
-        cls.ctl = Ctl()
-        cls.a = cls.b = None
-        try:
-            cls.ctl.init()
-            cls.key = cls.ctl.key("x", "--rate", "40/h")
-            wait_replayed()  # B must know the key at start: no request may probe for it
-            cls.a = on_primary(cls.ctl, "a", "--shared-limits", cls.ctl.db)
-            cls.b = on_standby(cls.ctl, "b", "--shared-limits", cls.ctl.db)
-        except BaseException:
-            stop_all(cls.a, cls.b)
-            cls.ctl.cleanup()
-            raise
+    KEY_ARGS = ("--rate", "40/h")
 
-    @classmethod
-    def tearDownClass(cls):
-        rc_a, rc_b = cls.a.stop(), cls.b.stop()
-        cls.ctl.cleanup()
-        assert rc_a == 0 and rc_b == 0, (rc_a, rc_b)
+    @staticmethod
+    def SERVER_ARGS(ctl):
+        return ("--shared-limits", ctl.db)
 
     def test_a_standby_cannot_keep_them(self):
         with self.assertRaises(AssertionError) as cm:

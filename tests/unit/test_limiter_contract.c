@@ -27,6 +27,18 @@ static bd_limiter *shared(void)
     return l;
 }
 
+/* Two limiters sharing budgets through one new store, as two servers would; false on a
+ * backend that cannot share them. */
+static bool shared_pair(bd_limiter **a, bd_limiter **b)
+{
+    *b = NULL;
+    if (!(*a = shared()))
+        return false;
+    char why[512];
+    CHECK_INT(bd_limiter_new(fresh_uri(), b, why, sizeof why), BD_OK);
+    return *b != NULL;
+}
+
 /* Takes n requests at now; returns how many were admitted. */
 static int take_n(bd_limiter *l, int64_t id, int64_t limit, int n, int64_t now)
 {
@@ -90,12 +102,9 @@ TEST(test_per_process_budget_on_any_store)
 
 TEST(test_shared_small_budget_is_exact_across_limiters)
 {
-    bd_limiter *a = shared();
-    if (!a)
+    bd_limiter *a, *b;
+    if (!shared_pair(&a, &b))
         return;
-    bd_limiter *b = NULL;
-    char why[512];
-    CHECK_INT(bd_limiter_new(fresh_uri(), &b, why, sizeof why), BD_OK);
     int admitted = 0;
     for (int i = 0; i < 30; i++)
         admitted += take_n(i % 2 ? a : b, 5, 40, 1, T0) + take_n(i % 3 ? b : a, 5, 40, 1, T0);
@@ -112,12 +121,9 @@ TEST(test_shared_small_budget_is_exact_across_limiters)
 
 TEST(test_shared_large_budget_is_leased_in_batches)
 {
-    bd_limiter *a = shared();
-    if (!a)
+    bd_limiter *a, *b;
+    if (!shared_pair(&a, &b))
         return;
-    bd_limiter *b = NULL;
-    char why[512];
-    CHECK_INT(bd_limiter_new(fresh_uri(), &b, why, sizeof why), BD_OK);
     /* 1,000 an hour: the first lease is of one request, then of (what is left) / 64 */
     CHECK_INT(take_n(a, 9, 1000, 1, T0), 1);
     CHECK_INT(take_n(a, 9, 1000, 1, T0), 1); /* a lease of 999 / 64 = 15 */
@@ -141,12 +147,9 @@ TEST(test_shared_large_budget_is_leased_in_batches)
 
 TEST(test_shared_lease_unused_for_a_second_is_given_back_by_the_tick)
 {
-    bd_limiter *a = shared();
-    if (!a)
+    bd_limiter *a, *b;
+    if (!shared_pair(&a, &b))
         return;
-    bd_limiter *b = NULL;
-    char why[512];
-    CHECK_INT(bd_limiter_new(fresh_uri(), &b, why, sizeof why), BD_OK);
     CHECK_INT(take_n(a, 3, 1000, 2, T0), 2); /* a holds a lease of 15, 14 unused */
     CHECK_INT(take_n(b, 3, 1000, 2000, T0), 1000 - 16);
     bd_limiter_tick(a, T0 + 500000); /* not yet run out */
@@ -171,12 +174,9 @@ static void *race(void *arg)
 
 TEST(test_shared_budget_from_many_threads_never_admits_more)
 {
-    bd_limiter *a = shared();
-    if (!a)
+    bd_limiter *a, *b;
+    if (!shared_pair(&a, &b))
         return;
-    bd_limiter *b = NULL;
-    char why[512];
-    CHECK_INT(bd_limiter_new(fresh_uri(), &b, why, sizeof why), BD_OK);
     racer rs[8];
     pthread_t th[8];
     for (int i = 0; i < 8; i++) {
