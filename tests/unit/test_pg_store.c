@@ -6,6 +6,7 @@
  * The run works in a schema of its own, made and dropped here (pg_fixture.h); the tests run
  * in order on one store, each building on what the previous ones left. */
 #include "pg_fixture.h"
+#include "store/pg/pg_impl.h"
 
 #define B1 "11111111-1111-4111-8111-111111111111"
 #define B2 "22222222-2222-4222-8222-222222222222"
@@ -47,7 +48,7 @@ TEST(test_pg_store_lives_in_the_schema_of_the_search_path)
              schema);
     CHECK_INT(admin_count(sql), 9);
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "7");
+    CHECK_STR(v, "8");
 
     char param[128], u[1024], why[512];
     snprintf(param, sizeof param, "options=-csearch_path%%3D%s_empty", schema);
@@ -117,6 +118,69 @@ TEST(test_pg_erasure_leaves_no_count_of_an_emptied_domain)
     CHECK_INT(admin_count("SELECT count(*) FROM domain_counts WHERE domain = 'e.example'"), 1);
 }
 
+/* Puts a record of breach B1 whose only identity is field (or none when NULL), with dedup
+ * hash n, by a row insert (outside a transaction) or by COPY (inside one). */
+static void put_identity(const char *field, const char *v, int n, bool streamed)
+{
+    bd_record_in r;
+    memset(&r, 0, sizeof r);
+    memcpy(r.breach_uuid, B1, BD_UUID_LEN + 1);
+    bd_slice s = bd_slice_from(v);
+    if (!field)
+        s = (bd_slice){NULL, 0};
+    else if (strcmp(field, "user") == 0)
+        r.user_name = r.user_name_key = s;
+    else if (strcmp(field, "phone") == 0)
+        r.phone_number = r.phone_key = s;
+    else if (strcmp(field, "ip") == 0)
+        r.ip_address = s;
+    else if (strcmp(field, "bitcoin") == 0)
+        r.bitcoin_address = s;
+    else if (strcmp(field, "ssn") == 0)
+        r.ssn_hmac = (bd_slice){P1, 32};
+    else if (strcmp(field, "hash") == 0)
+        r.password_hash = s;
+    else if (strcmp(field, "password") == 0)
+        r.password_hmac = (bd_slice){P1, 32};
+    else
+        r.email = s;
+    (void)s;
+    r.severity = BD_SEVERITY_LOW;
+    memcpy(r.dedup, &n, sizeof n);
+    bool ins = false;
+    if (streamed)
+        CHECK_INT(bd_store_begin(st), BD_OK);
+    CHECK_INT(st->ops->record_put(st, &r, &ins), BD_OK);
+    if (streamed)
+        CHECK_INT(bd_store_commit(st), BD_OK);
+    CHECK(ins);
+}
+
+/* Every record's owner key (the column a Citus cluster distributes records by) is what
+ * migration 8 computes in SQL for the rows it finds, whichever way the record went in and
+ * whichever identity it has; all records of one email share the key an email search names. */
+TEST(test_pg_owner_keys_are_the_ones_migration_8_computes)
+{
+    static const char *const FIELDS[] = {"email", "user", "phone", "ip", "bitcoin",
+                                         "ssn",   "hash", "password", NULL};
+    int n = 9000;
+    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
+        for (int streamed = 0; streamed < 2; streamed++)
+            put_identity(FIELDS[i], "Owner-Ключ-1", n++, streamed);
+    char sql[2048];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM records WHERE ok IS DISTINCT FROM %s",
+             pg_owner_key_sql);
+    CHECK_INT(admin_count(sql), 0);
+    CHECK(admin_count("SELECT count(*) FROM records") >= 18); /* the check above saw rows */
+    CHECK_INT(admin_count("SELECT count(DISTINCT ok) FROM records WHERE email = 'Owner-Ключ-1'"), 1);
+    CHECK_INT(admin_count("SELECT count(*) FROM records WHERE email = 'Owner-Ключ-1' AND ok = "
+                          "encode(substr(sha256(convert_to('email:Owner-Ключ-1', 'UTF8')), 1, "
+                          "16), 'hex')::uuid"),
+              2);
+    bd_record_query q = by(BD_FIELD_EMAIL, "Owner-Ключ-1", strlen("Owner-Ключ-1"));
+    CHECK_INT(count(&q), 2);
+}
+
 /* A bulk card load drops the card indexes and builds them again before its commit (the
  * contract suites see the same cards found either way, which they would be without the
  * indexes too). test_pg_copy.c checks the same of records. */
@@ -125,12 +189,18 @@ TEST(test_pg_bulk_card_load_builds_the_card_indexes_again)
     static const char indexes[] = "SELECT count(*) FROM pg_indexes WHERE tablename = 'cards' "
                                   "AND schemaname = current_schema() "
                                   "AND indexname LIKE 'cards\\_by\\_%'";
-    CHECK_INT(admin_count(indexes), 8);
+    static const char card_id_key[] =
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'cards' "
+        "AND schemaname = current_schema() AND indexname = 'cards_pkey' "
+        "AND indexdef LIKE '%(card_id)'";
+    CHECK_INT(admin_count(indexes), 9);
+    CHECK_INT(admin_count(card_id_key), 1);
     CHECK_INT(bd_store_begin(st), BD_OK);
     CHECK_INT(bd_store_bulk_begin(st, BD_BULK_CARDS), BD_OK);
     CHECK_INT(bd_store_bulk_end(st, BD_BULK_CARDS), BD_OK);
     CHECK_INT(bd_store_commit(st), BD_OK);
-    CHECK_INT(admin_count(indexes), 8);
+    CHECK_INT(admin_count(indexes), 9);
+    CHECK_INT(admin_count(card_id_key), 1);
 }
 
 TEST(test_pg_backup_is_refused_and_there_is_no_log_to_truncate)
@@ -178,7 +248,7 @@ TEST(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once)
     kill_backends("bdtest");
     char v[16];
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK); /* re-prepared */
-    CHECK_STR(v, "7");
+    CHECK_STR(v, "8");
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "e.example", 9);
     CHECK_STR(find(&q), "ann@e.example");
 }
@@ -244,6 +314,7 @@ int main(void)
         RUN(test_pg_store_lives_in_the_schema_of_the_search_path);
         RUN(test_pg_each_search_is_one_snapshot_with_its_data_version);
         RUN(test_pg_erasure_leaves_no_count_of_an_emptied_domain);
+        RUN(test_pg_owner_keys_are_the_ones_migration_8_computes);
         RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
         RUN(test_pg_backup_is_refused_and_there_is_no_log_to_truncate);
         RUN(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not);

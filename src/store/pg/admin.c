@@ -21,15 +21,17 @@ static const pg_stmt COUNT_CARDS = {PG_Q_COUNT_CARDS, "SELECT count(*) FROM card
 static const pg_stmt ERASE_EMAIL_BREACHES = {
     PG_Q_ERASE_EMAIL_BREACHES,
     "SELECT b.uuid, b.source_name, count(*) FROM records r JOIN breaches b "
-    "ON b.id = r.breach_id WHERE r.email = $1 "
+    "ON b.id = r.breach_id WHERE r.ok = $2 AND r.email = $1 "
     "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name"};
 /* Run before the records go: takes their number off each of their domains. */
 static const pg_stmt ERASE_EMAIL_DOMAINS = {
     PG_Q_ERASE_EMAIL_DOMAINS, "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
                               "  SELECT email_domain AS domain, count(*) AS n FROM records"
-                              "  WHERE email = $1 AND email_domain IS NOT NULL GROUP BY 1) AS gone "
+                              "  WHERE ok = $2 AND email = $1 AND email_domain IS NOT NULL"
+                              "  GROUP BY 1) AS gone "
                               "WHERE domain_counts.domain = gone.domain"};
-static const pg_stmt ERASE_EMAIL = {PG_Q_ERASE_EMAIL, "DELETE FROM records WHERE email = $1"};
+static const pg_stmt ERASE_EMAIL = {PG_Q_ERASE_EMAIL,
+                                    "DELETE FROM records WHERE ok = $2 AND email = $1"};
 static const pg_stmt ERASE_BREACH_DOMAINS = {
     PG_Q_ERASE_BREACH_DOMAINS, "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
                                "  SELECT email_domain AS domain, count(*) AS n FROM records"
@@ -75,12 +77,15 @@ bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_record
     return r == BD_OK ? count_of(p, &COUNT_CARDS, total_cards) : r;
 }
 
-/* Runs fixed statement q with text as its one parameter; *changed (when not NULL) gets the
- * number of rows it changed. */
-static bd_result run_with_text(pg_store *p, const pg_stmt *q, const char *text, int64_t *changed)
+/* Runs fixed statement q with text as its parameter, and then ok when not NULL; *changed
+ * (when not NULL) gets the number of rows it changed. */
+static bd_result run_with_text(pg_store *p, const pg_stmt *q, const char *text, const uint8_t *ok,
+                               int64_t *changed)
 {
     pg_params pp = {0};
     pg_param_str(&pp, text);
+    if (ok)
+        pg_param_text(&pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
     PGresult *res;
     bd_result r = pg_run(p, q, &pp, &res);
     if (r == BD_OK) {
@@ -93,11 +98,12 @@ static bd_result run_with_text(pg_store *p, const pg_stmt *q, const char *text, 
 
 /* Reports each breach with records of email to cb and refreshes its identity count once
  * the records are gone (the caller deletes them between the two steps). */
-static bd_result report_breaches(pg_store *p, const char *email, bd_stats_cb cb, void *ctx,
-                                 PGresult **affected)
+static bd_result report_breaches(pg_store *p, const char *email, const uint8_t *ok,
+                                 bd_stats_cb cb, void *ctx, PGresult **affected)
 {
     pg_params pp = {0};
     pg_param_str(&pp, email);
+    pg_param_text(&pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
     bd_result r = pg_run(p, &ERASE_EMAIL_BREACHES, &pp, affected);
     if (r != BD_OK)
         return r;
@@ -119,11 +125,13 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
         return r;
     PGresult *affected = NULL;
     int64_t n = 0;
-    r = report_breaches(p, email, cb, ctx, &affected);
+    uint8_t ok[PG_OWNER_KEY_LEN]; /* the email's records are on its owner's shard */
+    pg_email_owner_key(bd_slice_from(email), ok);
+    r = report_breaches(p, email, ok, cb, ctx, &affected);
     if (r == BD_OK)
-        r = run_with_text(p, &ERASE_EMAIL_DOMAINS, email, NULL);
+        r = run_with_text(p, &ERASE_EMAIL_DOMAINS, email, ok, NULL);
     if (r == BD_OK)
-        r = run_with_text(p, &ERASE_EMAIL, email, &n);
+        r = run_with_text(p, &ERASE_EMAIL, email, ok, &n);
     for (int i = 0; r == BD_OK && i < PQntuples(affected); i++)
         r = pg_breach_refresh_count(s, PQgetvalue(affected, i, 0));
     if (r == BD_OK)
@@ -146,11 +154,11 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
     if (r != BD_OK)
         return r;
     int64_t n = 0, breaches = 0;
-    r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL);
+    r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL, NULL);
     if (r == BD_OK)
-        r = run_with_text(p, &ERASE_BREACH_RECORDS, uuid, &n);
+        r = run_with_text(p, &ERASE_BREACH_RECORDS, uuid, NULL, &n);
     if (r == BD_OK)
-        r = run_with_text(p, &ERASE_BREACH, uuid, &breaches);
+        r = run_with_text(p, &ERASE_BREACH, uuid, NULL, &breaches);
     if (r == BD_OK && breaches == 0)
         r = BD_ERR_NOT_FOUND;
     if (r == BD_OK)

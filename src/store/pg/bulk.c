@@ -24,7 +24,7 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
 /* The records' dedup key, which a bulk record load builds once at its end (see
  * remove_load_duplicates). */
 #define DEDUP_KEY_DROP "ALTER TABLE records DROP CONSTRAINT records_dedup_key"
-#define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (dedup)"
+#define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (ok, dedup)"
 
 /* The word tables' keys, which a bulk card load builds once at its end: it puts each word
  * row once (copy.c), so nothing needs them to be unique meanwhile. */
@@ -40,8 +40,8 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
  * words beside them, without the card id key, the word keys or the counts. Its end removes
  * every loaded card whose id an earlier card holds, with its words, then builds the keys
  * and indexes by sorting once and recounts the BINs and tails. */
-#define CARD_ID_KEY_DROP "ALTER TABLE cards DROP CONSTRAINT cards_card_id_key"
-#define CARD_ID_KEY_ADD "ALTER TABLE cards ADD CONSTRAINT cards_card_id_key UNIQUE (card_id)"
+#define CARD_ID_KEY_DROP "ALTER TABLE cards DROP CONSTRAINT cards_pkey"
+#define CARD_ID_KEY_ADD "ALTER TABLE cards ADD PRIMARY KEY (card_id)"
 #define CARD_COUNT_REBUILD                                                                         \
     "DELETE FROM card_counts;"                                                                     \
     "INSERT INTO card_counts(kind, key, n) SELECT 0, bin, count(*) FROM cards GROUP BY bin "       \
@@ -102,7 +102,7 @@ static bd_result remove_load_duplicates(pg_store *p)
     PGresult *res;
     bd_result r = pg_run_sql(p,
                              "DELETE FROM records r USING records o WHERE r.id > $1 "
-                             "AND o.dedup = r.dedup AND o.id < r.id",
+                             "AND o.ok = r.ok AND o.dedup = r.dedup AND o.id < r.id",
                              &pp, false, &res);
     if (r == BD_OK) {
         pg_copy_note_duplicates(p, pg_changes(res));

@@ -33,9 +33,13 @@ static void ignore_notice(void *ctx, const char *message)
 bd_result pg_session_setup(pg_store *p)
 {
     PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
-    return pg_exec(p, p->read_only ? "SET plan_cache_mode = force_generic_plan; "
+    /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
+     * owner keys (owner.c) is what SQL hashes back (schema.c) */
+    return pg_exec(p, p->read_only ? "SET client_encoding = 'UTF8'; "
+                                     "SET plan_cache_mode = force_generic_plan; "
                                      "SET default_transaction_read_only = on"
-                                   : "SET plan_cache_mode = force_generic_plan");
+                                   : "SET client_encoding = 'UTF8'; "
+                                     "SET plan_cache_mode = force_generic_plan");
 }
 
 static void pg_close(bd_store *s)

@@ -27,12 +27,12 @@
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
-#define RECORD_FIELDS 21         /* the record staging table's columns (records': one less) */
+#define RECORD_FIELDS 22         /* the record staging table's columns (records': one less) */
 #define CARD_FIELDS 22           /* the card staging table's columns */
 
 /* The staging tables: the rows' columns in insert order, with the put order in seq. */
 static const char RECORD_STAGE_CREATE[] =
-    "CREATE TEMP TABLE IF NOT EXISTS bd_staging(seq bigint, breach_id bigint, "
+    "CREATE TEMP TABLE IF NOT EXISTS bd_staging(seq bigint, ok uuid, breach_id bigint, "
     "breach_date integer, user_name text, user_name_key text, first_name text, last_name text, "
     "email text, email_domain text, phone_number text, phone_key text, ip_address text, "
     "bitcoin_address text, password_masked text, password_hmac bytea, password_hash text, "
@@ -40,7 +40,7 @@ static const char RECORD_STAGE_CREATE[] =
     "ON COMMIT DELETE ROWS";
 
 #define RECORD_COLUMNS                                                                             \
-    "breach_id, breach_date, user_name, user_name_key, first_name, last_name, email, "             \
+    "ok, breach_id, breach_date, user_name, user_name_key, first_name, last_name, email, "         \
     "email_domain, phone_number, phone_key, ip_address, bitcoin_address, password_masked, "        \
     "password_hmac, password_hash, ssn_masked, ssn_hmac, other_attributes, severity, dedup"
 
@@ -49,7 +49,7 @@ static const char RECORD_STAGE_CREATE[] =
  * i.e. no bulk load recounts them at its end). Returns how many rows went in. */
 static const char RECORD_STAGE_MOVE[] =
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS
-    " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (dedup) DO NOTHING "
+    " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "
     "RETURNING email_domain), "
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "
     "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "
@@ -341,7 +341,11 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
     if (res != BD_OK)
         return res;
     bd_buf *b = &p->copy.out;
-    res = put_int(b, breach_id, 8);
+    uint8_t ok[PG_OWNER_KEY_LEN];
+    pg_owner_key(r, ok);
+    res = put_bytes(b, (bd_slice){(const char *)ok, sizeof ok});
+    if (res == BD_OK)
+        res = put_int(b, breach_id, 8);
     if (res == BD_OK)
         res = put_int(b, date, 4);
     const bd_slice *text[] = {

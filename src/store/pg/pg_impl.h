@@ -244,6 +244,14 @@ extern const char *const pg_domain_count_rebuild;
  * rebuild like the record ones (card_put keeps the word and count tables meanwhile). */
 extern const char *const pg_card_indexes;
 
+/* The owner key (owner.c): what records are distributed by in a Citus cluster, and so
+ * what an email search and an email's erasure name besides the email. */
+#define PG_OWNER_KEY_LEN 16
+void pg_owner_key(const bd_record_in *r, uint8_t out[PG_OWNER_KEY_LEN]);
+void pg_email_owner_key(bd_slice email, uint8_t out[PG_OWNER_KEY_LEN]);
+/* The same digest in SQL, over a records row (migration 8 fills the column with it). */
+extern const char *const pg_owner_key_sql;
+
 /* The operations, by file. */
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);

@@ -17,12 +17,12 @@
  * records went in: 1 or 0. Inside a transaction records are streamed (copy.c). */
 static const pg_stmt RECORD_PUT = {
     PG_Q_RECORD_PUT,
-    "WITH ins AS (INSERT INTO records(breach_id, breach_date, user_name, user_name_key, "
+    "WITH ins AS (INSERT INTO records(ok, breach_id, breach_date, user_name, user_name_key, "
     "first_name, last_name, email, email_domain, phone_number, phone_key, ip_address, "
     "bitcoin_address, password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
     "other_attributes, severity, dedup) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-    "$18, $19, $20) ON CONFLICT (dedup) DO NOTHING RETURNING email_domain), "
+    "VALUES ($22, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
+    "$18, $19, $20) ON CONFLICT (ok, dedup) DO NOTHING RETURNING email_domain), "
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, 1 FROM ins "
     "WHERE email_domain IS NOT NULL AND $21::boolean "
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1) "
@@ -131,6 +131,9 @@ static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserte
     pg_param_int(&pp, (int64_t)r->severity);
     pg_param_text(&pp, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
     pg_param_str(&pp, p->bulk_records ? "false" : "true");
+    uint8_t ok[PG_OWNER_KEY_LEN];
+    pg_owner_key(r, ok);
+    pg_param_text(&pp, (bd_slice){(const char *)ok, sizeof ok});
     PGresult *rs;
     res = pg_run(p, &RECORD_PUT, &pp, &rs);
     if (res == BD_OK) {
@@ -189,11 +192,18 @@ static bool has_equals_filter(const bd_record_query *q)
 }
 
 /* Appends q's WHERE clause, without the keyset position, to b and its values to pp,
- * numbering parameters as it goes. */
-static bd_result build_where(bd_buf *b, const bd_record_query *q, pg_params *pp)
+ * numbering parameters as it goes. An email search names the email's owner key too (ok,
+ * which must live until the statement has run): the one shard of a Citus cluster that
+ * holds the email's records (owner.c). */
+static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t *ok,
+                             pg_params *pp)
 {
     pg_param_text(pp, q->key);
     bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", FIELD_COL[q->field], pp->n);
+    if (r == BD_OK && q->field == BD_FIELD_EMAIL) {
+        pg_param_text(pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+        r = bd_buf_printf(b, " AND r.ok = $%d", pp->n);
+    }
     for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
         switch (q->filter[f].mode) {
         case BD_FILTER_NONE:
@@ -256,7 +266,10 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
     pg_params pp = {0};
     bd_buf_reset(&p->where);
     bd_buf_reset(&p->sql);
-    bd_result r = build_where(&p->where, q, &pp);
+    uint8_t ok[PG_OWNER_KEY_LEN];
+    if (q->field == BD_FIELD_EMAIL)
+        pg_email_owner_key(q->key, ok);
+    bd_result r = build_where(&p->where, q, ok, &pp);
     if (r == BD_OK)
         r = bd_buf_append_str(
             &p->sql,

@@ -63,6 +63,20 @@
     "INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM records" \
     "  WHERE email_domain IS NOT NULL GROUP BY email_domain;"
 
+/* The owner key of owner.c, over a records row. convert_to gives the UTF-8 bytes that the
+ * program hashed (its connections speak UTF-8), whatever the database's encoding. */
+#define OWNER_KEY_SQL \
+    "encode(substr(sha256(convert_to(CASE" \
+    " WHEN email IS NOT NULL THEN 'email:' || email" \
+    " WHEN user_name_key IS NOT NULL THEN 'user:' || user_name_key" \
+    " WHEN phone_key IS NOT NULL THEN 'phone:' || phone_key" \
+    " WHEN ip_address IS NOT NULL THEN 'ip:' || ip_address" \
+    " WHEN bitcoin_address IS NOT NULL THEN 'bitcoin:' || bitcoin_address" \
+    " WHEN ssn_hmac IS NOT NULL THEN 'ssn:' || encode(ssn_hmac, 'hex')" \
+    " WHEN password_hash IS NOT NULL THEN 'hash:' || password_hash" \
+    " WHEN password_hmac IS NOT NULL THEN 'password:' || encode(password_hmac, 'hex')" \
+    " ELSE 'record:' || encode(dedup, 'hex') END, 'UTF8')), 1, 16), 'hex')::uuid"
+
 static const char *const MIGRATIONS[] = {
     /* 1: the initial schema */
     "CREATE TABLE meta(key " T " PRIMARY KEY, value " T " NOT NULL);"
@@ -128,6 +142,21 @@ static const char *const MIGRATIONS[] = {
      * again), and standbys do not have it; servers reach it on the primary. */
     ("CREATE UNLOGGED TABLE rate_limits(kind smallint NOT NULL, id bigint NOT NULL,"
      "  tat bigint NOT NULL, granted bigint NOT NULL, PRIMARY KEY(id, kind));"),
+    /* 8: the schema a Citus cluster can distribute (docs/SCALING.md): every unique key of a
+     * distributed table holds its distribution column. Records get their owner key (ok,
+     * owner.c) and are keyed by (id, ok) and (ok, dedup): two records with one dedup hash have
+     * the same identities, so the same owner key, and the dedup key forbids what it forbade.
+     * Cards are keyed by their card id alone; their row id, which the word tables name, keeps
+     * an index that does not need to be unique (the identity still hands out each id once). */
+    ("ALTER TABLE records ADD COLUMN ok uuid;"
+     "UPDATE records SET ok = " OWNER_KEY_SQL ";"
+     "ALTER TABLE records ALTER COLUMN ok SET NOT NULL,"
+     "  DROP CONSTRAINT records_pkey, ADD PRIMARY KEY (id, ok),"
+     "  DROP CONSTRAINT records_dedup_key,"
+     "  ADD CONSTRAINT records_dedup_key UNIQUE (ok, dedup);"
+     "ALTER TABLE cards DROP CONSTRAINT cards_card_id_key, DROP CONSTRAINT cards_pkey,"
+     "  ADD PRIMARY KEY (card_id);"
+     "CREATE INDEX cards_by_id ON cards(id);"),
 };
 /* clang-format on */
 
@@ -136,6 +165,7 @@ static const char *const MIGRATIONS[] = {
 const char *const pg_record_indexes = RECORD_INDEXES;
 const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 const char *const pg_card_indexes = CARD_INDEXES CARD_INDEXES_2;
+const char *const pg_owner_key_sql = OWNER_KEY_SQL;
 
 /* The schema version: 0 when there is no meta table yet. */
 static bd_result schema_version(pg_store *p, int *v)
