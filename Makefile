@@ -13,6 +13,7 @@
 #   make tsan            unit tests and the concurrency stress test under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
+#   make bench-size      bytes per record and per card on PostgreSQL (SIZE_N of each)
 
 CC      ?= cc
 BUILD   ?= build
@@ -189,6 +190,13 @@ bench-cluster: all
 	bench/install-bench-deps.sh
 	python3 bench/cluster.py --records 1000000 --cards 1000 --duration 10 --warmup 3 \
 	  --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
+
+# Bytes per record and per card in a PostgreSQL store of SIZE_N of each (docs/SCALING.md's
+# capacity plan): about 2 minutes at 1M, 25 at 10M.
+SIZE_N ?= 1000000
+.PHONY: bench-size
+bench-size: all
+	scripts/pg-cluster.sh run python3 bench/store_size.py --n $(SIZE_N) --build $(BUILD)
 
 # A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
 # by the breachd of BASE (any git revision, built in a temporary worktree that is removed

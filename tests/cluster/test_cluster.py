@@ -349,6 +349,23 @@ class Cluster(TwoInstances):
         self.assertEqual(self.both("/v7/breaches"), (ra, rb))
 
 
+# A record of each kind of first identity, for the owner keys migration 8 computes.
+IDENTITIES = [
+    {"breach_uuid": "22222222-2222-4222-8222-222222222222", **identity} for identity in (
+        {"user_name": "Zoë_Owner"}, {"phone_number": "+1 555 0100 0000"},
+        {"ip_address": "2001:db8::7"}, {"bitcoin_address": "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"},
+        {"social_security_number": "987-65-4320"},
+        {"password_hash": "5f4dcc3b5aa765d61d8327deb882cf99"}, {"password": "only-a-password"})
+]
+
+# Migration 8 taken back (schema.c), as a store of the release before it was.
+UNDO_8 = ("ALTER TABLE records DROP CONSTRAINT records_pkey, DROP CONSTRAINT "
+          "records_dedup_key; ALTER TABLE records DROP COLUMN ok, ADD PRIMARY KEY (id), "
+          "ADD CONSTRAINT records_dedup_key UNIQUE (dedup); DROP INDEX cards_by_id; "
+          "ALTER TABLE cards DROP CONSTRAINT cards_pkey, ADD PRIMARY KEY (id), "
+          "ADD CONSTRAINT cards_card_id_key UNIQUE (card_id);")
+
+
 class UpgradeOrder(unittest.TestCase):
     """A newer breachd on a standby whose store is at an older schema cannot migrate it (a
     standby is read-only and follows its primary): it must say so and what to do, and
@@ -360,13 +377,20 @@ class UpgradeOrder(unittest.TestCase):
         try:
             ctl.init()
             key = ctl.key("upgrade")
-            # the store as the previous release left it: before migration 7
-            psql(ctl.db, "DROP TABLE rate_limits; "
+            ctl.import_("breaches", fixture("breaches.jsonl"))
+            ctl.import_("records", ctl.write(
+                "r.jsonl", "\n".join(json.dumps(r) for r in records() + IDENTITIES)))
+            owners = psql(ctl.db, "SELECT id, ok FROM records ORDER BY id")
+            # the store as the previous release left it: before migrations 7 and 8
+            psql(ctl.db, UNDO_8 + "DROP TABLE rate_limits; "
                          "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+            self.assertEqual(psql(ctl.db, "SELECT count(*) FROM information_schema.columns "
+                                          "WHERE table_name = 'records' AND column_name = "
+                                          "'ok'"), [["0"]])
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 7; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs 8; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
                           "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
@@ -375,10 +399,16 @@ class UpgradeOrder(unittest.TestCase):
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["7"]])
+                                          "'schema_version'"), [["8"]])
+            # migration 8 gave each record the owner key the program gives it
+            self.assertEqual(psql(ctl.db, "SELECT id, ok FROM records ORDER BY id"), owners)
+            self.assertEqual(len(owners), 4 + len(IDENTITIES))
             wait_replayed()
             srv = on_standby(ctl, "new")
             self.assertEqual(srv.request("/v7/breaches", key=key)[0], 200)
+            st, body = srv.get("/v7/breach-search?type=email&account=alice%40example.com",
+                               key=key)
+            self.assertEqual((st, body["records_found"]), (200, 3))
         finally:
             if srv is not None:
                 self.assertEqual(srv.stop(), 0)
