@@ -4,6 +4,7 @@
 #   make                 build/breachd, build/breachctl
 #   make test            unit + end-to-end tests against the build in $(BUILD)
 #   make test-pg         the unit tests that need PostgreSQL, the e2e suite on a PostgreSQL store
+#   make test-openapi    docs/openapi.json through a published OpenAPI validator (npm)
 #   make test-cluster    two breachd instances on a PostgreSQL primary and its hot standby
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
 #   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
@@ -39,7 +40,7 @@ endif
 
 MAINS   := src/breachd.c src/breachctl.c
 LIBSRC  := $(filter-out $(MAINS),$(shell find src -name '*.c' | sort))
-LIBOBJ  := $(LIBSRC:%.c=$(BUILD)/obj/%.o)
+LIBOBJ  := $(LIBSRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/openapi_doc.o
 LIB     := $(BUILD)/libbreachd.a
 UNITSRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITBIN := $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -55,6 +56,16 @@ all: $(BUILD)/breachd $(BUILD)/breachctl
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(REQ_CFLAGS) -MMD -MP -c $< -o $@
+
+# docs/openapi.json compiled in (served at /openapi.json; tests/e2e checks every response
+# against it).
+$(BUILD)/gen/openapi_doc.c: docs/openapi.json scripts/embed.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed.py bd_openapi_json $< http/openapi.h > $@
+
+$(BUILD)/obj/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(REQ_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIBOBJ)
 	@rm -f $@
@@ -77,6 +88,13 @@ e2e: all
 	python3 tests/e2e/run.py --build $(BUILD)
 
 test: unit e2e
+
+# docs/openapi.json through a published OpenAPI validator (npm, pinned in tests/openapi);
+# the e2e suite checks every response against the same document.
+.PHONY: test-openapi
+test-openapi:
+	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error && \
+	  node validate.mjs ../../docs/openapi.json
 
 # The unit tests that need a server (the store contract suites, test_*_contract, run their
 # PostgreSQL half; test_pg_* run at all) and the e2e suite on a PostgreSQL store: a

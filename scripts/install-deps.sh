@@ -7,10 +7,14 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config clang llvm libclang-rt-14-dev
   libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev
-  sqlite3 gzip curl python3 openssl ca-certificates
+  sqlite3 gzip curl python3 python3-jsonschema openssl ca-certificates
   postgresql
   "$@"
 )
+# Node.js and npm for the test-side clients and validators (tests/openapi): Debian's, unless
+# a Node.js with npm is already there (NodeSource's package ships npm and conflicts with
+# Debian's npm package).
+command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

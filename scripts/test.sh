@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, and runs every test: unit and end-to-end tests (gcc build)
+# Installs dependencies, builds, and runs every test: the OpenAPI document through a
+# published validator, unit and end-to-end tests (gcc build)
 # on a SQLite store, then the PostgreSQL contract tests and the same end-to-end suite on a
 # throwaway PostgreSQL cluster, the cluster tests (two breachd instances on a primary and
 # its hot standby), both suites again under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -8,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 make -j"$(nproc)" all
+make test-openapi
 make test
 make test-pg
 make test-cluster

@@ -3,6 +3,7 @@
 #include <microhttpd.h>
 #include <string.h>
 
+#include "http/openapi.h"
 #include "http/server_impl.h"
 
 static bool is_get(const char *method)
@@ -45,6 +46,14 @@ static void handle_metrics(bd_server *srv, bd_req *rq)
     }
 }
 
+/* The document of this API, as the server was given it at start. */
+static void handle_openapi(bd_server *srv, bd_req *rq)
+{
+    bd_reply_begin(rq, 200);
+    if (bd_buf_append(rq->body, srv->openapi.data, srv->openapi.len) != BD_OK)
+        bd_reply_error(rq, 500, "internal_error", "the document could not be sent");
+}
+
 /* Unauthenticated operational endpoints outside the base path. */
 static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
@@ -52,6 +61,8 @@ static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, co
         rq->route = BD_ROUTE_HEALTHZ;
     else if (strcmp(url, "/metrics") == 0)
         rq->route = BD_ROUTE_METRICS;
+    else if (strcmp(url, "/openapi.json") == 0)
+        rq->route = BD_ROUTE_OPENAPI;
     else
         return false;
     if (!is_get(method)) {
@@ -59,6 +70,8 @@ static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, co
         bd_reply_error(rq, 405, "method_not_allowed", "use GET or HEAD");
     } else if (rq->route == BD_ROUTE_HEALTHZ) {
         handle_health(rq);
+    } else if (rq->route == BD_ROUTE_OPENAPI) {
+        handle_openapi(srv, rq);
     } else {
         handle_metrics(srv, rq);
     }

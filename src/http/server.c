@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/openapi.h"
 #include "http/server_impl.h"
 #include "store/uri.h"
 
@@ -585,6 +586,10 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         snprintf(why, whylen, "--base-path must start with '/', like /v7");
         goto fail;
     }
+    if ((r = bd_openapi_for_base(srv->base, &srv->openapi)) != BD_OK) {
+        snprintf(why, whylen, "the built-in OpenAPI document has no server URL to set");
+        goto fail;
+    }
     if ((r = open_store(srv, why, whylen)) != BD_OK ||
         (r = open_parts(srv, why, whylen)) != BD_OK ||
         (r = start_daemon(srv, why, whylen)) != BD_OK)
@@ -671,6 +676,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
     bd_guard_free(srv->guard);
     bd_metrics_free(srv->metrics);
     bd_access_log_close(srv->log);
+    bd_buf_free(&srv->openapi);
     free(srv->tls_cert);
     if (srv->tls_key)
         sodium_memzero(srv->tls_key, strlen(srv->tls_key));

@@ -33,6 +33,7 @@ struct bd_server {
     char db[1024];
     char base[128];
     size_t base_len;
+    bd_buf openapi; /* the OpenAPI document with this base path, served at /openapi.json */
     uint8_t secret[BD_SECRET_LEN];
     uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
     struct MHD_Daemon *daemon;

@@ -14,6 +14,9 @@ import tempfile
 import time
 import unittest
 
+import openapi_check
+from openapi_check import DEFAULT_BASE
+
 BUILD = os.environ.get("BREACHD_BUILD", "build")
 # The store every test runs on: "sqlite" (a file per test) or "pg" (a database per test on
 # the throwaway cluster whose URI is in BREACHD_PG_URI; scripts/pg-cluster.sh starts it).
@@ -151,6 +154,10 @@ class Server:
             [*wrapper, binary("breachd"), *ctl.store_args(), "--listen", "127.0.0.1:0",
              "--threads", "2", *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.port = None
+        self.base = DEFAULT_BASE
+        for i, arg in enumerate(extra[:-1]):
+            if arg == "--base-path":
+                self.base = extra[i + 1].rstrip("/") or DEFAULT_BASE
         deadline = time.time() + (60 if wrapper else 15)
         while time.time() < deadline and self.port is None:
             with open(self.stderr_path, "rb") as f:
@@ -179,6 +186,7 @@ class Server:
         body = resp.read()
         hdrs = {k.lower(): v for k, v in resp.getheaders()}
         conn.close()
+        openapi_check.check(method, path, resp.status, hdrs, body, self.base)
         return resp.status, hdrs, body
 
     def get(self, path, key=None, **kw):

@@ -1,0 +1,47 @@
+"""GET /openapi.json: the contract of docs/openapi.json, served without a key, with the
+server's own base path. (Every other response of this suite is checked against it by the
+harness: openapi_check.py.)"""
+import json
+import os
+
+from harness import ROOT, Ctl, Server, ServerTest
+
+with open(os.path.join(ROOT, "docs", "openapi.json"), encoding="utf-8") as f:
+    DOC = json.load(f)
+
+
+class OpenApi(ServerTest):
+    def test_the_document_is_served_without_a_key_as_kept_in_docs(self):
+        st, body = self.srv.get("/openapi.json")
+        self.assertEqual(st, 200)
+        self.assertEqual(body, DOC)
+        self.assertEqual(body["openapi"], "3.1.0")
+        self.assertEqual(body["servers"][0]["url"], "/v7")
+        st, hdrs, raw = self.srv.request("/openapi.json", method="HEAD")
+        self.assertEqual((st, raw), (200, b""))
+        st, hdrs, _ = self.srv.request("/openapi.json", method="POST")
+        self.assertEqual((st, hdrs["allow"]), (405, "GET, HEAD"))
+
+    def test_every_operation_of_the_server_is_in_the_document(self):
+        self.assertEqual(sorted(DOC["paths"]), sorted([
+            "/breaches", "/breaches/{uuid}", "/breach-search", "/credit-card-search",
+            "/healthz", "/metrics", "/openapi.json"]))
+        for path, item in DOC["paths"].items():
+            op = item["get"]
+            self.assertIn("200", op["responses"], path)
+            self.assertIn("default", op["responses"], path)
+
+    def test_the_document_names_the_servers_own_base_path(self):
+        ctl = Ctl().init()
+        try:
+            srv = Server(ctl, "--base-path", "/api/\"odd\\")
+            try:
+                st, body = srv.get("/openapi.json")
+                self.assertEqual(st, 200)
+                self.assertEqual(body["servers"][0]["url"], "/api/\"odd\\")
+                want = dict(DOC, servers=[dict(DOC["servers"][0], url="/api/\"odd\\")])
+                self.assertEqual(body, want)
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
