@@ -95,8 +95,10 @@ bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_
 typedef enum {
     BD_BREACH_LIST,    /* catalog: source_name, breach_type */
     BD_BREACH_SINGLE,  /* one breach: site_name, no breach_type */
-    BD_BREACH_DETAILS, /* inside a search record: single shape plus site_logo */
+    BD_BREACH_DETAILS, /* inside a search record: the single shape */
 } bd_breach_shape;
+/* Every shape ends with HEROIC's site_name (list shape only: the others have it already),
+ * site_logo and heroic_article_url (= service_article_url). */
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
 /* Writes the breach_details value of a search record with rq->json, from rq->breach_json
  * or read from the store (and then remembered). Call inside the read view of the records;

@@ -91,6 +91,9 @@ static int write_record(void *ctx, const bd_record_row *r)
     pg->err = bd_write_breach_details(pg->rq, r->breach_id);
     if (pg->err != BD_OK)
         return 1;
+    /* Also at the record's root, where HEROIC clients count and sort by it. */
+    BD_JSON_KEY(w, "severity");
+    bd_json_cstring(w, severity_name(r->severity));
     bd_json_object_end(w);
     pg->written++;
     pg->last_date = r->breach_date;

@@ -26,7 +26,8 @@ class Catalog(ServerTest):
         self.assertEqual(list(body[1].keys()), [
             "uuid", "source_name", "site_domain", "date_leaked", "breach_type",
             "site_categories", "site_country", "site_language", "password_types",
-            "leaked_data_types", "description", "service_article_url", "pwned_count"])
+            "leaked_data_types", "description", "service_article_url", "pwned_count",
+            "site_name", "site_logo", "heroic_article_url"])
         self.assertEqual(body[1], {
             "uuid": "22222222-2222-4222-8222-222222222222",
             "source_name": "Beta Shop",
@@ -41,6 +42,9 @@ class Catalog(ServerTest):
             "description": "Beta Shop customers \"with\" quotes\\backslash.",
             "service_article_url": "https://breachd.example/a/beta",
             "pwned_count": 0,
+            "site_name": "Beta Shop",
+            "site_logo": None,
+            "heroic_article_url": "https://breachd.example/a/beta",
         })
 
     def test_dates_are_dd_mon_yyyy(self):
@@ -76,9 +80,11 @@ class Catalog(ServerTest):
             "description": "Delta stealer logs.",
             "service_article_url": "https://breachd.example/a/delta",
             "pwned_count": 5000,
+            "site_logo": "https://delta.example/logo.png",
+            "heroic_article_url": "https://breachd.example/a/delta",
         })
+        self.assertEqual(list(body)[-3:], ["pwned_count", "site_logo", "heroic_article_url"])
         self.assertNotIn("breach_type", body)
-        self.assertNotIn("site_logo", body)
 
     def test_uuid_is_case_insensitive(self):
         st, body = self.srv.get("/v7/breaches/33333333-3333-4333-8333-333333333333".upper()
