@@ -81,13 +81,18 @@ void bd_reply_store_error(bd_req *rq, bd_result r);
 /* Parameter checks. Each returns true when the request may go on; when it returns false
  * the error reply has been written. */
 
-/* Every parameter must be named in allowed (NULL-terminated) and appear once, except the
- * names in repeatable (NULL-terminated or NULL). */
+/* Every parameter must be named in allowed (NULL-terminated) and appear once with a value,
+ * except the names in repeatable (NULL-terminated or NULL). An empty value (name= or a bare
+ * name) is never a repeat, and "_" (jQuery's cache-buster) is ignored altogether. */
 bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *repeatable);
-/* The value of a parameter, if present (first occurrence). */
+/* The value of a required parameter, if present: the first non-empty occurrence, else ""
+ * when it was sent only empty. */
 bool bd_param_get(const bd_req *rq, const char *name, bd_slice *value);
+/* The value of an optional parameter; false when it is absent or empty (an empty optional
+ * parameter counts as absent: forms send every field, filled or not). */
+bool bd_param_opt(const bd_req *rq, const char *name, bd_slice *value);
 /* An optional integer parameter in [min, max]: 400 when not an integer, 422 out of range.
- * *out is dflt when the parameter is absent. */
+ * *out is dflt when the parameter is absent or empty. */
 bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_t dflt,
                   int64_t *out);
 

@@ -195,7 +195,7 @@ void bd_handle_breach_search(bd_req *rq)
     for (int f = 0; f < BD_ID_COUNT; f++) {
         const char *name = bd_id_type_name((bd_id_type)f);
         bd_slice v;
-        if (!bd_param_get(rq, name, &v))
+        if (!bd_param_opt(rq, name, &v))
             continue;
         if (v.len == 3 && strncasecmp(v.ptr, "yes", 3) == 0) {
             q.filter[f].mode = BD_FILTER_PRESENT;
@@ -225,7 +225,7 @@ void bd_handle_breach_search(bd_req *rq)
     int64_t now = (int64_t)time(NULL);
     bd_token tok = {.issued_at = now, .key_id = rq->key.id};
     bd_slice token_text;
-    bool continuing = bd_param_get(rq, "paging_token", &token_text);
+    bool continuing = bd_param_opt(rq, "paging_token", &token_text);
     if (continuing) {
         /* The digest is needed only where a token is read or written. */
         uint8_t digest[BD_SEARCH_DIGEST_LEN];

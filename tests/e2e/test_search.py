@@ -209,7 +209,6 @@ class Search(ServerTest):
     def test_validation_errors(self):
         cases = [
             dict(type="mail", account="a@example.com"),
-            dict(type="EMAIL", account="a@example.com"),
             dict(type="email", account="not-an-email"),
             dict(type="email_domain", account="no_domain"),
             dict(type="phone_number", account="12345"),

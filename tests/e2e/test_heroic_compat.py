@@ -1,0 +1,138 @@
+"""HEROIC v7 as its clients see it (issue 16, section 3): the fields HEROIC's published
+OpenAPI document (7.3.0) adds, token-only continuation, lenient parameters (empty means
+absent, jQuery's `_`, case-insensitive types), --empty-search-status and CORS."""
+import json
+import unittest
+import urllib.parse
+
+from harness import Server, ServerTest, fixture
+
+B1 = "bbbbbbbb-0000-4000-8000-000000000001"  # 2024-03-05, with a logo and an article
+B2 = "bbbbbbbb-0000-4000-8000-000000000002"  # 2020-07-08, neither
+BREACHES = [
+    {"uuid": B1, "source_name": "Harbor", "site_domain": "harbor.example",
+     "date_leaked": "2024-03-05", "breach_type": "Database",
+     "service_article_url": "https://breachd.example/a/harbor",
+     "site_logo": "https://harbor.example/logo.png", "pwned_count": 77},
+    {"uuid": B2, "source_name": "Lantern", "date_leaked": "2020-07-08"},
+]
+
+
+def records():
+    out = [
+        {"breach_uuid": B1, "email": "kim@corp.example", "password": "s3cret-kim"},
+        {"breach_uuid": B2, "email": "kim@corp.example", "password_hash": "abcdef0123456789"},
+    ]
+    # 23 records of one domain: several pages at sizes 5 and 10
+    for i in range(23):
+        r = {"breach_uuid": [B1, B2][i % 2], "email": "u%02d@wide.example" % i,
+             "user_name": "wide%02d" % i}
+        if i % 3 == 0:
+            r["password"] = "pw-%d" % i
+        out.append(r)
+    return out
+
+
+def populate_store(ctl):
+    ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+    ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in records())))
+    ctl.import_("cards", fixture("cards.csv"))
+
+
+class HeroicShapes(ServerTest):
+    """Additive fields, lenient parameters and token-only paging, on a default server."""
+
+    @classmethod
+    def populate(cls, ctl):
+        populate_store(ctl)
+
+    def call(self, path, status=200, key="__default__"):
+        st, hdrs, raw = self.srv.request(path, key=self.key if key == "__default__" else key)
+        body = json.loads(raw)
+        self.assertEqual(st, status, body)
+        return body
+
+    def search(self, status=200, **params):
+        return self.call("/v7/breach-search?" + urllib.parse.urlencode(params), status)
+
+    def emails(self, body):
+        return [r["breached_data"]["email"] for r in body["data"]]
+
+    # --- breach objects -----------------------------------------------------------------
+
+    def test_catalog_entries_carry_site_name_logo_and_article(self):
+        body = self.call("/v7/breaches")
+        self.assertEqual([b["uuid"] for b in body], [B1, B2])
+        self.assertEqual(list(body[0])[-4:],
+                         ["pwned_count", "site_name", "site_logo", "heroic_article_url"])
+        self.assertEqual((body[0]["source_name"], body[0]["site_name"], body[0]["site_logo"],
+                          body[0]["heroic_article_url"], body[0]["service_article_url"]),
+                         ("Harbor", "Harbor", "https://harbor.example/logo.png",
+                          "https://breachd.example/a/harbor", "https://breachd.example/a/harbor"))
+        self.assertEqual((body[1]["site_name"], body[1]["site_logo"], body[1]["heroic_article_url"]),
+                         ("Lantern", None, None))
+        self.assertEqual(body[0]["breach_type"], "Database")
+
+    def test_single_breach_carries_logo_and_article(self):
+        body = self.call("/v7/breaches/" + B1)
+        self.assertEqual(list(body), [
+            "uuid", "site_name", "site_domain", "date_leaked", "site_categories", "site_country",
+            "site_language", "password_types", "leaked_data_types", "description",
+            "service_article_url", "pwned_count", "site_logo", "heroic_article_url"])
+        self.assertEqual((body["site_name"], body["site_logo"], body["heroic_article_url"]),
+                         ("Harbor", "https://harbor.example/logo.png",
+                          "https://breachd.example/a/harbor"))
+
+    def test_search_record_has_severity_at_its_root_and_heroic_breach_details(self):
+        body = self.search(type="email", account="kim@corp.example")
+        self.assertEqual([list(r) for r in body["data"]],
+                         [["breached_data", "breach_details", "severity"]] * 2)
+        self.assertEqual([r["severity"] for r in body["data"]], ["High", "Medium"])
+        self.assertEqual([r["breached_data"]["severity"] for r in body["data"]], ["High", "Medium"])
+        details = body["data"][0]["breach_details"]
+        self.assertEqual(details, self.call("/v7/breaches/" + B1))
+        self.assertEqual(body["data"][1]["breach_details"]["heroic_article_url"], None)
+
+    # --- lenient parameters -------------------------------------------------------------
+
+    def test_type_is_case_insensitive_aliases_too(self):
+        for t in ("EMAIL", "Email", "eMaIl"):
+            self.assertEqual(self.search(type=t, account="kim@corp.example")["records_found"], 2)
+        self.assertEqual(self.search(type="Email_Domain", account="wide.example")["records_found"], 23)
+        self.assertEqual(self.search(type="USERNAME", account="wide07")["records_found"], 1)
+        self.assertEqual(self.search(422, type="E-MAIL", account="kim@corp.example")["error"],
+                         "validation_error")
+
+    def test_empty_optional_parameters_count_as_absent(self):
+        full = self.search(type="email", account="kim@corp.example")
+        body = self.search(type="email", account="kim@corp.example", password="", ip_address="",
+                           number_of_records="", paging_token="")
+        self.assertEqual(body, full)
+        self.assertEqual(len(self.call("/v7/breaches?number_of_records=")), 2)
+        cards = self.call("/v7/credit-card-search?page=&size=&sort=&query=")
+        self.assertEqual((cards["number"], cards["size"], cards["totalElements"]), (0, 20, 8))
+        # an empty value is no repeat: the one filled value counts
+        body = self.search(type="email", account="kim@corp.example", password="yes")
+        path = "/v7/breach-search?type=email&account=kim%40corp.example&password=&password=yes"
+        self.assertEqual(self.call(path), body)
+        self.assertEqual(self.emails(body), ["kim@corp.example"])
+
+    def test_empty_required_parameters_are_still_refused(self):
+        self.assertEqual(self.search(422, type="", account="kim@corp.example")["error"],
+                         "validation_error")
+        self.assertEqual(self.search(422, type="email", account="")["error"], "validation_error")
+
+    def test_jquery_cache_buster_is_ignored_everywhere(self):
+        for path in ("/v7/breaches?_=1700000000000",
+                     "/v7/breaches/" + B1 + "?_=1700000000000",
+                     "/v7/breach-search?type=email&account=kim%40corp.example&_=1700000000000",
+                     "/v7/credit-card-search?query=411111*&_=1700000000000&_=1700000000001"):
+            plain = path.split("?_=")[0].split("&_=")[0]
+            self.assertEqual(self.call(path), self.call(plain), path)
+        # only "_" itself: "__" and "_x" are still unknown parameters
+        for name in ("__", "_x"):
+            self.assertEqual(self.call("/v7/breaches?%s=1" % name, 400)["error"], "bad_request")
+
+
+if __name__ == "__main__":
+    unittest.main()
