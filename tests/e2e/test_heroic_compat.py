@@ -93,6 +93,80 @@ class HeroicShapes(ServerTest):
         self.assertEqual(details, self.call("/v7/breaches/" + B1))
         self.assertEqual(body["data"][1]["breach_details"]["heroic_article_url"], None)
 
+    # --- a paging token on its own -------------------------------------------------------
+
+    def walk(self, first, size, full=None):
+        """Pages after first, asked with the token alone (full: with these params too)."""
+        body, pages = first, [first]
+        while body["pagination_token"]:
+            p = dict(full or {}, paging_token=body["pagination_token"])
+            if size is not None:
+                p["number_of_records"] = str(size)
+            body = self.search(**p)
+            pages.append(body)
+        return pages
+
+    def test_token_alone_continues_exactly_as_the_full_request(self):
+        full = dict(type="email_domain", account="wide.example", password="no")
+        first = self.search(number_of_records="5", **full)
+        self.assertEqual(first["records_found"], 15)
+        alone = self.walk(first, 5)
+        named = self.walk(first, 5, full)
+        self.assertEqual([p["data"] for p in alone], [p["data"] for p in named])
+        self.assertEqual([len(p["data"]) for p in alone], [5, 5, 5])
+        self.assertEqual([p["records_found"] for p in alone], [15, 15, 15])
+        want = ["u%02d@wide.example" % i for i in range(23) if i % 3]
+        got = [e for p in alone for e in self.emails(p)]
+        self.assertEqual(sorted(got), sorted(want))
+        self.assertEqual(len(set(got)), 15)
+
+    def test_token_alone_keeps_a_value_filter_and_allows_a_new_page_size(self):
+        full = dict(type="email_domain", account="WIDE.example", username="WIDE04")
+        first = self.search(**full)
+        self.assertEqual(self.emails(first), ["u04@wide.example"])
+        first = self.search(type="email_domain", account="wide.example", number_of_records="4")
+        second = self.search(paging_token=first["pagination_token"], number_of_records="10")
+        third = self.search(paging_token=second["pagination_token"])  # the default, 100
+        self.assertEqual([len(first["data"]), len(second["data"]), len(third["data"])], [4, 10, 9])
+        self.assertIsNone(third["pagination_token"])
+        self.assertEqual(len(set(self.emails(first) + self.emails(second) + self.emails(third))), 23)
+
+    def test_token_alone_ignores_empty_search_parameters(self):
+        first = self.search(type="email_domain", account="wide.example", number_of_records="20")
+        token = first["pagination_token"]
+        body = self.search(paging_token=token, type="", account="", password="", _="17")
+        self.assertEqual(body, self.search(paging_token=token))
+        self.assertEqual(len(body["data"]), 3)
+
+    def test_token_with_a_different_search_is_still_refused(self):
+        first = self.search(type="email_domain", account="wide.example", number_of_records="5")
+        token = first["pagination_token"]
+        for other in (dict(type="email_domain", account="corp.example"),
+                      dict(type="email_domain", account="wide.example", password="yes")):
+            msg = self.search(422, paging_token=token, **other)["message"]
+            self.assertIn("different search", msg)
+        # naming only part of the search is a request that names its search: type and
+        # account are then required
+        self.assertEqual(self.search(400, paging_token=token, password="yes")["error"],
+                         "bad_request")
+        self.assertEqual(self.search(400, paging_token=token, type="email_domain")["error"],
+                         "bad_request")
+
+    def test_token_alone_is_still_bound_to_its_key(self):
+        first = self.search(type="email_domain", account="wide.example", number_of_records="5")
+        other = self.ctl.key("other-dashboard")
+        st = 0
+        for _ in range(50):  # the new key is seen within a second
+            st, _, raw = self.srv.request("/v7/breaches", key=other)
+            if st == 200:
+                break
+            import time
+            time.sleep(0.1)
+        body = self.call("/v7/breach-search?paging_token=" + first["pagination_token"], 422,
+                         key=other)
+        self.assertIn("another API key", body["message"])
+        self.assertIn("malformed", self.search(422, paging_token="abc")["message"])
+
     # --- lenient parameters -------------------------------------------------------------
 
     def test_type_is_case_insensitive_aliases_too(self):
