@@ -58,6 +58,9 @@ typedef struct {
     const char *content_type; /* NULL: JSON */
     bool close;               /* close the connection after this reply */
     bool exact_refused;       /* 429 from the key's budget of exact card lookups */
+    int empty_search_status;  /* a breach search that matches nothing: 404 or 200 */
+    const char *cors_allow;   /* Access-Control-Allow-Origin value; NULL: no CORS headers */
+    bool cors_preflight;      /* the reply answers a CORS preflight */
     /* for the access log and metrics */
     bd_route route;
     bool authenticated;

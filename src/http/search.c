@@ -404,7 +404,7 @@ static void run_search(bd_req *rq, search *s, int limit)
         bd_reply_store_error(rq, r);
         return;
     }
-    if (s->tok.records_found == 0) {
+    if (s->tok.records_found == 0 && rq->empty_search_status != 200) {
         write_not_found(rq);
         return;
     }

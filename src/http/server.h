@@ -25,6 +25,9 @@ typedef struct {
     const char *access_log; /* NULL: no access log */
     const char *shared_limits; /* store URI keeping per-key budgets for every server; NULL:
                                 * budgets per process */
+    int empty_search_status;   /* a breach search that matches nothing: 404 (0: 404) or 200 */
+    const char *const *cors_origins; /* origins browsers may call from (http/cors.h) */
+    size_t cors_origins_n;           /* 0: CORS off */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -2,10 +2,12 @@
 OpenAPI document (7.3.0) adds, token-only continuation, lenient parameters (empty means
 absent, jQuery's `_`, case-insensitive types), --empty-search-status and CORS."""
 import json
+import subprocess
+import time
 import unittest
 import urllib.parse
 
-from harness import Server, ServerTest, fixture
+from harness import Ctl, Server, ServerTest, binary, fixture
 
 B1 = "bbbbbbbb-0000-4000-8000-000000000001"  # 2024-03-05, with a logo and an article
 B2 = "bbbbbbbb-0000-4000-8000-000000000002"  # 2020-07-08, neither
@@ -206,6 +208,202 @@ class HeroicShapes(ServerTest):
         # only "_" itself: "__" and "_x" are still unknown parameters
         for name in ("__", "_x"):
             self.assertEqual(self.call("/v7/breaches?%s=1" % name, 400)["error"], "bad_request")
+
+    def test_no_match_is_404_by_default(self):
+        body = self.search(404, type="email", account="nobody@corp.example")
+        self.assertEqual(body, {"error": "not_found", "message": "no records found",
+                                "records_found": 0, "pagination_token": None, "data": []})
+
+
+class FlagServer(unittest.TestCase):
+    """One store and one server started with FLAGS."""
+    FLAGS = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        populate_store(cls.ctl)
+        cls.key = cls.ctl.key("e2e", "--plan", "enterprise")
+        cls.srv = Server(cls.ctl, *cls.FLAGS)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    def wait_for_key(self, key):
+        deadline = time.time() + 5
+        while self.srv.request("/v7/breaches", key=key)[0] != 200:
+            self.assertLess(time.time(), deadline, "a new key was not accepted within 5 s")
+            time.sleep(0.1)
+
+
+class EmptySearchStatus200(FlagServer):
+    FLAGS = ("--empty-search-status", "200")
+
+    def test_no_match_is_200_with_the_empty_envelope(self):
+        st, hdrs, raw = self.srv.request(
+            "/v7/breach-search?type=email&account=nobody%40corp.example", key=self.key)
+        self.assertEqual(st, 200)
+        self.assertEqual(hdrs["content-type"], "application/json; charset=utf-8")
+        self.assertEqual(raw, b'{"records_found":0,"pagination_token":null,"data":[]}')
+        st, _, raw = self.srv.request(
+            "/v7/breach-search?type=email&account=kim%40corp.example&password=no", key=self.key)
+        self.assertEqual((st, json.loads(raw)["records_found"]), (200, 1))
+
+    def test_other_404s_are_unchanged(self):
+        for path in ("/v7/breaches/bbbbbbbb-0000-4000-8000-00000000000f", "/v7/nothing-here"):
+            st, _, raw = self.srv.request(path, key=self.key)
+            self.assertEqual((st, json.loads(raw)["error"]), (404, "not_found"), path)
+
+    def test_card_search_without_a_match_is_200_either_way(self):
+        st, _, raw = self.srv.request("/v7/credit-card-search?query=leakId:NOPE", key=self.key)
+        self.assertEqual(st, 200)
+        self.assertEqual(json.loads(raw), {
+            "number": 0, "size": 20, "totalElements": 0, "totalPages": 0, "numberOfElements": 0,
+            "first": True, "last": True, "hasContent": False, "content": []})
+
+
+DASH = "https://dash.example.com"
+LAN = "http://10.0.0.5:8080"
+CORS_NAMES = ("access-control-allow-origin", "access-control-expose-headers",
+              "access-control-allow-methods", "access-control-allow-headers",
+              "access-control-max-age")
+
+
+class Cors(FlagServer):
+    FLAGS = ("--cors-origin", DASH, "--cors-origin", "HTTP://10.0.0.5:8080")
+
+    def preflight(self, origin, path="/v7/breach-search", method="GET"):
+        return self.srv.request(path, method="OPTIONS", headers={
+            "Origin": origin, "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "x-api-key"})
+
+    def assertCors(self, hdrs, origin):
+        self.assertEqual(hdrs.get("access-control-allow-origin"), origin)
+        self.assertEqual(hdrs.get("vary"), "Origin")
+        exposed = [h.strip() for h in hdrs["access-control-expose-headers"].split(",")]
+        for name in ("X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining",
+                     "X-RateLimit-Reset", "Retry-After"):
+            self.assertIn(name, exposed)
+
+    def test_allowed_origin_reads_replies(self):
+        for origin in (DASH, LAN):
+            st, hdrs, raw = self.srv.request("/v7/breaches", key=self.key,
+                                             headers={"Origin": origin})
+            self.assertEqual(st, 200)
+            self.assertCors(hdrs, origin)
+            self.assertNotIn("access-control-allow-methods", hdrs)
+
+    def test_other_origins_get_no_cors_headers_but_are_served(self):
+        for origin in ("https://evil.example", DASH + "/", "https://dash.example.com:8443",
+                       "http://dash.example.com", "null"):
+            st, hdrs, _ = self.srv.request("/v7/breaches", key=self.key, headers={"Origin": origin})
+            self.assertEqual(st, 200, origin)
+            self.assertEqual([h for h in CORS_NAMES if h in hdrs], [], origin)
+            self.assertEqual(hdrs.get("vary"), "Origin")
+        st, hdrs, _ = self.srv.request("/v7/breaches", key=self.key)
+        self.assertEqual([h for h in CORS_NAMES if h in hdrs], [])
+
+    def test_preflight_is_answered_without_a_key(self):
+        for path in ("/v7/breach-search", "/v7/breaches", "/v7/credit-card-search",
+                     "/v7/breaches/" + B1):
+            st, hdrs, raw = self.preflight(DASH, path)
+            self.assertEqual((st, raw), (204, b""), path)
+            self.assertEqual(hdrs["access-control-allow-origin"], DASH)
+            self.assertEqual(hdrs["access-control-allow-methods"], "GET, HEAD, OPTIONS")
+            allowed = [h.strip() for h in hdrs["access-control-allow-headers"].split(",")]
+            self.assertIn("x-api-key", allowed)
+            self.assertIn("content-type", allowed)
+            self.assertEqual(hdrs["access-control-max-age"], "7200")
+            self.assertEqual(hdrs["vary"], "Origin")
+            self.assertNotIn("content-type", hdrs)
+            self.assertNotIn("x-ratelimit-remaining", hdrs)
+
+    def test_preflight_from_another_origin_is_a_403_without_cors_headers(self):
+        st, hdrs, raw = self.preflight("https://evil.example")
+        body = json.loads(raw)
+        self.assertEqual(st, 403)
+        self.assertEqual(body["error"], "origin_not_allowed")
+        self.assertNotIn("evil", body["message"])
+        self.assertEqual([h for h in CORS_NAMES if h in hdrs], [])
+
+    def test_options_that_is_not_a_preflight_behaves_as_before(self):
+        st, hdrs, raw = self.srv.request("/v7/breaches", method="OPTIONS",
+                                         headers={"Origin": DASH})
+        self.assertEqual((st, json.loads(raw)["error"]), (401, "unauthorized"))
+        self.assertCors(hdrs, DASH)
+        st, hdrs, raw = self.srv.request("/v7/breaches", method="OPTIONS", key=self.key)
+        self.assertEqual((st, hdrs["allow"]), (405, "GET, HEAD"))
+
+    def test_errors_to_an_allowed_origin_carry_cors_headers(self):
+        h = {"Origin": DASH}
+        cases = [("/v7/breaches", None, 401), ("/v7/breaches", "bd_" + "A" * 43, 403),
+                 ("/v7/nothing-here", self.key, 404), ("/nothing", None, 404),
+                 ("/v7/breach-search?type=email&account=nobody%40corp.example", self.key, 404),
+                 ("/v7/breach-search?type=mail&account=x", self.key, 422),
+                 ("/v7/breaches?bogus=1", self.key, 400)]
+        for path, key, status in cases:
+            st, hdrs, raw = self.srv.request(path, key=key, headers=h)
+            self.assertEqual(st, status, path)
+            self.assertCors(hdrs, DASH)
+            self.assertIn(b'"error"', raw)
+        one = self.ctl.key("one-an-hour", "--rate", "1/h")
+        self.wait_for_key(one)
+        st, hdrs, raw = self.srv.request("/v7/breaches", key=one, headers=h)
+        self.assertEqual((st, json.loads(raw)["error"]), (429, "rate_limited"))
+        self.assertCors(hdrs, DASH)
+        self.assertIn("retry-after", hdrs)
+
+
+class CorsAnyOrigin(FlagServer):
+    FLAGS = ("--cors-origin", "*")
+
+    def test_every_origin_may_read_and_nothing_varies(self):
+        for origin in ("https://anything.example", "null"):
+            st, hdrs, _ = self.srv.request("/v7/breaches", key=self.key, headers={"Origin": origin})
+            self.assertEqual(st, 200)
+            self.assertEqual(hdrs["access-control-allow-origin"], "*")
+            self.assertNotIn("vary", hdrs)
+        st, hdrs, _ = self.srv.request("/v7/breaches", method="OPTIONS", headers={
+            "Origin": "https://anything.example", "Access-Control-Request-Method": "GET"})
+        self.assertEqual((st, hdrs["access-control-allow-origin"]), (204, "*"))
+
+
+class NoCors(ServerTest):
+    """Without --cors-origin nothing changes: no CORS headers, OPTIONS needs a key."""
+
+    def test_no_cors_headers_and_preflight_is_unauthenticated_options(self):
+        st, hdrs, _ = self.srv.request("/v7/breaches", key=self.key, headers={"Origin": DASH})
+        self.assertEqual(st, 200)
+        self.assertEqual([h for h in CORS_NAMES + ("vary",) if h in hdrs], [])
+        st, hdrs, raw = self.srv.request("/v7/breaches", method="OPTIONS", headers={
+            "Origin": DASH, "Access-Control-Request-Method": "GET"})
+        self.assertEqual((st, json.loads(raw)["error"]), (401, "unauthorized"))
+        self.assertNotIn("access-control-allow-origin", hdrs)
+
+
+class BadFlags(unittest.TestCase):
+    def start(self, *flags):
+        ctl = Ctl().init()
+        try:
+            return subprocess.run([binary("breachd"), *ctl.store_args(), "--listen",
+                                   "127.0.0.1:0", *flags], capture_output=True, timeout=30)
+        finally:
+            ctl.cleanup()
+
+    def test_bad_values_stop_the_server_at_start(self):
+        for flags in (("--empty-search-status", "500"), ("--empty-search-status", "ok"),
+                      ("--cors-origin", DASH + "/"), ("--cors-origin", "dash.example.com"),
+                      ("--cors-origin", "https://dash.example.com/app"),
+                      ("--cors-origin", "ftp://dash.example.com"),
+                      ("--cors-origin", "https://dash.example.com:99999")):
+            p = self.start(*flags)
+            self.assertEqual(p.returncode, 2, flags)
+            self.assertIn(b"breachd:", p.stderr)
+        p = self.start("--cors-origin", DASH + "/")
+        self.assertIn(b"--cors-origin must be an origin like https://dash.example.com", p.stderr)
 
 
 if __name__ == "__main__":
