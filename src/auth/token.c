@@ -2,9 +2,10 @@
  *   version(1) nonce(24) sealed(body + 16)
  * where body is issued_at(8) key_id(8) search(16) records_found(8) after_date(4) after_id(8)
  * query_len(2) query(query_len), integers little-endian (version 2 bodies end before
- * query_len; they are still read, as tokens that do not carry their search), sealed with XChaCha20-Poly1305 under a key derived from the
- * server secret ("token-seal"), the version byte as associated data. A pseudorandom nonce
- * per token: two tokens of the same search look unrelated. */
+ * query_len; they are still read, as tokens that do not carry their search), sealed with
+ * XChaCha20-Poly1305 under a key derived from the server secret ("token-seal"), the
+ * version byte as associated data. A pseudorandom nonce per token: two tokens of the same
+ * search look unrelated. */
 #include "auth/token.h"
 
 #include <sodium.h>

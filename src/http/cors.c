@@ -7,10 +7,12 @@
 
 /* What a browser may read besides the CORS-safelisted headers: the request id to quote,
  * the budget, and when to retry. */
-#define EXPOSE_HEADERS \
-    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Allow"
+#define EXPOSE_HEADERS                                                                             \
+    "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, "     \
+    "Allow"
 /* The key, and what HEROIC dashboards' HTTP libraries add (jQuery, axios, fetch). */
-#define ALLOW_HEADERS "x-api-key, content-type, accept, accept-language, cache-control, x-requested-with"
+#define ALLOW_HEADERS                                                                              \
+    "x-api-key, content-type, accept, accept-language, cache-control, x-requested-with"
 #define ALLOW_METHODS "GET, HEAD, OPTIONS"
 #define MAX_AGE "7200" /* seconds; Chromium caps a preflight's lifetime at two hours */
 
@@ -21,8 +23,7 @@ static bool valid_host(const char *h, size_t n)
         return false;
     if (h[0] == '[')
         return n > 2 && h[n - 1] == ']' && strspn(h + 1, "0123456789abcdef:.") == n - 2;
-    return strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n && h[0] != '.' &&
-           h[0] != '-';
+    return strspn(h, "abcdefghijklmnopqrstuvwxyz0123456789-.") == n && h[0] != '.' && h[0] != '-';
 }
 
 /* s (lower case) is scheme "://" host [":" port], nothing more. */

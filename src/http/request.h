@@ -41,8 +41,8 @@ typedef struct {
     bool too_many_params;
     bool bad_param_bytes; /* a name or value held a NUL byte */
     bd_key_info key;
-    int64_t now_us;            /* Unix microseconds when the key was checked, for later budgets */
-    bd_limiter *limiter;       /* the server's per-key budgets */
+    int64_t now_us;      /* Unix microseconds when the key was checked, for later budgets */
+    bd_limiter *limiter; /* the server's per-key budgets */
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;
     bd_store *store;

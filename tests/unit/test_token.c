@@ -185,7 +185,7 @@ TEST(test_token_sealed_bytes_of_the_wrong_shape_are_malformed)
     bd_token back;
     CHECK(bd_token_seal_bytes(SECRET, (const uint8_t *)"short", 5, text));
     CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
-    uint8_t body[54]; /* the fixed fields, then a query length of 0 */
+    uint8_t body[54];       /* the fixed fields, then a query length of 0 */
     memset(body, 0xff, 52); /* negative count and row id */
     body[52] = body[53] = 0;
     CHECK(bd_token_seal_bytes(SECRET, body, sizeof body, text));
@@ -219,8 +219,7 @@ TEST(test_token_carries_its_search_and_continues_it_without_one)
     /* Without a search of the caller's own: the key and the clock still bind it. */
     CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 7, NULL, &back), BD_TOKEN_OK);
     CHECK_INT(back.after_id, 9876543210LL);
-    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 8, NULL, &back),
-              BD_TOKEN_OTHER_KEY);
+    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 8, NULL, &back), BD_TOKEN_OTHER_KEY);
     CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0 + 25 * 3600, 7, NULL, &back),
               BD_TOKEN_EXPIRED);
     /* The largest search fits the text. */
