@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli/args.h"
+#include "http/cors.h"
 #include "http/server.h"
 
 static const char USAGE[] =
@@ -14,13 +15,16 @@ static const char USAGE[] =
     "               [--max-connections N] [--max-connections-per-ip N]\n"
     "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
-    "               [--shared-limits URI]\n";
+    "               [--shared-limits URI] [--empty-search-status 200|404]\n"
+    "               [--cors-origin ORIGIN]...\n";
 
 int main(int argc, char **argv)
 {
     umask(077); /* every file it makes (store index, access log) is its owner's alone */
     bd_server_config cfg = {
         .listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 128};
+    const char *cors[BD_CORS_MAX_ORIGINS];
+    cfg.cors_origins = cors;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int64_t n;
@@ -56,6 +60,12 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--max-connections-per-ip", &v) &&
                    bd_parse_i64(v, 0, 1000000, &n)) {
             cfg.max_conns_per_ip = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--cors-origin", &v) && v &&
+                   cfg.cors_origins_n < BD_CORS_MAX_ORIGINS) {
+            cors[cfg.cors_origins_n++] = v;
+        } else if (bd_arg_value(argc, argv, &i, "--empty-search-status", &v) &&
+                   bd_parse_i64(v, 200, 404, &n) && (n == 200 || n == 404)) {
+            cfg.empty_search_status = (int)n;
         } else if (bd_arg_value(argc, argv, &i, "--auth-fail-limit", &v) &&
                    bd_parse_rate(v, "/min", 1000000, &n)) {
             cfg.auth_fail_limit = (unsigned)n;

@@ -1,23 +1,28 @@
 /* Paging token layout, then base64url without padding:
  *   version(1) nonce(24) sealed(body + 16)
- * where body is issued_at(8) key_id(8) search(16) records_found(8) after_date(4) after_id(8),
- * integers little-endian, sealed with XChaCha20-Poly1305 under a key derived from the
- * server secret ("token-seal"), the version byte as associated data. A pseudorandom nonce
- * per token: two tokens of the same search look unrelated. */
+ * where body is issued_at(8) key_id(8) search(16) records_found(8) after_date(4) after_id(8)
+ * query_len(2) query(query_len), integers little-endian (version 2 bodies end before
+ * query_len; they are still read, as tokens that do not carry their search), sealed with
+ * XChaCha20-Poly1305 under a key derived from the server secret ("token-seal"), the
+ * version byte as associated data. A pseudorandom nonce per token: two tokens of the same
+ * search look unrelated. */
 #include "auth/token.h"
 
 #include <sodium.h>
 #include <string.h>
 
-#define VERSION 2
-#define BODY_LEN (8 + 8 + BD_SEARCH_DIGEST_LEN + 8 + 4 + 8)
+#define VERSION 3
+#define VERSION_WITHOUT_QUERY 2
+#define FIXED_LEN (8 + 8 + BD_SEARCH_DIGEST_LEN + 8 + 4 + 8)
+#define BODY_MAX (FIXED_LEN + 2 + BD_TOKEN_QUERY_MAX)
 #define NONCE_LEN crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
 #define TAG_LEN crypto_aead_xchacha20poly1305_ietf_ABYTES
 #define HEAD_LEN (1 + NONCE_LEN)
 #define RAW_MAX ((BD_TOKEN_TEXT_MAX * 3) / 4)
 
 _Static_assert(BD_MAC_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES, "seal key size");
-_Static_assert(HEAD_LEN + BODY_LEN + TAG_LEN <= RAW_MAX, "a token fits its text");
+_Static_assert(HEAD_LEN + BODY_MAX + TAG_LEN <= RAW_MAX, "a token fits its text");
+_Static_assert(BD_TOKEN_QUERY_MAX <= 0xffff, "query_len fits two bytes");
 
 static void put64(uint8_t *p, int64_t v)
 {
@@ -75,8 +80,9 @@ bool bd_token_seal_bytes(const uint8_t secret[BD_SECRET_LEN], const uint8_t *bod
 void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
                      char out[BD_TOKEN_TEXT_MAX + 1])
 {
-    uint8_t body[BODY_LEN];
+    uint8_t body[BODY_MAX];
     uint8_t *p = body;
+    size_t qlen = t->query_len <= BD_TOKEN_QUERY_MAX ? t->query_len : 0;
     put64(p, t->issued_at);
     p += 8;
     put64(p, t->key_id);
@@ -89,12 +95,27 @@ void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
     for (int i = 0; i < 4; i++)
         *p++ = (uint8_t)(d >> (8 * i));
     put64(p, t->after_id);
-    bd_token_seal_bytes(secret, body, sizeof body, out);
+    p += 8;
+    *p++ = (uint8_t)(qlen & 0xff);
+    *p++ = (uint8_t)(qlen >> 8);
+    memcpy(p, t->query, qlen);
+    bd_token_seal_bytes(secret, body, FIXED_LEN + 2 + qlen, out);
 }
 
-/* Base64 text -> opened body; MALFORMED or TAMPERED on failure. */
+/* Whether an opened body of len bytes is one that version issues. */
+static bool body_fits(uint8_t version, const uint8_t *body, size_t len)
+{
+    if (version == VERSION_WITHOUT_QUERY)
+        return len == FIXED_LEN;
+    if (len < FIXED_LEN + 2)
+        return false;
+    size_t qlen = body[FIXED_LEN] | (size_t)body[FIXED_LEN + 1] << 8;
+    return qlen <= BD_TOKEN_QUERY_MAX && len == FIXED_LEN + 2 + qlen;
+}
+
+/* Base64 text -> opened body (its length in *len); MALFORMED or TAMPERED on failure. */
 static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice text,
-                                  uint8_t body[BODY_LEN])
+                                  uint8_t body[BODY_MAX], size_t *body_len)
 {
     uint8_t raw[RAW_MAX + 1], opened[RAW_MAX], key[BD_MAC_LEN];
     size_t n = 0;
@@ -102,7 +123,8 @@ static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice 
     if (text.len == 0 || text.len > BD_TOKEN_TEXT_MAX ||
         sodium_base642bin(raw, sizeof raw, text.ptr, text.len, NULL, &n, &end,
                           sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
-        end != text.ptr + text.len || n < HEAD_LEN + TAG_LEN || raw[0] != VERSION)
+        end != text.ptr + text.len || n < HEAD_LEN + TAG_LEN ||
+        (raw[0] != VERSION && raw[0] != VERSION_WITHOUT_QUERY))
         return BD_TOKEN_MALFORMED;
     unsigned long long len = 0;
     seal_key(secret, key);
@@ -111,9 +133,10 @@ static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice 
     sodium_memzero(key, sizeof key);
     if (bad)
         return BD_TOKEN_TAMPERED;
-    if (len != BODY_LEN) /* sealed by us, but not a token body: never issued */
+    if (!body_fits(raw[0], opened, (size_t)len)) /* sealed by us, but never issued */
         return BD_TOKEN_MALFORMED;
-    memcpy(body, opened, BODY_LEN);
+    memcpy(body, opened, (size_t)len);
+    *body_len = (size_t)len;
     return BD_TOKEN_OK;
 }
 
@@ -121,8 +144,9 @@ bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice te
                                 int64_t key_id, const uint8_t search[BD_SEARCH_DIGEST_LEN],
                                 bd_token *t)
 {
-    uint8_t body[BODY_LEN];
-    bd_token_status st = open_token(secret, text, body);
+    uint8_t body[BODY_MAX];
+    size_t len = 0;
+    bd_token_status st = open_token(secret, text, body, &len);
     if (st != BD_TOKEN_OK)
         return st;
     const uint8_t *p = body;
@@ -140,6 +164,8 @@ bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice te
         d |= (uint32_t)*p++ << (8 * i);
     tok.after_date = (int32_t)d;
     tok.after_id = get64(p);
+    tok.query_len = len > FIXED_LEN ? len - FIXED_LEN - 2 : 0;
+    memcpy(tok.query, body + len - tok.query_len, tok.query_len);
     if (tok.records_found < 0 || tok.after_id < 0)
         return BD_TOKEN_MALFORMED;
     /* Compared without subtracting the token's value: any int64 may come out of a seal. */
@@ -147,7 +173,7 @@ bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice te
         return BD_TOKEN_EXPIRED;
     if (tok.key_id != key_id)
         return BD_TOKEN_OTHER_KEY;
-    if (sodium_memcmp(tok.search, search, BD_SEARCH_DIGEST_LEN) != 0)
+    if (search && sodium_memcmp(tok.search, search, BD_SEARCH_DIGEST_LEN) != 0)
         return BD_TOKEN_OTHER_SEARCH;
     *t = tok;
     return BD_TOKEN_OK;

@@ -18,8 +18,10 @@
 #include "core/slice.h"
 
 #define BD_TOKEN_LIFETIME (24 * 3600)
-#define BD_TOKEN_TEXT_MAX 128
 #define BD_SEARCH_DIGEST_LEN 16
+/* The search itself, in bytes the caller lays out, so that a token alone continues it. */
+#define BD_TOKEN_QUERY_MAX 1280
+#define BD_TOKEN_TEXT_MAX 1840 /* a token carrying BD_TOKEN_QUERY_MAX bytes of search */
 
 typedef struct {
     int64_t issued_at; /* Unix seconds */
@@ -28,6 +30,8 @@ typedef struct {
     int64_t records_found;
     int32_t after_date;
     int64_t after_id;
+    size_t query_len; /* 0: the token does not carry its search (tokens before version 3) */
+    uint8_t query[BD_TOKEN_QUERY_MAX];
 } bd_token;
 
 typedef enum {
@@ -39,7 +43,8 @@ typedef enum {
     BD_TOKEN_OTHER_SEARCH,
 } bd_token_status;
 
-/* Writes the token text (NUL-terminated, at most BD_TOKEN_TEXT_MAX bytes). */
+/* Writes the token text (NUL-terminated, at most BD_TOKEN_TEXT_MAX bytes). A query_len past
+ * BD_TOKEN_QUERY_MAX is written as 0 (the token then does not carry its search). */
 void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
                      char out[BD_TOKEN_TEXT_MAX + 1]);
 /* Seals arbitrary bytes as a token text, as bd_token_encode seals a token's fields: for
@@ -47,7 +52,9 @@ void bd_token_encode(const uint8_t secret[BD_SECRET_LEN], const bd_token *t,
 bool bd_token_seal_bytes(const uint8_t secret[BD_SECRET_LEN], const uint8_t *body, size_t len,
                          char out[BD_TOKEN_TEXT_MAX + 1]);
 /* Checks a presented token against the secret, the clock, the requesting key and the
- * search; fills *t only when the result is BD_TOKEN_OK. */
+ * search; fills *t only when the result is BD_TOKEN_OK. search NULL: the caller has no
+ * search of its own and continues the one the token carries (t->query), so only the seal,
+ * the clock and the key are checked. */
 bd_token_status bd_token_decode(const uint8_t secret[BD_SECRET_LEN], bd_slice text, int64_t now,
                                 int64_t key_id, const uint8_t search[BD_SEARCH_DIGEST_LEN],
                                 bd_token *t);

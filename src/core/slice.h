@@ -26,6 +26,24 @@ static inline bool bd_slice_eq(bd_slice a, const char *lit)
     return a.len == n && memcmp(a.ptr, lit, n) == 0;
 }
 
+/* ASCII letters compared without case; other bytes exactly (never locale-dependent). */
+static inline bool bd_slice_eq_nocase(bd_slice a, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (a.len != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a.ptr[i], y = (unsigned char)lit[i];
+        if (x >= 'A' && x <= 'Z')
+            x = (unsigned char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (unsigned char)(y - 'A' + 'a');
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
 /* FNV-1a: a quick, unkeyed hash for small in-process caches of trusted keys. */
 static inline uint32_t bd_slice_hash(bd_slice s)
 {

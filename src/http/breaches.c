@@ -37,8 +37,12 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape)
     bd_json_member_string(w, "service_article_url", b->service_article_url, false);
     bd_json_key(w, "pwned_count");
     bd_json_int(w, b->pwned_count);
-    if (shape == BD_BREACH_DETAILS)
-        bd_json_member_string(w, "site_logo", b->site_logo, false);
+    /* HEROIC's published document (OpenAPI 7.3.0) has these on every breach object, and
+     * its clients read them there; appended, so the interface's fields keep their order. */
+    if (shape == BD_BREACH_LIST)
+        text(w, "site_name", b->source_name);
+    bd_json_member_string(w, "site_logo", b->site_logo, false);
+    bd_json_member_string(w, "heroic_article_url", b->service_article_url, false);
     bd_json_object_end(w);
 }
 

@@ -30,6 +30,8 @@ static bool parse_sort(bd_req *rq, bd_card_query *q)
         if (!bd_slice_eq(rq->params[i].name, "sort"))
             continue;
         bd_slice v = rq->params[i].value;
+        if (!v.ptr || v.len == 0) /* an empty optional parameter counts as absent */
+            continue;
         const char *comma = v.ptr ? memchr(v.ptr, ',', v.len) : NULL;
         bd_slice field = {v.ptr, comma ? (size_t)(comma - v.ptr) : v.len};
         bd_slice dir = comma ? (bd_slice){comma + 1, v.len - field.len - 1} : (bd_slice){"", 0};

@@ -71,6 +71,17 @@ static void printable(bd_slice s, char *out, size_t cap)
     out[j] = '\0';
 }
 
+static bool empty(const bd_param *p)
+{
+    return !p->value.ptr || p->value.len == 0;
+}
+
+/* "_": the cache-buster jQuery adds to GET requests (_=1700000000000). */
+static bool ignored(const bd_param *p)
+{
+    return bd_slice_eq(p->name, "_");
+}
+
 bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *repeatable)
 {
     if (rq->too_many_params) {
@@ -83,6 +94,8 @@ bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *
         return false;
     }
     for (size_t i = 0; i < rq->nparams; i++) {
+        if (ignored(&rq->params[i]))
+            continue;
         char name[64];
         printable(rq->params[i].name, name, sizeof name);
         if (!listed(rq->params[i].name, allowed)) {
@@ -90,10 +103,10 @@ bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *
                            "unknown query parameter '%s' (names are case-sensitive)", name);
             return false;
         }
-        if (listed(rq->params[i].name, repeatable))
+        if (listed(rq->params[i].name, repeatable) || empty(&rq->params[i]))
             continue;
         for (size_t j = 0; j < i; j++) {
-            if (rq->params[j].name.len == rq->params[i].name.len &&
+            if (!empty(&rq->params[j]) && rq->params[j].name.len == rq->params[i].name.len &&
                 memcmp(rq->params[j].name.ptr, rq->params[i].name.ptr, rq->params[i].name.len) ==
                     0) {
                 bd_reply_error(rq, 400, "bad_request", "query parameter '%s' is given twice", name);
@@ -106,13 +119,24 @@ bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *
 
 bool bd_param_get(const bd_req *rq, const char *name, bd_slice *value)
 {
+    bool seen = false;
     for (size_t i = 0; i < rq->nparams; i++) {
-        if (bd_slice_eq(rq->params[i].name, name)) {
-            *value = rq->params[i].value.ptr ? rq->params[i].value : (bd_slice){"", 0};
+        if (!bd_slice_eq(rq->params[i].name, name))
+            continue;
+        if (!empty(&rq->params[i])) {
+            *value = rq->params[i].value;
             return true;
         }
+        seen = true;
     }
-    return false;
+    if (seen)
+        *value = (bd_slice){"", 0};
+    return seen;
+}
+
+bool bd_param_opt(const bd_req *rq, const char *name, bd_slice *value)
+{
+    return bd_param_get(rq, name, value) && value->len > 0;
 }
 
 bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_t dflt,
@@ -120,9 +144,9 @@ bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_
 {
     bd_slice v;
     *out = dflt;
-    if (!bd_param_get(rq, name, &v))
+    if (!bd_param_opt(rq, name, &v))
         return true;
-    /* Digits only, optionally signed: "1e3", " 5", "0x10" and "" are not integers. */
+    /* Digits only, optionally signed: "1e3", " 5" and "0x10" are not integers. */
     size_t i = 0;
     bool neg = false;
     if (v.len > 0 && (v.ptr[0] == '-' || v.ptr[0] == '+')) {

@@ -41,8 +41,8 @@ typedef struct {
     bool too_many_params;
     bool bad_param_bytes; /* a name or value held a NUL byte */
     bd_key_info key;
-    int64_t now_us;            /* Unix microseconds when the key was checked, for later budgets */
-    bd_limiter *limiter;       /* the server's per-key budgets */
+    int64_t now_us;      /* Unix microseconds when the key was checked, for later budgets */
+    bd_limiter *limiter; /* the server's per-key budgets */
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;
     bd_store *store;
@@ -58,6 +58,9 @@ typedef struct {
     const char *content_type; /* NULL: JSON */
     bool close;               /* close the connection after this reply */
     bool exact_refused;       /* 429 from the key's budget of exact card lookups */
+    int empty_search_status;  /* a breach search that matches nothing: 404 or 200 */
+    const char *cors_allow;   /* Access-Control-Allow-Origin value; NULL: no CORS headers */
+    bool cors_preflight;      /* the reply answers a CORS preflight */
     /* for the access log and metrics */
     bd_route route;
     bool authenticated;
@@ -81,13 +84,18 @@ void bd_reply_store_error(bd_req *rq, bd_result r);
 /* Parameter checks. Each returns true when the request may go on; when it returns false
  * the error reply has been written. */
 
-/* Every parameter must be named in allowed (NULL-terminated) and appear once, except the
- * names in repeatable (NULL-terminated or NULL). */
+/* Every parameter must be named in allowed (NULL-terminated) and appear once with a value,
+ * except the names in repeatable (NULL-terminated or NULL). An empty value (name= or a bare
+ * name) is never a repeat, and "_" (jQuery's cache-buster) is ignored altogether. */
 bool bd_params_check(bd_req *rq, const char *const *allowed, const char *const *repeatable);
-/* The value of a parameter, if present (first occurrence). */
+/* The value of a required parameter, if present: the first non-empty occurrence, else ""
+ * when it was sent only empty. */
 bool bd_param_get(const bd_req *rq, const char *name, bd_slice *value);
+/* The value of an optional parameter; false when it is absent or empty (an empty optional
+ * parameter counts as absent: forms send every field, filled or not). */
+bool bd_param_opt(const bd_req *rq, const char *name, bd_slice *value);
 /* An optional integer parameter in [min, max]: 400 when not an integer, 422 out of range.
- * *out is dflt when the parameter is absent. */
+ * *out is dflt when the parameter is absent or empty. */
 bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_t dflt,
                   int64_t *out);
 
@@ -95,8 +103,10 @@ bool bd_param_int(bd_req *rq, const char *name, int64_t min, int64_t max, int64_
 typedef enum {
     BD_BREACH_LIST,    /* catalog: source_name, breach_type */
     BD_BREACH_SINGLE,  /* one breach: site_name, no breach_type */
-    BD_BREACH_DETAILS, /* inside a search record: single shape plus site_logo */
+    BD_BREACH_DETAILS, /* inside a search record: the single shape */
 } bd_breach_shape;
+/* Every shape ends with HEROIC's site_name (list shape only: the others have it already),
+ * site_logo and heroic_article_url (= service_article_url). */
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
 /* Writes the breach_details value of a search record with rq->json, from rq->breach_json
  * or read from the store (and then remembered). Call inside the read view of the records;

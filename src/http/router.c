@@ -97,10 +97,28 @@ static bd_route find_route(bd_slice path, bd_slice *arg)
     return BD_ROUTE_OTHER;
 }
 
+/* A browser's CORS preflight, on any path: answered without a key (it carries none, and
+ * grants nothing: the request it announces needs one). */
+static void answer_preflight(bd_req *rq)
+{
+    if (!rq->cors_allow) {
+        bd_reply_error(rq, 403, "origin_not_allowed",
+                       "this origin may not call the API from a browser; the operator allows "
+                       "origins with breachd --cors-origin");
+        return;
+    }
+    rq->cors_preflight = true;
+    bd_reply_begin(rq, 204);
+}
+
 void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
     size_t ulen = strlen(url);
     rq->route = BD_ROUTE_OTHER;
+    if (bd_cors_enabled(&srv->cors) && bd_cors_is_preflight(rq->conn, method)) {
+        answer_preflight(rq);
+        return;
+    }
     if (dispatch_operational(srv, rq, url, method))
         return;
     if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||

@@ -91,6 +91,9 @@ static int write_record(void *ctx, const bd_record_row *r)
     pg->err = bd_write_breach_details(pg->rq, r->breach_id);
     if (pg->err != BD_OK)
         return 1;
+    /* Also at the record's root, where HEROIC clients count and sort by it. */
+    BD_JSON_KEY(w, "severity");
+    bd_json_cstring(w, severity_name(r->severity));
     bd_json_object_end(w);
     pg->written++;
     pg->last_date = r->breach_date;
@@ -141,32 +144,80 @@ static void write_not_found(bd_req *rq)
     bd_reply_finish(rq);
 }
 
-void bd_handle_breach_search(bd_req *rq)
+/* Everything one breach search holds while it runs: the query, the buffers its lookup keys
+ * point into, and the paging token read or to be written. */
+typedef struct {
+    bd_record_query q;
+    lookup_key account_key;
+    lookup_key filter_keys[BD_ID_COUNT];
+    bd_token tok;
+    bool named;      /* the request names its search (else the token's is used) */
+    bool continuing; /* a paging token was given */
+} search;
+
+static const char *const search_params[] = {"type",
+                                            "account",
+                                            "paging_token",
+                                            "number_of_records",
+                                            "email",
+                                            "email_domain",
+                                            "phone_number",
+                                            "username",
+                                            "ip_address",
+                                            "social_security_number",
+                                            "password",
+                                            "password_hash",
+                                            "bitcoin_address",
+                                            NULL};
+
+/* Whether the request names its search (type, account or a filter), rather than leaving it
+ * to the paging token. */
+static bool names_search(const bd_req *rq)
 {
-    static const char *const allowed[] = {"type",
-                                          "account",
-                                          "paging_token",
-                                          "number_of_records",
-                                          "email",
-                                          "email_domain",
-                                          "phone_number",
-                                          "username",
-                                          "ip_address",
-                                          "social_security_number",
-                                          "password",
-                                          "password_hash",
-                                          "bitcoin_address",
-                                          NULL};
-    if (!bd_params_check(rq, allowed, NULL))
-        return;
+    bd_slice v;
+    for (const char *const *n = search_params; *n; n++)
+        if (strcmp(*n, "paging_token") != 0 && strcmp(*n, "number_of_records") != 0 &&
+            bd_param_opt(rq, *n, &v))
+            return true;
+    return false;
+}
+
+/* The filters of the request into s->q; false when one was refused (reply written). */
+static bool read_filters(bd_req *rq, search *s)
+{
+    for (int f = 0; f < BD_ID_COUNT; f++) {
+        const char *name = bd_id_type_name((bd_id_type)f);
+        bd_slice v;
+        if (!bd_param_opt(rq, name, &v))
+            continue;
+        if (v.len == 3 && strncasecmp(v.ptr, "yes", 3) == 0) {
+            s->q.filter[f].mode = BD_FILTER_PRESENT;
+        } else if (v.len == 2 && strncasecmp(v.ptr, "no", 2) == 0) {
+            s->q.filter[f].mode = BD_FILTER_ABSENT;
+        } else if (takes_value((bd_id_type)f)) {
+            if (!make_key(rq, (bd_id_type)f, v, name, &s->filter_keys[f]))
+                return false;
+            s->q.filter[f].mode = BD_FILTER_EQUALS;
+            s->q.filter[f].key = s->filter_keys[f].key;
+        } else {
+            bd_reply_error(rq, 422, "validation_error", "the '%s' filter takes yes or no", name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* type, account and the filters of the request into s->q; false when refused. */
+static bool read_search(bd_req *rq, search *s)
+{
     bd_slice type_text, account;
     if (!bd_param_get(rq, "type", &type_text)) {
         bd_reply_error(rq, 400, "bad_request", "the 'type' parameter is required");
-        return;
+        return false;
     }
     if (!bd_param_get(rq, "account", &account)) {
         bd_reply_error(rq, 400, "bad_request", "the 'account' parameter is required");
-        return;
+        return false;
     }
     bd_id_type type;
     if (!bd_id_type_parse(type_text, &type)) {
@@ -174,72 +225,162 @@ void bd_handle_breach_search(bd_req *rq)
                        "'type' must be one of email, email_domain, phone_number (phonenumber), "
                        "username, ip_address (ipaddress), social_security_number, password, "
                        "password_hash, bitcoin_address");
-        return;
+        return false;
     }
-    int64_t limit;
-    if (!bd_param_int(rq, "number_of_records", 1, 1000, 100, &limit))
-        return;
+    s->q.field = (bd_field)type;
+    if (!make_key(rq, type, account, "account", &s->account_key))
+        return false;
+    s->q.key = s->account_key.key;
+    return read_filters(rq, s);
+}
 
-    bd_record_query q;
-    memset(&q, 0, sizeof q);
-    q.field = (bd_field)type;
-    lookup_key account_key;
-    if (!make_key(rq, type, account, "account", &account_key))
-        return;
-    q.key = account_key.key;
+/* ---- the search a token carries --------------------------------------------------------
+ * field(1) key_len(2) key, then per filter mode(1), and for an equality len(2) key. Lookup
+ * keys are normalised values or keyed hashes, never a plaintext password or SSN; the token
+ * is sealed, so the client cannot read them either. */
 
-    lookup_key filter_keys[BD_ID_COUNT];
-    for (int f = 0; f < BD_ID_COUNT; f++) {
-        const char *name = bd_id_type_name((bd_id_type)f);
-        bd_slice v;
-        if (!bd_param_get(rq, name, &v))
-            continue;
-        if (v.len == 3 && strncasecmp(v.ptr, "yes", 3) == 0) {
-            q.filter[f].mode = BD_FILTER_PRESENT;
-        } else if (v.len == 2 && strncasecmp(v.ptr, "no", 2) == 0) {
-            q.filter[f].mode = BD_FILTER_ABSENT;
-        } else if (takes_value((bd_id_type)f)) {
-            if (!make_key(rq, (bd_id_type)f, v, name, &filter_keys[f]))
-                return;
-            q.filter[f].mode = BD_FILTER_EQUALS;
-            q.filter[f].key = filter_keys[f].key;
-        } else {
-            bd_reply_error(rq, 422, "validation_error", "the '%s' filter takes yes or no", name);
-            return;
+static bool put_bytes(bd_token *t, const void *p, size_t n)
+{
+    if (t->query_len + n > BD_TOKEN_QUERY_MAX)
+        return false;
+    memcpy(t->query + t->query_len, p, n);
+    t->query_len += n;
+    return true;
+}
+
+static bool put_key(bd_token *t, bd_slice k)
+{
+    uint8_t len[2] = {(uint8_t)(k.len & 0xff), (uint8_t)(k.len >> 8)};
+    return k.len <= 0xffff && put_bytes(t, len, 2) && put_bytes(t, k.ptr, k.len);
+}
+
+/* Writes q into t->query; a search too large to carry leaves query_len 0 (every search
+ * the parameters allow fits: the account and a username filter of 512 bytes each, and the
+ * other value filters are short). */
+static void carry_search(const bd_record_query *q, bd_token *t)
+{
+    uint8_t field = (uint8_t)q->field;
+    t->query_len = 0;
+    bool ok = put_bytes(t, &field, 1) && put_key(t, q->key);
+    for (int f = 0; ok && f < BD_FIELD_COUNT; f++) {
+        uint8_t mode = (uint8_t)q->filter[f].mode;
+        ok = put_bytes(t, &mode, 1) &&
+             (q->filter[f].mode != BD_FILTER_EQUALS || put_key(t, q->filter[f].key));
+    }
+    if (!ok)
+        t->query_len = 0;
+}
+
+static bool take_key(const bd_token *t, size_t *at, bd_slice *k)
+{
+    if (*at + 2 > t->query_len)
+        return false;
+    size_t len = t->query[*at] | (size_t)t->query[*at + 1] << 8;
+    *at += 2;
+    if (len > t->query_len - *at)
+        return false;
+    *k = (bd_slice){(const char *)t->query + *at, len};
+    *at += len;
+    return true;
+}
+
+/* The search t carries into q (its keys point into t); false when it carries none. */
+static bool carried_search(const bd_token *t, bd_record_query *q)
+{
+    size_t at = 1;
+    if (t->query_len == 0 || t->query[0] >= BD_FIELD_COUNT || !take_key(t, &at, &q->key))
+        return false;
+    q->field = (bd_field)t->query[0];
+    for (int f = 0; f < BD_FIELD_COUNT; f++) {
+        if (at >= t->query_len || t->query[at] > BD_FILTER_EQUALS)
+            return false;
+        q->filter[f].mode = (bd_filter_mode)t->query[at++];
+        if (q->filter[f].mode == BD_FILTER_EQUALS && !take_key(t, &at, &q->filter[f].key))
+            return false;
+    }
+    return at == t->query_len;
+}
+
+/* Opens the paging token; with names_own the request's search (already in s->q) must be the
+ * token's, without it the token's search becomes s->q. False when refused (reply written). */
+static bool read_token(bd_req *rq, search *s, bd_slice text, int64_t now)
+{
+    bool names_own = s->named;
+    /* The digest is needed only where a token is read or written. */
+    uint8_t digest[BD_SEARCH_DIGEST_LEN];
+    if (names_own)
+        search_digest(&s->q, digest);
+    bd_token_status ts =
+        bd_token_decode(rq->secret, text, now, rq->key.id, names_own ? digest : NULL, &s->tok);
+    if (ts != BD_TOKEN_OK) {
+        bd_reply_error(rq, 422, "validation_error", "%s", bd_token_status_message(ts));
+        return false;
+    }
+    if (!names_own) {
+        bool carried = carried_search(&s->tok, &s->q);
+        if (carried) { /* sealed by us, so this holds; checked all the same */
+            search_digest(&s->q, digest);
+            carried = sodium_memcmp(digest, s->tok.search, sizeof digest) == 0;
+        }
+        if (!carried) {
+            bd_reply_error(rq, 422, "validation_error",
+                           "this paging_token does not carry its search; send the same type, "
+                           "account and filters with it");
+            return false;
         }
     }
+    s->continuing = true;
+    s->q.has_after = true;
+    s->q.after_date = s->tok.after_date;
+    s->q.after_id = s->tok.after_id;
+    return true;
+}
 
-    if (rq->log_account) {
-        /* The log names the searched account only by a keyed hash (type and lookup key). */
-        uint8_t mac[BD_MAC_LEN];
-        uint8_t tagged[1 + BD_NORM_MAX + 1];
-        tagged[0] = (uint8_t)type;
-        memcpy(tagged + 1, q.key.ptr, q.key.len);
-        bd_keyed_hash(rq->secret, "log-account", tagged, q.key.len + 1, mac);
-        sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
-    }
-    rq->records = 0;
-    int64_t now = (int64_t)time(NULL);
-    bd_token tok = {.issued_at = now, .key_id = rq->key.id};
-    bd_slice token_text;
-    bool continuing = bd_param_get(rq, "paging_token", &token_text);
-    if (continuing) {
-        /* The digest is needed only where a token is read or written. */
-        uint8_t digest[BD_SEARCH_DIGEST_LEN];
-        search_digest(&q, digest);
-        bd_token_status ts = bd_token_decode(rq->secret, token_text, now, rq->key.id, digest, &tok);
-        if (ts != BD_TOKEN_OK) {
-            bd_reply_error(rq, 422, "validation_error", "%s", bd_token_status_message(ts));
-            return;
-        }
-        q.has_after = true;
-        q.after_date = tok.after_date;
-        q.after_id = tok.after_id;
-    }
+/* The access log names the searched account only by a keyed hash (type and lookup key). */
+static void log_account(bd_req *rq, const bd_record_query *q)
+{
+    uint8_t mac[BD_MAC_LEN];
+    uint8_t tagged[1 + BD_NORM_MAX + 1];
+    size_t n = q->key.len <= BD_NORM_MAX + 1 ? q->key.len : BD_NORM_MAX + 1;
+    tagged[0] = (uint8_t)q->field;
+    memcpy(tagged + 1, q->key.ptr, n);
+    bd_keyed_hash(rq->secret, "log-account", tagged, n + 1, mac);
+    sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
+}
 
-    /* The envelope's head (count and token) is spliced in front of the records afterwards,
-     * since the token depends on the page's last record. A continued page keeps the count
-     * its token carries. */
+/* Splices the envelope's head (count and token) in front of the records at head_at: the
+ * token depends on the page's last record, so it is known only after them. */
+static void write_head(bd_req *rq, search *s, const page *pg, size_t head_at)
+{
+    char token[BD_TOKEN_TEXT_MAX + 1] = "";
+    if (pg->more) {
+        if (!s->continuing) /* a decoded token already holds the digest */
+            search_digest(&s->q, s->tok.search);
+        if (s->named) /* else q's keys point into the token, which carries them already */
+            carry_search(&s->q, &s->tok);
+        s->tok.after_date = pg->last_date;
+        s->tok.after_id = pg->last_id;
+        bd_token_encode(rq->secret, &s->tok, token);
+    }
+    char head[64 + BD_TOKEN_TEXT_MAX];
+    int hl = snprintf(head, sizeof head, "\"records_found\":%lld,\"pagination_token\":%s%s%s,",
+                      (long long)s->tok.records_found, pg->more ? "\"" : "null", token,
+                      pg->more ? "\"" : "");
+    bd_buf *b = rq->body;
+    if (hl < 0 || (size_t)hl >= sizeof head ||
+        bd_buf_append(b, head, (size_t)hl) != BD_OK) { /* grow by hl, then shift the tail */
+        bd_reply_error(rq, 500, "internal_error", "response too large; request id %s",
+                       rq->request_id);
+        return;
+    }
+    memmove(b->data + head_at + hl, b->data + head_at, b->len - (size_t)hl - head_at);
+    memcpy(b->data + head_at, head, (size_t)hl);
+}
+
+/* Runs the search in one read view and writes the reply. A continued page keeps the count
+ * its token carries. */
+static void run_search(bd_req *rq, search *s, int limit)
+{
     bd_result r = bd_store_read_begin(rq->store);
     if (r != BD_OK) {
         bd_store_read_end(rq->store);
@@ -252,10 +393,10 @@ void bd_handle_breach_search(bd_req *rq)
     size_t head_at = rq->body->len;
     bd_json_key(w, "data");
     bd_json_array_begin(w);
-    page pg = {.w = w, .rq = rq, .err = BD_OK, .limit = (int)limit};
-    q.limit = (int)limit + 1;
-    r = bd_store_record_search(rq->store, &q, write_record, &pg,
-                               continuing ? NULL : &tok.records_found);
+    page pg = {.w = w, .rq = rq, .err = BD_OK, .limit = limit};
+    s->q.limit = limit + 1;
+    r = bd_store_record_search(rq->store, &s->q, write_record, &pg,
+                               s->continuing ? NULL : &s->tok.records_found);
     if (r == BD_OK)
         r = pg.err;
     bd_store_read_end(rq->store);
@@ -263,7 +404,7 @@ void bd_handle_breach_search(bd_req *rq)
         bd_reply_store_error(rq, r);
         return;
     }
-    if (tok.records_found == 0) {
+    if (s->tok.records_found == 0 && rq->empty_search_status != 200) {
         write_not_found(rq);
         return;
     }
@@ -274,25 +415,35 @@ void bd_handle_breach_search(bd_req *rq)
         bd_reply_finish(rq);
         return;
     }
-    char token[BD_TOKEN_TEXT_MAX + 1] = "";
-    if (pg.more) {
-        if (!continuing) /* a decoded token already holds the digest */
-            search_digest(&q, tok.search);
-        tok.after_date = pg.last_date;
-        tok.after_id = pg.last_id;
-        bd_token_encode(rq->secret, &tok, token);
-    }
-    char head[64 + BD_TOKEN_TEXT_MAX];
-    int hl =
-        snprintf(head, sizeof head, "\"records_found\":%lld,\"pagination_token\":%s%s%s,",
-                 (long long)tok.records_found, pg.more ? "\"" : "null", token, pg.more ? "\"" : "");
-    bd_buf *b = rq->body;
-    if (hl < 0 || (size_t)hl >= sizeof head ||
-        bd_buf_append(b, head, (size_t)hl) != BD_OK) { /* grow by hl, then shift the tail */
-        bd_reply_error(rq, 500, "internal_error", "response too large; request id %s",
-                       rq->request_id);
+    write_head(rq, s, &pg, head_at);
+}
+
+void bd_handle_breach_search(bd_req *rq)
+{
+    if (!bd_params_check(rq, search_params, NULL))
         return;
-    }
-    memmove(b->data + head_at + hl, b->data + head_at, b->len - (size_t)hl - head_at);
-    memcpy(b->data + head_at, head, (size_t)hl);
+    search s;
+    memset(&s.q, 0, sizeof s.q);
+    s.continuing = false;
+    bd_slice token_text;
+    bool has_token = bd_param_opt(rq, "paging_token", &token_text);
+    /* A token alone continues the search it carries; with the search named, both must
+     * agree. */
+    s.named = !has_token || names_search(rq);
+    if (s.named && !read_search(rq, &s))
+        return;
+    int64_t limit;
+    if (!bd_param_int(rq, "number_of_records", 1, 1000, 100, &limit))
+        return;
+    int64_t now = (int64_t)time(NULL);
+    s.tok.issued_at = now;
+    s.tok.key_id = rq->key.id;
+    s.tok.records_found = 0;
+    s.tok.query_len = 0;
+    if (has_token && !read_token(rq, &s, token_text, now))
+        return;
+    if (rq->log_account)
+        log_account(rq, &s.q);
+    rq->records = 0;
+    run_search(rq, &s, (int)limit);
 }

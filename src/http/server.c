@@ -86,15 +86,18 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-static enum MHD_Result send_reply(struct MHD_Connection *conn, bd_req *rq)
+static enum MHD_Result send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(rq->body->len, rq->body->data, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type",
-                            rq->content_type ? rq->content_type
-                                             : "application/json; charset=utf-8");
+    if (rq->status != 204) /* a preflight's answer has no body at all */
+        MHD_add_response_header(resp, "Content-Type",
+                                rq->content_type ? rq->content_type
+                                                 : "application/json; charset=utf-8");
+    if (bd_cors_enabled(&srv->cors))
+        bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     /* Breach fields may hold markup or javascript: URLs from imported data. */
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -172,6 +175,8 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->limiter = srv->limiter;
     rq->records = -1;
     rq->log_account = srv->log != NULL;
+    rq->empty_search_status = srv->cfg.empty_search_status;
+    rq->cors_allow = bd_cors_allowed(&srv->cors, conn); /* errors too: a browser reads them */
     new_request_id(srv, rq->request_id);
     bd_worker *w = *wp = this_worker(srv);
     if (!w) {
@@ -191,7 +196,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
 static enum MHD_Result finish_request(bd_server *srv, bd_worker *w, bd_req *rq, const char *method,
                                       int64_t start)
 {
-    enum MHD_Result ret = send_reply(rq->conn, rq);
+    enum MHD_Result ret = send_reply(srv, rq->conn, rq);
     int64_t micros = bd_now_us() - start;
     if (rq->store_failed)
         bd_metrics_store_error(srv->metrics);
@@ -468,6 +473,9 @@ static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
     srv->guard = bd_guard_new(cfg->header_timeout);
     if (!srv->auth_fails || !srv->known_keys || !srv->metrics || !srv->guard)
         return BD_ERR_NOMEM;
+    bd_result cr = bd_cors_init(&srv->cors, cfg->cors_origins, cfg->cors_origins_n, why, whylen);
+    if (cr != BD_OK)
+        return cr;
     randombytes_buf(srv->id_key, sizeof srv->id_key);
     if (cfg->access_log) {
         bd_result r = bd_access_log_open(cfg->access_log, &srv->log, why, whylen);
@@ -565,6 +573,8 @@ static void apply_defaults(bd_server_config *cfg)
         cfg->max_conns = 4096;
     if (!cfg->auth_fail_limit)
         cfg->auth_fail_limit = 60;
+    if (cfg->empty_search_status != 200)
+        cfg->empty_search_status = 404;
 }
 
 bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen)

@@ -22,9 +22,12 @@ typedef struct {
     unsigned auth_fail_limit;  /* failed keys per minute from one address; 0: 60 */
     const char *tls_cert;      /* PEM files; both or neither */
     const char *tls_key;
-    const char *access_log; /* NULL: no access log */
-    const char *shared_limits; /* store URI keeping per-key budgets for every server; NULL:
-                                * budgets per process */
+    const char *access_log;          /* NULL: no access log */
+    const char *shared_limits;       /* store URI keeping per-key budgets for every server; NULL:
+                                      * budgets per process */
+    int empty_search_status;         /* a breach search that matches nothing: 404 (0: 404) or 200 */
+    const char *const *cors_origins; /* origins browsers may call from (http/cors.h) */
+    size_t cors_origins_n;           /* 0: CORS off */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

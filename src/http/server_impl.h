@@ -14,6 +14,7 @@
 #include "auth/ratelimit.h"
 #include "auth/secret.h"
 #include "http/access_log.h"
+#include "http/cors.h"
 #include "http/guard.h"
 #include "http/metrics.h"
 #include "http/request.h"
@@ -44,6 +45,7 @@ struct bd_server {
     bd_guard *guard;           /* per-connection deadlines */
     bd_metrics *metrics;
     bd_access_log *log;
+    bd_cors cors;
     char *tls_cert, *tls_key; /* PEM text */
     pthread_mutex_t workers_lock;
     bd_worker *workers;

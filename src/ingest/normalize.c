@@ -28,7 +28,7 @@ static const struct {
 bool bd_id_type_parse(bd_slice s, bd_id_type *out)
 {
     for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++) {
-        if (bd_slice_eq(s, type_names[i].name)) {
+        if (bd_slice_eq_nocase(s, type_names[i].name)) {
             *out = type_names[i].type;
             return true;
         }

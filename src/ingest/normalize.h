@@ -26,7 +26,8 @@ typedef enum {
 
 /* Maps a `type` query value (email, email_domain, phone_number, username, ip_address,
  * social_security_number, password, password_hash, bitcoin_address, and the aliases
- * phonenumber, ipaddress) to its type. Case-sensitive. Returns false (and leaves *out alone)
+ * phonenumber, ipaddress) to its type. ASCII case is ignored (HEROIC clients send EMAIL,
+ * Email_Domain). Returns false (and leaves *out alone)
  * when s is not one of them. */
 bool bd_id_type_parse(bd_slice s, bd_id_type *out);
 

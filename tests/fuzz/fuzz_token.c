@@ -30,6 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (bd_token_decode(secret, bd_slice_from(again), now, 7, search, &back) != BD_TOKEN_OK ||
             back.records_found != t.records_found || back.after_id != t.after_id ||
             back.after_date != t.after_date || back.issued_at != t.issued_at ||
+            back.query_len != t.query_len || memcmp(back.query, t.query, t.query_len) != 0 ||
             t.records_found < 0 || t.after_id < 0)
             __builtin_trap();
     } else if (st == BD_TOKEN_TAMPERED) {

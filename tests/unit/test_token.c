@@ -96,8 +96,12 @@ TEST(test_token_garbage_is_malformed)
     char text[BD_TOKEN_TEXT_MAX + 1];
     bd_token t = sample();
     bd_token_encode(SECRET, &t, text);
-    text[strlen(text) - 3] = '\0'; /* truncated */
-    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    /* Truncated: not base64 of a whole token (malformed), or a cut seal (altered). */
+    for (int cut = 1; cut <= 8; cut++) {
+        text[strlen(text) - 1] = '\0';
+        bd_token_status st = decode_at(text, T0, 7, &back);
+        CHECK(st == BD_TOKEN_MALFORMED || st == BD_TOKEN_TAMPERED);
+    }
     CHECK_INT(bd_token_decode(SECRET, (bd_slice){"AAAA\0AAA", 8}, T0, 7, SEARCH, &back),
               BD_TOKEN_MALFORMED);
 }
@@ -181,8 +185,9 @@ TEST(test_token_sealed_bytes_of_the_wrong_shape_are_malformed)
     bd_token back;
     CHECK(bd_token_seal_bytes(SECRET, (const uint8_t *)"short", 5, text));
     CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
-    uint8_t body[52];
-    memset(body, 0xff, sizeof body); /* negative count and row id */
+    uint8_t body[54];       /* the fixed fields, then a query length of 0 */
+    memset(body, 0xff, 52); /* negative count and row id */
+    body[52] = body[53] = 0;
     CHECK(bd_token_seal_bytes(SECRET, body, sizeof body, text));
     CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
     /* An issue time of INT64_MIN once overflowed the age computation (fuzz_token). */
@@ -190,8 +195,46 @@ TEST(test_token_sealed_bytes_of_the_wrong_shape_are_malformed)
     body[7] = 0x80;
     CHECK(bd_token_seal_bytes(SECRET, body, sizeof body, text));
     CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_EXPIRED);
-    uint8_t big[200] = {0};
+    /* A query length that disagrees with the bytes that follow. */
+    body[7] = 0;
+    body[52] = 3;
+    CHECK(bd_token_seal_bytes(SECRET, body, sizeof body, text));
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    CHECK(bd_token_seal_bytes(SECRET, body, 52, text)); /* no length at all */
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_MALFORMED);
+    static uint8_t big[2000];
     CHECK(!bd_token_seal_bytes(SECRET, big, sizeof big, text));
+}
+
+TEST(test_token_carries_its_search_and_continues_it_without_one)
+{
+    char text[BD_TOKEN_TEXT_MAX + 1];
+    bd_token t = sample(), back;
+    memcpy(t.query, "\x03\x05\x00alice", 8);
+    t.query_len = 8;
+    bd_token_encode(SECRET, &t, text);
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_OK);
+    CHECK_INT(back.query_len, 8);
+    CHECK(memcmp(back.query, t.query, 8) == 0);
+    /* Without a search of the caller's own: the key and the clock still bind it. */
+    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 7, NULL, &back), BD_TOKEN_OK);
+    CHECK_INT(back.after_id, 9876543210LL);
+    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0, 8, NULL, &back), BD_TOKEN_OTHER_KEY);
+    CHECK_INT(bd_token_decode(SECRET, bd_slice_from(text), T0 + 25 * 3600, 7, NULL, &back),
+              BD_TOKEN_EXPIRED);
+    /* The largest search fits the text. */
+    memset(t.query, 0xa5, sizeof t.query);
+    t.query_len = BD_TOKEN_QUERY_MAX;
+    bd_token_encode(SECRET, &t, text);
+    CHECK(strlen(text) <= BD_TOKEN_TEXT_MAX);
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_OK);
+    CHECK_INT(back.query_len, BD_TOKEN_QUERY_MAX);
+    CHECK(memcmp(back.query, t.query, BD_TOKEN_QUERY_MAX) == 0);
+    /* One byte more is not carried at all. */
+    t.query_len = BD_TOKEN_QUERY_MAX + 1;
+    bd_token_encode(SECRET, &t, text);
+    CHECK_INT(decode_at(text, T0, 7, &back), BD_TOKEN_OK);
+    CHECK_INT(back.query_len, 0);
 }
 
 int main(void)
@@ -208,5 +251,6 @@ int main(void)
     RUN(test_token_reveals_nothing_it_carries);
     RUN(test_token_nonces_never_repeat_within_or_across_threads);
     RUN(test_token_sealed_bytes_of_the_wrong_shape_are_malformed);
+    RUN(test_token_carries_its_search_and_continues_it_without_one);
     return TEST_EXIT();
 }
