@@ -1,7 +1,7 @@
 // Validates an OpenAPI document with @apidevtools/swagger-parser (structure against the
 // OpenAPI 3.1 schema, every $ref resolvable), then checks what that validator leaves to us:
-// every operation documents a 200 and a default response, and every response's JSON
-// schema compiles. Exit status 0 when valid. Usage: node validate.mjs FILE
+// every operation documents a default response, and every GET a 200. Exit status 0 when
+// valid. Usage: node validate.mjs FILE
 import SwaggerParser from "@apidevtools/swagger-parser";
 
 const file = process.argv[2];
@@ -13,7 +13,7 @@ try {
       const op = item[method];
       if (!op) continue;
       operations++;
-      for (const status of ["200", "default"]) {
+      for (const status of method === "get" ? ["200", "default"] : ["default"]) {
         if (!op.responses[status]) throw new Error(`${method.toUpperCase()} ${path}: no ${status} response`);
       }
     }
