@@ -141,6 +141,19 @@ static void write_not_found(bd_req *rq)
     bd_reply_finish(rq);
 }
 
+void bd_note_account(bd_req *rq, int type, bd_slice key)
+{
+    if (!rq->log_account || key.len > BD_NORM_MAX)
+        return;
+    /* The log names the searched account only by a keyed hash (type and lookup key). */
+    uint8_t mac[BD_MAC_LEN];
+    uint8_t tagged[1 + BD_NORM_MAX + 1];
+    tagged[0] = (uint8_t)type;
+    memcpy(tagged + 1, key.ptr, key.len);
+    bd_keyed_hash(rq->secret, "log-account", tagged, key.len + 1, mac);
+    sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
+}
+
 void bd_handle_breach_search(bd_req *rq)
 {
     static const char *const allowed[] = {"type",
@@ -209,15 +222,7 @@ void bd_handle_breach_search(bd_req *rq)
         }
     }
 
-    if (rq->log_account) {
-        /* The log names the searched account only by a keyed hash (type and lookup key). */
-        uint8_t mac[BD_MAC_LEN];
-        uint8_t tagged[1 + BD_NORM_MAX + 1];
-        tagged[0] = (uint8_t)type;
-        memcpy(tagged + 1, q.key.ptr, q.key.len);
-        bd_keyed_hash(rq->secret, "log-account", tagged, q.key.len + 1, mac);
-        sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
-    }
+    bd_note_account(rq, type, q.key);
     rq->records = 0;
     int64_t now = (int64_t)time(NULL);
     bd_token tok = {.issued_at = now, .key_id = rq->key.id};
