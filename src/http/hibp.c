@@ -94,6 +94,12 @@ bool bd_hibp_bool_param(bd_req *rq, const char *name, bool dflt, bool *out)
     return true;
 }
 
+bool bd_hibp_domain_is(const bd_breach_row *b, bd_slice domain)
+{
+    return b->site_domain.ptr && b->site_domain.len == domain.len &&
+           strncasecmp(b->site_domain.ptr, domain.ptr, domain.len) == 0;
+}
+
 void bd_hibp_not_found(bd_req *rq)
 {
     bd_reply_begin(rq, 404); /* nothing written: an empty body */
@@ -110,8 +116,7 @@ typedef struct {
 static int write_catalog_item(void *ctx, const bd_breach_row *b)
 {
     catalog *c = ctx;
-    if (c->domain.ptr && (!b->site_domain.ptr || b->site_domain.len != c->domain.len ||
-                          strncasecmp(b->site_domain.ptr, c->domain.ptr, c->domain.len) != 0))
+    if (c->domain.ptr && !bd_hibp_domain_is(b, c->domain))
         return 0;
     if (c->spam >= 0 && (bool)(b->flags & BD_BREACH_SPAM_LIST) != (bool)c->spam)
         return 0;

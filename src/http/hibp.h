@@ -15,6 +15,8 @@ void bd_hibp_write_breach(bd_json *w, const bd_breach_row *b);
 /* An optional true/false parameter (any case): *out is dflt when absent; 400 when it is
  * anything else. Returns false when the reply has been written. */
 bool bd_hibp_bool_param(bd_req *rq, const char *name, bool dflt, bool *out);
+/* Whether the breach's domain is domain, ASCII case ignored (a breach without one is not). */
+bool bd_hibp_domain_is(const bd_breach_row *b, bd_slice domain);
 /* HIBP's "not found": 404 with an empty body. */
 void bd_hibp_not_found(bd_req *rq);
 

@@ -1,7 +1,6 @@
 /* The Have I Been Pwned API v3's searches: the breaches of one email address and the
  * breached aliases of one email domain. */
 #include <string.h>
-#include <strings.h>
 
 #include "http/hibp.h"
 #include "ingest/normalize.h"
@@ -20,8 +19,7 @@ static int write_account_breach(void *ctx, const bd_breach_row *b)
     account_search *a = ctx;
     if (!a->include_unverified && (b->flags & BD_BREACH_UNVERIFIED))
         return 0;
-    if (a->domain.ptr && (!b->site_domain.ptr || b->site_domain.len != a->domain.len ||
-                          strncasecmp(b->site_domain.ptr, a->domain.ptr, a->domain.len) != 0))
+    if (a->domain.ptr && !bd_hibp_domain_is(b, a->domain))
         return 0;
     bd_json *w = &a->rq->json;
     if (a->truncate) {

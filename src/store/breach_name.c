@@ -34,6 +34,16 @@ size_t bd_breach_name_base(bd_slice source, char out[BD_BREACH_NAME_MAX + 1])
     return n;
 }
 
+void bd_breach_name_start(bd_slice wanted, bd_slice source, char out[BD_BREACH_NAME_MAX + 1])
+{
+    if (wanted.ptr && bd_breach_name_valid(wanted)) {
+        memcpy(out, wanted.ptr, wanted.len);
+        out[wanted.len] = '\0';
+    } else {
+        bd_breach_name_base(source, out);
+    }
+}
+
 void bd_breach_name_candidate(const char *base, int k, char out[BD_BREACH_NAME_MAX + 1])
 {
     char digits[16] = "";

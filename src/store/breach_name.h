@@ -21,6 +21,10 @@
  * "Breach" when the source name has no ASCII letter or digit. */
 size_t bd_breach_name_base(bd_slice source, char out[BD_BREACH_NAME_MAX + 1]);
 
+/* Writes the base Name a new breach starts from: wanted when it is a well-formed Name
+ * (bd_breach_name_valid), else the base of source. */
+void bd_breach_name_start(bd_slice wanted, bd_slice source, char out[BD_BREACH_NAME_MAX + 1]);
+
 /* Writes candidate k (k >= 1) for a base Name: the base itself for k == 1, else the base
  * followed by k's digits, the base shortened so that the whole fits BD_BREACH_NAME_MAX. */
 void bd_breach_name_candidate(const char *base, int k, char out[BD_BREACH_NAME_MAX + 1]);

@@ -70,6 +70,17 @@ TEST(test_name_validity_is_one_to_64_ascii_letters_or_digits)
     CHECK(!bd_breach_name_valid((bd_slice){s, BD_BREACH_NAME_MAX + 1}));
 }
 
+TEST(test_name_start_is_the_wanted_name_when_well_formed_else_derived)
+{
+    char out[BD_BREACH_NAME_MAX + 1];
+    bd_breach_name_start(BD_SLICE_LIT("GammaOfficial"), BD_SLICE_LIT("Gamma"), out);
+    CHECK_STR(out, "GammaOfficial");
+    bd_breach_name_start(BD_SLICE_LIT("not valid!"), BD_SLICE_LIT("delta leak"), out);
+    CHECK_STR(out, "DeltaLeak");
+    bd_breach_name_start((bd_slice){NULL, 0}, BD_SLICE_LIT("x"), out);
+    CHECK_STR(out, "X");
+}
+
 static const char *cls(const char *token)
 {
     static char out[BD_HIBP_CLASS_MAX + 1];
@@ -119,6 +130,7 @@ int main(void)
     RUN(test_name_is_cut_at_its_maximum);
     RUN(test_name_candidates_add_a_number_from_two_and_still_fit);
     RUN(test_name_validity_is_one_to_64_ascii_letters_or_digits);
+    RUN(test_name_start_is_the_wanted_name_when_well_formed_else_derived);
     RUN(test_data_class_maps_our_tokens_to_hibp_wording);
     RUN(test_data_class_of_an_unknown_token_is_its_readable_form);
     RUN(test_data_classes_of_a_list_are_sorted_without_repeats);

@@ -92,18 +92,6 @@ static bd_result free_name(pg_store *p, const char *base, char out[BD_BREACH_NAM
     return BD_ERR_EXISTS;
 }
 
-/* The Name a new breach gets (sqlite/breaches.c's name_for). */
-static bd_result name_for(pg_store *p, const bd_breach_in *b, char out[BD_BREACH_NAME_MAX + 1])
-{
-    char base[BD_BREACH_NAME_MAX + 1];
-    if (b->name.ptr && bd_breach_name_valid(b->name)) {
-        memcpy(base, b->name.ptr, b->name.len);
-        base[b->name.len] = '\0';
-    } else {
-        bd_breach_name_base(b->source_name, base);
-    }
-    return free_name(p, base, out);
-}
 
 /* Inserts b under the writer lock (so the Name found free stays free). */
 static bd_result insert_breach(pg_store *p, const bd_breach_in *b, bool *inserted)
@@ -113,8 +101,9 @@ static bd_result insert_breach(pg_store *p, const bd_breach_in *b, bool *inserte
     bd_result r = pg_breach_id(p, b->uuid, &id, &date);
     if (r != BD_ERR_NOT_FOUND) /* there: left as it was */
         return r;
-    char name[BD_BREACH_NAME_MAX + 1];
-    r = name_for(p, b, name);
+    char base[BD_BREACH_NAME_MAX + 1], name[BD_BREACH_NAME_MAX + 1];
+    bd_breach_name_start(b->name, b->source_name, base);
+    r = free_name(p, base, name);
     if (r != BD_OK)
         return r;
     int64_t added = b->added_at ? b->added_at : (int64_t)time(NULL);

@@ -50,19 +50,6 @@ static bd_result free_name(sqlite_store *s, const char *base, char out[BD_BREACH
     return BD_ERR_EXISTS;
 }
 
-/* The Name a new breach gets: the one asked for when it is well-formed, else the one its
- * source name derives, made unique. */
-static bd_result name_for(sqlite_store *s, const bd_breach_in *b, char out[BD_BREACH_NAME_MAX + 1])
-{
-    char base[BD_BREACH_NAME_MAX + 1];
-    if (b->name.ptr && bd_breach_name_valid(b->name)) {
-        memcpy(base, b->name.ptr, b->name.len);
-        base[b->name.len] = '\0';
-    } else {
-        bd_breach_name_base(b->source_name, base);
-    }
-    return free_name(s, base, out);
-}
 
 bd_result sq_breach_put(bd_store *base, const bd_breach_in *b, bool *inserted)
 {
@@ -73,8 +60,9 @@ bd_result sq_breach_put(bd_store *base, const bd_breach_in *b, bool *inserted)
     bd_result r = sq_breach_id(s, b->uuid, &id, &date);
     if (r != BD_ERR_NOT_FOUND) /* there: left as it was */
         return r;
-    char name[BD_BREACH_NAME_MAX + 1];
-    r = name_for(s, b, name);
+    char base_name[BD_BREACH_NAME_MAX + 1], name[BD_BREACH_NAME_MAX + 1];
+    bd_breach_name_start(b->name, b->source_name, base_name);
+    r = free_name(s, base_name, name);
     if (r != BD_OK)
         return r;
     sqlite3_stmt *st = sq_fixed(s, Q_BREACH_PUT);
