@@ -11,16 +11,22 @@ PKGS=(
   postgresql
   "$@"
 )
+# Node.js and npm for the test-side HIBP client library: Debian's, unless a Node.js with npm
+# is already there (NodeSource's package ships npm and conflicts with Debian's npm package).
+command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The published HIBP client library the e2e suite runs against /api/v3
+# (tests/e2e/test_hibp_client.py), at the version tests/hibp-client/package-lock.json pins.
+npm ci --prefix "$(dirname "$0")/../tests/hibp-client" --no-audit --no-fund --loglevel=error
