@@ -10,6 +10,7 @@
 
 #include "http/hibp_classes.h"
 #include "http/server_impl.h"
+#include "store/breach_name.h"
 
 /* ---- the breach model ---------------------------------------------------------------- */
 
@@ -160,6 +161,10 @@ static void handle_breach(bd_req *rq, bd_slice name)
 {
     if (!bd_params_check(rq, NULL, NULL))
         return;
+    if (!bd_breach_name_valid(name)) { /* no breach has such a Name: no need to ask */
+        bd_hibp_not_found(rq);
+        return;
+    }
     bd_reply_begin(rq, 200);
     bd_result r = bd_store_read_begin(rq->store);
     if (r == BD_OK)

@@ -141,7 +141,7 @@ class HibpV3(ServerTest):
         self.not_found("/breachedaccount/nobody@example.com")
 
     def test_bad_account_or_parameter_is_400(self):
-        for account in ("not-an-email", "a@", "%40example.com", "a@b@c"):
+        for account in ("not-an-email", "a@", "%40example.com", "a@b@c", "%FF@example.com"):
             self.error("/breachedaccount/" + account, 400, "bad_request")
         self.error("/breachedaccount/jane@example.com", 400, "bad_request",
                    truncateResponse="maybe")
@@ -155,6 +155,7 @@ class HibpV3(ServerTest):
         self.assertEqual(self.ok("/breaches"), [beta_full, GAMMA, ALPHA2, ALPHA])
         self.assertEqual(self.ok("/breaches", domain="alpha.EXAMPLE"), [ALPHA2, ALPHA])
         self.assertEqual(self.ok("/breaches", domain="none.example"), [])
+        self.assertEqual(self.ok("/breaches?domain=%FF"), [])
         self.assertEqual(self.ok("/breaches", isSpamList="true"), [beta_full])
 
     def test_breach_by_name_ignores_case_and_unknown_is_404_empty(self):
@@ -162,6 +163,7 @@ class HibpV3(ServerTest):
         self.assertEqual(self.ok("/breach/gammaofficial"), GAMMA)
         self.not_found("/breach/Gamma")
         self.not_found("/breach/Alpha%20Forum")
+        self.not_found("/breach/%FF%FE")  # not UTF-8: never reaches a store that refuses it
 
     def test_dataclasses_is_the_sorted_set_of_every_breach(self):
         self.assertEqual(self.ok("/dataclasses"),
@@ -176,6 +178,7 @@ class HibpV3(ServerTest):
                           "jane": ["AlphaForum", "AlphaForum2", "BetaShop"]})
         self.not_found("/breacheddomain/nobody.example")
         self.error("/breacheddomain/not%20a%20domain", 400, "bad_request")
+        self.error("/breacheddomain/%FF.example", 400, "bad_request")
 
     def test_breached_domain_needs_an_enterprise_key(self):
         msg, _ = self.error("/breacheddomain/example.com", 403, "forbidden", key=self.standard)
