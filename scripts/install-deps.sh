@@ -11,9 +11,9 @@ PKGS=(
   postgresql
   "$@"
 )
-# Node.js and npm for the test-side clients and validators (tests/openapi): Debian's, unless
-# a Node.js with npm is already there (NodeSource's package ships npm and conflicts with
-# Debian's npm package).
+# Node.js and npm for the test-side clients and validators (tests/openapi, tests/hibp-client):
+# Debian's, unless a Node.js with npm is already there (NodeSource's package ships npm and
+# conflicts with Debian's npm package).
 command -v npm >/dev/null 2>&1 || PKGS+=(nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
@@ -21,10 +21,13 @@ for p in "${PKGS[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "install-deps: installing ${missing[*]}"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The published HIBP client library the e2e suite runs against /api/v3
+# (tests/e2e/test_hibp_client.py), at the version tests/hibp-client/package-lock.json pins.
+npm ci --prefix "$(dirname "$0")/../tests/hibp-client" --no-audit --no-fund --loglevel=error

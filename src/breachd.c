@@ -11,6 +11,7 @@
 
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
+    "               [--hibp-base-path /api/v3] [--hibp-domain-max N]\n"
     "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
     "               [--max-connections N] [--max-connections-per-ip N]\n"
     "               [--auth-fail-limit N/min]\n"
@@ -47,6 +48,11 @@ int main(int argc, char **argv)
             cfg.shared_limits = v;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
+        } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {
+            cfg.hibp_base_path = v;
+        } else if (bd_arg_value(argc, argv, &i, "--hibp-domain-max", &v) &&
+                   bd_parse_i64(v, 1, 1000000, &n)) {
+            cfg.hibp_domain_max = n;
         } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {
             cfg.threads = (unsigned)n;
         } else if (bd_arg_value(argc, argv, &i, "--timeout", &v) && bd_parse_i64(v, 1, 3600, &n)) {
@@ -99,8 +105,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "breachd: %s\n", why);
         return 2;
     }
-    fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s\n",
-            cfg.tls_cert ? "https" : "http", cfg.listen, bd_server_port(srv), cfg.base_path);
+    fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s, HIBP API v3 at %s\n",
+            cfg.tls_cert ? "https" : "http", cfg.listen, bd_server_port(srv), cfg.base_path,
+            cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
     fflush(stderr);
     for (;;) {
         int sig = 0;

@@ -97,6 +97,8 @@ static int collect_key(void *ctx, const bd_key_row *k)
     e->info.expires_at = k->expires_at;
     size_t nl = k->name.len < BD_KEY_NAME_MAX ? k->name.len : BD_KEY_NAME_MAX;
     memcpy(e->info.name, k->name.ptr, nl);
+    size_t pl = k->plan.len < BD_KEY_PLAN_MAX ? k->plan.len : BD_KEY_PLAN_MAX;
+    memcpy(e->info.plan, k->plan.ptr, pl);
     return 0;
 }
 

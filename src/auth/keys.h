@@ -16,6 +16,7 @@
 
 #define BD_KEY_TEXT_LEN 46
 #define BD_KEY_NAME_MAX 64
+#define BD_KEY_PLAN_MAX 15
 
 /* Card lookups by full number or Hash: per key and day, unless set at creation (schema
  * migration 5 gives keys made before the budget existed the same number), and the most a
@@ -36,6 +37,7 @@ typedef struct {
     int64_t exact_per_day; /* card lookups by full number or Hash: per day; 0: none */
     int64_t expires_at;    /* 0: never */
     char name[BD_KEY_NAME_MAX + 1];
+    char plan[BD_KEY_PLAN_MAX + 1]; /* standard, enterprise or custom */
 } bd_key_info;
 
 typedef enum { BD_KEY_VALID, BD_KEY_UNKNOWN, BD_KEY_EXPIRED } bd_key_status;

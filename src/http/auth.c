@@ -81,18 +81,35 @@ static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
  * it presents already authenticated from it: otherwise 200 versus 429 would still answer
  * each guess. Expired keys get the same answer as unknown ones, so a leaked key's owner
  * cannot learn that it once was real. */
-bool bd_authenticate(bd_server *srv, bd_req *rq)
+/* The presented key: hibp-api-key first for the HIBP API v3, then x-api-key; false when
+ * none is there or it is empty. */
+static bool presented_key(const bd_req *rq, bool hibp, bd_slice *out)
 {
-    size_t len = 0;
     const char *key = NULL;
-    uint64_t client = bd_client_id(rq->conn);
-    int64_t now = rq->now_us = bd_now_us();
+    size_t len = 0;
+    if (hibp && MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "hibp-api-key", 12, &key,
+                                              &len) == MHD_YES &&
+        key && len > 0) {
+        *out = (bd_slice){key, len};
+        return true;
+    }
     if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
             MHD_YES ||
         !key || len == 0)
+        return false;
+    *out = (bd_slice){key, len};
+    return true;
+}
+
+bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
+{
+    uint64_t client = bd_client_id(rq->conn);
+    int64_t now = rq->now_us = bd_now_us();
+    bd_slice presented;
+    if (!presented_key(rq, hibp, &presented))
         return failed(srv, rq, client, now, 401, "unauthorized",
-                      "send your API key in the x-api-key header");
-    bd_slice presented = {key, len};
+                      hibp ? "send your API key in the hibp-api-key header"
+                           : "send your API key in the x-api-key header");
     uint64_t tag = bd_known_keys_tag(srv->known_keys, client, presented);
     bd_rate_decision d;
     bd_ratelimit_peek(srv->auth_fails, client, srv->cfg.auth_fail_limit, 60, now, &d);
@@ -101,7 +118,7 @@ bool bd_authenticate(bd_server *srv, bd_req *rq)
         return false;
     }
     if (bd_keyring_lookup(srv->keys, presented, now / 1000000, &rq->key) != BD_KEY_VALID)
-        return failed(srv, rq, client, now, 403, "authentication_failed",
+        return failed(srv, rq, client, now, hibp ? 401 : 403, "authentication_failed",
                       "the API key is not valid; check it or ask for a new one");
     bd_known_keys_add(srv->known_keys, tag);
     return take_budget(srv, rq, now);

@@ -20,8 +20,20 @@ struct bd_metrics {
 
 const char *bd_route_name(bd_route r)
 {
-    static const char *const names[BD_ROUTE_COUNT] = {
-        "breaches", "breach", "breach-search", "credit-card-search", "healthz", "metrics", "openapi", "other"};
+    static const char *const names[BD_ROUTE_COUNT] = {"breaches",
+                                                      "breach",
+                                                      "breach-search",
+                                                      "credit-card-search",
+                                                      "v3-breachedaccount",
+                                                      "v3-breaches",
+                                                      "v3-breach",
+                                                      "v3-dataclasses",
+                                                      "v3-breacheddomain",
+                                                      "v3-subscription-status",
+                                                      "healthz",
+                                                      "metrics",
+                                                      "openapi",
+                                                      "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }
 

@@ -113,6 +113,10 @@ void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
  * BD_ERR_* when the store failed. */
 bd_result bd_write_breach_details(bd_req *rq, int64_t breach_id);
 
+/* Notes the searched account for the access log, only as a keyed hash of its identity type
+ * (bd_id_type) and lookup key, when a log is open. */
+void bd_note_account(bd_req *rq, int type, bd_slice key);
+
 /* Handlers, one per resource. */
 void bd_handle_breach_list(bd_req *rq);
 void bd_handle_breach_get(bd_req *rq, bd_slice uuid);

@@ -121,12 +121,17 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
     }
     if (dispatch_operational(srv, rq, url, method))
         return;
+    if (ulen > srv->hibp_base_len && memcmp(url, srv->hibp_base, srv->hibp_base_len) == 0 &&
+        url[srv->hibp_base_len] == '/') {
+        bd_hibp_dispatch(srv, rq, url, method);
+        return;
+    }
     if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||
         url[srv->base_len] != '/') {
         bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/", srv->base);
         return;
     }
-    if (!bd_authenticate(srv, rq))
+    if (!bd_authenticate(srv, rq, false))
         return;
     rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
     bd_slice arg = {NULL, 0};

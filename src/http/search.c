@@ -336,14 +336,16 @@ static bool read_token(bd_req *rq, search *s, bd_slice text, int64_t now)
     return true;
 }
 
-/* The access log names the searched account only by a keyed hash (type and lookup key). */
-static void log_account(bd_req *rq, const bd_record_query *q)
+void bd_note_account(bd_req *rq, int type, bd_slice key)
 {
+    if (!rq->log_account)
+        return;
+    /* The log names the searched account only by a keyed hash (type and lookup key). */
     uint8_t mac[BD_MAC_LEN];
     uint8_t tagged[1 + BD_NORM_MAX + 1];
-    size_t n = q->key.len <= BD_NORM_MAX + 1 ? q->key.len : BD_NORM_MAX + 1;
-    tagged[0] = (uint8_t)q->field;
-    memcpy(tagged + 1, q->key.ptr, n);
+    size_t n = key.len <= BD_NORM_MAX + 1 ? key.len : BD_NORM_MAX + 1;
+    tagged[0] = (uint8_t)type;
+    memcpy(tagged + 1, key.ptr, n);
     bd_keyed_hash(rq->secret, "log-account", tagged, n + 1, mac);
     sodium_bin2hex(rq->account_hash, sizeof rq->account_hash, mac, 16);
 }
@@ -442,8 +444,7 @@ void bd_handle_breach_search(bd_req *rq)
     s.tok.query_len = 0;
     if (has_token && !read_token(rq, &s, token_text, now))
         return;
-    if (rq->log_account)
-        log_account(rq, &s.q);
+    bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
     run_search(rq, &s, (int)limit);
 }

@@ -397,18 +397,28 @@ static bd_result read_pem(const char *path, char **out, char *why, size_t whylen
     return BD_OK;
 }
 
-/* The base path without trailing slashes; false when it is not a path. */
-static bool set_base(bd_server *srv, const char *base)
+/* A base path without trailing slashes, into out (128 bytes); false when it is not a
+ * path. */
+static bool set_base(const char *base, char out[128], size_t *len)
 {
     size_t bl = strlen(base);
     while (bl > 0 && base[bl - 1] == '/')
         bl--;
-    if (bl == 0 || base[0] != '/' || bl >= sizeof srv->base)
+    if (bl == 0 || base[0] != '/' || bl >= 128)
         return false;
-    memcpy(srv->base, base, bl);
-    srv->base[bl] = '\0';
-    srv->base_len = bl;
+    memcpy(out, base, bl);
+    out[bl] = '\0';
+    *len = bl;
     return true;
+}
+
+/* Whether one base path lies within the other (the two APIs must not overlap). */
+static bool bases_overlap(const bd_server *srv)
+{
+    size_t n = srv->base_len < srv->hibp_base_len ? srv->base_len : srv->hibp_base_len;
+    const char *longer = srv->base_len > n ? srv->base : srv->hibp_base;
+    return memcmp(srv->base, srv->hibp_base, n) == 0 &&
+           (srv->base_len == srv->hibp_base_len || longer[n] == '/');
 }
 
 /* No --secret, and the store has no default secret file: says first what keeps the store
@@ -565,6 +575,10 @@ static void apply_defaults(bd_server_config *cfg)
         cfg->listen = "127.0.0.1:8080";
     if (!cfg->base_path)
         cfg->base_path = "/v7";
+    if (!cfg->hibp_base_path)
+        cfg->hibp_base_path = "/api/v3";
+    if (!cfg->hibp_domain_max)
+        cfg->hibp_domain_max = 10000;
     if (!cfg->conn_timeout)
         cfg->conn_timeout = 30;
     if (!cfg->header_timeout)
@@ -592,8 +606,15 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
     pthread_cond_init(&srv->stop_cond, NULL);
     snprintf(srv->db, sizeof srv->db, "%s", cfg->db);
     bd_result r = BD_ERR_INVALID;
-    if (!set_base(srv, srv->cfg.base_path)) {
+    if (!set_base(srv->cfg.base_path, srv->base, &srv->base_len)) {
         snprintf(why, whylen, "--base-path must start with '/', like /v7");
+        goto fail;
+    }
+    if (!set_base(srv->cfg.hibp_base_path, srv->hibp_base, &srv->hibp_base_len) ||
+        bases_overlap(srv)) {
+        snprintf(why, whylen,
+                 "--hibp-base-path must start with '/', like /api/v3, and lie apart from "
+                 "--base-path");
         goto fail;
     }
     if ((r = bd_openapi_for_base(srv->base, &srv->openapi)) != BD_OK) {

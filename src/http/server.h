@@ -14,6 +14,8 @@ typedef struct {
     const char
         *listen; /* "host:port", "[v6]:port"; port 0 picks a free one; NULL: 127.0.0.1:8080 */
     const char *base_path;     /* NULL: "/v7" */
+    const char *hibp_base_path; /* the HIBP API v3's; NULL: "/api/v3" */
+    int64_t hibp_domain_max;    /* records a v3 domain search may read; 0: 10000 */
     unsigned threads;          /* worker threads; 0: one per core */
     unsigned conn_timeout;     /* idle seconds before a connection is closed; 0: 30 */
     unsigned header_timeout;   /* seconds for a whole request to arrive; 0: 10 */

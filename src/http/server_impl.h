@@ -35,6 +35,8 @@ struct bd_server {
     char base[128];
     size_t base_len;
     bd_buf openapi; /* the OpenAPI document with this base path, served at /openapi.json */
+    char hibp_base[128]; /* the HIBP API v3's base path */
+    size_t hibp_base_len;
     uint8_t secret[BD_SECRET_LEN];
     uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
     struct MHD_Daemon *daemon;
@@ -64,9 +66,14 @@ int64_t bd_now_us(void);
 /* A non-zero id for the client's address (port excluded). */
 uint64_t bd_client_id(struct MHD_Connection *conn);
 
-/* Checks x-api-key and the key's budget; on failure writes the 401/403/429 reply and
- * returns false. */
-bool bd_authenticate(bd_server *srv, bd_req *rq);
+/* Checks the API key and its budget; on failure writes the 401/403/429 reply and returns
+ * false. The v7 API takes the key in x-api-key and answers a bad key with 403; the HIBP
+ * API v3 (hibp true) takes it in hibp-api-key or x-api-key and answers a bad key with 401,
+ * as HIBP does. */
+bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp);
+
+/* Routes and answers a request under the HIBP API v3's base path (hibp.c). */
+void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);
 
 /* Routes a request whose head passed the guard and writes its reply into rq. */
 void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);

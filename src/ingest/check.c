@@ -8,12 +8,15 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "core/date.h"
 #include "core/utf8.h"
 #include "core/uuid.h"
 #include "ingest/mask.h"
 #include "ingest/normalize.h"
+#include "store/breach_name.h"
 
 _Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL &&
                    (int)BD_ID_BITCOIN == (int)BD_FIELD_BITCOIN &&
@@ -118,7 +121,7 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], siz
         bd_slice *v[] = {&b->source_name,         &b->site_domain,       &b->breach_type,
                          &b->site_categories,     &b->site_country,      &b->site_language,
                          &b->password_types,      &b->leaked_data_types, &b->description,
-                         &b->service_article_url, &b->site_logo};
+                         &b->service_article_url, &b->site_logo,         &b->name};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             out[n++] = v[i];
     } else if (kind == BD_IMPORT_RECORDS) {
@@ -179,6 +182,90 @@ void bd_import_place_all(bd_import_kind kind, stage_batch *b)
 
 /* ---- breaches ---------------------------------------------------------------------- */
 
+/* The optional flags of the HIBP API v3 model, by field name; is_verified is the one that
+ * defaults to true, so its bit says the opposite (store.h). */
+static const struct {
+    const char *name;
+    uint32_t bit;
+} FLAG_FIELDS[] = {
+    {"is_verified", BD_BREACH_UNVERIFIED},
+    {"is_fabricated", BD_BREACH_FABRICATED},
+    {"is_sensitive", BD_BREACH_SENSITIVE},
+    {"is_retired", BD_BREACH_RETIRED},
+    {"is_spam_list", BD_BREACH_SPAM_LIST},
+    {"is_malware", BD_BREACH_MALWARE},
+    {"is_stealer_log", BD_BREACH_STEALER_LOG},
+    {"is_subscription_free", BD_BREACH_SUBSCRIPTION_FREE},
+};
+
+/* An optional yes/no field: true/false, 1/0 or yes/no in any case; absent leaves *out. */
+static bd_result boolean(importer *im, const char *name, bool *out)
+{
+    static const char *const yes[] = {"true", "1", "yes"}, *const no[] = {"false", "0", "no"};
+    bd_slice v;
+    if (!get(im, name, &v))
+        return BD_OK;
+    for (size_t i = 0; i < 3; i++) {
+        if (v.len == strlen(yes[i]) && strncasecmp(v.ptr, yes[i], v.len) == 0) {
+            *out = true;
+            return BD_OK;
+        }
+        if (v.len == strlen(no[i]) && strncasecmp(v.ptr, no[i], v.len) == 0) {
+            *out = false;
+            return BD_OK;
+        }
+    }
+    return reject(im, "%s must be true or false", name);
+}
+
+/* An optional UTC time: YYYY-MM-DD, or with a time of day (YYYY-MM-DDTHH:MM:SS, a space for
+ * the T, an optional trailing Z). *out gets Unix seconds, 0 when absent. */
+static bd_result timestamp(importer *im, const char *name, int64_t *out)
+{
+    bd_slice v;
+    *out = 0;
+    if (!get(im, name, &v))
+        return BD_OK;
+    if (v.len == 20 && (v.ptr[19] == 'Z' || v.ptr[19] == 'z'))
+        v.len--;
+    bd_datetime d;
+    if (!bd_date_parse_iso(v, &d) && !bd_datetime_parse(v, &d))
+        return reject(im, "%s must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", name);
+    struct tm t = {.tm_year = d.y - 1900,
+                   .tm_mon = d.m - 1,
+                   .tm_mday = d.d,
+                   .tm_hour = d.hh,
+                   .tm_min = d.mi,
+                   .tm_sec = d.ss};
+    *out = (int64_t)timegm(&t);
+    if (*out <= 0)
+        return reject(im, "%s must be after 1970-01-01", name);
+    return BD_OK;
+}
+
+/* The breach fields of the HIBP API v3 model: Name, times and flags, all optional. */
+static bd_result check_hibp_fields(importer *im, bd_breach_in *b)
+{
+    bd_result r = text(im, "name", &b->name);
+    if (r == BD_OK && b->name.ptr && !bd_breach_name_valid(b->name))
+        r = reject(im, "name must be 1 to %d ASCII letters and digits, like AshleyMadison",
+                   BD_BREACH_NAME_MAX);
+    if (r == BD_OK)
+        r = timestamp(im, "added_date", &b->added_at);
+    if (r == BD_OK)
+        r = timestamp(im, "modified_date", &b->modified_at);
+    if (r == BD_OK && b->modified_at && b->modified_at < b->added_at)
+        r = reject(im, "modified_date is before added_date");
+    for (size_t i = 0; r == BD_OK && i < sizeof FLAG_FIELDS / sizeof FLAG_FIELDS[0]; i++) {
+        bool unverified_bit = FLAG_FIELDS[i].bit == BD_BREACH_UNVERIFIED;
+        bool set = unverified_bit;
+        r = boolean(im, FLAG_FIELDS[i].name, &set);
+        if (set != unverified_bit)
+            b->flags |= FLAG_FIELDS[i].bit;
+    }
+    return r;
+}
+
 bd_result bd_import_check_breach(importer *im, staged *out)
 {
     static const char *const names[] = {"uuid",
@@ -195,6 +282,17 @@ bd_result bd_import_check_breach(importer *im, staged *out)
                                         "service_article_url",
                                         "site_logo",
                                         "pwned_count",
+                                        "name",
+                                        "added_date",
+                                        "modified_date",
+                                        "is_verified",
+                                        "is_fabricated",
+                                        "is_sensitive",
+                                        "is_retired",
+                                        "is_spam_list",
+                                        "is_malware",
+                                        "is_stealer_log",
+                                        "is_subscription_free",
                                         NULL};
     bd_breach_in b;
     memset(&b, 0, sizeof b);
@@ -230,6 +328,8 @@ bd_result bd_import_check_breach(importer *im, staged *out)
         r = text(im, texts[i].name, texts[i].dst);
     if (r == BD_OK)
         r = integer(im, "pwned_count", &b.pwned_count);
+    if (r == BD_OK)
+        r = check_hibp_fields(im, &b);
     if (r != BD_OK)
         return r;
     bool generated = false;

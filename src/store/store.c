@@ -142,6 +142,22 @@ bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
     return s->ops->breach_refresh_count(s, uuid);
 }
 
+bd_result bd_store_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx)
+{
+    return s->ops->breach_by_name(s, name, cb, ctx);
+}
+
+bd_result bd_store_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx)
+{
+    return s->ops->breaches_of_email(s, email, cb, ctx);
+}
+
+bd_result bd_store_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records,
+                                   bd_domain_cb cb, void *ctx, int64_t *records)
+{
+    return s->ops->domain_breaches(s, domain, max_records, cb, ctx, records);
+}
+
 bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
 {
     return s->ops->record_put(s, r, inserted);

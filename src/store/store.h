@@ -96,12 +96,31 @@ bd_result bd_store_ping(bd_store *s);
 
 /* ---- breaches ---------------------------------------------------------------------- */
 
+/* A breach's flags in the Have I Been Pwned API v3 model. Every flag is off by default, so
+ * a breach is verified unless BD_BREACH_UNVERIFIED is set. */
+enum {
+    BD_BREACH_UNVERIFIED = 1 << 0,
+    BD_BREACH_FABRICATED = 1 << 1,
+    BD_BREACH_SENSITIVE = 1 << 2,
+    BD_BREACH_RETIRED = 1 << 3,
+    BD_BREACH_SPAM_LIST = 1 << 4,
+    BD_BREACH_MALWARE = 1 << 5,
+    BD_BREACH_STEALER_LOG = 1 << 6,
+    BD_BREACH_SUBSCRIPTION_FREE = 1 << 7,
+};
+
 typedef struct {
     char uuid[BD_UUID_LEN + 1];
     bd_slice source_name, site_domain, breach_type, site_categories, site_country, site_language,
         password_types, leaked_data_types, description, service_article_url, site_logo;
     int32_t date_leaked; /* yyyymmdd */
     int64_t pwned_count; /* -1: count the distinct identities imported for the breach */
+    /* The HIBP Name wanted (ASCII letters and digits, store/breach_name.h); NULL: derived
+     * from source_name. Either way a Name another breach holds gets a numeric suffix. */
+    bd_slice name;
+    int64_t added_at;    /* Unix seconds; 0: the time of the put */
+    int64_t modified_at; /* Unix seconds; 0: added_at */
+    uint32_t flags;      /* BD_BREACH_* */
 } bd_breach_in;
 
 typedef struct {
@@ -110,13 +129,18 @@ typedef struct {
         password_types, leaked_data_types, description, service_article_url, site_logo;
     int32_t date_leaked; /* yyyymmdd */
     int64_t pwned_count;
+    bd_slice name;                 /* unique, never NULL */
+    int64_t added_at, modified_at; /* Unix seconds */
+    uint32_t flags;                /* BD_BREACH_* */
 } bd_breach_row;
 
 /* Returns non-zero to stop the iteration early. */
 typedef int (*bd_breach_cb)(void *ctx, const bd_breach_row *row);
 
 /* Inserts a breach; *inserted is false when a breach with that uuid already exists (it is
- * left as it was). */
+ * left as it was: its Name, dates and flags too). The breach gets its Name here, once
+ * (bd_breach_in.name); BD_ERR_EXISTS when a thousand breaches already hold its base Name
+ * and its numbered variants. */
 bd_result bd_store_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
 /* Breaches newest first (date_leaked descending, then source_name); limit <= 0: all. */
 bd_result bd_store_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
@@ -128,6 +152,28 @@ bd_result bd_store_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, vo
 bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists);
 /* Recomputes the derived identity count of the given breach. */
 bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid);
+
+/* ---- the Have I Been Pwned API v3's reads ---------------------------------------------- */
+
+/* One breach by Name, ASCII case ignored; BD_ERR_NOT_FOUND when absent. */
+bd_result bd_store_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
+/* Each breach holding a record whose (normalised) email is email, once, in Name order. The
+ * email's records are read through its index: the work grows with them, not the store. */
+bd_result bd_store_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
+
+typedef struct {
+    bd_slice email;       /* normalised: the alias is the part before its last '@' */
+    bd_slice breach_name; /* the breach's Name */
+} bd_domain_row;
+
+typedef int (*bd_domain_cb)(void *ctx, const bd_domain_row *row);
+
+/* Each (email, breach Name) pair of the records of one email domain (normalised), once, in
+ * email then Name order. Bounded: *records gets the domain's record count (kept at import,
+ * one lookup) first, and when it is more than max_records the call returns BD_ERR_LIMIT
+ * without reading a record. One read: the count and the pairs are consistent. */
+bd_result bd_store_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records,
+                                   bd_domain_cb cb, void *ctx, int64_t *records);
 
 /* ---- breach records ---------------------------------------------------------------- */
 

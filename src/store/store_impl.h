@@ -29,6 +29,10 @@ typedef struct bd_store_ops {
     bd_result (*breach_get)(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
     bd_result (*breach_exists)(bd_store *s, const char *uuid, bool *exists);
     bd_result (*breach_refresh_count)(bd_store *s, const char *uuid);
+    bd_result (*breach_by_name)(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
+    bd_result (*breaches_of_email)(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
+    bd_result (*domain_breaches)(bd_store *s, bd_slice domain, int64_t max_records,
+                                 bd_domain_cb cb, void *ctx, int64_t *records);
     bd_result (*record_put)(bd_store *s, const bd_record_in *r, bool *inserted);
     bd_result (*record_search)(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                int64_t *found);

@@ -364,6 +364,9 @@ UNDO_8 = ("ALTER TABLE records DROP CONSTRAINT records_pkey, DROP CONSTRAINT "
           "ADD CONSTRAINT records_dedup_key UNIQUE (dedup); DROP INDEX cards_by_id; "
           "ALTER TABLE cards DROP CONSTRAINT cards_pkey, ADD PRIMARY KEY (id), "
           "ADD CONSTRAINT cards_card_id_key UNIQUE (card_id);")
+# Migration 9 (the breach fields of the HIBP API v3) taken back out.
+UNDO_9 = ("DROP INDEX breaches_by_name; ALTER TABLE breaches DROP COLUMN name, "
+          "DROP COLUMN added_at, DROP COLUMN modified_at, DROP COLUMN hibp_flags;")
 
 
 class UpgradeOrder(unittest.TestCase):
@@ -381,8 +384,8 @@ class UpgradeOrder(unittest.TestCase):
             ctl.import_("records", ctl.write(
                 "r.jsonl", "\n".join(json.dumps(r) for r in records() + IDENTITIES)))
             owners = psql(ctl.db, "SELECT id, ok FROM records ORDER BY id")
-            # the store as the previous release left it: before migrations 7 and 8
-            psql(ctl.db, UNDO_8 + "DROP TABLE rate_limits; "
+            # the store as an older release left it: before migrations 7, 8 and 9
+            psql(ctl.db, UNDO_9 + UNDO_8 + "DROP TABLE rate_limits; "
                          "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
             self.assertEqual(psql(ctl.db, "SELECT count(*) FROM information_schema.columns "
                                           "WHERE table_name = 'records' AND column_name = "
@@ -390,7 +393,7 @@ class UpgradeOrder(unittest.TestCase):
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 8; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs 9; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
                           "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
@@ -399,7 +402,7 @@ class UpgradeOrder(unittest.TestCase):
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["8"]])
+                                          "'schema_version'"), [["9"]])
             # migration 8 gave each record the owner key the program gives it
             self.assertEqual(psql(ctl.db, "SELECT id, ok FROM records ORDER BY id"), owners)
             self.assertEqual(len(owners), 4 + len(IDENTITIES))

@@ -247,10 +247,25 @@ class ServerTest(unittest.TestCase):
 # The newest store schema version, and ways back to version 2 (before the owner-word table
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
+
+
+def downgrade_to_v5(db_path):
+    """Back to before the breach fields of the HIBP API v3 (migration 6)."""
+    db = sqlite3.connect(db_path)
+    try:
+        db.executescript("DROP INDEX breaches_by_name;"
+                         "ALTER TABLE breaches DROP COLUMN name;"
+                         "ALTER TABLE breaches DROP COLUMN added_at;"
+                         "ALTER TABLE breaches DROP COLUMN modified_at;"
+                         "ALTER TABLE breaches DROP COLUMN hibp_flags;"
+                         "PRAGMA user_version = 5;")
+    finally:
+        db.close()
 
 
 def downgrade_to_v4(db_path):
+    downgrade_to_v5(db_path)
     db = sqlite3.connect(db_path)
     try:
         db.executescript("ALTER TABLE api_keys DROP COLUMN exact_per_day;"

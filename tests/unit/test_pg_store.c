@@ -48,7 +48,7 @@ TEST(test_pg_store_lives_in_the_schema_of_the_search_path)
              schema);
     CHECK_INT(admin_count(sql), 9);
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "8");
+    CHECK_STR(v, "9");
 
     char param[128], u[1024], why[512];
     snprintf(param, sizeof param, "options=-csearch_path%%3D%s_empty", schema);
@@ -248,7 +248,7 @@ TEST(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once)
     kill_backends("bdtest");
     char v[16];
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK); /* re-prepared */
-    CHECK_STR(v, "8");
+    CHECK_STR(v, "9");
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "e.example", 9);
     CHECK_STR(find(&q), "ann@e.example");
 }
@@ -265,6 +265,29 @@ TEST(test_pg_lost_connection_inside_transaction_stays_busy_until_rollback)
     CHECK_INT(bd_store_ping(st), BD_OK);
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "h.example", 9);
     CHECK_INT(count(&q), 0);
+}
+
+/* Migration 9 gives the breaches stored before it their Names (in C, in the migration's
+ * transaction: the same Names a put derives) and the upgrade's time as added and modified. */
+TEST(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
+{
+    put_breach("55555555-5555-4555-8555-555555555555", "Zeta Leak", 20200101, -1);
+    put_breach("66666666-6666-4666-8666-666666666666", "zeta-leak", 20200102, -1);
+    admin_sql("DROP INDEX breaches_by_name; ALTER TABLE breaches DROP COLUMN name,"
+              "  DROP COLUMN added_at, DROP COLUMN modified_at, DROP COLUMN hibp_flags;"
+              "UPDATE meta SET value = '8' WHERE key = 'schema_version'");
+    bd_store *again = open_as("bdtest", BD_STORE_WRITE, BD_OK);
+    CHECK_INT(admin_count("SELECT count(*) FROM breaches WHERE name IS NULL OR added_at < "
+                          "1700000000 OR modified_at <> added_at OR hibp_flags <> 0"),
+              0);
+    CHECK_INT(admin_count("SELECT count(*) FROM breaches WHERE uuid LIKE '5555%' AND "
+                          "name = 'ZetaLeak' OR uuid LIKE '6666%' AND name = 'ZetaLeak2'"),
+              2);
+    CHECK_INT(admin_count("SELECT count(*) FROM meta WHERE key = 'pending_breach_names'"), 0);
+    char v[16];
+    CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
+    CHECK_STR(v, "9");
+    bd_store_close(again);
 }
 
 static void check_failed_connect(const char *bad, const char *secret)
@@ -320,6 +343,7 @@ int main(void)
         RUN(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not);
         RUN(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once);
         RUN(test_pg_lost_connection_inside_transaction_stays_busy_until_rollback);
+        RUN(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
         RUN(test_pg_failed_connect_never_shows_the_password);
         bd_store_close(st);
     }

@@ -319,6 +319,12 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
     CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
 }
 
+/* Takes migration 6 (the breach fields of the HIBP API v3) back out of a store. */
+#define REWIND_BREACH_HIBP_FIELDS                                                                  \
+    "DROP INDEX breaches_by_name; ALTER TABLE breaches DROP COLUMN name;"                          \
+    "ALTER TABLE breaches DROP COLUMN added_at; ALTER TABLE breaches DROP COLUMN modified_at;"      \
+    "ALTER TABLE breaches DROP COLUMN hibp_flags;"
+
 TEST(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20)
 {
     bd_store *s = fresh();
@@ -333,7 +339,7 @@ TEST(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20)
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
     CHECK_INT(sqlite3_exec(db,
                            "ALTER TABLE api_keys DROP COLUMN exact_per_day;"
-                           "PRAGMA user_version = 4;",
+                           REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 4;",
                            NULL, NULL, NULL),
               SQLITE_OK);
     sqlite3_close(db);
@@ -349,6 +355,51 @@ TEST(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20)
     bd_store_close(s);
 }
 
+static int take_name(void *ctx, const bd_breach_row *b)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 256 - n, "%s%.*s/%d", n ? "," : "", (int)b->name.len, b->name.ptr,
+             b->added_at > 1700000000 && b->modified_at == b->added_at && b->flags == 0);
+    return 0;
+}
+
+TEST(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    static const char *const names[] = {"Alpha Forum", "alpha-forum", "!!", "AlphaForum2"};
+    for (int i = 0; i < 4; i++) {
+        bd_breach_in b = {.source_name = bd_slice_from(names[i]),
+                          .date_leaked = 20200101 - i,
+                          .pwned_count = -1};
+        snprintf(b.uuid, sizeof b.uuid, "1111111%d-1111-4111-8111-111111111111", i);
+        bool ins;
+        CHECK_INT(bd_store_breach_put(s, &b, &ins), BD_OK);
+    }
+    bd_store_close(s);
+    /* Back to schema 5: the breaches had no Name, no times, no flags. */
+    sqlite3 *db;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db, REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 5;", NULL, NULL,
+                           NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_WRITE, &s, why, sizeof why), BD_OK);
+    if (!s)
+        return;
+    char got[256] = "";
+    CHECK_INT(bd_store_breach_list(s, 0, take_name, got), BD_OK);
+    /* Names in the order the breaches were stored; the fourth's own base was taken by the
+     * second, so it is numbered too. */
+    CHECK_STR(got, "AlphaForum/1,AlphaForum2/1,Breach/1,AlphaForum22/1");
+    char v[8];
+    CHECK_INT(bd_store_meta_get(s, "pending_breach_names", v, sizeof v), BD_ERR_NOT_FOUND);
+    bd_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -360,6 +411,7 @@ int main(void)
     RUN(test_sqlite_decides_duplicates_at_the_put);
     RUN(test_sqlite_erasure_leaves_no_count_of_an_emptied_domain);
     RUN(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20);
+    RUN(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

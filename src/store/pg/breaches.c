@@ -1,23 +1,30 @@
-/* Breaches on PostgreSQL: the catalog, one breach by uuid or row id, and the derived
- * identity count. */
+/* Breaches on PostgreSQL: the catalog (each breach with its unique Name), one breach by
+ * uuid or row id, the derived identity count, and the reads of the HIBP API v3. */
 #include <string.h>
+#include <time.h>
 
+#include "store/breach_name.h"
 #include "store/pg/pg_impl.h"
+
+/* Candidates tried for a Name before a put gives up (store.h). */
+#define NAME_TRIES 1000
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
 #define BREACH_COLS                                                                                \
     "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
     "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
     "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
-    "coalesce(b.pwned_count, b.pwned_count_derived)"
+    "coalesce(b.pwned_count, b.pwned_count_derived), b.name, b.added_at, b.modified_at, "          \
+    "b.hibp_flags"
 #define BREACH_ORDER " ORDER BY b.date_leaked DESC, b.source_name, b.uuid"
 
 static const pg_stmt BREACH_PUT = {
     PG_Q_BREACH_PUT,
     "INSERT INTO breaches(uuid, source_name, site_domain, breach_type, site_categories, "
     "site_country, site_language, password_types, leaked_data_types, description, "
-    "service_article_url, site_logo, date_leaked, pwned_count) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
+    "service_article_url, site_logo, date_leaked, pwned_count, name, added_at, modified_at, "
+    "hibp_flags) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) "
     "ON CONFLICT (uuid) DO NOTHING"};
 static const pg_stmt BREACH_LIST = {PG_Q_BREACH_LIST,
                                     "SELECT " BREACH_COLS " FROM breaches b" BREACH_ORDER};
@@ -29,6 +36,34 @@ static const pg_stmt BREACH_BY_ID = {PG_Q_BREACH_BY_ID,
                                      "SELECT " BREACH_COLS " FROM breaches b WHERE b.id = $1"};
 static const pg_stmt BREACH_ID = {PG_Q_BREACH_ID,
                                   "SELECT id, date_leaked FROM breaches WHERE uuid = $1"};
+static const pg_stmt BREACH_NAME_TAKEN = {
+    PG_Q_BREACH_NAME_TAKEN, "SELECT 1 FROM breaches WHERE lower(name) = lower($1)"};
+static const pg_stmt BREACH_UNNAMED = {PG_Q_BREACH_UNNAMED,
+                                       "SELECT id, source_name FROM breaches "
+                                       "WHERE name IS NULL AND id > $1 ORDER BY id LIMIT 1"};
+static const pg_stmt BREACH_SET_NAME = {PG_Q_BREACH_SET_NAME,
+                                        "UPDATE breaches SET name = $2 WHERE id = $1"};
+static const pg_stmt BREACH_BY_NAME = {
+    PG_Q_BREACH_BY_NAME, "SELECT " BREACH_COLS " FROM breaches b WHERE lower(b.name) = lower($1)"};
+/* The email's records through records_by_email, on the one shard its owner key names (a
+ * Citus cluster, owner.c), then each of their breaches once. */
+static const pg_stmt BREACHES_OF_EMAIL = {
+    PG_Q_BREACHES_OF_EMAIL,
+    "SELECT " BREACH_COLS " FROM breaches b WHERE b.id IN "
+    "(SELECT breach_id FROM records WHERE email = $1 AND ok = $2) ORDER BY b.name"};
+/* One statement, so one snapshot: the domain's record count (kept at import), then, only
+ * when it is at most $2, the domain's records through records_by_domain (at most $2 of
+ * them) joined to their breaches' Names; the count alone when there is no pair. */
+static const pg_stmt DOMAIN_BREACHES = {
+    PG_Q_DOMAIN_BREACHES,
+    "WITH c AS (SELECT coalesce((SELECT n FROM domain_counts WHERE domain = $1), 0) AS n) "
+    "SELECT c.n, p.email, p.name FROM c LEFT JOIN LATERAL ("
+    "  SELECT r.email, b.name FROM (SELECT email, breach_id FROM records"
+    "    WHERE email_domain = $1 AND email IS NOT NULL LIMIT $2) r"
+    "  JOIN breaches b ON b.id = r.breach_id WHERE c.n <= $2 GROUP BY r.email, b.name) p ON true "
+    "ORDER BY p.email, p.name"};
+static const pg_stmt META_DELETE = {PG_Q_META_DELETE, "DELETE FROM meta WHERE key = $1"};
+
 /* An imported count is what is shown; the derived one counts distinct identities. */
 static const pg_stmt BREACH_REFRESH = {
     PG_Q_BREACH_REFRESH,
@@ -38,14 +73,40 @@ static const pg_stmt BREACH_REFRESH = {
     "FROM records WHERE breach_id = breaches.id) "
     "WHERE uuid = $1 AND pwned_count IS NULL"};
 
-bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
+/* The first candidate of base (breach_name.h) that no breach holds, into out. */
+static bd_result free_name(pg_store *p, const char *base, char out[BD_BREACH_NAME_MAX + 1])
 {
-    pg_store *p = pg_of(s);
-    *inserted = false;
-    bool own;
-    bd_result r = pg_write_begin(p, &own);
+    for (int k = 1; k <= NAME_TRIES; k++) {
+        bd_breach_name_candidate(base, k, out);
+        pg_params pp = {0};
+        pg_param_str(&pp, out);
+        PGresult *res;
+        bd_result r = pg_run(p, &BREACH_NAME_TAKEN, &pp, &res);
+        if (r != BD_OK)
+            return r;
+        bool taken = PQntuples(res) > 0;
+        PQclear(res);
+        if (!taken)
+            return BD_OK;
+    }
+    return BD_ERR_EXISTS;
+}
+
+
+/* Inserts b under the writer lock (so the Name found free stays free). */
+static bd_result insert_breach(pg_store *p, const bd_breach_in *b, bool *inserted)
+{
+    int64_t id;
+    int32_t date;
+    bd_result r = pg_breach_id(p, b->uuid, &id, &date);
+    if (r != BD_ERR_NOT_FOUND) /* there: left as it was */
+        return r;
+    char base[BD_BREACH_NAME_MAX + 1], name[BD_BREACH_NAME_MAX + 1];
+    bd_breach_name_start(b->name, b->source_name, base);
+    r = free_name(p, base, name);
     if (r != BD_OK)
         return r;
+    int64_t added = b->added_at ? b->added_at : (int64_t)time(NULL);
     pg_params pp = {0};
     pg_param_str(&pp, b->uuid);
     pg_param_text(&pp, b->source_name);
@@ -64,6 +125,10 @@ bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
         pg_param_int(&pp, b->pwned_count);
     else
         pg_param_str(&pp, NULL);
+    pg_param_str(&pp, name);
+    pg_param_int(&pp, added);
+    pg_param_int(&pp, b->modified_at ? b->modified_at : added);
+    pg_param_int(&pp, b->flags);
     PGresult *res;
     r = pg_run(p, &BREACH_PUT, &pp, &res);
     if (r == BD_OK) {
@@ -71,7 +136,18 @@ bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
         PQclear(res);
         pg_copy_forget_missing(p); /* record puts may name it now */
     }
-    r = pg_write_end(p, own, r);
+    return r;
+}
+
+bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted)
+{
+    pg_store *p = pg_of(s);
+    *inserted = false;
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    r = pg_write_end(p, own, insert_breach(p, b, inserted));
     if (r != BD_OK)
         *inserted = false;
     return r;
@@ -97,6 +173,10 @@ static void each_breach(PGresult *res, bd_breach_cb cb, void *ctx, int *rows)
         b.site_logo = pg_slice(res, i, 11);
         b.date_leaked = (int32_t)pg_int(res, i, 12);
         b.pwned_count = pg_int(res, i, 13);
+        b.name = pg_slice(res, i, 14);
+        b.added_at = pg_int(res, i, 15);
+        b.modified_at = pg_int(res, i, 16);
+        b.flags = (uint32_t)pg_int(res, i, 17);
         if (cb(ctx, &b))
             break;
     }
@@ -176,4 +256,95 @@ bd_result pg_breach_refresh_count(bd_store *s, const char *uuid)
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
     return pg_write_end(p, own, pg_run(p, &BREACH_REFRESH, &pp, NULL));
+}
+
+bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx)
+{
+    pg_params pp = {0};
+    pg_param_text(&pp, name.ptr ? name : (bd_slice){"", 0});
+    return run_breaches(pg_of(s), &BREACH_BY_NAME, &pp, true, cb, ctx);
+}
+
+bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx)
+{
+    email = email.ptr ? email : (bd_slice){"", 0};
+    uint8_t ok[PG_OWNER_KEY_LEN];
+    pg_email_owner_key(email, ok);
+    pg_params pp = {0};
+    pg_param_text(&pp, email);
+    pg_param_text(&pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    return run_breaches(pg_of(s), &BREACHES_OF_EMAIL, &pp, false, cb, ctx);
+}
+
+bd_result pg_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records, bd_domain_cb cb,
+                             void *ctx, int64_t *records)
+{
+    pg_params pp = {0};
+    pg_param_text(&pp, domain.ptr ? domain : (bd_slice){"", 0});
+    pg_param_int(&pp, max_records);
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &DOMAIN_BREACHES, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    int rows = PQntuples(res);
+    *records = rows > 0 ? pg_int(res, 0, 0) : 0;
+    r = *records > max_records ? BD_ERR_LIMIT : BD_OK;
+    for (int i = 0; r == BD_OK && i < rows; i++) {
+        if (PQgetisnull(res, i, 1))
+            continue; /* the count's own row: the domain has no email */
+        bd_domain_row row = {pg_slice(res, i, 1), pg_slice(res, i, 2)};
+        if (cb(ctx, &row))
+            break;
+    }
+    PQclear(res);
+    return r;
+}
+
+/* Gives every breach without a Name its Name, in the order they were stored. */
+static bd_result fill_names(pg_store *p)
+{
+    int64_t after = 0;
+    for (;;) {
+        pg_params pp = {0};
+        pg_param_int(&pp, after);
+        PGresult *res;
+        bd_result r = pg_run(p, &BREACH_UNNAMED, &pp, &res);
+        if (r != BD_OK)
+            return r;
+        if (PQntuples(res) == 0) {
+            PQclear(res);
+            return BD_OK;
+        }
+        after = pg_int(res, 0, 0);
+        char base[BD_BREACH_NAME_MAX + 1], name[BD_BREACH_NAME_MAX + 1];
+        bd_breach_name_base(pg_slice(res, 0, 1), base);
+        PQclear(res);
+        r = free_name(p, base, name);
+        if (r != BD_OK)
+            return r;
+        pg_params set = {0};
+        pg_param_int(&set, after);
+        pg_param_str(&set, name);
+        r = pg_run(p, &BREACH_SET_NAME, &set, NULL);
+        if (r != BD_OK)
+            return r;
+    }
+}
+
+bd_result pg_migration_notes(pg_store *p)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, "pending_breach_names");
+    PGresult *res;
+    bd_result r = pg_run_sql(p, "SELECT 1 FROM meta WHERE key = $1", &pp, false, &res);
+    if (r != BD_OK)
+        return r;
+    bool pending = PQntuples(res) > 0;
+    PQclear(res);
+    if (!pending)
+        return BD_OK;
+    r = fill_names(p);
+    if (r == BD_OK)
+        r = pg_run(p, &META_DELETE, &pp, NULL);
+    return r;
 }

@@ -35,6 +35,13 @@ typedef enum {
     PG_Q_BREACH_ID,
     PG_Q_BREACH_NEWEST,
     PG_Q_BREACH_REFRESH,
+    PG_Q_BREACH_NAME_TAKEN,
+    PG_Q_BREACH_UNNAMED,
+    PG_Q_BREACH_SET_NAME,
+    PG_Q_BREACH_BY_NAME,
+    PG_Q_BREACHES_OF_EMAIL,
+    PG_Q_DOMAIN_BREACHES,
+    PG_Q_META_DELETE,
     PG_Q_RECORD_PUT,
     PG_Q_KEY_ADD,
     PG_Q_KEY_LIST,
@@ -262,6 +269,13 @@ bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
+bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
+bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
+bd_result pg_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records, bd_domain_cb cb,
+                             void *ctx, int64_t *records);
+/* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
+ * stored before they had one), inside the migration's transaction. */
+bd_result pg_migration_notes(pg_store *p);
 /* Empties the breach cache of record puts (records.c); empties it when another writer
  * committed since this connection's last write (conn.c, once per write transaction). */
 void pg_breach_cache_forget(pg_store *p);

@@ -157,6 +157,17 @@ static const char *const MIGRATIONS[] = {
      "ALTER TABLE cards DROP CONSTRAINT cards_card_id_key, DROP CONSTRAINT cards_pkey,"
      "  ADD PRIMARY KEY (card_id);"
      "CREATE INDEX cards_by_id ON cards(id);"),
+    /* 9: the breach fields of the HIBP API v3, as SQLite's migration 6 (see that file): a
+     * Name unique regardless of case, the added and modified times, the flags. Names of the
+     * breaches already stored are given in C, in this transaction (pg_migration_notes). */
+    ("ALTER TABLE breaches ADD COLUMN name " T ", ADD COLUMN added_at bigint NOT NULL DEFAULT 0,"
+     "  ADD COLUMN modified_at bigint NOT NULL DEFAULT 0,"
+     "  ADD COLUMN hibp_flags integer NOT NULL DEFAULT 0;"
+     "UPDATE breaches SET added_at = extract(epoch FROM now())::bigint,"
+     "  modified_at = extract(epoch FROM now())::bigint;"
+     "CREATE UNIQUE INDEX breaches_by_name ON breaches(lower(name));"
+     "INSERT INTO meta(key, value) VALUES ('pending_breach_names', '1')"
+     "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
 };
 /* clang-format on */
 
@@ -209,6 +220,8 @@ static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                  v + 1);
         r = pg_exec(p, MIGRATIONS[v]);
+        if (r == BD_OK)
+            r = pg_migration_notes(p);
         if (r == BD_OK)
             r = pg_exec(p, set);
         if (r != BD_OK)

@@ -49,6 +49,9 @@ static const bd_store_ops sqlite_ops = {
     .breach_get = sq_breach_get,
     .breach_exists = sq_breach_exists,
     .breach_refresh_count = sq_breach_refresh_count,
+    .breach_by_name = sq_breach_by_name,
+    .breaches_of_email = sq_breaches_of_email,
+    .domain_breaches = sq_domain_breaches,
     .record_put = sq_record_put,
     .record_search = sq_record_search,
     .card_put = sq_card_put,
@@ -118,6 +121,8 @@ static bd_result migrate(sqlite_store *s, char *why, size_t whylen)
         bd_result r = sq_exec(s, "BEGIN IMMEDIATE");
         if (r == BD_OK)
             r = sq_exec(s, bd_sqlite_migrations[v]);
+        if (r == BD_OK)
+            r = sq_migration_notes(s);
         if (r == BD_OK)
             r = sq_exec(s, pragma);
         if (r == BD_OK)

@@ -82,6 +82,24 @@
  *   "Exact-number lookups and their budget"). Keys made before it get the default, 20. */
 #define KEY_EXACT_BUDGET \
     "ALTER TABLE api_keys ADD COLUMN exact_per_day INTEGER NOT NULL DEFAULT 20;"
+
+/* Added by migration 6, for the Have I Been Pwned API v3 (docs/API.md):
+ * - each breach's Name (unique regardless of case: the index answers /breach/{name}), the
+ *   times it was added and last modified (Unix seconds) and its flags (BD_BREACH_* bits,
+ *   0 = verified and nothing else). Breaches already stored were added no later than the
+ *   upgrade: it is the time they get. Their Names need C (store/breach_name.h), so the
+ *   migration leaves a note in meta that the runner acts on in the same transaction
+ *   (sq_migration_notes in breaches.c). */
+#define BREACH_HIBP_FIELDS \
+    "ALTER TABLE breaches ADD COLUMN name TEXT;" \
+    "ALTER TABLE breaches ADD COLUMN added_at INTEGER NOT NULL DEFAULT 0;" \
+    "ALTER TABLE breaches ADD COLUMN modified_at INTEGER NOT NULL DEFAULT 0;" \
+    "ALTER TABLE breaches ADD COLUMN hibp_flags INTEGER NOT NULL DEFAULT 0;" \
+    "UPDATE breaches SET added_at = CAST(strftime('%s', 'now') AS INTEGER)," \
+    "  modified_at = CAST(strftime('%s', 'now') AS INTEGER);" \
+    "CREATE UNIQUE INDEX breaches_by_name ON breaches(name COLLATE NOCASE);" \
+    "INSERT INTO meta(key, value) VALUES ('pending_breach_names', '1')" \
+    "  ON CONFLICT(key) DO UPDATE SET value = excluded.value;"
 /* clang-format on */
 
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
@@ -148,6 +166,8 @@ const char *const bd_sqlite_migrations[] = {
     DOMAIN_COUNT_REBUILD,
     /* 5: a per-key budget of exact card lookups */
     KEY_EXACT_BUDGET,
+    /* 6: the breach fields of the HIBP API v3 */
+    BREACH_HIBP_FIELDS,
 };
 /* clang-format on */
 

@@ -30,6 +30,13 @@ enum {
     Q_BREACH_BY_ID,
     Q_BREACH_ID,
     Q_BREACH_REFRESH,
+    Q_BREACH_NAME_TAKEN,
+    Q_BREACH_UNNAMED,
+    Q_BREACH_SET_NAME,
+    Q_BREACH_BY_NAME,
+    Q_BREACHES_OF_EMAIL,
+    Q_DOMAIN_BREACHES,
+    Q_META_DELETE,
     Q_RECORD_PUT,
     Q_CARD_PUT,
     Q_CARD_WORDS_PUT,
@@ -233,6 +240,13 @@ bd_result sq_breach_exists(bd_store *base, const char *uuid, bool *exists);
 bd_result sq_breach_refresh_count(bd_store *base, const char *uuid);
 /* A breach's row id and date by uuid; BD_ERR_NOT_FOUND when absent. */
 bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date);
+bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void *ctx);
+bd_result sq_breaches_of_email(bd_store *base, bd_slice email, bd_breach_cb cb, void *ctx);
+bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records,
+                             bd_domain_cb cb, void *ctx, int64_t *records);
+/* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
+ * stored before they had one), inside the migration's transaction. */
+bd_result sq_migration_notes(sqlite_store *s);
 
 /* records.c */
 bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted);

@@ -11,8 +11,8 @@
     "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
     "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
     "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
-    "coalesce(b.pwned_count, b.pwned_count_derived)"
-#define BREACH_NCOLS 14
+    "coalesce(b.pwned_count, b.pwned_count_derived), b.name, b.added_at, b.modified_at, "          \
+    "b.hibp_flags"
 
 static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_META_GET] = "SELECT value FROM meta WHERE key = ?1",
@@ -27,8 +27,9 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_BREACH_PUT] =
         "INSERT INTO breaches(uuid, source_name, site_domain, breach_type, site_categories, "
         "site_country, site_language, password_types, leaked_data_types, description, "
-        "service_article_url, site_logo, date_leaked, pwned_count) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+        "service_article_url, site_logo, date_leaked, pwned_count, name, added_at, modified_at, "
+        "hibp_flags) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
         "ON CONFLICT(uuid) DO NOTHING",
     [Q_BREACH_LIST] = "SELECT " BREACH_COLS " FROM breaches b "
                       "ORDER BY b.date_leaked DESC, b.source_name, b.uuid",
@@ -42,6 +43,20 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "user_name_key, phone_key, ip_address, bitcoin_address, hex(ssn_hmac), "
         "password_hash)) FROM records WHERE breach_id = breaches.id) "
         "WHERE uuid = ?1 AND pwned_count IS NULL", /* an imported count is what is shown */
+    [Q_BREACH_NAME_TAKEN] = "SELECT 1 FROM breaches WHERE name = ?1 COLLATE NOCASE",
+    [Q_BREACH_UNNAMED] = "SELECT id, source_name FROM breaches WHERE name IS NULL AND id > ?1 "
+                         "ORDER BY id LIMIT 1",
+    [Q_BREACH_SET_NAME] = "UPDATE breaches SET name = ?2 WHERE id = ?1",
+    [Q_BREACH_BY_NAME] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.name = ?1 COLLATE NOCASE",
+    /* the email's records through records_by_email, then each of their breaches once */
+    [Q_BREACHES_OF_EMAIL] = "SELECT " BREACH_COLS " FROM breaches b WHERE b.id IN "
+                            "(SELECT breach_id FROM records WHERE email = ?1) ORDER BY b.name",
+    /* the domain's records through records_by_domain, at most ?2 of them */
+    [Q_DOMAIN_BREACHES] = "SELECT r.email, b.name FROM (SELECT email, breach_id FROM records "
+                          "WHERE email_domain = ?1 AND email IS NOT NULL LIMIT ?2) r "
+                          "JOIN breaches b ON b.id = r.breach_id "
+                          "GROUP BY r.email, b.name ORDER BY r.email, b.name",
+    [Q_META_DELETE] = "DELETE FROM meta WHERE key = ?1",
     [Q_RECORD_PUT] =
         "INSERT INTO records(breach_id, breach_date, user_name, user_name_key, first_name, "
         "last_name, email, email_domain, phone_number, phone_key, ip_address, bitcoin_address, "

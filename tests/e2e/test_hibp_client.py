@@ -1,0 +1,82 @@
+"""A published HIBP client library, `hibp` from npm (its version pinned in
+tests/hibp-client/package.json, installed there by scripts/install-deps.sh), run against
+breachd through its baseUrl option: what it returns for each call, including its own
+handling of 404 (null), 401 and 429 (RateLimitError with retryAfterSeconds). Skipped when
+node or the installed package is missing."""
+import json
+import os
+import shutil
+import subprocess
+import unittest
+
+from harness import ROOT, Ctl, Server
+from test_hibp_v3 import ALPHA, ALPHA2, BREACHES, RECORDS
+
+CLIENT = os.path.join(ROOT, "tests", "hibp-client")
+HAVE_CLIENT = shutil.which("node") and os.path.isdir(os.path.join(CLIENT, "node_modules", "hibp"))
+
+
+@unittest.skipUnless(HAVE_CLIENT, "node or tests/hibp-client/node_modules/hibp missing "
+                     "(scripts/install-deps.sh installs it)")
+class HibpClientLibrary(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.ctl.import_("breaches", cls.ctl.write(
+            "b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+        cls.ctl.import_("records", cls.ctl.write(
+            "r.jsonl", "\n".join(json.dumps(r) for r in RECORDS)))
+        key = cls.ctl.key("lib", "--plan", "enterprise")
+        slow = cls.ctl.key("slow", "--rate", "1/h")
+        cls.srv = Server(cls.ctl)
+        env = dict(os.environ, HIBP_BASE="http://127.0.0.1:%d/api/v3" % cls.srv.port,
+                   HIBP_KEY=key, HIBP_SLOW_KEY=slow)
+        p = subprocess.run(["node", "check.mjs"], cwd=CLIENT, env=env, capture_output=True,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr.decode(errors="replace")
+        cls.out = json.loads(p.stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    def test_account_searches(self):
+        self.assertEqual(self.out["truncated"]["value"],
+                         [{"Name": "AlphaForum"}, {"Name": "AlphaForum2"}, {"Name": "BetaShop"}])
+        self.assertEqual(self.out["full"]["value"], [ALPHA, ALPHA2])
+        self.assertEqual(self.out["unknown"], {"value": None})
+        self.assertEqual(self.out["bad"]["error"], "Error")
+
+    def test_catalog_calls(self):
+        self.assertEqual(self.out["breach"]["value"], ALPHA)
+        self.assertEqual(self.out["noBreach"], {"value": None})
+        self.assertEqual(self.out["dataClasses"]["value"],
+                         ["Email addresses", "Favourite colour", "Names", "Password hashes",
+                          "Passwords", "Phone numbers", "Usernames"])
+
+    def test_breaches_without_a_key_is_refused(self):
+        # This library sends no key with breaches() (HIBP serves its catalog to anyone);
+        # breachd's catalog is behind a key like every path (docs/API.md), so it is a 401
+        # whose message says what to send.
+        self.assertEqual(self.out["breaches"]["error"], "Error")
+        self.assertIn("hibp-api-key", self.out["breaches"]["message"])
+
+    def test_domain_and_subscription(self):
+        self.assertEqual(self.out["domain"]["value"],
+                         {"bob": ["AlphaForum"],
+                          "jane": ["AlphaForum", "AlphaForum2", "BetaShop"]})
+        self.assertEqual(self.out["subscription"]["value"]["SubscriptionName"], "enterprise")
+
+    def test_bad_key_and_rate_limit_errors(self):
+        self.assertEqual(self.out["badKey"]["error"], "Error")
+        self.assertIn("not valid", self.out["badKey"]["message"])
+        limited = self.out["limited"]
+        self.assertEqual(limited["error"], "RateLimitError")
+        self.assertGreater(limited["retryAfterSeconds"], 0)
+        self.assertIn("limit", limited["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()

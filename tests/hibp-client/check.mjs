@@ -1,0 +1,34 @@
+// Runs the published `hibp` client library against breachd's HIBP API v3 through the
+// library's baseUrl option and prints what each call returned (or threw) as one JSON
+// object, for tests/e2e/test_hibp_client.py to compare. Environment: HIBP_BASE (the v3
+// base URL), HIBP_KEY (an enterprise key), HIBP_SLOW_KEY (a key with a budget of 1/h).
+import * as hibp from 'hibp';
+
+const base = { baseUrl: process.env.HIBP_BASE, apiKey: process.env.HIBP_KEY, userAgent: 'breachd-e2e' };
+
+async function outcome(call) {
+  try {
+    return { value: await call() };
+  } catch (e) {
+    return { error: e.name, message: e.message, retryAfterSeconds: e.retryAfterSeconds };
+  }
+}
+
+const out = {
+  truncated: await outcome(() => hibp.breachedAccount('jane@example.com', base)),
+  full: await outcome(() => hibp.breachedAccount('jane@example.com',
+    { ...base, truncate: false, includeUnverified: false, domain: 'alpha.example' })),
+  unknown: await outcome(() => hibp.breachedAccount('nobody@example.com', base)),
+  bad: await outcome(() => hibp.breachedAccount('not-an-email', base)),
+  breach: await outcome(() => hibp.breach('AlphaForum', base)),
+  noBreach: await outcome(() => hibp.breach('Nope', base)),
+  breaches: await outcome(() => hibp.breaches({ ...base, domain: 'alpha.example' })),
+  dataClasses: await outcome(() => hibp.dataClasses(base)),
+  domain: await outcome(() => hibp.breachedDomain('example.com', base)),
+  subscription: await outcome(() => hibp.subscriptionStatus(base)),
+  badKey: await outcome(() => hibp.breachedAccount('jane@example.com', { ...base, apiKey: 'bd_wrong' })),
+};
+const slow = { ...base, apiKey: process.env.HIBP_SLOW_KEY };
+await outcome(() => hibp.dataClasses(slow));
+out.limited = await outcome(() => hibp.dataClasses(slow));
+process.stdout.write(JSON.stringify(out));
