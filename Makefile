@@ -91,10 +91,15 @@ test: unit e2e
 
 # docs/openapi.json through a published OpenAPI validator (npm, pinned in tests/openapi);
 # the e2e suite checks every response against the same document.
-.PHONY: test-openapi
-test-openapi:
-	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error && \
-	  node validate.mjs ../../docs/openapi.json
+.PHONY: test-openapi npm-deps
+test-openapi: npm-deps
+	cd tests/openapi && node validate.mjs ../../docs/openapi.json
+
+# The npm packages the tests run, at the versions their package-lock.json files pin: the
+# OpenAPI validator and the published HIBP client library (tests/e2e/test_hibp_client.py).
+npm-deps:
+	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/hibp-client && npm ci --no-audit --no-fund --loglevel=error
 
 # The unit tests that need a server (the store contract suites, test_*_contract, run their
 # PostgreSQL half; test_pg_* run at all) and the e2e suite on a PostgreSQL store: a

@@ -28,6 +28,3 @@ else
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-# The published HIBP client library the e2e suite runs against /api/v3
-# (tests/e2e/test_hibp_client.py), at the version tests/hibp-client/package-lock.json pins.
-npm ci --prefix "$(dirname "$0")/../tests/hibp-client" --no-audit --no-fund --loglevel=error

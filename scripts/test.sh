@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 make -j"$(nproc)" all
+make npm-deps
+# the published client libraries must run here, not be skipped for want of node
+export BREACHD_REQUIRE_CLIENTS=1
 make test-openapi
 make test
 make test-pg

@@ -3,6 +3,7 @@
 #ifndef BD_HTTP_OPENAPI_H
 #define BD_HTTP_OPENAPI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/buf.h"
@@ -11,8 +12,9 @@
 extern const char bd_openapi_json[];
 extern const size_t bd_openapi_json_len;
 
-/* The document with base, the server's base path, as the URL of the API's server (the
- * document names the default, /v7), into out, which it initialises. */
-bd_result bd_openapi_for_base(const char *base, bd_buf *out);
+/* The document with base, the server's base path, as the URL of the v7 API's server (the
+ * document names the default, /v7) and hibp_base as the prefix of the HIBP API v3's paths
+ * (default /api/v3), into out, which it initialises. */
+bd_result bd_openapi_for_base(const char *base, const char *hibp_base, bd_buf *out);
 
 #endif

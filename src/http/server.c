@@ -617,8 +617,8 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
                  "--base-path");
         goto fail;
     }
-    if ((r = bd_openapi_for_base(srv->base, &srv->openapi)) != BD_OK) {
-        snprintf(why, whylen, "the built-in OpenAPI document has no server URL to set");
+    if ((r = bd_openapi_for_base(srv->base, srv->hibp_base, &srv->openapi)) != BD_OK) {
+        snprintf(why, whylen, "the built-in OpenAPI document has no base paths to set");
         goto fail;
     }
     if ((r = open_store(srv, why, whylen)) != BD_OK ||

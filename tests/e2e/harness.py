@@ -15,7 +15,7 @@ import time
 import unittest
 
 import openapi_check
-from openapi_check import DEFAULT_BASE
+from openapi_check import DEFAULT_BASE, DEFAULT_HIBP_BASE
 
 BUILD = os.environ.get("BREACHD_BUILD", "build")
 # The store every test runs on: "sqlite" (a file per test) or "pg" (a database per test on
@@ -154,10 +154,12 @@ class Server:
             [*wrapper, binary("breachd"), *ctl.store_args(), "--listen", "127.0.0.1:0",
              "--threads", "2", *extra], stdout=subprocess.DEVNULL, stderr=self.stderr)
         self.port = None
-        self.base = DEFAULT_BASE
+        self.base, self.hibp_base = DEFAULT_BASE, DEFAULT_HIBP_BASE
         for i, arg in enumerate(extra[:-1]):
             if arg == "--base-path":
                 self.base = extra[i + 1].rstrip("/") or DEFAULT_BASE
+            if arg == "--hibp-base-path":
+                self.hibp_base = extra[i + 1].rstrip("/") or DEFAULT_HIBP_BASE
         deadline = time.time() + (60 if wrapper else 15)
         while time.time() < deadline and self.port is None:
             with open(self.stderr_path, "rb") as f:
@@ -186,7 +188,7 @@ class Server:
         body = resp.read()
         hdrs = {k.lower(): v for k, v in resp.getheaders()}
         conn.close()
-        openapi_check.check(method, path, resp.status, hdrs, body, self.base)
+        openapi_check.check(method, path, resp.status, hdrs, body, self.base, self.hibp_base)
         return resp.status, hdrs, body
 
     def get(self, path, key=None, **kw):

@@ -17,6 +17,7 @@ import jsonschema
 DOC_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "docs", "openapi.json")
 DEFAULT_BASE = "/v7"
+DEFAULT_HIBP_BASE = "/api/v3"
 
 with open(DOC_PATH, encoding="utf-8") as f:
     DOC = json.load(f)
@@ -70,9 +71,10 @@ def _header_value(schema, text):
     return text
 
 
-def check(method, target, status, headers, body, base=DEFAULT_BASE):
+def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DEFAULT_HIBP_BASE):
     """Asserts one response matches the document. target: the request path with its query;
-    headers: lower-case names; base: the server's --base-path."""
+    headers: lower-case names; base, hibp_base: the server's --base-path and
+    --hibp-base-path."""
     if "x-request-id" not in headers and body.lstrip().startswith(b"<html>"):
         # libmicrohttpd's own fixed page for a request breachd never sees (docs/API.md,
         # "What reaches the API at all"): outside the document by nature
@@ -80,7 +82,9 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE):
             raise AssertionError("openapi: %s -> %d: an HTML page of the library" % (target, status))
         return
     path = target.split("?", 1)[0]
-    if base != DEFAULT_BASE and (path == base or path.startswith(base + "/")):
+    if hibp_base != DEFAULT_HIBP_BASE and path.startswith(hibp_base + "/"):
+        path = DEFAULT_HIBP_BASE + path[len(hibp_base):]
+    elif base != DEFAULT_BASE and (path == base or path.startswith(base + "/")):
         path = DEFAULT_BASE + path[len(base):]
     what = "%s %s -> %d" % (method, path, status)
     template = next((p for rx, p in TEMPLATES if rx.match(path)), None)

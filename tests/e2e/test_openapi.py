@@ -25,22 +25,29 @@ class OpenApi(ServerTest):
     def test_every_operation_of_the_server_is_in_the_document(self):
         self.assertEqual(sorted(DOC["paths"]), sorted([
             "/breaches", "/breaches/{uuid}", "/breach-search", "/credit-card-search",
-            "/healthz", "/metrics", "/openapi.json"]))
+            "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
+            "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
+            "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status"]))
         for path, item in DOC["paths"].items():
-            op = item["get"]
-            self.assertIn("200", op["responses"], path)
-            self.assertIn("default", op["responses"], path)
+            self.assertEqual(sorted(item), sorted(["get", "options"] + (["servers"] if "servers" in item else [])), path)
+            self.assertIn("200", item["get"]["responses"], path)
+            self.assertIn("default", item["get"]["responses"], path)
 
     def test_the_document_names_the_servers_own_base_path(self):
         ctl = Ctl().init()
         try:
-            srv = Server(ctl, "--base-path", "/api/\"odd\\")
+            key = ctl.key("doc")
+            srv = Server(ctl, "--base-path", "/api/\"odd\\", "--hibp-base-path", "/hibp")
             try:
                 st, body = srv.get("/openapi.json")
                 self.assertEqual(st, 200)
                 self.assertEqual(body["servers"][0]["url"], "/api/\"odd\\")
-                want = dict(DOC, servers=[dict(DOC["servers"][0], url="/api/\"odd\\")])
+                paths = {(p.replace("/api/v3/", "/hibp/", 1) if p.startswith("/api/v3/") else p): v
+                         for p, v in DOC["paths"].items()}
+                want = dict(DOC, servers=[dict(DOC["servers"][0], url="/api/\"odd\\")],
+                            paths=paths)
                 self.assertEqual(body, want)
+                self.assertEqual(srv.request("/hibp/dataclasses", key=key)[0], 200)
             finally:
                 self.assertEqual(srv.stop(), 0)
         finally:
