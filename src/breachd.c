@@ -12,6 +12,7 @@
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
     "               [--hibp-base-path /api/v3] [--hibp-domain-max N]\n"
+    "               [--hibp-catalog-auth key|none]\n"
     "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
     "               [--max-connections N] [--max-connections-per-ip N]\n"
     "               [--auth-fail-limit N/min]\n"
@@ -50,6 +51,9 @@ int main(int argc, char **argv)
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {
             cfg.hibp_base_path = v;
+        } else if (bd_arg_value(argc, argv, &i, "--hibp-catalog-auth", &v) && v &&
+                   (strcmp(v, "none") == 0 || strcmp(v, "key") == 0)) {
+            cfg.hibp_catalog_open = strcmp(v, "none") == 0;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-domain-max", &v) &&
                    bd_parse_i64(v, 1, 1000000, &n)) {
             cfg.hibp_domain_max = n;

@@ -101,6 +101,12 @@ static bool presented_key(const bd_req *rq, bool hibp, bd_slice *out)
     return true;
 }
 
+bool bd_key_presented(const bd_req *rq, bool hibp)
+{
+    bd_slice k;
+    return presented_key(rq, hibp, &k);
+}
+
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
 {
     uint64_t client = bd_client_id(rq->conn);

@@ -273,14 +273,23 @@ static bd_route find_route(bd_slice path, bd_slice *arg)
     return BD_ROUTE_OTHER;
 }
 
+/* The catalog paths, which HIBP serves to anyone: with --hibp-catalog-auth none a request
+ * without a key is answered too (one with a key is checked and charged as always). */
+static bool open_without_key(const bd_server *srv, const bd_req *rq)
+{
+    bool listing = rq->route == BD_ROUTE_HIBP_BREACHES || rq->route == BD_ROUTE_HIBP_BREACH ||
+                   rq->route == BD_ROUTE_HIBP_DATACLASSES;
+    return listing && srv->cfg.hibp_catalog_open && !bd_key_presented(rq, true);
+}
+
 void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
-    if (!bd_authenticate(srv, rq, true))
-        return;
     size_t ulen = strlen(url);
     rq->path = (bd_slice){url + srv->hibp_base_len, ulen - srv->hibp_base_len};
     bd_slice arg = {NULL, 0};
     rq->route = find_route(rq->path, &arg);
+    if (!open_without_key(srv, rq) && !bd_authenticate(srv, rq, true))
+        return;
     if (rq->route == BD_ROUTE_OTHER) {
         bd_reply_error(rq, 404, "not_found", "no such path in the HIBP API v3");
         return;

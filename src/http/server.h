@@ -3,6 +3,7 @@
 #ifndef BD_HTTP_SERVER_H
 #define BD_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,7 @@ typedef struct {
     const char *base_path;     /* NULL: "/v7" */
     const char *hibp_base_path; /* the HIBP API v3's; NULL: "/api/v3" */
     int64_t hibp_domain_max;    /* records a v3 domain search may read; 0: 10000 */
+    bool hibp_catalog_open;     /* --hibp-catalog-auth none: v3 catalog paths need no key */
     unsigned threads;          /* worker threads; 0: one per core */
     unsigned conn_timeout;     /* idle seconds before a connection is closed; 0: 30 */
     unsigned header_timeout;   /* seconds for a whole request to arrive; 0: 10 */

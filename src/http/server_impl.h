@@ -66,6 +66,9 @@ int64_t bd_now_us(void);
 /* A non-zero id for the client's address (port excluded). */
 uint64_t bd_client_id(struct MHD_Connection *conn);
 
+/* Whether the request carries a key at all (hibp: in hibp-api-key or x-api-key). */
+bool bd_key_presented(const bd_req *rq, bool hibp);
+
 /* Checks the API key and its budget; on failure writes the 401/403/429 reply and returns
  * false. The v7 API takes the key in x-api-key and answers a bad key with 403; the HIBP
  * API v3 (hibp true) takes it in hibp-api-key or x-api-key and answers a bad key with 401,

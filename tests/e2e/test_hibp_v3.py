@@ -256,6 +256,49 @@ class HibpV3Limits(unittest.TestCase):
         self.assertEqual(st, 404)  # the default base path is not served when moved
 
 
+class HibpV3OpenCatalog(unittest.TestCase):
+    """breachd --hibp-catalog-auth none: the catalog paths answer without a key, as HIBP's
+    do; a request that sends a key is checked and charged as ever; the searches still need
+    one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.ctl.import_("breaches", cls.ctl.write("b.jsonl", json.dumps(BREACHES[0])))
+        cls.slow = cls.ctl.key("slow", "--rate", "1/h")
+        cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none")
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    def test_catalog_without_a_key_and_searches_with_one(self):
+        for path in ("/api/v3/breaches", "/api/v3/breach/AlphaForum", "/api/v3/dataclasses"):
+            st, hdrs, raw = self.srv.request(path)
+            self.assertEqual(st, 200, path)
+            self.assertNotIn("x-ratelimit-limit", hdrs)
+        self.assertEqual(json.loads(self.srv.request("/api/v3/breach/AlphaForum")[2])["Name"],
+                         "AlphaForum")
+        for path in ("/api/v3/breachedaccount/jane%40example.com",
+                     "/api/v3/breacheddomain/example.com", "/api/v3/subscription/status",
+                     "/v7/breaches"):
+            self.assertEqual(self.srv.request(path)[0], 401, path)
+        st, _, _ = self.srv.request("/api/v3/breaches", headers={"hibp-api-key": "bd_wrong"})
+        self.assertEqual(st, 401)
+        self.assertEqual(self.srv.request("/api/v3/dataclasses",
+                                          headers={"hibp-api-key": self.slow})[0], 200)
+        st, hdrs, _ = self.srv.request("/api/v3/dataclasses", headers={"hibp-api-key": self.slow})
+        self.assertEqual(st, 429)
+        self.assertEqual(self.srv.request("/api/v3/dataclasses")[0], 200)
+
+    def test_a_bad_value_is_refused_at_start(self):
+        with self.assertRaises(AssertionError) as cm:
+            Server(self.ctl, "--hibp-catalog-auth", "open")
+        self.assertIn("--hibp-catalog-auth", str(cm.exception))
+
+
 class HibpImportFields(unittest.TestCase):
     def setUp(self):
         self.ctl = Ctl().init()
