@@ -18,7 +18,7 @@
 CC      ?= cc
 BUILD   ?= build
 SAN     ?=
-PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq
+PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 # CFLAGS is the user's (optimisation, debug, instrumentation); the flags the code needs are

@@ -14,7 +14,7 @@ static const char USAGE[] =
     "               [--max-connections N] [--max-connections-per-ip N]\n"
     "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
-    "               [--shared-limits URI]\n";
+    "               [--shared-limits URI] [--range-auth key|none]\n";
 
 int main(int argc, char **argv)
 {
@@ -41,6 +41,9 @@ int main(int argc, char **argv)
             cfg.access_log = v;
         } else if (bd_arg_value(argc, argv, &i, "--shared-limits", &v)) {
             cfg.shared_limits = v;
+        } else if (bd_arg_value(argc, argv, &i, "--range-auth", &v) &&
+                   (strcmp(v, "none") == 0 || strcmp(v, "key") == 0)) {
+            cfg.range_open = strcmp(v, "none") == 0;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--threads", &v) && bd_parse_i64(v, 1, 256, &n)) {

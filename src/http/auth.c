@@ -87,9 +87,12 @@ bool bd_authenticate(bd_server *srv, bd_req *rq)
     const char *key = NULL;
     uint64_t client = bd_client_id(rq->conn);
     int64_t now = rq->now_us = bd_now_us();
-    if (MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
-            MHD_YES ||
-        !key || len == 0)
+    if ((MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "x-api-key", 9, &key, &len) !=
+             MHD_YES ||
+         !key || len == 0) &&
+        rq->route == BD_ROUTE_RANGE) /* what HIBP clients send their key in */
+        MHD_lookup_connection_value_n(rq->conn, MHD_HEADER_KIND, "hibp-api-key", 12, &key, &len);
+    if (!key || len == 0)
         return failed(srv, rq, client, now, 401, "unauthorized",
                       "send your API key in the x-api-key header");
     bd_slice presented = {key, len};

@@ -21,7 +21,8 @@ struct bd_metrics {
 const char *bd_route_name(bd_route r)
 {
     static const char *const names[BD_ROUTE_COUNT] = {
-        "breaches", "breach", "breach-search", "credit-card-search", "healthz", "metrics", "other"};
+        "breaches", "breach",  "breach-search", "credit-card-search",
+        "range",    "healthz", "metrics",       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }
 

@@ -3,6 +3,7 @@
 #ifndef BD_HTTP_SERVER_H
 #define BD_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ typedef struct {
     const char *access_log; /* NULL: no access log */
     const char *shared_limits; /* store URI keeping per-key budgets for every server; NULL:
                                 * budgets per process */
+    bool range_open; /* /range/ answers without a key (breachd --range-auth none) */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -157,6 +157,13 @@ static const char *const MIGRATIONS[] = {
      "ALTER TABLE cards DROP CONSTRAINT cards_card_id_key, DROP CONSTRAINT cards_pkey,"
      "  ADD PRIMARY KEY (card_id);"
      "CREATE INDEX cards_by_id ON cards(id);"),
+    /* 9: Pwned Passwords ranges, packed: one row per (mode, 20-bit prefix), the bucket's
+     * hashes and counts in one bytea (layout: src/store/ranges.h), so a range request is one
+     * primary-key lookup. Stored uncompressed (EXTERNAL): hashes do not compress, and pglz
+     * would try on every write. */
+    ("CREATE TABLE IF NOT EXISTS password_ranges(bucket integer PRIMARY KEY,"
+     "  hashes bytea NOT NULL);"
+     "ALTER TABLE password_ranges ALTER COLUMN hashes SET STORAGE EXTERNAL;"),
 };
 /* clang-format on */
 
