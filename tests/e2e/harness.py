@@ -236,9 +236,9 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (6: the password ranges), and ways back to version 2 (before the owner-word table
-# and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
-# that an upgrade in place rebuilds what they hold.
+# The newest store schema version (6: the password ranges), and ways back to version 2
+# (before the owner-word table and the domain counts) and version 4 (before the keys'
+# exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
 SCHEMA_VERSION = 6
 
 

@@ -153,8 +153,8 @@ const char *const bd_sqlite_migrations[] = {
      * key, so a range request is one rowid lookup; 16 KiB pages keep buckets of up to ~16 KB
      * (about 800 SHA-1 hashes, i.e. 800M per mode) on their leaf page. IF NOT EXISTS: a
      * test winds user_version back over it to replay an older migration. */
-    "CREATE TABLE IF NOT EXISTS password_ranges(bucket INTEGER PRIMARY KEY,"
-    "  hashes BLOB NOT NULL);",
+    ("CREATE TABLE IF NOT EXISTS password_ranges(bucket INTEGER PRIMARY KEY,"
+     "  hashes BLOB NOT NULL);"),
 };
 /* clang-format on */
 
