@@ -24,30 +24,45 @@ typedef struct {
     bd_result r;
 } range_writer;
 
-/* Writes the hash's hex digits from the sixth on. */
+/* Each byte as two upper-case hex digits. */
+static const char BYTE_HEX[256][2] = {
+#define ROW(h)                                                                                     \
+    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, {h, '8'},      \
+        {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
+    ROW('0'), ROW('1'), ROW('2'), ROW('3'), ROW('4'), ROW('5'), ROW('6'), ROW('7'),
+    ROW('8'), ROW('9'), ROW('A'), ROW('B'), ROW('C'), ROW('D'), ROW('E'), ROW('F'),
+#undef ROW
+};
+
+/* Writes the hash's hex digits from the sixth on (the low half of byte 2, then whole
+ * bytes): digits is odd, 35 or 27. */
 static void suffix_hex(const uint8_t *hash, size_t digits, char *out)
 {
-    for (size_t i = 0; i < digits; i++) {
-        size_t d = i + 5;
-        out[i] = HEX[d % 2 ? hash[d / 2] & 0xF : hash[d / 2] >> 4];
-    }
+    out[0] = HEX[hash[2] & 0xF];
+    for (size_t i = 3, n = 1; n < digits; i++, n += 2)
+        memcpy(out + n, BYTE_HEX[hash[i]], 2);
 }
 
+/* One line per hash, CRLF before every line but the first, appended in one piece: this is
+ * most of a range request's own CPU (a bucket of 100 hashes is 100 lines). */
 static int write_line(void *ctx, const uint8_t *hash, uint32_t count)
 {
     range_writer *w = ctx;
-    char line[SUFFIX_MAX + 1 + 24 + 2], num[24];
-    size_t n = w->digits;
-    suffix_hex(hash, n, line);
+    char line[2 + SUFFIX_MAX + 1 + 24], num[24];
+    size_t n = w->lines > 0 ? 2 : 0;
+    memcpy(line, "\r\n", 2);
+    suffix_hex(hash, w->digits, line + n);
+    n += w->digits;
     line[n++] = ':';
-    const char *c = bd_i64_text(count, num);
-    size_t cl = (size_t)(num + sizeof num - 1 - c);
-    memcpy(line + n, c, cl);
-    n += cl;
-    if (w->lines > 0)
-        w->r = bd_buf_append(w->out, "\r\n", 2);
-    if (w->r == BD_OK)
-        w->r = bd_buf_append(w->out, line, n);
+    if (count < 10) {
+        line[n++] = (char)('0' + count);
+    } else {
+        const char *c = bd_i64_text(count, num);
+        size_t cl = (size_t)(num + sizeof num - 1 - c);
+        memcpy(line + n, c, cl);
+        n += cl;
+    }
+    w->r = bd_buf_append(w->out, line, n);
     w->lines++;
     return w->r != BD_OK;
 }
