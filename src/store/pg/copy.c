@@ -49,7 +49,7 @@ static const char RECORD_STAGE_CREATE[] =
  * i.e. no bulk load recounts them at its end). Returns a row per record that went in with
  * its password's SHA-1 and NTLM hashes (NULL when it had none; binary), for the password
  * ranges (ranges.c): only a record that went in counts its password. Two staged rows with
- * one dedup key have the same password. */
+ * one dedup key have the same password; rows without one stay out of the join's sort. */
 static const char RECORD_STAGE_MOVE[] =
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS
     " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "
@@ -57,8 +57,9 @@ static const char RECORD_STAGE_MOVE[] =
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "
     "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "
-    "SELECT s.pw_sha1, s.pw_ntlm FROM ins JOIN (SELECT DISTINCT ON (ok, dedup) ok, dedup, "
-    "pw_sha1, pw_ntlm FROM pg_temp.bd_staging ORDER BY ok, dedup, seq) s USING (ok, dedup)";
+    "SELECT s.pw_sha1, s.pw_ntlm FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) ok, dedup, "
+    "pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "
+    "ORDER BY ok, dedup, seq) s USING (ok, dedup)";
 
 /* Cards, with the words of owner and bank as the tokenizer split them (cards_sql.c),
  * separated by spaces. */
