@@ -15,7 +15,9 @@
  * pass over the blob; a row per hash would cost its row header and an index entry each
  * (about 30 more bytes per hash on SQLite, 40 on PostgreSQL). The price is in writes: a
  * merge rewrites each bucket it touches, so writes are accumulated and each touched bucket
- * is read, merged and written once per flush (docs/OPERATIONS.md has the measurements). */
+ * is read, merged and written once per flush. Measured (bench/RESULTS.md): 19.0 bytes of
+ * blob per hash; on disk 20.3-21.5 (SQLite) and 21.7-25.9 (PostgreSQL) bytes per hash,
+ * 10M hashes at 9.5 and at 95 per bucket. */
 #ifndef BD_STORE_RANGES_H
 #define BD_STORE_RANGES_H
 
