@@ -15,11 +15,12 @@
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
 #   make bench-size      bytes per record and per card on PostgreSQL (SIZE_N of each)
+#   make bench-ranges    Pwned Passwords ranges: load rate, bytes per hash, /range/ vs nginx
 
 CC      ?= cc
 BUILD   ?= build
 SAN     ?=
-PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq
+PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 # CFLAGS is the user's (optimisation, debug, instrumentation); the flags the code needs are
@@ -220,6 +221,24 @@ SIZE_N ?= 1000000
 .PHONY: bench-size
 bench-size: all
 	scripts/pg-cluster.sh run python3 bench/store_size.py --n $(SIZE_N) --build $(BUILD)
+
+# Issue 16: Pwned Passwords ranges (bench/ranges.py). A generated sorted download of
+# RANGES_N SHA-1 hashes whose buckets are as full as RANGES_DENSITY hashes would make them
+# (so sizes at 100M are measured without a 100M load), loaded into SQLite (timed; bytes per
+# hash), then GET /range/ against nginx serving the median answer, alternating, and one
+# connection's latency: about 2 minutes (the download, 440 MB in /tmp, is kept for reuse).
+# bench-ranges-pg loads the same file into a throwaway PostgreSQL cluster.
+RANGES_N ?= 10000000
+RANGES_DENSITY ?= 100000000
+.PHONY: bench-ranges bench-ranges-pg
+bench-ranges: all
+	bench/install-bench-deps.sh
+	python3 bench/ranges.py --hashes $(RANGES_N) --density-of $(RANGES_DENSITY) --build $(BUILD)
+
+bench-ranges-pg: all
+	scripts/pg-cluster.sh run sh -c 'python3 bench/ranges.py --hashes $(RANGES_N) \
+	  --density-of $(RANGES_DENSITY) --build $(BUILD) --no-sqlite --no-http \
+	  --pg-uri "$$BREACHD_PG_URI"'
 
 # A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
 # by the breachd of BASE (any git revision, built in a temporary worktree that is removed

@@ -6,7 +6,7 @@
 set -euo pipefail
 PKGS=(
   build-essential pkg-config clang llvm libclang-rt-14-dev
-  libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev
+  libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev nettle-dev
   sqlite3 gzip curl python3 python3-jsonschema openssl ca-certificates
   postgresql
   "$@"

@@ -18,7 +18,7 @@ static const char USAGE[] =
     "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
-    "               [--cors-origin ORIGIN]...\n";
+    "               [--cors-origin ORIGIN]... [--range-auth key|none]\n";
 
 int main(int argc, char **argv)
 {
@@ -47,6 +47,9 @@ int main(int argc, char **argv)
             cfg.access_log = v;
         } else if (bd_arg_value(argc, argv, &i, "--shared-limits", &v)) {
             cfg.shared_limits = v;
+        } else if (bd_arg_value(argc, argv, &i, "--range-auth", &v) &&
+                   (strcmp(v, "none") == 0 || strcmp(v, "key") == 0)) {
+            cfg.range_open = strcmp(v, "none") == 0;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {

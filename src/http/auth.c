@@ -77,10 +77,6 @@ static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
     return false;
 }
 
-/* An address over its failure budget gets 429 before any key is looked up, unless the key
- * it presents already authenticated from it: otherwise 200 versus 429 would still answer
- * each guess. Expired keys get the same answer as unknown ones, so a leaked key's owner
- * cannot learn that it once was real. */
 /* The presented key: hibp-api-key first for the HIBP API v3, then x-api-key; false when
  * none is there or it is empty. */
 static bool presented_key(const bd_req *rq, bool hibp, bd_slice *out)
@@ -107,6 +103,10 @@ bool bd_key_presented(const bd_req *rq, bool hibp)
     return presented_key(rq, hibp, &k);
 }
 
+/* An address over its failure budget gets 429 before any key is looked up, unless the key
+ * it presents already authenticated from it: otherwise 200 versus 429 would still answer
+ * each guess. Expired keys get the same answer as unknown ones, so a leaked key's owner
+ * cannot learn that it once was real. */
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
 {
     uint64_t client = bd_client_id(rq->conn);

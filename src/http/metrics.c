@@ -30,6 +30,7 @@ const char *bd_route_name(bd_route r)
                                                       "v3-dataclasses",
                                                       "v3-breacheddomain",
                                                       "v3-subscription-status",
+                                                      "range",
                                                       "healthz",
                                                       "metrics",
                                                       "openapi",

@@ -122,5 +122,7 @@ void bd_handle_breach_list(bd_req *rq);
 void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
 void bd_handle_breach_search(bd_req *rq);
 void bd_handle_card_search(bd_req *rq);
+/* GET /range/{prefix} (ranges.c): prefix as it came, checked there. */
+void bd_handle_range(bd_req *rq, bd_slice prefix);
 
 #endif

@@ -111,6 +111,32 @@ static void answer_preflight(bd_req *rq)
     bd_reply_begin(rq, 204);
 }
 
+/* The prefix of a /range/ path, or false when path is not one. */
+static bool range_path(bd_slice path, bd_slice *prefix)
+{
+    static const char head[] = "/range/";
+    const size_t hl = sizeof head - 1;
+    if (path.len < hl || memcmp(path.ptr, head, hl) != 0)
+        return false;
+    *prefix = (bd_slice){path.ptr + hl, path.len - hl};
+    return true;
+}
+
+/* GET /range/{prefix}, at the root or under the base path (a HIBP client is configured with
+ * a base URL and appends /range/ABCDE): authenticated unless --range-auth none. */
+static void dispatch_range(bd_server *srv, bd_req *rq, bd_slice prefix, const char *method)
+{
+    rq->route = BD_ROUTE_RANGE;
+    if (!srv->cfg.range_open && !bd_authenticate(srv, rq, true))
+        return;
+    if (!is_get(method)) {
+        rq->allow = "GET, HEAD";
+        bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
+        return;
+    }
+    bd_handle_range(rq, prefix);
+}
+
 void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
 {
     size_t ulen = strlen(url);
@@ -124,6 +150,15 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
     if (ulen > srv->hibp_base_len && memcmp(url, srv->hibp_base, srv->hibp_base_len) == 0 &&
         url[srv->hibp_base_len] == '/') {
         bd_hibp_dispatch(srv, rq, url, method);
+        return;
+    }
+    bd_slice prefix;
+    bool under_base = ulen > srv->base_len && memcmp(url, srv->base, srv->base_len) == 0 &&
+                      url[srv->base_len] == '/';
+    if (range_path((bd_slice){url, ulen}, &prefix) ||
+        (under_base &&
+         range_path((bd_slice){url + srv->base_len, ulen - srv->base_len}, &prefix))) {
+        dispatch_range(srv, rq, prefix, method);
         return;
     }
     if (ulen <= srv->base_len || memcmp(url, srv->base, srv->base_len) != 0 ||

@@ -32,6 +32,7 @@ typedef struct {
     int empty_search_status;         /* a breach search that matches nothing: 404 (0: 404) or 200 */
     const char *const *cors_origins; /* origins browsers may call from (http/cors.h) */
     size_t cors_origins_n;           /* 0: CORS off */
+    bool range_open;                 /* /range/ answers without a key (--range-auth none) */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/date.h"
+#include "core/pwhash.h"
 #include "core/utf8.h"
 #include "core/uuid.h"
 #include "ingest/mask.h"
@@ -476,6 +477,13 @@ bd_result bd_import_check_record(importer *im, staged *out)
         rec.password_masked = (bd_slice){pw_masked, n};
         bd_keyed_hash(im->secret, "password", password.v.ptr, password.v.len, pw_mac);
         rec.password_hmac = (bd_slice){(const char *)pw_mac, sizeof pw_mac};
+        /* The password ranges' hashes: the record keeps neither; the store counts them
+         * apart from it when the record goes in (store.h). */
+        if (!im->o->no_password_ranges) {
+            rec.has_ranges = true;
+            bd_pw_sha1(password.v, rec.password_sha1);
+            bd_pw_ntlm(password.v, rec.password_ntlm);
+        }
     }
     if (ssn.v.ptr) {
         bd_mask_ssn(ssn.v.ptr, ssn_masked);

@@ -26,6 +26,8 @@ typedef struct {
     unsigned batch;          /* rows per transaction; 0: the default */
     bool bulk;               /* records and cards: the whole file in one transaction, with
                                 the lookup indexes rebuilt at its end (bd_store_bulk_begin) */
+    bool no_password_ranges; /* records: do not count plaintext passwords in the Pwned
+                                Passwords ranges (breachctl import --no-password-ranges) */
 } bd_import_options;
 
 typedef struct {

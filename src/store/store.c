@@ -243,3 +243,19 @@ int64_t bd_store_take_late_duplicates(bd_store *s)
 {
     return s->ops->take_late_duplicates(s);
 }
+
+bd_result bd_store_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
+                             void *ctx)
+{
+    if ((mode != BD_RANGE_SHA1 && mode != BD_RANGE_NTLM) || prefix > BD_RANGE_PREFIX_MAX)
+        return BD_ERR_INVALID;
+    return s->ops->range_get(s, mode, prefix, cb, ctx);
+}
+
+bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash,
+                              uint32_t count)
+{
+    if ((mode != BD_RANGE_SHA1 && mode != BD_RANGE_NTLM) || count == 0)
+        return BD_ERR_INVALID;
+    return s->ops->range_load(s, mode, hash, count);
+}

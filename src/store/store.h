@@ -202,6 +202,12 @@ typedef struct {
     bd_slice user_name_key, phone_key, password_hmac, ssn_hmac;
     bd_severity severity;
     uint8_t dedup[16]; /* identifies the record's content: a second import is a duplicate */
+    /* The plaintext password's unsalted hashes, for the Pwned Passwords ranges: when
+     * has_ranges, a record that goes in adds 1 to each hash's count, in the record's
+     * transaction; a duplicate adds nothing. The store keeps them apart from the record,
+     * with no link to it (see "password ranges" below). */
+    bool has_ranges;
+    uint8_t password_sha1[20], password_ntlm[16];
 } bd_record_in;
 
 typedef struct {
@@ -406,6 +412,28 @@ bd_result bd_store_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, 
  * a check that the store keeps buckets at all. */
 bd_result bd_store_rate_give_back(bd_store *s, int kind, int64_t id, int64_t count,
                                   int64_t share_us);
+
+/* ---- password ranges (Pwned Passwords k-anonymity) -------------------------------- */
+
+/* Unsalted password hashes with a count each, served by their first 5 hex digits the way
+ * api.pwnedpasswords.com serves them. Nothing links them to a record or an identity. */
+typedef enum { BD_RANGE_SHA1 = 0, BD_RANGE_NTLM = 1 } bd_range_mode;
+
+#define BD_RANGE_PREFIX_MAX 0xFFFFFu /* a prefix is the hash's first 20 bits */
+
+/* One stored hash (20 bytes for SHA-1, 16 for NTLM) and its count (>= 1). Non-zero stops. */
+typedef int (*bd_range_cb)(void *ctx, const uint8_t *hash, uint32_t count);
+
+/* Calls cb for every stored hash of mode whose first 20 bits are prefix, in ascending hash
+ * order (none: BD_OK without a call). One read: call inside a read view or alone. */
+bd_result bd_store_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
+                             void *ctx);
+/* Inside a write transaction: sets the count of hash to count if that is larger than the
+ * count it has (a Pwned Passwords download holds totals: loading it twice changes nothing).
+ * Lands at commit with the transaction, or not at all. BD_ERR_INVALID outside a transaction
+ * or for count 0. */
+bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash,
+                              uint32_t count);
 
 /* ---- erasure and backup ------------------------------------------------------------ */
 

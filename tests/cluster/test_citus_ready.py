@@ -110,7 +110,7 @@ class CitusReadiness(unittest.TestCase):
 
     def test_the_document_names_a_layout(self):
         self.assertEqual(sorted(DISTRIBUTED), ["card_owner_words", "card_words", "cards",
-                                               "records"])
+                                               "password_ranges", "records"])
         self.assertGreaterEqual(len(REFERENCE), 5)
         self.assertEqual(LOCAL, {"rate_limits"})
         self.assertGreaterEqual(len(SEARCHES), 15)
@@ -170,8 +170,9 @@ class CitusReadiness(unittest.TestCase):
                 self.assertIn(col, cols.split(","), "unique index %s of %s (%s) lacks %s" % (
                     name, table, cols, col))
                 self.assertEqual(expression, "f", "unique index %s is on an expression" % name)
-        # records: (id, ok) and (ok, dedup); cards: (card_id); each word table: its key
-        self.assertEqual(checked, 5)
+        # records: (id, ok) and (ok, dedup); cards: (card_id); each word table: its key;
+        # password_ranges: (bucket)
+        self.assertEqual(checked, 6)
 
     def test_foreign_keys_only_where_citus_allows_them(self):
         for src, dst, cols in self.ctl.sql(

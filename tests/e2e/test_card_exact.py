@@ -221,7 +221,7 @@ class ExactLookupKeys(unittest.TestCase):
             self.assertEqual(srv.stop(), 0)
         db = sqlite3.connect(self.ctl.db)
         self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
-        self.assertGreaterEqual(SCHEMA_VERSION, 5)
+        self.assertGreaterEqual(SCHEMA_VERSION, 5)  # migration 5 added the budget
         self.assertEqual(db.execute("SELECT name, exact_per_day FROM api_keys").fetchall(),
                          [("old", 20)])
         db.close()

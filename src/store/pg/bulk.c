@@ -165,6 +165,8 @@ bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
         r = remove_load_duplicates(p);
     if (r == BD_OK)
         r = pg_exec(p, DEDUP_KEY_ADD);
+    if (r == BD_OK) /* by the key just built: the survivors of the load count passwords */
+        r = pg_copy_count_bulk_passwords(p, p->bulk_first_id);
     if (r == BD_OK)
         r = pg_exec(p, pg_record_indexes);
     return r == BD_OK ? pg_exec(p, pg_domain_count_rebuild) : r;

@@ -58,6 +58,9 @@ static void pg_close(bd_store *s)
     bd_buf_free(&p->copy.out);
     bd_buf_free(&p->copy.word_rows);
     bd_buf_free(&p->copy.owner_word_rows);
+    bd_buf_free(&p->copy.password_rows);
+    bd_range_acc_free(&p->ranges);
+    bd_buf_free(&p->range_rows);
     free(p->copy.wordv);
     free(p);
 }
@@ -129,6 +132,8 @@ bd_result pg_commit(bd_store *s)
     if (!p->in_tx)
         return BD_ERR_INVALID;
     bd_result r = pg_copy_flush(p); /* the streamed record puts land first */
+    if (r == BD_OK)
+        r = pg_range_flush(p); /* then the password hashes of those that went in */
     PGresult *bumped = NULL;
     if (r == BD_OK)
         r = pg_run(p, &VERSION_BUMP, NULL, &bumped);
@@ -162,6 +167,7 @@ void pg_rollback(bd_store *s)
     if (!p->in_tx)
         return;
     pg_copy_end_transaction(p, false); /* ends an open COPY: ROLLBACK can run */
+    bd_range_acc_clear(&p->ranges);
     if (PQstatus(p->conn) == CONNECTION_OK)
         PQclear(PQexec(p->conn, "ROLLBACK"));
     forget_transaction(p);
@@ -333,6 +339,8 @@ static const bd_store_ops PG_OPS = {
     .backup = pg_backup,
     .stats = pg_stats,
     .take_late_duplicates = pg_take_late_duplicates,
+    .range_get = pg_range_get,
+    .range_load = pg_range_load,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a
@@ -370,6 +378,8 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     p->base.ops = &PG_OPS;
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
+    bd_range_acc_init(&p->ranges);
+    bd_buf_init(&p->range_rows, SIZE_MAX / 2);
     bd_buf_init(&p->where, 8192);
     bd_buf_init(&p->words[0], 65536);
     bd_buf_init(&p->words[1], 65536);
@@ -377,6 +387,7 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     bd_buf_init(&p->copy.out, 64u << 20);
     bd_buf_init(&p->copy.word_rows, 1u << 30);
     bd_buf_init(&p->copy.owner_word_rows, 1u << 30);
+    bd_buf_init(&p->copy.password_rows, 1u << 30);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;
     if (PQstatus(p->conn) != CONNECTION_OK) {

@@ -27,7 +27,7 @@
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
-#define RECORD_FIELDS 22         /* the record staging table's columns (records': one less) */
+#define RECORD_FIELDS 24 /* the record staging table's columns (records': three less) */
 #define CARD_FIELDS 22           /* the card staging table's columns */
 
 /* The staging tables: the rows' columns in insert order, with the put order in seq. */
@@ -36,8 +36,8 @@ static const char RECORD_STAGE_CREATE[] =
     "breach_date integer, user_name text, user_name_key text, first_name text, last_name text, "
     "email text, email_domain text, phone_number text, phone_key text, ip_address text, "
     "bitcoin_address text, password_masked text, password_hmac bytea, password_hash text, "
-    "ssn_masked text, ssn_hmac bytea, other_attributes text, severity smallint, dedup bytea) "
-    "ON COMMIT DELETE ROWS";
+    "ssn_masked text, ssn_hmac bytea, other_attributes text, severity smallint, dedup bytea, "
+    "pw_sha1 bytea, pw_ntlm bytea) ON COMMIT DELETE ROWS";
 
 #define RECORD_COLUMNS                                                                             \
     "ok, breach_id, breach_date, user_name, user_name_key, first_name, last_name, email, "         \
@@ -46,15 +46,20 @@ static const char RECORD_STAGE_CREATE[] =
 
 /* The move: the staged rows in put order, a duplicate (stored before, or staged earlier in
  * the batch) skipped, and the domain counts moved by what went in ($1: counts are kept,
- * i.e. no bulk load recounts them at its end). Returns how many rows went in. */
+ * i.e. no bulk load recounts them at its end). Returns a row per record that went in with
+ * its password's SHA-1 and NTLM hashes (NULL when it had none; binary), for the password
+ * ranges (ranges.c): only a record that went in counts its password. Two staged rows with
+ * one dedup key have the same password; rows without one stay out of the join's sort. */
 static const char RECORD_STAGE_MOVE[] =
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS
     " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "
-    "RETURNING email_domain), "
+    "RETURNING email_domain, ok, dedup), "
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "
     "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "
     "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "
-    "SELECT count(*) FROM ins";
+    "SELECT s.pw_sha1, s.pw_ntlm FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) ok, dedup, "
+    "pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "
+    "ORDER BY ok, dedup, seq) s USING (ok, dedup)";
 
 /* Cards, with the words of owner and bank as the tokenizer split them (cards_sql.c),
  * separated by spaces. */
@@ -112,6 +117,10 @@ static const struct {
                              NULL},
     [PG_STAGE_CARD_WORDS] = {NULL, "COPY card_words(col, word, id, pos) FROM STDIN (FORMAT binary)",
                              NULL},
+    [PG_STAGE_PASSWORDS_BULK] = {"CREATE TEMP TABLE IF NOT EXISTS bd_password_staging(ok uuid, "
+                                 "dedup bytea, pw_sha1 bytea, pw_ntlm bytea) ON COMMIT DELETE ROWS",
+                                 "COPY pg_temp.bd_password_staging FROM STDIN (FORMAT binary)",
+                                 "TRUNCATE pg_temp.bd_password_staging"},
     [PG_STAGE_OWNER_WORDS] = {NULL,
                               "COPY card_owner_words(word, expire_date, id) FROM STDIN "
                               "(FORMAT binary)",
@@ -237,16 +246,24 @@ static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
     pg_params pp = {0};
     PGresult *res;
     bd_result r;
+    int64_t moved;
     if (kind == PG_STAGE_RECORDS) {
         pg_param_str(&pp, p->bulk_records ? "false" : "true");
+        pp.result_format = 1;
         r = pg_run_sql(p, RECORD_STAGE_MOVE, &pp, true, &res);
+        if (r == BD_OK)
+            r = pg_range_add_moved(p, res);
+        moved = r == BD_OK ? PQntuples(res) : 0;
     } else {
         r = pg_run_sql(p, CARD_STAGE_MOVE, &pp, true, &res);
+        moved = r == BD_OK ? pg_int(res, 0, 0) : 0;
     }
-    if (r != BD_OK)
+    if (r != BD_OK) {
+        PQclear(res);
         return r;
+    }
     p->copy.dirty[kind] = true;
-    p->copy.pending_late += staged - pg_int(res, 0, 0);
+    p->copy.pending_late += staged - moved;
     PQclear(res);
     return BD_OK;
 }
@@ -275,8 +292,12 @@ bd_result pg_copy_flush(pg_store *p)
     int64_t staged = p->copy.staged;
     p->copy.staged = 0;
     bd_result r = end(p); /* the COPY is over: move's own statement runs as usual */
-    if (p->copy.kind == PG_STAGE_RECORDS_BULK)
-        return r; /* in their table already */
+    if (p->copy.kind == PG_STAGE_RECORDS_BULK) { /* in their table already */
+        if (r == BD_OK)
+            r = copy_rows(p, PG_STAGE_PASSWORDS_BULK, &p->copy.password_rows);
+        bd_buf_reset(&p->copy.password_rows);
+        return r;
+    }
     if (p->copy.kind == PG_STAGE_CARDS_BULK) {
         if (r == BD_OK)
             r = copy_rows(p, PG_STAGE_CARD_WORDS, &p->copy.word_rows);
@@ -332,11 +353,52 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
     return r == BD_OK ? check_server(p) : r;
 }
 
+/* A bulk-loaded record's password hashes, by its record key (ok, dedup), for its end:
+ * only the records that survive the load's dedup count theirs. */
+static bd_result put_bulk_password(pg_store *p, const uint8_t *ok, const bd_record_in *r)
+{
+    bd_buf *b = &p->copy.password_rows;
+    size_t mark = b->len;
+    bd_result res = put_u16(b, 4);
+    if (res == BD_OK)
+        res = put_bytes(b, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    if (res == BD_OK)
+        res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
+    if (res == BD_OK)
+        res = put_bytes(b, (bd_slice){(const char *)r->password_sha1, sizeof r->password_sha1});
+    if (res == BD_OK)
+        res = put_bytes(b, (bd_slice){(const char *)r->password_ntlm, sizeof r->password_ntlm});
+    if (res != BD_OK)
+        bd_buf_truncate(b, mark);
+    else
+        p->copy.passwords_staged++;
+    return res;
+}
+
+bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id)
+{
+    if (p->copy.passwords_staged == 0)
+        return BD_OK;
+    pg_params pp = {.result_format = 1};
+    pg_param_int(&pp, first_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(p,
+                             "SELECT DISTINCT ON (b.ok, b.dedup) b.pw_sha1, b.pw_ntlm "
+                             "FROM pg_temp.bd_password_staging b JOIN records r "
+                             "ON r.ok = b.ok AND r.dedup = b.dedup WHERE r.id > $1",
+                             &pp, false, &res);
+    if (r == BD_OK)
+        r = pg_range_add_moved(p, res);
+    PQclear(res);
+    p->copy.passwords_staged = 0;
+    return r == BD_OK ? pg_exec(p, STAGE[PG_STAGE_PASSWORDS_BULK].truncate) : r;
+}
+
 bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r)
 {
     size_t mark;
     bd_result res = p->bulk_records
-                        ? row_begin(p, PG_STAGE_RECORDS_BULK, RECORD_FIELDS - 1, &mark)
+                        ? row_begin(p, PG_STAGE_RECORDS_BULK, RECORD_FIELDS - 3, &mark)
                         : row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
     if (res != BD_OK)
         return res;
@@ -360,6 +422,16 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
         res = put_int(b, (int64_t)r->severity, 2);
     if (res == BD_OK)
         res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
+    if (res == BD_OK && p->bulk_records && r->has_ranges)
+        res = put_bulk_password(p, ok, r);
+    if (!p->bulk_records) {
+        const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
+        const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;
+        if (res == BD_OK)
+            res = put_bytes(b, (bd_slice){sha1, sizeof r->password_sha1});
+        if (res == BD_OK)
+            res = put_bytes(b, (bd_slice){ntlm, sizeof r->password_ntlm});
+    }
     return row_end(p, mark, res);
 }
 
@@ -573,6 +645,8 @@ void pg_copy_end_transaction(pg_store *p, bool committed)
         }
     }
     p->copy.staged = 0;
+    p->copy.passwords_staged = 0;
+    bd_buf_reset(&p->copy.password_rows);
     bd_buf_reset(&p->copy.word_rows);
     bd_buf_reset(&p->copy.owner_word_rows);
     for (int k = 0; k < PG_STAGE__COUNT; k++) {

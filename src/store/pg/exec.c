@@ -166,7 +166,8 @@ static bd_result run_once(pg_store *p, const pg_stmt *q, const pg_params *pp, PG
         PQclear(pr);
         p->prepared[q->id] = true;
     }
-    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats, 0);
+    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats,
+                                  pp->result_format);
     return finish(p, rs, res);
 }
 
@@ -229,14 +230,16 @@ static bd_result run_sql_once(pg_store *p, const char *sql, const pg_params *pp,
         return r;
     if (!prepare)
         return finish(
-            p, PQexecParams(p->conn, sql, pp->n, NULL, pp->values, pp->lengths, pp->formats, 0),
+            p, PQexecParams(p->conn, sql, pp->n, NULL, pp->values, pp->lengths, pp->formats,
+                         pp->result_format),
             res);
     int slot = dyn_slot(p, sql, &r);
     if (slot < 0)
         return r;
     char name[16];
     snprintf(name, sizeof name, "bdd%d", slot);
-    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats, 0);
+    PGresult *rs = PQexecPrepared(p->conn, name, pp->n, pp->values, pp->lengths, pp->formats,
+                                  pp->result_format);
     return finish(p, rs, res);
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "store/ranges.h"
 #include "store/store_impl.h"
 
 /* The fixed statements; the name sent to the server is "bd<n>". */
@@ -60,6 +61,7 @@ typedef enum {
     PG_Q_CARD_PUT,
     PG_Q_RATE_TAKE,
     PG_Q_RATE_GIVE_BACK,
+    PG_Q_RANGE_GET,
     PG_Q__COUNT
 } pg_q;
 
@@ -88,6 +90,7 @@ typedef enum {
     PG_STAGE_CARDS_BULK,
     PG_STAGE_CARD_WORDS,
     PG_STAGE_OWNER_WORDS,
+    PG_STAGE_PASSWORDS_BULK, /* a bulk record load's password hashes, by record key */
     PG_STAGE__COUNT
 } pg_stage_kind;
 
@@ -102,6 +105,9 @@ typedef struct {
     bd_buf out;                    /* rows not yet handed to libpq */
     bd_buf word_rows;              /* a bulk card load's card_words rows ... */
     bd_buf owner_word_rows;        /* ... and card_owner_words rows, not yet sent */
+    bd_buf password_rows;          /* a bulk record load's password hashes, not yet sent */
+    int64_t passwords_staged;      /* ... and how many it sent (bulk.c counts those that
+                                      went in at its end) */
     bd_slice *wordv;               /* scratch: one card's owner words, sorted */
     size_t wordv_cap;
     /* breaches found missing in this transaction: a put naming one fails without ending
@@ -159,6 +165,10 @@ typedef struct {
     bd_buf where; /* ... and for a WHERE clause it uses twice */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
+    /* password hashes of the open write transaction, merged into their buckets before it
+     * commits (ranges.c); a move adds those of the records that went in */
+    bd_range_acc ranges;
+    bd_buf range_rows; /* the merged buckets of one flush, as COPY rows */
 } pg_store;
 
 static inline pg_store *pg_of(bd_store *s)
@@ -175,6 +185,7 @@ typedef struct {
     int lengths[PG_MAX_PARAMS];
     int formats[PG_MAX_PARAMS];
     char ints[PG_MAX_PARAMS][24];
+    int result_format; /* 0: results as text (the default), 1: binary */
 } pg_params;
 
 /* Appenders; a slice or string with ptr NULL is SQL NULL. */
@@ -239,6 +250,9 @@ void pg_copy_forget_missing(pg_store *p); /* a breach was added */
 void pg_copy_end_transaction(pg_store *p, bool committed);
 void pg_copy_connection_reset(pg_store *p); /* the staging table went with the connection */
 int64_t pg_take_late_duplicates(bd_store *s);
+/* A bulk record load's end: adds the password hashes of the records of the load that
+ * survived its dedup (ids past first_id) to the ranges. */
+bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id);
 /* Duplicates the open transaction found outside a move (a bulk load's dedup, conn.c). */
 void pg_copy_note_duplicates(pg_store *p, int64_t n);
 
@@ -305,6 +319,15 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
 bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
 bd_result pg_truncate_log(bd_store *s, int64_t wait_ms);
 bd_result pg_backup(bd_store *s, const char *dest, int dest_fd);
+bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
+                       void *ctx);
+bd_result pg_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash, uint32_t count);
+/* Merges the hashes the open transaction wrote into their buckets (before its commit; after
+ * the streamed records moved). */
+bd_result pg_range_flush(pg_store *p);
+/* Adds the password hashes of the records a move put in (binary result: sha1, ntlm). */
+bd_result pg_range_add_moved(pg_store *p, const PGresult *res);
+
 bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                    int64_t *total_cards);
 

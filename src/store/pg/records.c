@@ -167,6 +167,20 @@ bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
     *inserted = false;
     if (p->in_tx)
         return stage_record(p, r, inserted);
+    if (r->has_ranges) { /* a transaction of its own: the password counts move with it */
+        bd_result res = pg_begin(s);
+        if (res == BD_OK)
+            res = stage_record(p, r, inserted);
+        if (res == BD_OK)
+            res = pg_commit(s);
+        else
+            pg_rollback(s);
+        if (res == BD_OK && pg_take_late_duplicates(s) > 0)
+            *inserted = false;
+        if (res != BD_OK)
+            *inserted = false;
+        return res;
+    }
     bool own;
     bd_result res = pg_write_begin(p, &own);
     if (res != BD_OK)

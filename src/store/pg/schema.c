@@ -168,6 +168,13 @@ static const char *const MIGRATIONS[] = {
      "CREATE UNIQUE INDEX breaches_by_name ON breaches(lower(name));"
      "INSERT INTO meta(key, value) VALUES ('pending_breach_names', '1')"
      "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
+    /* 10: Pwned Passwords ranges, packed: one row per (mode, 20-bit prefix), the bucket's
+     * hashes and counts in one bytea (layout: src/store/ranges.h), so a range request is one
+     * primary-key lookup. Stored uncompressed (EXTERNAL): hashes do not compress, and pglz
+     * would try on every write. */
+    ("CREATE TABLE IF NOT EXISTS password_ranges(bucket integer PRIMARY KEY,"
+     "  hashes bytea NOT NULL);"
+     "ALTER TABLE password_ranges ALTER COLUMN hashes SET STORAGE EXTERNAL;"),
 };
 /* clang-format on */
 

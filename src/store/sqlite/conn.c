@@ -68,6 +68,8 @@ static const bd_store_ops sqlite_ops = {
     .backup = sq_backup,
     .stats = sq_stats,
     .take_late_duplicates = take_late_duplicates,
+    .range_get = sq_range_get,
+    .range_load = sq_range_load,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory
@@ -145,6 +147,8 @@ void sq_close(bd_store *base)
     sqlite3_close(s->db);
     bd_buf_free(&s->sql);
     bd_buf_free(&s->text);
+    bd_range_acc_free(&s->ranges);
+    bd_buf_free(&s->range_blob);
     pthread_mutex_destroy(&s->read_lock);
     free(s);
 }
@@ -233,6 +237,8 @@ bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why,
     s->base.ops = &sqlite_ops;
     bd_buf_init(&s->sql, 16384);
     bd_buf_init(&s->text, 65536);
+    bd_buf_init(&s->range_blob, SIZE_MAX / 2);
+    bd_range_acc_init(&s->ranges);
     pthread_mutex_init(&s->read_lock, NULL);
     bd_result r = open_file(s, path, flags, why, whylen);
     if (r == BD_OK)
@@ -294,7 +300,8 @@ bd_result sq_begin(bd_store *base)
 
 bd_result sq_commit(bd_store *base)
 {
-    return sq_run_fixed(S(base), Q_COMMIT);
+    bd_result r = sq_range_flush(S(base));
+    return r == BD_OK ? sq_run_fixed(S(base), Q_COMMIT) : r;
 }
 
 void sq_rollback(bd_store *base)
@@ -302,6 +309,7 @@ void sq_rollback(bd_store *base)
     sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         sq_run_fixed(s, Q_ROLLBACK);
+    bd_range_acc_clear(&s->ranges);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
 

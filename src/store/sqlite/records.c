@@ -19,10 +19,28 @@ static bd_result record_breach(sqlite_store *s, const char *uuid, const breach_s
     return BD_OK;
 }
 
+/* A record with password hashes put outside a transaction gets one of its own: the
+ * hashes' counts move with the record or not at all. */
+static bd_result record_put_alone(sqlite_store *s, const bd_record_in *r, bool *inserted)
+{
+    bd_result res = sq_begin(&s->base);
+    if (res == BD_OK)
+        res = sq_record_put(&s->base, r, inserted);
+    if (res == BD_OK)
+        res = sq_commit(&s->base);
+    if (res != BD_OK) {
+        sq_rollback(&s->base);
+        *inserted = false;
+    }
+    return res;
+}
+
 bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
 {
     sqlite_store *s = S(base);
     *inserted = false;
+    if (r->has_ranges && sqlite3_get_autocommit(s->db))
+        return record_put_alone(s, r, inserted);
     const breach_slot *b;
     if (sqlite3_get_autocommit(s->db)) /* its own transaction: sq_begin did not check */
         sq_breach_cache_check(s);
@@ -54,7 +72,11 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
     sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
     res = sq_step_done(s, st);
     *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
-    if (!*inserted || !r->email_domain.ptr || s->bulk_records)
+    if (*inserted)
+        res = bd_range_acc_add_record(&s->ranges, r);
+    if (res == BD_OK && s->ranges.n >= BD_RANGE_ACC_FLUSH)
+        res = sq_range_flush(s);
+    if (res != BD_OK || !*inserted || !r->email_domain.ptr || s->bulk_records)
         return res;
     st = sq_fixed(s, Q_DOMAIN_COUNT_ADD);
     if (!st)

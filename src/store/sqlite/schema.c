@@ -168,6 +168,13 @@ const char *const bd_sqlite_migrations[] = {
     KEY_EXACT_BUDGET,
     /* 6: the breach fields of the HIBP API v3 */
     BREACH_HIBP_FIELDS,
+    /* 7: Pwned Passwords ranges, packed: one row per (mode, 20-bit prefix), the bucket's
+     * hashes and counts in one blob (layout: src/store/ranges.h). The rowid is the bucket
+     * key, so a range request is one rowid lookup; 16 KiB pages keep buckets of up to ~16 KB
+     * (about 800 SHA-1 hashes, i.e. 800M per mode) on their leaf page. IF NOT EXISTS: a
+     * test winds user_version back over it to replay an older migration. */
+    ("CREATE TABLE IF NOT EXISTS password_ranges(bucket INTEGER PRIMARY KEY,"
+     "  hashes BLOB NOT NULL);"),
 };
 /* clang-format on */
 

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "core/buf.h"
+#include "store/ranges.h"
 #include "store/sqlite/cards_sql.h"
 #include "store/store_impl.h"
 
@@ -59,6 +60,8 @@ enum {
     Q_ERASE_BREACH_DOMAINS,
     Q_COUNT_CARDS,
     Q_MAX_CARD,
+    Q_RANGE_GET,
+    Q_RANGE_PUT,
     Q__COUNT
 };
 
@@ -107,6 +110,10 @@ typedef struct sqlite_store {
      * the words the FTS5 index holds, and a query word must be split the same way. */
     fts5_tokenizer tokenizer;
     Fts5Tokenizer *words;
+    /* password hashes of the open write transaction, merged into their buckets before it
+     * commits (ranges.c) */
+    bd_range_acc ranges;
+    bd_buf range_blob; /* a bucket read for a merge, reused */
 } sqlite_store;
 
 /* The connection behind a bd_store that bd_sqlite_open handed out. */
@@ -267,6 +274,13 @@ bd_result sq_rate_take(bd_store *base, int kind, int64_t id, int64_t now_us, int
                        int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
 bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
                             int64_t share_us);
+
+/* ranges.c */
+bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
+                       void *ctx);
+bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash, uint32_t count);
+/* Merges the hashes the open transaction wrote into their buckets (before its commit). */
+bd_result sq_range_flush(sqlite_store *s);
 
 /* admin.c */
 bd_result sq_stats(bd_store *base, bd_stats_cb cb, void *ctx, int64_t *total_records,

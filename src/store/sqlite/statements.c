@@ -111,6 +111,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
     [Q_COUNT_CARDS] = "SELECT count(*) FROM cards",
     [Q_MAX_CARD] = "SELECT coalesce(max(id), 0) FROM cards",
+    [Q_RANGE_GET] = "SELECT hashes FROM password_ranges WHERE bucket = ?1",
+    [Q_RANGE_PUT] = "INSERT OR REPLACE INTO password_ranges(bucket, hashes) VALUES (?1, ?2)",
 };
 
 sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q)

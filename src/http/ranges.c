@@ -1,0 +1,201 @@
+/* GET /range/{5 hex}: Pwned Passwords k-anonymity ranges, as api.pwnedpasswords.com answers
+ * them: text/plain, one "SUFFIX:COUNT" line per stored hash with that prefix, upper-case
+ * hex, CRLF between lines; mode=ntlm for NTLM hashes; "Add-Padding: true" pads the answer
+ * with zero-count lines of random suffixes up to a random 800..1,000 lines. The lines are
+ * written straight into the worker's response buffer; padding uses a per-thread table. */
+#include <microhttpd.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http/request.h"
+
+#define PAD_MIN 800
+#define PAD_MAX 1000
+#define SUFFIX_MAX 35 /* hex digits after the prefix: SHA-1 35, NTLM 27 */
+
+static const char HEX[] = "0123456789ABCDEF";
+
+typedef struct {
+    bd_buf *out;
+    size_t digits; /* of the suffix */
+    int64_t lines;
+    bd_result r;
+} range_writer;
+
+/* Each byte as two upper-case hex digits. */
+static const char BYTE_HEX[256][2] = {
+#define ROW(h)                                                                                     \
+    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, {h, '8'},      \
+        {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
+    ROW('0'), ROW('1'), ROW('2'), ROW('3'), ROW('4'), ROW('5'), ROW('6'), ROW('7'),
+    ROW('8'), ROW('9'), ROW('A'), ROW('B'), ROW('C'), ROW('D'), ROW('E'), ROW('F'),
+#undef ROW
+};
+
+/* Writes the hash's hex digits from the sixth on (the low half of byte 2, then whole
+ * bytes): digits is odd, 35 or 27. */
+static void suffix_hex(const uint8_t *hash, size_t digits, char *out)
+{
+    out[0] = HEX[hash[2] & 0xF];
+    for (size_t i = 3, n = 1; n < digits; i++, n += 2)
+        memcpy(out + n, BYTE_HEX[hash[i]], 2);
+}
+
+/* One line per hash, CRLF before every line but the first, appended in one piece: this is
+ * most of a range request's own CPU (a bucket of 100 hashes is 100 lines). */
+static int write_line(void *ctx, const uint8_t *hash, uint32_t count)
+{
+    range_writer *w = ctx;
+    char line[2 + SUFFIX_MAX + 1 + 24], num[24];
+    size_t n = w->lines > 0 ? 2 : 0;
+    memcpy(line, "\r\n", 2);
+    suffix_hex(hash, w->digits, line + n);
+    n += w->digits;
+    line[n++] = ':';
+    if (count < 10) {
+        line[n++] = (char)('0' + count);
+    } else {
+        const char *c = bd_i64_text(count, num);
+        size_t cl = (size_t)(num + sizeof num - 1 - c);
+        memcpy(line + n, c, cl);
+        n += cl;
+    }
+    w->r = bd_buf_append(w->out, line, n);
+    w->lines++;
+    return w->r != BD_OK;
+}
+
+static _Thread_local char pad_suffix[PAD_MAX][SUFFIX_MAX + 1];
+
+static int suffix_order(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* Appends a line to out after what it holds from `from` on. */
+static bd_result put_line(bd_buf *out, size_t from, const char *suffix, size_t n, bool zero)
+{
+    bd_result r = out->len > from ? bd_buf_append(out, "\r\n", 2) : BD_OK;
+    if (r == BD_OK)
+        r = bd_buf_append(out, suffix, n);
+    return r == BD_OK && zero ? bd_buf_append(out, ":0", 2) : r;
+}
+
+/* Merges `want` random zero-count lines into the real lines in out (sorted, as written by
+ * write_line), keeping the order. The merged text is built after the real lines in the
+ * same buffer, then moved to its start (offsets, not pointers: the buffer may move). A
+ * random suffix equal to a real one or to another is dropped rather than repeated, which
+ * 140 or 108 random bits make a theoretical case. */
+static bd_result pad(range_writer *w, size_t want)
+{
+    uint8_t rnd[PAD_MAX * 18];
+    size_t digits = w->digits;
+    randombytes_buf(rnd, want * 18);
+    for (size_t i = 0; i < want; i++) {
+        for (size_t d = 0; d < digits; d++)
+            pad_suffix[i][d] = HEX[d % 2 ? rnd[i * 18 + d / 2] & 0xF : rnd[i * 18 + d / 2] >> 4];
+        pad_suffix[i][digits] = '\0';
+    }
+    qsort(pad_suffix, want, sizeof pad_suffix[0], suffix_order);
+    bd_buf *out = w->out;
+    size_t real = 0, end = out->len, i = 0;
+    const char *last = NULL; /* the last random suffix written */
+    bd_result r = BD_OK;
+    while (r == BD_OK && (real < end || i < want)) {
+        int order = real >= end  ? 1
+                    : i >= want ? -1
+                                : memcmp(out->data + real, pad_suffix[i], digits);
+        if (order <= 0) { /* a real line; an equal random suffix is dropped */
+            const char *eol = memchr(out->data + real, '\r', end - real);
+            size_t stop = eol ? (size_t)(eol - out->data) : end;
+            char line[SUFFIX_MAX + 1 + 24];
+            memcpy(line, out->data + real, stop - real);
+            r = put_line(out, end, line, stop - real, false);
+            real = eol ? stop + 2 : end;
+            i += order == 0;
+        } else if (last && memcmp(last, pad_suffix[i], digits) == 0) {
+            i++;
+        } else {
+            r = put_line(out, end, pad_suffix[i], digits, true);
+            last = pad_suffix[i++];
+        }
+    }
+    if (r == BD_OK) {
+        memmove(out->data, out->data + end, out->len - end);
+        bd_buf_truncate(out, out->len - end);
+    }
+    return r;
+}
+
+/* The prefix's value, or -1 when it is not 5 hex digits. */
+static int32_t parse_prefix(bd_slice p)
+{
+    if (p.len != 5)
+        return -1;
+    int32_t v = 0;
+    for (size_t i = 0; i < 5; i++) {
+        char c = p.ptr[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+static bool wants_padding(struct MHD_Connection *conn)
+{
+    const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Add-Padding");
+    return v && strcasecmp(v, "true") == 0;
+}
+
+void bd_handle_range(bd_req *rq, bd_slice prefix_text)
+{
+    static const char *const allowed[] = {"mode", NULL};
+    if (!bd_params_check(rq, allowed, NULL))
+        return;
+    bd_slice m;
+    bd_range_mode mode = BD_RANGE_SHA1;
+    if (bd_param_get(rq, "mode", &m) && !bd_slice_eq(m, "sha1")) {
+        if (!bd_slice_eq(m, "ntlm")) {
+            bd_reply_error(rq, 400, "bad_request", "mode must be sha1 or ntlm");
+            return;
+        }
+        mode = BD_RANGE_NTLM;
+    }
+    int32_t prefix = parse_prefix(prefix_text);
+    if (prefix < 0) {
+        bd_reply_error(rq, 400, "bad_request",
+                       "the range is the first 5 hexadecimal digits of the hash, like /range/21BD1");
+        return;
+    }
+    bd_reply_begin(rq, 200);
+    rq->content_type = "text/plain";
+    range_writer w = {.out = rq->body, .digits = mode == BD_RANGE_SHA1 ? 35 : 27};
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_range_get(rq->store, mode, (uint32_t)prefix, write_line, &w);
+    bd_store_read_end(rq->store);
+    if (r == BD_OK)
+        r = w.r;
+    rq->records = w.lines;
+    if (r == BD_OK && wants_padding(rq->conn)) {
+        uint32_t target = PAD_MIN + randombytes_uniform(PAD_MAX - PAD_MIN + 1);
+        if ((uint32_t)w.lines < target)
+            r = pad(&w, target - (size_t)w.lines);
+    }
+    if (r != BD_OK) {
+        rq->content_type = NULL;
+        if (r == BD_ERR_LIMIT || r == BD_ERR_NOMEM)
+            bd_reply_error(rq, 500, "internal_error",
+                           "the response could not be built; quote request id %s to support",
+                           rq->request_id);
+        else
+            bd_reply_store_error(rq, r);
+    }
+}
