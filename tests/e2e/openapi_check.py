@@ -82,6 +82,8 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DE
             raise AssertionError("openapi: %s -> %d: an HTML page of the library" % (target, status))
         return
     path = target.split("?", 1)[0]
+    if path.startswith(base + "/range/"):
+        path = path[len(base):]  # the ranges are served under the base path too
     if hibp_base != DEFAULT_HIBP_BASE and path.startswith(hibp_base + "/"):
         path = DEFAULT_HIBP_BASE + path[len(hibp_base):]
     elif base != DEFAULT_BASE and (path == base or path.startswith(base + "/")):
@@ -120,6 +122,12 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DE
     if ctype not in content:
         raise AssertionError("openapi: %s: content type %r not documented (%s)" % (
             what, ctype, ", ".join(content)))
+    if not ctype.startswith("application/json"):
+        schema = content[ctype].get("schema", {})
+        if "pattern" in schema and not re.fullmatch(schema["pattern"], body.decode("utf-8")):
+            raise AssertionError("openapi: %s: the %s body does not match its pattern" % (
+                what, ctype))
+        return
     if ctype.startswith("application/json"):
         try:
             value = json.loads(body.decode("utf-8"))

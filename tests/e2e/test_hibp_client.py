@@ -1,6 +1,7 @@
 """A published HIBP client library, `hibp` from npm (its version pinned in
 tests/hibp-client/package-lock.json, installed there by make npm-deps), run against
-breachd through its baseUrl option: what it returns for each call, including its own
+breachd through its baseUrl options (the v3 API's, and the Pwned Passwords ranges'
+at the server's root): what it returns for each call, including its own
 handling of 404 (null), 401 and 429 (RateLimitError with retryAfterSeconds). Skipped when
 node or the installed package is missing."""
 import json
@@ -10,9 +11,13 @@ import subprocess
 import unittest
 
 from harness import ROOT, Ctl, Server
-from test_hibp_v3 import ALPHA, ALPHA2, BREACHES, RECORDS
+from test_hibp_v3 import ALPHA, ALPHA2, B2, BREACHES, RECORDS
 
 CLIENT = os.path.join(ROOT, "tests", "hibp-client")
+# "password" in three records (of one breach), for the ranges: its SHA-1 is
+# 5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8, its NTLM 8846F7EAEE8FB117AD06BDD830B7586C
+PASSWORD_RECORDS = [{"breach_uuid": b, "email": "pw%d@range.example" % i, "password": "password"}
+                    for i, b in enumerate((B2, B2, B2))]
 HAVE_CLIENT = shutil.which("node") and os.path.isdir(os.path.join(CLIENT, "node_modules", "hibp"))
 
 
@@ -26,14 +31,15 @@ class HibpClientLibrary(unittest.TestCase):
         cls.ctl.import_("breaches", cls.ctl.write(
             "b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
         cls.ctl.import_("records", cls.ctl.write(
-            "r.jsonl", "\n".join(json.dumps(r) for r in RECORDS)))
+            "r.jsonl", "\n".join(json.dumps(r) for r in RECORDS + PASSWORD_RECORDS)))
         key = cls.ctl.key("lib", "--plan", "enterprise")
         slow = cls.ctl.key("slow", "--rate", "1/h")
         # the catalog without a key, as HIBP serves it: this library sends none with breaches()
-        cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none")
+        cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none", "--range-auth", "none")
         cls.direct = cls.srv.get("/api/v3/breaches?domain=alpha.example", key=key)
         env = dict(os.environ, HIBP_BASE="http://127.0.0.1:%d/api/v3" % cls.srv.port,
-                   HIBP_KEY=key, HIBP_SLOW_KEY=slow)
+                   HIBP_KEY=key, HIBP_SLOW_KEY=slow,
+                   PW_BASE="http://127.0.0.1:%d" % cls.srv.port)
         p = subprocess.run(["node", "check.mjs"], cwd=CLIENT, env=env, capture_output=True,
                            timeout=60)
         assert p.returncode == 0, p.stderr.decode(errors="replace")
@@ -67,6 +73,16 @@ class HibpClientLibrary(unittest.TestCase):
         self.assertEqual([b["Name"] for b in self.out["breaches"]["value"]],
                          [b["Name"] for b in self.direct[1]])
         self.assertIn("AlphaForum", [b["Name"] for b in self.out["breaches"]["value"]])
+
+    def test_password_ranges_sha1_ntlm_padding(self):
+        self.assertEqual(self.out["rangeSha1"], {"value": {"1E4C9B93F3F0682250B6CF8331B7EE68FD8": 3}})
+        self.assertEqual(self.out["rangeNtlm"], {"value": {"7EAEE8FB117AD06BDD830B7586C": 3}})
+        padded = self.out["rangePadded"]["value"]
+        self.assertTrue(800 <= len(padded) <= 1000, len(padded))
+        self.assertEqual(padded.pop("1E4C9B93F3F0682250B6CF8331B7EE68FD8"), 3)
+        self.assertEqual(set(padded.values()), {0})
+        self.assertEqual((self.out["pwned"], self.out["notPwned"]), ({"value": 3}, {"value": 0}))
+        self.assertEqual(self.out["badPrefix"]["error"], "Error")
 
     def test_domain_and_subscription(self):
         self.assertEqual(self.out["domain"]["value"],

@@ -1,7 +1,8 @@
 // Runs the published `hibp` client library against breachd's HIBP API v3 through the
 // library's baseUrl option and prints what each call returned (or threw) as one JSON
 // object, for tests/e2e/test_hibp_client.py to compare. Environment: HIBP_BASE (the v3
-// base URL), HIBP_KEY (an enterprise key), HIBP_SLOW_KEY (a key with a budget of 1/h).
+// base URL), HIBP_KEY (an enterprise key), HIBP_SLOW_KEY (a key with a budget of 1/h),
+// PW_BASE (the Pwned Passwords base URL: the server's root).
 import * as hibp from 'hibp';
 
 const base = { baseUrl: process.env.HIBP_BASE, apiKey: process.env.HIBP_KEY, userAgent: 'breachd-e2e' };
@@ -28,6 +29,14 @@ const out = {
   subscription: await outcome(() => hibp.subscriptionStatus(base)),
   badKey: await outcome(() => hibp.breachedAccount('jane@example.com', { ...base, apiKey: 'bd_wrong' })),
 };
+// Pwned Passwords ranges: the library's own base URL option for them (the server's root)
+const pw = { baseUrl: process.env.PW_BASE, userAgent: 'breachd-e2e' };
+out.rangeSha1 = await outcome(() => hibp.pwnedPasswordRange('5BAA6', pw));
+out.rangeNtlm = await outcome(() => hibp.pwnedPasswordRange('8846f', { ...pw, mode: 'ntlm' }));
+out.rangePadded = await outcome(() => hibp.pwnedPasswordRange('5baa6', { ...pw, addPadding: true }));
+out.pwned = await outcome(() => hibp.pwnedPassword('password', pw));
+out.notPwned = await outcome(() => hibp.pwnedPassword('not in any breach here', pw));
+out.badPrefix = await outcome(() => hibp.pwnedPasswordRange('XYZ12', pw));
 const slow = { ...base, apiKey: process.env.HIBP_SLOW_KEY };
 await outcome(() => hibp.dataClasses(slow));
 out.limited = await outcome(() => hibp.dataClasses(slow));
