@@ -173,9 +173,9 @@ def start_nginx(work, body, threads):
     return p, port
 
 
-def serve(a, db, work):
+def serve(a, db, work, extra=()):
     port = free_port()
-    srv = subprocess.Popen([os.path.join(a.build, "breachd"), "--db", db, "--listen",
+    srv = subprocess.Popen([os.path.join(a.build, "breachd"), "--db", db, *extra, "--listen",
                             "127.0.0.1:%d" % port, "--range-auth", "none", "--threads",
                             str(a.threads)], stdout=subprocess.DEVNULL,
                            stderr=open(os.path.join(work, "breachd.log"), "wb"))
@@ -221,6 +221,9 @@ def main():
                          "that fraction of the prefixes): sizes at scale without the load")
     ap.add_argument("--pg-uri", default=None, help="also load into this PostgreSQL database")
     ap.add_argument("--no-http", action="store_true")
+    ap.add_argument("--pg-http", action="store_true", help="serve /range/ from PostgreSQL too")
+    ap.add_argument("--pg-vacuum", action="store_true",
+                    help="VACUUM ANALYZE the ranges after the load, before serving")
     ap.add_argument("--no-sqlite", action="store_true")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
@@ -246,6 +249,11 @@ def main():
             r["pg_load"] = load(a.build, a.pg_uri, ["--secret", secret], path, a.hashes)
             r["pg_size"] = pg_size(a.pg_uri, a.hashes)
             log("postgresql: %s %s" % (r["pg_load"], r["pg_size"]))
+            if a.pg_http:
+                if a.pg_vacuum:  # what autovacuum would do a minute after the load
+                    subprocess.run(["psql", "-q", a.pg_uri, "-c", "VACUUM ANALYZE password_ranges"],
+                                   check=True, timeout=600)
+                r["pg_http"] = serve(a, a.pg_uri, work, ["--secret", secret])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(r, indent=1))

@@ -365,6 +365,8 @@ bd_result bd_pwned_import(bd_store *s, const char *path, const bd_pwned_options 
     if (r != BD_OK) { /* batches committed before stay; a re-run changes nothing in them */
         bd_store_rollback(s);
         ld.local.imported -= ld.in_batch;
+    } else {
+        bd_store_loaded(s, BD_BULK_RANGES, (int64_t)ld.local.imported);
     }
     if (o->progress)
         fputs("\r\033[K", stderr);

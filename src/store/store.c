@@ -94,12 +94,12 @@ void bd_store_release_idle(bd_store *s)
 
 bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind)
 {
-    return s->ops->bulk_begin(s, kind);
+    return kind == BD_BULK_RANGES ? BD_ERR_INVALID : s->ops->bulk_begin(s, kind);
 }
 
 bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind)
 {
-    return s->ops->bulk_end(s, kind);
+    return kind == BD_BULK_RANGES ? BD_ERR_INVALID : s->ops->bulk_end(s, kind);
 }
 
 void bd_store_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows)

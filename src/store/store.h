@@ -81,7 +81,11 @@ void bd_store_release_idle(bd_store *s);
  * without random index writes; bulk_end rebuilds all of it by sorting once. Run both in
  * the same transaction: readers keep the previous, fully indexed snapshot until the commit,
  * and a crash before it rolls everything back. */
-typedef enum { BD_BULK_RECORDS, BD_BULK_CARDS } bd_bulk_kind;
+typedef enum {
+    BD_BULK_RECORDS,
+    BD_BULK_CARDS,
+    BD_BULK_RANGES, /* password ranges: for bd_store_loaded only (bulk_begin/end refuse it) */
+} bd_bulk_kind;
 bd_result bd_store_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result bd_store_bulk_end(bd_store *s, bd_bulk_kind kind);
 /* Optional hint, outside a transaction, after an import (plain or bulk) committed rows of
