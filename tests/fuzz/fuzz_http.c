@@ -49,11 +49,15 @@ static void start(void)
     if (bd_store_key_add(s, &row, &id) != BD_OK)
         abort();
     bd_store_close(s);
+    /* CORS on, so that preflights and Origin headers reach their code too */
+    static const char *const origins[] = {"https://dash.example"};
     bd_server_config cfg = {.db = db,
                             .listen = "127.0.0.1:0",
                             .threads = 1,
                             .auth_fail_limit = 1000000,
-                            .header_timeout = 2};
+                            .header_timeout = 2,
+                            .cors_origins = origins,
+                            .cors_origins_n = 1};
     if (bd_server_start(&cfg, &srv, why, sizeof why) != BD_OK) {
         fprintf(stderr, "fuzz_http: %s\n", why);
         abort();
