@@ -25,14 +25,16 @@ typedef struct {
 } range_writer;
 
 /* Each byte as two upper-case hex digits. */
+/* clang-format off */
 static const char BYTE_HEX[256][2] = {
-#define ROW(h)                                                                                     \
-    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, {h, '8'},      \
-        {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
+#define ROW(h) \
+    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
+    {h, '8'}, {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
     ROW('0'), ROW('1'), ROW('2'), ROW('3'), ROW('4'), ROW('5'), ROW('6'), ROW('7'),
     ROW('8'), ROW('9'), ROW('A'), ROW('B'), ROW('C'), ROW('D'), ROW('E'), ROW('F'),
 #undef ROW
 };
+/* clang-format on */
 
 /* Writes the hash's hex digits from the sixth on (the low half of byte 2, then whole
  * bytes): digits is odd, 35 or 27. */
@@ -104,7 +106,7 @@ static bd_result pad(range_writer *w, size_t want)
     const char *last = NULL; /* the last random suffix written */
     bd_result r = BD_OK;
     while (r == BD_OK && (real < end || i < want)) {
-        int order = real >= end  ? 1
+        int order = real >= end ? 1
                     : i >= want ? -1
                                 : memcmp(out->data + real, pad_suffix[i], digits);
         if (order <= 0) { /* a real line; an equal random suffix is dropped */
@@ -170,8 +172,9 @@ void bd_handle_range(bd_req *rq, bd_slice prefix_text)
     }
     int32_t prefix = parse_prefix(prefix_text);
     if (prefix < 0) {
-        bd_reply_error(rq, 400, "bad_request",
-                       "the range is the first 5 hexadecimal digits of the hash, like /range/21BD1");
+        bd_reply_error(
+            rq, 400, "bad_request",
+            "the range is the first 5 hexadecimal digits of the hash, like /range/21BD1");
         return;
     }
     bd_reply_begin(rq, 200);

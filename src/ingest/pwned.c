@@ -31,12 +31,12 @@ static int hex_value(char c)
     return -1;
 }
 
-bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode,
-                              uint8_t hash[20], uint32_t *count, const char **why)
+bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode, uint8_t hash[20],
+                              uint32_t *count, const char **why)
 {
     size_t len = line.len;
-    while (len > 0 && (line.ptr[len - 1] == '\r' || line.ptr[len - 1] == ' ' ||
-                       line.ptr[len - 1] == '\t'))
+    while (len > 0 &&
+           (line.ptr[len - 1] == '\r' || line.ptr[len - 1] == ' ' || line.ptr[len - 1] == '\t'))
         len--;
     const char *colon = memchr(line.ptr, ':', len);
     if (!colon) {
@@ -145,8 +145,7 @@ static bd_result input_open(input *in, const char *path, char *why, size_t whyle
 
 /* Closes the input; BD_ERR_IO (why set) when gzip did not exit 0 after the whole output
  * was read (a damaged file). */
-static bd_result input_close(input *in, bool read_all, const char *path, char *why,
-                             size_t whylen)
+static bd_result input_close(input *in, bool read_all, const char *path, char *why, size_t whylen)
 {
     bd_result r = BD_OK;
     if (in->f && ferror(in->f)) {
@@ -202,8 +201,7 @@ static void reject(loader *ld, const char *path, uint64_t line, const char *why)
 }
 
 /* One line into the open transaction; a commit every batch. */
-static bd_result load_line(loader *ld, const char *path, uint64_t no, bd_slice line,
-                           int32_t prefix)
+static bd_result load_line(loader *ld, const char *path, uint64_t no, bd_slice line, int32_t prefix)
 {
     bd_range_mode mode;
     uint8_t hash[20];
@@ -243,8 +241,7 @@ static bd_result load_line(loader *ld, const char *path, uint64_t no, bd_slice l
 }
 
 /* Loads every line of one file; prefix as for bd_pwned_parse_line. */
-static bd_result load_file(loader *ld, const char *path, int32_t prefix, char *why,
-                           size_t whylen)
+static bd_result load_file(loader *ld, const char *path, int32_t prefix, char *why, size_t whylen)
 {
     input in;
     bd_result r = input_open(&in, path, why, whylen);
@@ -325,8 +322,7 @@ static bd_result load_dir(loader *ld, const char *dir, char *why, size_t whylen)
     }
     closedir(d);
     if (r == BD_OK && n == 0) {
-        snprintf(why, whylen, "%s holds no file named by a 5-hex prefix (ABCDE or ABCDE.txt)",
-                 dir);
+        snprintf(why, whylen, "%s holds no file named by a 5-hex prefix (ABCDE or ABCDE.txt)", dir);
         r = BD_ERR_IO;
     }
     if (r == BD_OK)

@@ -21,8 +21,8 @@
  * suffix: 35 hex digits for SHA-1, 27 for NTLM), or -1 for a whole hash. *mode is the
  * mode the hash's length says. Returns BD_OK with *mode, hash (20 or 16 bytes) and *count
  * (1..2^32-1) set, or BD_ERR_INVALID with *why, a reason that never quotes the line. */
-bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode,
-                              uint8_t hash[20], uint32_t *count, const char **why);
+bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode, uint8_t hash[20],
+                              uint32_t *count, const char **why);
 
 typedef struct {
     int mode;       /* BD_PWNED_DETECT, or a bd_range_mode every line must have */

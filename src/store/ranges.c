@@ -47,8 +47,7 @@ static bd_result put_entry(bd_buf *out, const uint8_t *tail, size_t tlen, uint32
     return r == BD_OK ? bd_buf_append(out, v, n) : r;
 }
 
-bd_result bd_range_decode(uint32_t key, const uint8_t *blob, size_t len, bd_range_cb cb,
-                          void *ctx)
+bd_result bd_range_decode(uint32_t key, const uint8_t *blob, size_t len, bd_range_cb cb, void *ctx)
 {
     size_t hl = key_hash_len(key), tl = hl - 2;
     uint8_t hash[BD_SHA1_LEN] = {(uint8_t)(key >> 12), (uint8_t)(key >> 4)};
@@ -92,8 +91,8 @@ static int entry_order(const void *x, const void *y)
     return memcmp(a->hash, b->hash, sizeof a->hash);
 }
 
-bd_result bd_range_acc_add(bd_range_acc *a, bd_range_mode mode, const uint8_t *hash,
-                           uint32_t count, bd_range_op op)
+bd_result bd_range_acc_add(bd_range_acc *a, bd_range_mode mode, const uint8_t *hash, uint32_t count,
+                           bd_range_op op)
 {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 4096;
@@ -139,8 +138,8 @@ static uint32_t fold(uint32_t count, const bd_range_entry *e)
     return count > UINT32_MAX - e->count ? UINT32_MAX : count + e->count;
 }
 
-bd_result bd_range_merge(uint32_t key, const uint8_t *old, size_t oldlen,
-                         const bd_range_entry *e, size_t n, bd_buf *out)
+bd_result bd_range_merge(uint32_t key, const uint8_t *old, size_t oldlen, const bd_range_entry *e,
+                         size_t n, bd_buf *out)
 {
     size_t tl = key_hash_len(key) - 2;
     size_t at = 0, i = 0;

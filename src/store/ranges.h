@@ -35,8 +35,7 @@ size_t bd_range_hash_len(bd_range_mode mode);
 
 /* Calls cb(ctx, hash, count) for each entry of the blob of bucket key, in order; stops with
  * BD_OK when cb returns non-zero. BD_ERR_STORE when the blob is malformed. */
-bd_result bd_range_decode(uint32_t key, const uint8_t *blob, size_t len, bd_range_cb cb,
-                          void *ctx);
+bd_result bd_range_decode(uint32_t key, const uint8_t *blob, size_t len, bd_range_cb cb, void *ctx);
 
 typedef enum {
     BD_RANGE_ADD, /* a password a record carried: its count adds up */
@@ -65,8 +64,8 @@ void bd_range_acc_free(bd_range_acc *a);
 /* Forgets what it holds (a rollback). */
 void bd_range_acc_clear(bd_range_acc *a);
 /* Adds one hash; BD_ERR_NOMEM. */
-bd_result bd_range_acc_add(bd_range_acc *a, bd_range_mode mode, const uint8_t *hash,
-                           uint32_t count, bd_range_op op);
+bd_result bd_range_acc_add(bd_range_acc *a, bd_range_mode mode, const uint8_t *hash, uint32_t count,
+                           bd_range_op op);
 /* Adds the SHA-1 and NTLM hashes a record carries, when it carries them. */
 bd_result bd_range_acc_add_record(bd_range_acc *a, const bd_record_in *r);
 /* Sorts the entries by (key, hash). */
@@ -87,7 +86,7 @@ bd_result bd_range_acc_flush(bd_range_acc *a, const bd_range_io *io);
 
 /* The merged blob of bucket key: old (may be NULL) with entries e[0..n) (sorted, all of
  * that bucket) folded in, into out (emptied first). BD_ERR_STORE when old is malformed. */
-bd_result bd_range_merge(uint32_t key, const uint8_t *old, size_t oldlen,
-                         const bd_range_entry *e, size_t n, bd_buf *out);
+bd_result bd_range_merge(uint32_t key, const uint8_t *old, size_t oldlen, const bd_range_entry *e,
+                         size_t n, bd_buf *out);
 
 #endif

@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             BD_OK ||
         again_mode != mode || again_count != count || memcmp(hash, again, 20) != 0)
         __builtin_trap();
-    if (prefix >= 0 && ((uint32_t)hash[0] << 12 | (uint32_t)hash[1] << 4 | hash[2] >> 4) !=
-                           (uint32_t)prefix)
+    if (prefix >= 0 &&
+        ((uint32_t)hash[0] << 12 | (uint32_t)hash[1] << 4 | hash[2] >> 4) != (uint32_t)prefix)
         __builtin_trap(); /* the file's prefix is the hash's */
     return 0;
 }

@@ -48,7 +48,10 @@ TEST(test_ntlm_encodes_code_points_past_the_bmp_as_surrogate_pairs)
 
 TEST(test_ntlm_hashes_a_byte_outside_utf8_as_the_replacement_character)
 {
-    CHECK_STR(ntlm("\xff" "a", 2), "01ADA9EC584A4CFD9C8C55C1E646614E");
+    CHECK_STR(ntlm("\xff"
+                   "a",
+                   2),
+              "01ADA9EC584A4CFD9C8C55C1E646614E");
 }
 
 TEST(test_ntlm_of_a_password_longer_than_its_buffer_hashes_all_of_it)

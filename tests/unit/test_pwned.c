@@ -47,7 +47,8 @@ TEST(test_per_prefix_lines_take_the_prefix_of_their_file)
 
 TEST(test_bad_lines_say_why_without_quoting_the_line)
 {
-    CHECK_STR(parse("5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8", -1), "invalid: expected HASH:COUNT");
+    CHECK_STR(parse("5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8", -1),
+              "invalid: expected HASH:COUNT");
     CHECK_STR(parse("5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD:1", -1),
               "invalid: the hash is not 40 (SHA-1) or 32 (NTLM) hex digits");
     CHECK_STR(parse("5BAA61E4C9B93F3F0682250B6CF8331B7EE68FDG:1", -1),

@@ -170,8 +170,8 @@ TEST(test_a_large_batch_lands_every_hash_in_its_bucket)
     CHECK_INT(bd_store_begin(s), BD_OK);
     for (uint32_t i = 0; i < 5000; i++) {
         uint32_t prefix = (i * 2654435761u) % 64; /* 64 buckets, scattered order */
-        uint8_t h[20] = {(uint8_t)(prefix >> 12), (uint8_t)(prefix >> 4),
-                         (uint8_t)(prefix << 4), (uint8_t)(i >> 8), (uint8_t)i};
+        uint8_t h[20] = {(uint8_t)(prefix >> 12), (uint8_t)(prefix >> 4), (uint8_t)(prefix << 4),
+                         (uint8_t)(i >> 8), (uint8_t)i};
         CHECK_INT(bd_store_range_load(s, BD_RANGE_SHA1, h, i + 1), BD_OK);
     }
     CHECK_INT(bd_store_commit(s), BD_OK);

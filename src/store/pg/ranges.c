@@ -25,8 +25,7 @@ static const char STAGE_MOVE[] =
 
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 
-bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
-                       void *ctx)
+bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb, void *ctx)
 {
     pg_store *p = pg_of(s);
     uint32_t key = BD_RANGE_KEY(mode, prefix);
@@ -61,11 +60,11 @@ bd_result pg_range_add_moved(pg_store *p, const PGresult *res)
         if (PQgetisnull(res, i, 0) || PQgetlength(res, i, 0) != BD_SHA1_LEN ||
             PQgetisnull(res, i, 1) || PQgetlength(res, i, 1) != BD_NTLM_LEN)
             continue;
-        r = bd_range_acc_add(&p->ranges, BD_RANGE_SHA1, (const uint8_t *)PQgetvalue(res, i, 0),
-                             1, BD_RANGE_ADD);
+        r = bd_range_acc_add(&p->ranges, BD_RANGE_SHA1, (const uint8_t *)PQgetvalue(res, i, 0), 1,
+                             BD_RANGE_ADD);
         if (r == BD_OK)
-            r = bd_range_acc_add(&p->ranges, BD_RANGE_NTLM,
-                                 (const uint8_t *)PQgetvalue(res, i, 1), 1, BD_RANGE_ADD);
+            r = bd_range_acc_add(&p->ranges, BD_RANGE_NTLM, (const uint8_t *)PQgetvalue(res, i, 1),
+                                 1, BD_RANGE_ADD);
     }
     return r;
 }

@@ -49,8 +49,8 @@ static bd_result read_bucket(void *ctx, uint32_t key, const uint8_t **blob, size
     if (rc == SQLITE_ROW) { /* copied: the statement is reset before the write */
         bd_buf *b = &s->range_blob;
         bd_buf_reset(b);
-        bd_result r = bd_buf_append(b, sqlite3_column_blob(st, 0),
-                                    (size_t)sqlite3_column_bytes(st, 0));
+        bd_result r =
+            bd_buf_append(b, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
         sq_done(st);
         *blob = (const uint8_t *)b->data;
         *len = b->len;
