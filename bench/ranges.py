@@ -15,12 +15,13 @@ import json
 import os
 import random
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+from run import free_port, start_nginx, wait_port
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(BENCH, "lua")
@@ -51,23 +52,6 @@ def generate(path, n, seed, span=1.0):
                 out = []
         f.write("".join(out))
     os.rename(tmp, path)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port, proc, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def ctl(build, *args):
@@ -148,31 +132,6 @@ def wrk(port, data, seconds, conns, name, logs):
     return res
 
 
-def start_nginx(work, body, threads):
-    prefix = os.path.join(work, "nginx")
-    for d in ("www", "tmp"):
-        os.makedirs(os.path.join(prefix, d), exist_ok=True)
-    os.chmod(work, 0o711)
-    os.chmod(prefix, 0o755)
-    os.chmod(os.path.join(prefix, "www"), 0o755)
-    with open(os.path.join(prefix, "www", "body.json"), "wb") as f:
-        f.write(body)
-    port = free_port()
-    with open(os.path.join(BENCH, "nginx.conf.in")) as f:
-        conf = (f.read().replace("@PREFIX@", prefix).replace("@PORT@", str(port))
-                .replace("@WORKERS@", str(threads))
-                .replace('"application/json; charset=utf-8"', '"text/plain"'))
-    path = os.path.join(prefix, "nginx.conf")
-    with open(path, "w") as f:
-        f.write(conf)
-    p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", path, "-e",
-                          os.path.join(prefix, "error.log")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not wait_port(port, p):
-        raise SystemExit("nginx did not start")
-    return p, port
-
-
 def serve(a, db, work, extra=()):
     port = free_port()
     srv = subprocess.Popen([os.path.join(a.build, "breachd"), "--db", db, *extra, "--listen",
@@ -188,7 +147,7 @@ def serve(a, db, work, extra=()):
         f.write("\n".join(prefixes) + "\n")
     bodies = sorted((get(port, "/range/" + p)[1] for p in prefixes[:200]), key=len)
     body = bodies[len(bodies) // 2]
-    ngx, ngx_port = start_nginx(work, body, a.threads)
+    ngx, ngx_port = start_nginx(work, body, a.threads, content_type="text/plain")
     out = {"median_body_bytes": len(body), "lines": body.count(b"\n") + 1, "runs": []}
     try:
         for k in range(a.runs):

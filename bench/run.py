@@ -242,6 +242,37 @@ def free_port():
     return port
 
 
+def start_nginx(work, body, threads, content_type=None):
+    """nginx serving body as a static file from work/nginx, with threads workers and the
+    extra headers of nginx.conf.in (content_type: another Content-Type than JSON's);
+    returns (process, port)."""
+    prefix = os.path.join(work, "nginx")
+    for d in ("www", "tmp"):
+        os.makedirs(os.path.join(prefix, d), exist_ok=True)
+    # Started as root, nginx's workers run as nobody: they must be able to reach the file
+    # (the work directory is private, 0700, from mkdtemp; the store secret in it stays 0600).
+    os.chmod(work, 0o711)
+    os.chmod(prefix, 0o755)
+    os.chmod(os.path.join(prefix, "www"), 0o755)
+    with open(os.path.join(prefix, "www", "body.json"), "wb") as f:
+        f.write(body)
+    port = free_port()
+    with open(os.path.join(BENCH, "nginx.conf.in")) as f:
+        conf = (f.read().replace("@PREFIX@", prefix).replace("@PORT@", str(port))
+                .replace("@WORKERS@", str(threads)))
+    if content_type:
+        conf = conf.replace('"application/json; charset=utf-8"', '"%s"' % content_type)
+    conf_path = os.path.join(prefix, "nginx.conf")
+    with open(conf_path, "w") as f:
+        f.write(conf)
+    p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", conf_path, "-e",
+                          os.path.join(prefix, "error.log")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not wait_port(port, p):
+        raise SystemExit("nginx did not start; see %s/error.log" % prefix)
+    return p, port
+
+
 def wait_port(port, proc, timeout=15):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -468,30 +499,8 @@ class Bench:
         return p.returncode
 
     def start_nginx(self, body):
-        prefix = os.path.join(self.work, "nginx")
-        for d in ("www", "tmp"):
-            os.makedirs(os.path.join(prefix, d), exist_ok=True)
-        # Started as root, nginx's workers run as nobody: they must be able to reach the
-        # file (the work directory is private, 0700, from mkdtemp; the store secret in it
-        # stays 0600).
-        os.chmod(self.work, 0o711)
-        os.chmod(prefix, 0o755)
-        os.chmod(os.path.join(prefix, "www"), 0o755)
-        with open(os.path.join(prefix, "www", "body.json"), "wb") as f:
-            f.write(body)
-        port = free_port()
-        with open(os.path.join(BENCH, "nginx.conf.in")) as f:
-            conf = (f.read().replace("@PREFIX@", prefix).replace("@PORT@", str(port))
-                    .replace("@WORKERS@", str(self.a.threads)))
-        conf_path = os.path.join(prefix, "nginx.conf")
-        with open(conf_path, "w") as f:
-            f.write(conf)
-        p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", conf_path, "-e",
-                              os.path.join(prefix, "error.log")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p, port = start_nginx(self.work, body, self.a.threads)
         self.children.append(p)
-        if not wait_port(port, p):
-            raise SystemExit("nginx did not start; see %s/error.log" % prefix)
         return p, port
 
     # ---- requests ----------------------------------------------------------------------

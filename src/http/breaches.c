@@ -61,12 +61,17 @@ void bd_handle_breach_list(bd_req *rq)
     if (!bd_params_check(rq, allowed, NULL) ||
         !bd_param_int(rq, "number_of_records", 1, 1000, 0, &limit))
         return;
+    bd_reply_breach_list(rq, (int)limit, write_list_item, rq);
+}
+
+void bd_reply_breach_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx)
+{
     bd_reply_begin(rq, 200);
     bd_json_array_begin(&rq->json);
     rq->records = 0;
     bd_result r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
-        r = bd_store_breach_list(rq->store, (int)limit, write_list_item, rq);
+        r = bd_store_breach_list(rq->store, limit, cb, ctx);
     bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);

@@ -136,19 +136,7 @@ static void handle_breaches(bd_req *rq)
     if (bd_param_get(rq, "isSpamList", &(bd_slice){0}))
         c.spam = spam;
     bd_param_get(rq, "domain", &c.domain);
-    bd_reply_begin(rq, 200);
-    bd_json_array_begin(&rq->json);
-    rq->records = 0;
-    bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_breach_list(rq->store, 0, write_catalog_item, &c);
-    bd_store_read_end(rq->store);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    bd_json_array_end(&rq->json);
-    bd_reply_finish(rq);
+    bd_reply_breach_list(rq, 0, write_catalog_item, &c);
 }
 
 static int write_one(void *ctx, const bd_breach_row *b)

@@ -21,35 +21,38 @@ static bd_result put_path(bd_buf *out, const char *base)
 
 bd_result bd_openapi_for_base(const char *base, const char *hibp_base, bd_buf *out)
 {
+    /* each mark, what it becomes: head, the path, tail; the v7 one appears once */
+    const struct {
+        const char *mark, *head, *path, *tail;
+        size_t len;
+        bool once;
+    } subs[] = {{V7_MARK, "\"url\": \"", base, "\"", sizeof V7_MARK - 1, true},
+                {V3_MARK, "\"", hibp_base, "/", sizeof V3_MARK - 1, false}};
     bd_buf_init(out, 2 * bd_openapi_json_len + 64 * strlen(base) + 64 * strlen(hibp_base));
     const char *doc = bd_openapi_json, *end = bd_openapi_json + bd_openapi_json_len;
     bool v7_seen = false;
     bd_result r = BD_OK;
     while (r == BD_OK) {
-        const char *v7 = v7_seen ? NULL : strstr(doc, V7_MARK);
-        const char *v3 = strstr(doc, V3_MARK);
-        const char *at = v7 && (!v3 || v7 < v3) ? v7 : v3;
+        const char *at = NULL;
+        size_t which = 0;
+        for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+            const char *hit = subs[i].once && v7_seen ? NULL : strstr(doc, subs[i].mark);
+            if (hit && (!at || hit < at)) {
+                at = hit;
+                which = i;
+            }
+        }
         if (!at)
             break;
+        v7_seen = v7_seen || subs[which].once;
         r = bd_buf_append(out, doc, (size_t)(at - doc));
-        if (at == v7) {
-            v7_seen = true;
-            if (r == BD_OK)
-                r = bd_buf_append_str(out, "\"url\": \"");
-            if (r == BD_OK)
-                r = put_path(out, base);
-            if (r == BD_OK)
-                r = bd_buf_append_char(out, '"');
-            doc = at + sizeof V7_MARK - 1;
-        } else {
-            if (r == BD_OK)
-                r = bd_buf_append_char(out, '"');
-            if (r == BD_OK)
-                r = put_path(out, hibp_base);
-            if (r == BD_OK)
-                r = bd_buf_append_char(out, '/');
-            doc = at + sizeof V3_MARK - 1;
-        }
+        if (r == BD_OK)
+            r = bd_buf_append_str(out, subs[which].head);
+        if (r == BD_OK)
+            r = put_path(out, subs[which].path);
+        if (r == BD_OK)
+            r = bd_buf_append_str(out, subs[which].tail);
+        doc = at + subs[which].len;
     }
     if (r == BD_OK && !v7_seen)
         r = BD_ERR_INVALID;

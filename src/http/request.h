@@ -108,6 +108,10 @@ typedef enum {
 /* Every shape ends with HEROIC's site_name (list shape only: the others have it already),
  * site_logo and heroic_article_url (= service_article_url). */
 void bd_write_breach(bd_json *w, const bd_breach_row *b, bd_breach_shape shape);
+/* Replies 200 with the breach catalog (at most limit breaches; <= 0: all, newest first) as a
+ * JSON array whose items cb writes (it counts them in rq->records); a store failure
+ * replaces it with the store error. */
+void bd_reply_breach_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx);
 /* Writes the breach_details value of a search record with rq->json, from rq->breach_json
  * or read from the store (and then remembered). Call inside the read view of the records;
  * BD_ERR_* when the store failed. */

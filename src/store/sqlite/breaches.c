@@ -120,6 +120,14 @@ bd_result sq_breach_list(bd_store *base, int limit, bd_breach_cb cb, void *ctx)
     return each_breach(st, cb, ctx, &rows);
 }
 
+/* The one breach st finds; BD_ERR_NOT_FOUND when it finds none. */
+static bd_result the_breach(sqlite3_stmt *st, bd_breach_cb cb, void *ctx)
+{
+    int rows;
+    bd_result r = each_breach(st, cb, ctx, &rows);
+    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+}
+
 bd_result sq_breach_get(bd_store *base, const char *uuid, bd_breach_cb cb, void *ctx)
 {
     sqlite_store *s = S(base);
@@ -127,9 +135,7 @@ bd_result sq_breach_get(bd_store *base, const char *uuid, bd_breach_cb cb, void 
     if (!st)
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    int rows;
-    bd_result r = each_breach(st, cb, ctx, &rows);
-    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+    return the_breach(st, cb, ctx);
 }
 
 bd_result sq_breach_by_id(bd_store *base, int64_t id, bd_breach_cb cb, void *ctx)
@@ -139,9 +145,7 @@ bd_result sq_breach_by_id(bd_store *base, int64_t id, bd_breach_cb cb, void *ctx
     if (!st)
         return BD_ERR_STORE;
     sqlite3_bind_int64(st, 1, id);
-    int rows;
-    bd_result r = each_breach(st, cb, ctx, &rows);
-    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+    return the_breach(st, cb, ctx);
 }
 
 bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date)
@@ -186,9 +190,7 @@ bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void
     if (!st)
         return BD_ERR_STORE;
     sq_bind_slice(st, 1, name.ptr ? name : (bd_slice){"", 0});
-    int rows;
-    bd_result r = each_breach(st, cb, ctx, &rows);
-    return r == BD_OK && rows == 0 ? BD_ERR_NOT_FOUND : r;
+    return the_breach(st, cb, ctx);
 }
 
 bd_result sq_breaches_of_email(bd_store *base, bd_slice email, bd_breach_cb cb, void *ctx)
