@@ -20,7 +20,7 @@
 CC      ?= cc
 BUILD   ?= build
 SAN     ?=
-PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle
+PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle libcurl zlib libzstd liblzma
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 # CFLAGS is the user's (optimisation, debug, instrumentation); the flags the code needs are
@@ -28,7 +28,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS  ?= -O2 -g
 REQ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(WARN) -Isrc \
               $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lbz2 -lpthread -lm
 
 ifeq ($(SAN),1)
 REQ_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
