@@ -27,6 +27,8 @@ const char *bd_result_str(bd_result r)
         return "store busy or unavailable";
     case BD_ERR_CRYPTO:
         return "cryptographic failure";
+    case BD_ERR_READONLY:
+        return "store is read-only";
     }
     return "unknown error";
 }

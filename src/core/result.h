@@ -13,6 +13,7 @@ typedef enum {
     BD_ERR_STORE,     /* the storage backend failed */
     BD_ERR_BUSY,      /* the store is locked or unreachable; retrying may help */
     BD_ERR_CRYPTO,    /* a cryptographic primitive failed */
+    BD_ERR_READONLY,  /* the store takes no writes here (a hot standby); retrying will not help */
 } bd_result;
 
 /* Returns a short constant description of r; never NULL. */

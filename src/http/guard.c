@@ -1,5 +1,6 @@
 /* Connection deadlines and request-head checks (see guard.h). */
 #include "http/guard.h"
+#include "http/upload.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
@@ -173,9 +174,12 @@ unsigned bd_guard_uri_flags(const char *raw_uri)
     return flags;
 }
 
+_Static_assert(BD_UPLOAD_MAX == 16u << 20, "the 413 below says 16 MiB");
+
 typedef struct {
     int content_length, transfer_encoding, host;
     bool te_not_chunked, nul;
+    bool body_too_large; /* Content-Length above BD_UPLOAD_MAX */
     size_t bytes; /* of the head, as near as can be counted */
 } head_facts;
 
@@ -194,6 +198,10 @@ static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const cha
         f->nul = true;
     if (name_is(key, key_size, "Content-Length")) {
         f->content_length++;
+        /* libmicrohttpd refuses a malformed value itself; only the size matters here */
+        size_t digits = value ? strspn(value, "0123456789") : 0;
+        if (digits > 9 || (digits && strtoul(value, NULL, 10) > BD_UPLOAD_MAX))
+            f->body_too_large = true;
     } else if (name_is(key, key_size, "Transfer-Encoding")) {
         f->transfer_encoding++;
         if (!value || value_size != 7 || strncasecmp(value, "chunked", 7) != 0)
@@ -237,6 +245,8 @@ void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const cha
     else if (f.transfer_encoding && f.content_length)
         problem(out, 400, "bad_request",
                 "the request has both Content-Length and Transfer-Encoding");
+    else if (f.body_too_large)
+        problem(out, 413, "payload_too_large", "the request body is larger than 16 MiB");
     else if (strcmp(version, MHD_HTTP_VERSION_1_1) == 0 && f.host != 1)
         problem(out, 400, "bad_request", "an HTTP/1.1 request needs exactly one Host header");
     if (out->status)

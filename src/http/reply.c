@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http/request.h"
+#include "http/upload.h"
 
 void bd_reply_begin(bd_req *rq, int status)
 {
@@ -45,11 +46,37 @@ void bd_reply_store_error(bd_req *rq, bd_result r)
     if (r == BD_ERR_BUSY) {
         rq->retry_after = 1;
         bd_reply_error(rq, 503, "unavailable", "the store is busy or unreachable; retry shortly");
+    } else if (r == BD_ERR_READONLY) {
+        bd_reply_error(rq, 503, "read_only",
+                       "this instance serves a read-only replica; send writes to an instance "
+                       "on the primary");
     } else {
         bd_reply_error(rq, 500, "internal_error",
                        "an internal error occurred; quote request id %s to support",
                        rq->request_id);
     }
+}
+
+bool bd_method_takes_body(const char *method)
+{
+    return strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+           strcmp(method, "PATCH") == 0 || strcmp(method, "DELETE") == 0;
+}
+
+bool bd_req_body(bd_req *rq, bd_slice *body)
+{
+    if (rq->upload_too_large) {
+        rq->close = true; /* what is left of the body may still be on its way */
+        bd_reply_error(rq, 413, "payload_too_large", "the request body is larger than %u MiB",
+                       BD_UPLOAD_MAX >> 20);
+        return false;
+    }
+    if (!rq->upload.ptr || rq->upload.len == 0) {
+        bd_reply_error(rq, 400, "missing_body", "this request needs a body");
+        return false;
+    }
+    *body = rq->upload;
+    return true;
 }
 
 static bool listed(bd_slice name, const char *const *names)

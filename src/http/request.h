@@ -33,8 +33,11 @@ typedef struct {
     bd_slice name, value; /* decoded; value.ptr NULL for a name without '=' */
 } bd_param;
 
+struct bd_worker;
+
 typedef struct {
     struct MHD_Connection *conn;
+    const char *method;
     bd_slice path; /* path below the base path, starting with '/' */
     bd_param params[BD_MAX_PARAMS];
     size_t nparams;
@@ -46,6 +49,9 @@ typedef struct {
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;
     bd_store *store;
+    struct bd_worker *worker; /* the thread's: bd_req_writer opens its write connection */
+    bd_slice upload;          /* the request body of a POST, PUT, PATCH or DELETE; ptr NULL: none */
+    bool upload_too_large;    /* the body passed BD_UPLOAD_MAX (http/upload.h) and was cut */
     bd_buf *body;
     bd_breach_json *breach_json; /* the worker's, or NULL */
     bool breach_json_checked;    /* its data version was checked in this read view */
@@ -80,6 +86,17 @@ void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, .
     __attribute__((format(printf, 4, 5)));
 /* Maps a store failure to 503 (busy or unreachable) or 500 (a bug), logged with the id. */
 void bd_reply_store_error(bd_req *rq, bd_result r);
+
+/* Whether a method's request body is kept for the handler (the others' is discarded). */
+bool bd_method_takes_body(const char *method);
+/* The request body of a write. false, with the reply written, when it was cut at
+ * BD_UPLOAD_MAX (413) or when none came (400). */
+bool bd_req_body(bd_req *rq, bd_slice *body);
+/* The store for a request that writes (rq->store is read-only): the thread's write
+ * connection, opened on first use. NULL, with a 503 written, when it cannot be opened. A
+ * write refused by the store (a hot standby, an unreachable server) is the caller's to map
+ * with bd_reply_store_error. */
+bd_store *bd_req_writer(bd_req *rq);
 
 /* Parameter checks. Each returns true when the request may go on; when it returns false
  * the error reply has been written. */

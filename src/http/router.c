@@ -78,23 +78,51 @@ static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, co
     return true;
 }
 
-/* The resource a path under the base path names; BD_ROUTE_OTHER when none. */
-static bd_route find_route(bd_slice path, bd_slice *arg)
+/* The resources under the v7 base path. A path is matched exactly, or, when it ends in
+ * '/', as that prefix followed by one segment (the argument handed to the handler). */
+typedef struct {
+    const char *path;
+    bd_route route;
+    const char *allow; /* the methods it answers, for a 405's Allow header */
+} route_entry;
+
+static const route_entry ROUTES[] = {
+    {"/breaches", BD_ROUTE_BREACHES, "GET, HEAD"},
+    {"/breaches/", BD_ROUTE_BREACH, "GET, HEAD"},
+    {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD"},
+    {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD"},
+};
+
+/* The resource a path under the base path names; NULL when none. */
+static const route_entry *find_route(bd_slice path, bd_slice *arg)
 {
-    static const char prefix[] = "/breaches/";
-    const size_t pl = sizeof prefix - 1;
-    if (bd_slice_eq(path, "/breaches"))
-        return BD_ROUTE_BREACHES;
-    if (bd_slice_eq(path, "/breach-search"))
-        return BD_ROUTE_BREACH_SEARCH;
-    if (bd_slice_eq(path, "/credit-card-search"))
-        return BD_ROUTE_CARD_SEARCH;
-    if (path.len > pl && memcmp(path.ptr, prefix, pl) == 0 &&
-        !memchr(path.ptr + pl, '/', path.len - pl)) {
-        *arg = (bd_slice){path.ptr + pl, path.len - pl};
-        return BD_ROUTE_BREACH;
+    for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
+        const route_entry *e = &ROUTES[i];
+        size_t pl = strlen(e->path);
+        if (e->path[pl - 1] != '/') {
+            if (bd_slice_eq(path, e->path))
+                return e;
+        } else if (path.len > pl && memcmp(path.ptr, e->path, pl) == 0 &&
+                   !memchr(path.ptr + pl, '/', path.len - pl)) {
+            *arg = (bd_slice){path.ptr + pl, path.len - pl};
+            return e;
+        }
     }
-    return BD_ROUTE_OTHER;
+    return NULL;
+}
+
+/* Whether method is one of a comma-separated Allow list. */
+static bool method_allowed(const char *allow, const char *method)
+{
+    size_t ml = strlen(method);
+    for (const char *p = allow; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == ml && memcmp(p, method, ml) == 0)
+            return true;
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return false;
 }
 
 /* A browser's CORS preflight, on any path: answered without a key (it carries none, and
@@ -170,15 +198,15 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         return;
     rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
     bd_slice arg = {NULL, 0};
-    rq->route = find_route(rq->path, &arg);
-    if (rq->route == BD_ROUTE_OTHER) {
-        bd_reply_error(rq, 404, "not_found",
-                       "no such path; see the API reference for the four operations");
+    const route_entry *e = find_route(rq->path, &arg);
+    if (!e) {
+        bd_reply_error(rq, 404, "not_found", "no such path; see the API reference");
         return;
     }
-    if (!is_get(method)) {
-        rq->allow = "GET, HEAD";
-        bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
+    rq->route = e->route;
+    if (!method_allowed(e->allow, method)) {
+        rq->allow = e->allow;
+        bd_reply_error(rq, 405, "method_not_allowed", "this resource answers %s", e->allow);
         return;
     }
     switch (rq->route) {

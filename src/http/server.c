@@ -18,6 +18,7 @@
 
 #include "http/openapi.h"
 #include "http/server_impl.h"
+#include "http/upload.h"
 #include "store/uri.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
@@ -60,6 +61,7 @@ static bd_worker *this_worker(bd_server *srv)
         return NULL;
     }
     bd_store_share_reads(w->store, READ_SHARE_US);
+    w->db = srv->db;
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
     w->breach_json = bd_breach_json_new();
@@ -69,6 +71,21 @@ static bd_worker *this_worker(bd_server *srv)
     pthread_mutex_unlock(&srv->workers_lock);
     tls_worker = w;
     return w;
+}
+
+bd_store *bd_req_writer(bd_req *rq)
+{
+    bd_worker *w = rq->worker;
+    char why[256];
+    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE, &w->writer, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachd: opening the store for writes: %s\n", why);
+        w->writer = NULL;
+        rq->store_failed = true;
+        rq->retry_after = 1;
+        bd_reply_error(rq, 503, "unavailable", "the store cannot take writes now");
+        return NULL;
+    }
+    return w->writer;
 }
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -187,6 +204,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
         return false;
     }
     rq->store = w->store;
+    rq->worker = w;
     rq->body = &w->body;
     rq->breach_json = w->breach_json;
     return true;
@@ -229,14 +247,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-    (void)upload_data;
     bd_server *srv = cls;
     uint64_t v = (uint64_t)(uintptr_t)*con_cls; /* set by on_uri for every request */
     if (!(v & REQ_ANNOUNCED)) {
         *con_cls = (void *)(uintptr_t)(v | REQ_ANNOUNCED);
         return check_head(srv, conn, url, method, version, v);
     }
-    if (*upload_data_size) { /* this API takes no request body: discard it */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    bd_upload *up = ci ? ci->socket_context : NULL;
+    if (*upload_data_size) { /* kept for the methods that write; ignored for the others */
+        if (up && bd_method_takes_body(method))
+            bd_upload_take(up, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -246,9 +268,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     bd_worker *w;
     if (begin_request(srv, conn, &rq, &w)) {
         MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
+        rq.method = method;
+        if (up)
+            rq.upload = bd_upload_body(up, &rq.upload_too_large);
+        else /* the connection's buffer could not be made: a body it carried is lost */
+            rq.upload_too_large = bd_method_takes_body(method);
         bd_dispatch(srv, &rq, url, method);
     }
-    return finish_request(srv, w, &rq, method, start);
+    enum MHD_Result ret = finish_request(srv, w, &rq, method, start);
+    if (up)
+        bd_upload_done(up);
+    return ret;
 }
 
 /* Called once per request with the raw request target, before libmicrohttpd decodes it in
@@ -264,12 +294,15 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)socket_context;
     bd_server *srv = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = bd_upload_new();
         bd_guard_opened(srv->guard, conn);
-    else
+    } else {
+        bd_upload_free(*socket_context);
+        *socket_context = NULL;
         bd_guard_closed(srv->guard, conn);
+    }
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -695,6 +728,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);
+        bd_store_close(w->writer);
         bd_buf_free(&w->body);
         bd_buf_free(&w->log_line);
         bd_breach_json_free(w->breach_json);

@@ -106,6 +106,8 @@ bd_result pg_failed(pg_store *p, PGresult *res)
         r = BD_ERR_BUSY; /* connection lost, server shutting down or starting */
     else if (sqlstate_is(state, "23505", 5))
         r = BD_ERR_EXISTS;
+    else if (sqlstate_is(state, "25006", 5))
+        r = BD_ERR_READONLY; /* a write on a hot standby */
     else if (sqlstate_is(state, "40001", 5) || sqlstate_is(state, "40P01", 5) ||
              sqlstate_is(state, "55P03", 5))
         r = BD_ERR_BUSY; /* serialization failure, deadlock, lock not available */
