@@ -89,6 +89,8 @@ static bd_route find_route(bd_slice path, bd_slice *arg)
         return BD_ROUTE_BREACH_SEARCH;
     if (bd_slice_eq(path, "/credit-card-search"))
         return BD_ROUTE_CARD_SEARCH;
+    if (bd_slice_eq(path, "/usage"))
+        return BD_ROUTE_USAGE;
     if (path.len > pl && memcmp(path.ptr, prefix, pl) == 0 &&
         !memchr(path.ptr + pl, '/', path.len - pl)) {
         *arg = (bd_slice){path.ptr + pl, path.len - pl};
@@ -166,9 +168,10 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/", srv->base);
         return;
     }
+    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
+    rq->usage_exempt = bd_slice_eq(rq->path, "/usage");
     if (!bd_authenticate(srv, rq, false))
         return;
-    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
     bd_slice arg = {NULL, 0};
     rq->route = find_route(rq->path, &arg);
     if (rq->route == BD_ROUTE_OTHER) {
@@ -193,6 +196,9 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_CARD_SEARCH:
         bd_handle_card_search(rq);
+        break;
+    case BD_ROUTE_USAGE:
+        bd_handle_usage(srv, rq);
         break;
     default:
         break;
