@@ -13,6 +13,25 @@
 #include "store/uri.h"
 
 #define PENDING_SLOTS 4096 /* (key, day) pairs counted in memory between flushes */
+#define LEASE_SLOTS 1024   /* keys with a quota and a lease at once; a power of two */
+#define LEASE_PROBES 16
+#define LEASE_MAX 64     /* requests in one lease at most ... */
+#define LEASE_DIVISOR 64 /* ... and 1/64 of what the quota leaves after it */
+#define LEASE_US 1000000 /* unused requests go back after this long */
+
+/* A quota key's lease: requests already counted in the store, handed out from memory. Under
+ * its own lock, held across the round trip that renews it. */
+typedef struct {
+    pthread_mutex_t lock;
+    int64_t key_id; /* 0: free */
+    int32_t day;    /* the day the lease's requests were counted on */
+    int64_t quota;  /* the quota it was taken under */
+    int64_t left;   /* counted, not handed out yet */
+    int64_t month;  /* the month's counter after the lease */
+    int64_t expires_us;
+    int64_t want; /* the next lease's size */
+    int64_t used_us;
+} lease;
 
 typedef struct {
     int64_t key_id; /* 0: free */
@@ -28,6 +47,7 @@ struct bd_usage {
     pending *table;         /* open addressing by key and day */
     size_t used;
     pending *batch; /* flush's copy of the table */
+    lease *leases;
     bd_store **conns;
     size_t nconns, capconns;
     _Atomic bool failing; /* the last write failed (logged once) */
@@ -70,7 +90,10 @@ bd_usage *bd_usage_new(const char *uri)
     u->uri = strdup(uri);
     u->table = calloc(PENDING_SLOTS, sizeof *u->table);
     u->batch = calloc(PENDING_SLOTS, sizeof *u->batch);
-    if (!u->uri || !u->table || !u->batch || pthread_key_create(&u->conn_key, NULL) != 0) {
+    u->leases = calloc(LEASE_SLOTS, sizeof *u->leases);
+    if (!u->uri || !u->table || !u->batch || !u->leases ||
+        pthread_key_create(&u->conn_key, NULL) != 0) {
+        free(u->leases);
         free(u->uri);
         free(u->table);
         free(u->batch);
@@ -78,6 +101,8 @@ bd_usage *bd_usage_new(const char *uri)
         return NULL;
     }
     pthread_mutex_init(&u->lock, NULL);
+    for (int i = 0; i < LEASE_SLOTS; i++)
+        pthread_mutex_init(&u->leases[i].lock, NULL);
     bd_uri_redact(u->uri, u->shown, sizeof u->shown);
     return u;
 }
@@ -204,31 +229,155 @@ static void pend(bd_usage *u, int64_t key_id, int32_t day)
     }
 }
 
+/* Gives back what a lease has left; false when the store did not take it (the requests
+ * then stay counted: never more admitted, only fewer). */
+static bool give_back(bd_usage *u, bd_store *s, lease *ls)
+{
+    if (ls->left <= 0)
+        return true;
+    bd_result r = s ? bd_store_usage_give_back(s, ls->key_id, ls->day, ls->left) : BD_ERR_BUSY;
+    ls->left = 0;
+    if (r != BD_OK) {
+        note_failure(u, "giving back a lease failed");
+        return false;
+    }
+    return true;
+}
+
+/* The lease of key_id, locked: found, a free slot claimed, or the least recently used of the
+ * probe window handed over (its unused requests given back first). */
+static lease *lease_of(bd_usage *u, bd_store *s, int64_t key_id)
+{
+    size_t h = slot_of(key_id, 0);
+    lease *oldest = NULL;
+    int64_t oldest_used = INT64_MAX;
+    for (int i = 0; i < LEASE_PROBES; i++) {
+        lease *ls = &u->leases[(h + (size_t)i) & (LEASE_SLOTS - 1)];
+        pthread_mutex_lock(&ls->lock);
+        if (ls->key_id == key_id)
+            return ls;
+        if (ls->key_id == 0) {
+            ls->key_id = key_id;
+            ls->want = 1;
+            return ls;
+        }
+        if (ls->used_us < oldest_used) {
+            oldest = ls;
+            oldest_used = ls->used_us;
+        }
+        pthread_mutex_unlock(&ls->lock);
+    }
+    pthread_mutex_lock(&oldest->lock);
+    give_back(u, s, oldest);
+    oldest->key_id = key_id;
+    oldest->left = 0;
+    oldest->want = 1;
+    return oldest;
+}
+
+/* A request of a key with a quota, from its lease or a new one. 1 admitted, 0 refused, -1
+ * the store did not answer (nothing decided). */
+static int take_leased(bd_usage *u, bd_store *s, int64_t key_id, int64_t quota, int32_t day,
+                       int64_t now_us, int64_t *month_used)
+{
+    lease *ls = lease_of(u, s, key_id);
+    ls->used_us = now_us;
+    if (ls->left > 0 && ls->expires_us > now_us && ls->day / 100 == day / 100 &&
+        ls->quota == quota) {
+        ls->left--;
+        *month_used = ls->month - ls->left;
+        pthread_mutex_unlock(&ls->lock);
+        return 1;
+    }
+    give_back(u, s, ls);
+    int64_t want = ls->want < 1 ? 1 : ls->want, added = 0, month = 0;
+    bd_result r = bd_store_usage_add(s, key_id, day, want, quota, &added, &month);
+    if (r == BD_OK && added == 0 && want > 1 && month < quota) /* others took some meanwhile */
+        r = bd_store_usage_add(s, key_id, day, quota - month < want ? quota - month : want,
+                               quota, &added, &month);
+    if (r != BD_OK) {
+        pthread_mutex_unlock(&ls->lock);
+        note_failure(u, "a quota's count was not written");
+        return -1;
+    }
+    note_success(u);
+    int64_t remaining = quota - month;
+    ls->want = remaining / LEASE_DIVISOR;
+    ls->want = ls->want < 1 ? 1 : ls->want > LEASE_MAX ? LEASE_MAX : ls->want;
+    *month_used = month;
+    if (added == 0) {
+        pthread_mutex_unlock(&ls->lock);
+        return 0;
+    }
+    ls->left = added - 1;
+    ls->day = day;
+    ls->quota = quota;
+    ls->month = month;
+    ls->expires_us = now_us + LEASE_US;
+    *month_used = month - ls->left;
+    pthread_mutex_unlock(&ls->lock);
+    return 1;
+}
+
+/* Unused requests of key_id's lease counted for day's month (0 when none). */
+static int64_t leased_unused(bd_usage *u, int64_t key_id, int32_t day, bool *same_day)
+{
+    size_t h = slot_of(key_id, 0);
+    int64_t n = 0;
+    *same_day = false;
+    for (int i = 0; i < LEASE_PROBES; i++) {
+        lease *ls = &u->leases[(h + (size_t)i) & (LEASE_SLOTS - 1)];
+        pthread_mutex_lock(&ls->lock);
+        bool found = ls->key_id == key_id;
+        if (found && ls->day / 100 == day / 100) {
+            n = ls->left;
+            *same_day = ls->day == day;
+        }
+        pthread_mutex_unlock(&ls->lock);
+        if (found)
+            break;
+    }
+    return n;
+}
+
 bool bd_usage_take(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us,
                    int64_t *month_used)
 {
     int32_t day = bd_usage_day(now_us / 1000000);
-    if (month_used)
-        *month_used = -1;
+    int64_t used = -1;
     if (quota > 0) {
         bd_store *s = thread_store(u);
-        int64_t added, month;
-        if (s && bd_store_usage_add(s, key_id, day, 1, quota, &added, &month) == BD_OK) {
-            note_success(u);
-            if (month_used)
-                *month_used = month;
-            return added > 0;
-        }
-        if (s)
-            note_failure(u, "a quota's count was not written");
+        int got = s ? take_leased(u, s, key_id, quota, day, now_us, &used) : -1;
+        if (month_used)
+            *month_used = got >= 0 ? used : -1;
+        if (got >= 0)
+            return got == 1;
+    } else if (month_used) {
+        *month_used = -1;
     }
     pend(u, key_id, day);
     return true;
 }
 
-void bd_usage_flush(bd_usage *u)
+/* Gives back the leases that ran out (all of them when all is true). */
+static void give_back_leases(bd_usage *u, bd_store *s, int64_t now_us, bool all)
+{
+    for (int i = 0; i < LEASE_SLOTS; i++) {
+        lease *ls = &u->leases[i];
+        if (!all && pthread_mutex_trylock(&ls->lock) != 0)
+            continue; /* in use: its owner renews it */
+        if (all)
+            pthread_mutex_lock(&ls->lock);
+        if (ls->left > 0 && (all || ls->expires_us <= now_us))
+            give_back(u, s, ls);
+        pthread_mutex_unlock(&ls->lock);
+    }
+}
+
+void bd_usage_flush(bd_usage *u, int64_t now_us)
 {
     bd_store *s = thread_store(u);
+    give_back_leases(u, s, now_us, false);
     pthread_mutex_lock(&u->lock);
     size_t n = take_table_locked(u, u->batch);
     pthread_mutex_unlock(&u->lock);
@@ -244,6 +393,11 @@ bd_result bd_usage_get(bd_usage *u, int64_t key_id, int64_t now_us, int64_t *tod
     bd_result r = s ? bd_store_usage_get(s, key_id, day, today, month) : BD_ERR_BUSY;
     if (r != BD_OK)
         return r;
+    bool same_day;
+    int64_t unused = leased_unused(u, key_id, day, &same_day);
+    *month -= unused < *month ? unused : *month;
+    if (same_day)
+        *today -= unused < *today ? unused : *today;
     pthread_mutex_lock(&u->lock);
     for (size_t i = 0; i < PENDING_SLOTS && u->used; i++) {
         const pending *p = &u->table[i];
@@ -261,11 +415,15 @@ void bd_usage_free(bd_usage *u)
 {
     if (!u)
         return;
-    if (u->used) {
+    bool leased = false;
+    for (int i = 0; i < LEASE_SLOTS && !leased; i++)
+        leased = u->leases[i].left > 0;
+    if (u->used || leased) {
         bd_store *s = NULL;
         char why[512];
         if (bd_store_open(u->uri, BD_STORE_WRITE, &s, why, sizeof why) != BD_OK)
             s = NULL;
+        give_back_leases(u, s, 0, true);
         size_t n = take_table_locked(u, u->batch);
         write_batch(u, s, u->batch, n);
         if (u->used)
@@ -278,6 +436,9 @@ void bd_usage_free(bd_usage *u)
     free(u->conns);
     pthread_key_delete(u->conn_key);
     pthread_mutex_destroy(&u->lock);
+    for (int i = 0; i < LEASE_SLOTS; i++)
+        pthread_mutex_destroy(&u->leases[i].lock);
+    free(u->leases);
     free(u->table);
     free(u->batch);
     free(u->uri);

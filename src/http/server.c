@@ -341,7 +341,7 @@ static void *keep_usage(void *arg)
 {
     bd_server *srv = arg;
     while (wait_or_stop(srv, USAGE_FLUSH_MS))
-        bd_usage_flush(srv->usage);
+        bd_usage_flush(srv->usage, bd_now_us());
     return NULL;
 }
 

@@ -215,6 +215,13 @@ bd_result bd_store_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t c
     return s->ops->usage_add(s, key_id, day, count, quota, added, month_total);
 }
 
+bd_result bd_store_usage_give_back(bd_store *s, int64_t key_id, int32_t day, int64_t count)
+{
+    if (count < 1)
+        return BD_ERR_INVALID;
+    return s->ops->usage_give_back(s, key_id, day, count);
+}
+
 bd_result bd_store_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
                              int64_t *month_total)
 {

@@ -418,6 +418,9 @@ bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_mont
  * *month_total the month's counter after the call (after a refusal: what it holds). */
 bd_result bd_store_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count,
                              int64_t quota, int64_t *added, int64_t *month_total);
+/* Takes back `count` (>= 1) requests that usage_add added for key_id on day and that were
+ * never made (a lease's unused rest): from the day's and the month's counters, never below 0. */
+bd_result bd_store_usage_give_back(bd_store *s, int64_t key_id, int32_t day, int64_t count);
 /* The counters of key_id for day and its month (0 when nothing was counted). */
 bd_result bd_store_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
                              int64_t *month_total);

@@ -46,6 +46,7 @@ typedef struct bd_store_ops {
     bd_result (*key_set_quota)(bd_store *s, int64_t id, int64_t quota_per_month);
     bd_result (*usage_add)(bd_store *s, int64_t key_id, int32_t day, int64_t count,
                            int64_t quota, int64_t *added, int64_t *month_total);
+    bd_result (*usage_give_back)(bd_store *s, int64_t key_id, int32_t day, int64_t count);
     bd_result (*usage_get)(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
                            int64_t *month_total);
     bd_result (*rate_take)(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,

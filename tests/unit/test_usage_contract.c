@@ -118,6 +118,22 @@ TEST(test_usage_quota_admits_exactly_the_quota_across_connections)
     CHECK_INT(added, 0);
 }
 
+TEST(test_usage_give_back_takes_from_the_day_and_the_month_never_below_zero)
+{
+    bd_store *s = fresh();
+    int64_t added, month;
+    CHECK_INT(bd_store_usage_add(s, 1, 20261124, 5, 10, &added, &month), BD_OK);
+    CHECK_INT(bd_store_usage_add(s, 1, 20261125, 1, 10, &added, &month), BD_OK);
+    CHECK_INT(bd_store_usage_give_back(s, 1, 20261124, 2), BD_OK);
+    check_usage(s, 1, 20261124, 3, 4);
+    CHECK_INT(bd_store_usage_give_back(s, 1, 20261125, 9), BD_OK);
+    check_usage(s, 1, 20261125, 0, 0);
+    check_usage(s, 1, 20261124, 3, 0);
+    CHECK_INT(bd_store_usage_give_back(s, 2, 20261124, 1), BD_OK); /* nothing to take from */
+    check_usage(s, 2, 20261124, 0, 0);
+    CHECK_INT(bd_store_usage_give_back(s, 1, 20261124, 0), BD_ERR_INVALID);
+}
+
 #define THREADS 4
 #define TRIES 40
 #define QUOTA 100
@@ -178,7 +194,7 @@ TEST(test_usage_counts_keys_without_quota_in_batches_that_outlive_the_process)
     CHECK_INT(bd_usage_get(u, 4, now, &today, &month), BD_OK);
     CHECK_INT(today, 3); /* ... but this process counts it */
     CHECK_INT(month, 3);
-    bd_usage_flush(u);
+    bd_usage_flush(u, now);
     check_usage(s, 4, 20261124, 3, 3);
     CHECK(bd_usage_take(u, 4, 0, now, NULL));
     CHECK(bd_usage_take(u, 4, 0, now + 86400 * US, NULL)); /* the next day */
@@ -213,12 +229,58 @@ TEST(test_usage_quota_is_exact_across_two_servers_and_a_restart)
     bd_usage_free(b);
 }
 
+TEST(test_usage_leases_a_large_quota_and_gives_back_the_rest)
+{
+    bd_store *s = fresh();
+    int64_t now = (NOV24 + 60) * US, used, today, month;
+    bd_usage *u = bd_usage_new(fresh_uri());
+    CHECK(bd_usage_take(u, 3, 10000, now, &used)); /* a first lease of 1 */
+    CHECK_INT(used, 1);
+    CHECK(bd_usage_take(u, 3, 10000, now, &used)); /* then 1/64 of 9999, at most 64 */
+    CHECK_INT(used, 2);
+    check_usage(s, 3, 20261124, 65, 65); /* counted in the store ahead of use ... */
+    CHECK_INT(bd_usage_get(u, 3, now, &today, &month), BD_OK);
+    CHECK_INT(today, 2); /* ... but not reported as used */
+    CHECK_INT(month, 2);
+    bd_usage_flush(u, now + US / 2); /* not run out yet */
+    check_usage(s, 3, 20261124, 65, 65);
+    bd_usage_flush(u, now + US); /* the rest goes back after a second */
+    check_usage(s, 3, 20261124, 2, 2);
+    CHECK(bd_usage_take(u, 3, 10000, now + 2 * US, &used));
+    CHECK_INT(used, 3);
+    bd_usage_free(u); /* gives back its lease */
+    check_usage(s, 3, 20261124, 3, 3);
+}
+
+TEST(test_usage_leases_of_two_servers_admit_exactly_the_quota)
+{
+    bd_store *s = fresh();
+    int64_t now = (NOV24 + 60) * US, used;
+    bd_usage *a = bd_usage_new(fresh_uri()), *b = bd_usage_new(fresh_uri());
+    int admitted = 0, last_admitted = -1;
+    for (int i = 0; i < 1200; i++) {
+        if (bd_usage_take(i % 3 ? a : b, 5, 1000, now, &used)) {
+            admitted++;
+            last_admitted = i;
+        }
+    }
+    CHECK_INT(admitted, 1000);
+    CHECK_INT(last_admitted, 999); /* no request refused before the quota was used up */
+    check_usage(s, 5, 20261124, 1000, 1000);
+    bd_usage_free(a);
+    bd_usage_free(b);
+    check_usage(s, 5, 20261124, 1000, 1000);
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_key_quota_is_stored_listed_and_changed);
     RUN_CONTRACT(test_usage_counts_each_day_and_month_apart);
     RUN_CONTRACT(test_usage_quota_admits_exactly_the_quota_across_connections);
     RUN_CONTRACT(test_usage_quota_is_exact_with_concurrent_writers);
+    RUN_CONTRACT(test_usage_give_back_takes_from_the_day_and_the_month_never_below_zero);
+    RUN_CONTRACT(test_usage_leases_a_large_quota_and_gives_back_the_rest);
+    RUN_CONTRACT(test_usage_leases_of_two_servers_admit_exactly_the_quota);
     RUN_CONTRACT(test_usage_counts_keys_without_quota_in_batches_that_outlive_the_process);
     RUN_CONTRACT(test_usage_quota_is_exact_across_two_servers_and_a_restart);
 }

@@ -333,6 +333,7 @@ static const bd_store_ops PG_OPS = {
     .key_generation = pg_key_generation,
     .key_set_quota = pg_key_set_quota,
     .usage_add = pg_usage_add,
+    .usage_give_back = pg_usage_give_back,
     .usage_get = pg_usage_get,
     .rate_take = pg_rate_take,
     .rate_give_back = pg_rate_give_back,

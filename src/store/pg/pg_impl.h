@@ -51,6 +51,7 @@ typedef enum {
     PG_Q_KEY_SET_QUOTA,
     PG_Q_USAGE_ADD,
     PG_Q_USAGE_GET,
+    PG_Q_USAGE_GIVE_BACK,
     PG_Q_STATS,
     PG_Q_COUNT_RECORDS,
     PG_Q_COUNT_CARDS,
@@ -317,6 +318,7 @@ bd_result pg_key_generation(bd_store *s, int64_t *gen);
 bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month);
 bd_result pg_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count, int64_t quota,
                        int64_t *added, int64_t *month_total);
+bd_result pg_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);
 bd_result pg_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
                        int64_t *month_total);
 

@@ -26,6 +26,11 @@ static const pg_stmt USAGE_GET = {
     "coalesce(max(CASE WHEN period = $3::integer THEN requests END), 0) "
     "FROM key_usage WHERE key_id = $1::bigint AND period IN ($2::integer, $3::integer)"};
 
+static const pg_stmt USAGE_GIVE_BACK = {
+    PG_Q_USAGE_GIVE_BACK,
+    "UPDATE key_usage SET requests = GREATEST(0, requests - $4::bigint) "
+    "WHERE key_id = $1::bigint AND period IN ($2::integer, $3::integer)"};
+
 bd_result pg_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count, int64_t quota,
                        int64_t *added, int64_t *month_total)
 {
@@ -68,4 +73,14 @@ bd_result pg_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_to
     }
     PQclear(res);
     return r;
+}
+
+bd_result pg_usage_give_back(bd_store *s, int64_t key_id, int32_t day, int64_t count)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, key_id);
+    pg_param_int(&pp, day);
+    pg_param_int(&pp, day / 100);
+    pg_param_int(&pp, count);
+    return pg_run(pg_of(s), &USAGE_GIVE_BACK, &pp, NULL);
 }

@@ -62,6 +62,7 @@ static const bd_store_ops sqlite_ops = {
     .key_generation = sq_key_generation,
     .key_set_quota = sq_key_set_quota,
     .usage_add = sq_usage_add,
+    .usage_give_back = sq_usage_give_back,
     .usage_get = sq_usage_get,
     .rate_take = sq_rate_take,
     .rate_give_back = sq_rate_give_back,

@@ -52,6 +52,7 @@ enum {
     Q_USAGE_MONTH,
     Q_USAGE_DAY,
     Q_USAGE_GET,
+    Q_USAGE_GIVE_BACK,
     Q_STATS,
     Q_ERASE_EMAIL_BREACHES,
     Q_ERASE_EMAIL,
@@ -283,6 +284,7 @@ bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
 bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month);
 bd_result sq_usage_add(bd_store *base, int64_t key_id, int32_t day, int64_t count, int64_t quota,
                        int64_t *added, int64_t *month_total);
+bd_result sq_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);
 bd_result sq_usage_get(bd_store *base, int64_t key_id, int32_t day, int64_t *day_total,
                        int64_t *month_total);
 

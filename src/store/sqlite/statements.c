@@ -91,6 +91,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                       "WHERE ?4 = 0 OR requests + ?3 <= ?4 RETURNING requests",
     [Q_USAGE_DAY] = "INSERT INTO key_usage(key_id, period, requests) VALUES (?1, ?2, ?3) "
                     "ON CONFLICT(key_id, period) DO UPDATE SET requests = requests + ?3",
+    [Q_USAGE_GIVE_BACK] = "UPDATE key_usage SET requests = max(0, requests - ?4) "
+                          "WHERE key_id = ?1 AND period IN (?2, ?3)",
     [Q_USAGE_GET] = "SELECT coalesce(max(CASE WHEN period = ?2 THEN requests END), 0), "
                     "coalesce(max(CASE WHEN period = ?3 THEN requests END), 0) "
                     "FROM key_usage WHERE key_id = ?1 AND period IN (?2, ?3)",

@@ -76,3 +76,16 @@ bd_result sq_usage_get(bd_store *base, int64_t key_id, int32_t day, int64_t *day
     sq_done(st);
     return sq_map_rc(rc);
 }
+
+bd_result sq_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_USAGE_GIVE_BACK);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, key_id);
+    sqlite3_bind_int64(st, 2, day);
+    sqlite3_bind_int64(st, 3, day / 100);
+    sqlite3_bind_int64(st, 4, count);
+    return sq_step_done(s, st); /* one statement: both rows or neither */
+}
