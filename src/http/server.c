@@ -493,7 +493,8 @@ static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
     bd_result lr = bd_limiter_new(cfg->shared_limits, &srv->limiter, why, whylen);
     if (lr != BD_OK)
         return lr;
-    srv->usage = bd_usage_new(srv->db);
+    /* usage is written where shared limits are (the primary, when serving from a standby) */
+    srv->usage = bd_usage_new(cfg->shared_limits ? cfg->shared_limits : srv->db);
     if (!srv->usage)
         return BD_ERR_NOMEM;
     srv->auth_fails = bd_ratelimit_new(1u << 14);
