@@ -130,7 +130,7 @@ static bd_store *thread_store(bd_usage *u)
     if (s)
         return s;
     char why[512];
-    if (bd_store_open(u->uri, BD_STORE_WRITE, &s, why, sizeof why) != BD_OK) {
+    if (bd_store_open(u->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why, sizeof why) != BD_OK) {
         note_failure(u, "cannot open a connection");
         return NULL;
     }
@@ -421,7 +421,7 @@ void bd_usage_free(bd_usage *u)
     if (u->used || leased) {
         bd_store *s = NULL;
         char why[512];
-        if (bd_store_open(u->uri, BD_STORE_WRITE, &s, why, sizeof why) != BD_OK)
+        if (bd_store_open(u->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why, sizeof why) != BD_OK)
             s = NULL;
         give_back_leases(u, s, 0, true);
         size_t n = take_table_locked(u, u->batch);

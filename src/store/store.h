@@ -26,6 +26,11 @@ enum {
     BD_STORE_READ = 0,   /* serving: reads only */
     BD_STORE_WRITE = 1,  /* breachctl: imports, keys */
     BD_STORE_CREATE = 2, /* create the schema if the store is empty (with WRITE) */
+    /* with WRITE: a server's small writes (usage counters) beside its readers. The store
+     * must exist; nothing about its files is changed on open (on SQLite, opening and closing
+     * the file to fix its mode would drop every POSIX lock this process's other connections
+     * hold on it), and no settings for bulk loads are taken. */
+    BD_STORE_SMALL_WRITES = 4,
 };
 
 /* The secret file a store uses when none is named: "<path>.secret" beside a SQLite store.
