@@ -95,6 +95,7 @@ static int collect_key(void *ctx, const bd_key_row *k)
     e->info.rate_per_hour = k->rate_per_hour;
     e->info.exact_per_day = k->exact_per_day;
     e->info.expires_at = k->expires_at;
+    e->info.quota_per_month = k->quota_per_month;
     size_t nl = k->name.len < BD_KEY_NAME_MAX ? k->name.len : BD_KEY_NAME_MAX;
     memcpy(e->info.name, k->name.ptr, nl);
     size_t pl = k->plan.len < BD_KEY_PLAN_MAX ? k->plan.len : BD_KEY_PLAN_MAX;
@@ -155,4 +156,23 @@ bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_ke
     }
     pthread_rwlock_unlock(&kr->lock);
     return status;
+}
+
+bool bd_quota_parse(const char *s, int64_t *per_month)
+{
+    if (!s)
+        return false;
+    size_t n = strcspn(s, "/");
+    if (n == 0 || n > 13 || (s[n] && strcmp(s + n, "/month") != 0))
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < 1 || v > BD_KEY_QUOTA_MAX)
+        return false;
+    *per_month = v;
+    return true;
 }

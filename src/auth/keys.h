@@ -28,6 +28,13 @@
 bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32]);
 void bd_key_hash(bd_slice key, uint8_t out[32]);
 
+/* The most requests a month a key's quota may be. */
+#define BD_KEY_QUOTA_MAX 1000000000000LL
+
+/* A monthly quota as given to breachctl: "N/month" or "N", N from 1 to BD_KEY_QUOTA_MAX;
+ * false for anything else (0, a sign, another unit, trailing text). */
+bool bd_quota_parse(const char *s, int64_t *per_month);
+
 /* Requests per hour of a named plan; false for an unknown plan name. */
 bool bd_plan_rate(const char *plan, int64_t *per_hour);
 
@@ -36,6 +43,7 @@ typedef struct {
     int64_t rate_per_hour;
     int64_t exact_per_day; /* card lookups by full number or Hash: per day; 0: none */
     int64_t expires_at;    /* 0: never */
+    int64_t quota_per_month; /* requests per UTC calendar month; 0: no quota */
     char name[BD_KEY_NAME_MAX + 1];
     char plan[BD_KEY_PLAN_MAX + 1]; /* standard, enterprise or custom */
 } bd_key_info;

@@ -26,8 +26,9 @@ int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
 /* Creates a new store and its secret. */
 int bd_cli_init_store(const char *db, const char *secret_path);
 /* Creates an API key and prints it as the only line on stdout. rate: requests per hour;
- * exact_per_day: card lookups by full number or Hash: per day (0: none). */
+ * exact_per_day: card lookups by full number or Hash: per day (0: none); quota_per_month:
+ * requests per UTC month (0: none). */
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
-                      int64_t exact_per_day, int64_t expires_at);
+                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month);
 
 #endif

@@ -102,7 +102,7 @@ int bd_cli_init_store(const char *db, const char *secret_path)
 }
 
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
-                      int64_t exact_per_day, int64_t expires_at)
+                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month)
 {
     char text[BD_KEY_TEXT_LEN + 1];
     bd_key_row k = {.name = bd_slice_from(name),
@@ -110,7 +110,8 @@ int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t r
                     .rate_per_hour = rate,
                     .exact_per_day = exact_per_day,
                     .created_at = (int64_t)time(NULL),
-                    .expires_at = expires_at};
+                    .expires_at = expires_at,
+                    .quota_per_month = quota_per_month};
     if (bd_key_generate(text, k.hash) != BD_OK) {
         fprintf(stderr, "breachctl: cannot generate a key\n");
         return BD_EXIT_FAIL;
@@ -122,9 +123,12 @@ int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t r
     }
     printf("%s\n", text);
     fflush(stdout);
+    char quota[48] = "";
+    if (quota_per_month)
+        snprintf(quota, sizeof quota, ", %lld requests/month", (long long)quota_per_month);
     fprintf(stderr,
-            "breachctl: key %lld '%s' (%s, %lld requests/hour, %lld exact card lookups/day) "
+            "breachctl: key %lld '%s' (%s, %lld requests/hour, %lld exact card lookups/day%s) "
             "created; it is shown only this once\n",
-            (long long)id, name, plan, (long long)rate, (long long)exact_per_day);
+            (long long)id, name, plan, (long long)rate, (long long)exact_per_day, quota);
     return BD_EXIT_OK;
 }

@@ -12,8 +12,13 @@
 static const char USAGE[] =
     "usage: breachctl keys create --db PATH --name TEXT [--plan standard|enterprise]\n"
     "                             [--rate N/h] [--exact-lookups N/day] [--expires YYYY-MM-DD]\n"
+    "                             [--quota N/month]\n"
     "       breachctl keys list --db PATH\n"
-    "       breachctl keys revoke ID --db PATH\n";
+    "       breachctl keys revoke ID --db PATH\n"
+    "       breachctl keys set-quota ID N/month|none --db PATH\n";
+
+static const char QUOTA_HELP[] =
+    "is requests per calendar month (UTC), 1 to 1000000000000, like 10000/month";
 
 /* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
 static int64_t days_from_civil(int y, int m, int d)
@@ -52,19 +57,57 @@ static void format_time(int64_t t, char out[11])
 static int print_key(void *ctx, const bd_key_row *k)
 {
     int64_t now = *(const int64_t *)ctx;
-    char created[11], expires[11];
+    char created[11], expires[11], quota[24] = "-";
+    if (k->quota_per_month)
+        snprintf(quota, sizeof quota, "%lld", (long long)k->quota_per_month);
     format_time(k->created_at, created);
     format_time(k->expires_at, expires);
     const char *status = k->revoked_at                           ? "revoked"
                          : k->expires_at && k->expires_at <= now ? "expired"
                                                                  : "active";
     /* the name is anyone's text: shown escaped, never as terminal control */
-    bd_term_printf(stdout, "%-6lld %-24.*s %-11.*s %9lld %9lld %-10s %-10s %s", (long long)k->id,
-                   (int)k->name.len, k->name.ptr, (int)k->plan.len, k->plan.ptr,
-                   (long long)k->rate_per_hour, (long long)k->exact_per_day, created, expires,
-                   status);
+    bd_term_printf(stdout, "%-6lld %-24.*s %-11.*s %9lld %9lld %13s %-10s %-10s %s",
+                   (long long)k->id, (int)k->name.len, k->name.ptr, (int)k->plan.len, k->plan.ptr,
+                   (long long)k->rate_per_hour, (long long)k->exact_per_day, quota, created,
+                   expires, status);
     putchar('\n');
     return 0;
+}
+
+/* keys set-quota ID N/month|none: servers apply it within a few seconds (the key
+ * generation moves); what the key used this month stays counted. */
+static int set_quota(const char *db, const char *secret, int npos, const char **pos)
+{
+    int64_t id, per_month = 0;
+    if (npos != 2 || !bd_parse_i64(pos[0], 1, INT64_MAX, &id)) {
+        fprintf(stderr, "breachctl keys set-quota: give the key's ID (see 'keys list') and "
+                        "its quota, like: keys set-quota 3 10000/month --db PATH\n");
+        return BD_EXIT_FAIL;
+    }
+    if (strcmp(pos[1], "none") != 0 && !bd_quota_parse(pos[1], &per_month)) {
+        fprintf(stderr, "breachctl keys set-quota: the quota %s, or none\n", QUOTA_HELP);
+        return BD_EXIT_FAIL;
+    }
+    bd_store *s;
+    uint8_t key[BD_SECRET_LEN];
+    if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    bd_result r = bd_store_key_set_quota(s, id, per_month);
+    bd_store_close(s);
+    if (r == BD_ERR_NOT_FOUND) {
+        fprintf(stderr, "breachctl keys set-quota: no active key %lld\n", (long long)id);
+        return BD_EXIT_FAIL;
+    }
+    if (r != BD_OK) {
+        fprintf(stderr, "breachctl keys set-quota: the store did not take the change\n");
+        return BD_EXIT_FAIL;
+    }
+    if (per_month)
+        fprintf(stderr, "breachctl: key %lld may make %lld requests a month; servers apply it "
+                        "within a few seconds\n", (long long)id, (long long)per_month);
+    else
+        fprintf(stderr, "breachctl: key %lld has no monthly quota now\n", (long long)id);
+    return BD_EXIT_OK;
 }
 
 int bd_cmd_keys(int argc, char **argv)
@@ -75,21 +118,29 @@ int bd_cmd_keys(int argc, char **argv)
     }
     const char *sub = argv[0];
     const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
-               *exact = NULL, *expires = NULL, *id = NULL;
+               *exact = NULL, *expires = NULL, *quota = NULL, *pos[2] = {NULL, NULL};
     const bd_option opts[] = {{"--db", &db, NULL},           {"--secret", &secret, NULL},
                               {"--name", &name, NULL},       {"--plan", &plan, NULL},
                               {"--rate", &rate, NULL},       {"--exact-lookups", &exact, NULL},
-                              {"--expires", &expires, NULL}, {NULL, NULL, NULL}};
+                              {"--expires", &expires, NULL}, {"--quota", &quota, NULL},
+                              {NULL, NULL, NULL}};
     int npos = 0;
-    if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, &id, 1, &npos))
+    if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, pos, 2, &npos))
         return BD_EXIT_FAIL;
+    const char *id = pos[0];
+    if (strcmp(sub, "set-quota") == 0)
+        return set_quota(db, secret, npos, pos);
+    if (npos > 1) {
+        fprintf(stderr, "breachctl keys: unexpected argument '%s'\n", pos[1]);
+        return BD_EXIT_FAIL;
+    }
     if (!db) {
         fputs(USAGE, stderr);
         return BD_EXIT_FAIL;
     }
     int64_t now = (int64_t)time(NULL);
     if (strcmp(sub, "create") == 0) {
-        int64_t per_hour, exact_per_day = BD_KEY_EXACT_PER_DAY, expires_at = 0;
+        int64_t per_hour, exact_per_day = BD_KEY_EXACT_PER_DAY, expires_at = 0, per_month = 0;
         if (!name || !*name || strlen(name) > BD_KEY_NAME_MAX) {
             fprintf(stderr, "breachctl keys create: --name of 1 to %d characters is required\n",
                     BD_KEY_NAME_MAX);
@@ -114,6 +165,10 @@ int bd_cmd_keys(int argc, char **argv)
                     BD_KEY_EXACT_PER_DAY_MAX);
             return BD_EXIT_FAIL;
         }
+        if (quota && !bd_quota_parse(quota, &per_month)) {
+            fprintf(stderr, "breachctl keys create: --quota %s\n", QUOTA_HELP);
+            return BD_EXIT_FAIL;
+        }
         if (expires) {
             bd_datetime d;
             if (!bd_date_parse_iso(bd_slice_from(expires), &d)) {
@@ -130,7 +185,8 @@ int bd_cmd_keys(int argc, char **argv)
         uint8_t key[BD_SECRET_LEN];
         if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
             return BD_EXIT_FAIL;
-        int rc = bd_cli_create_key(s, name, plan, per_hour, exact_per_day, expires_at);
+        int rc = bd_cli_create_key(s, name, plan, per_hour, exact_per_day, expires_at,
+                                   per_month);
         bd_store_close(s);
         return rc;
     }
@@ -146,8 +202,8 @@ int bd_cmd_keys(int argc, char **argv)
             return BD_EXIT_FAIL;
         int rc = BD_EXIT_OK;
         if (sub[0] == 'l') {
-            printf("%-6s %-24s %-11s %9s %9s %-10s %-10s %s\n", "ID", "NAME", "PLAN", "RATE/H",
-                   "EXACT/DAY", "CREATED", "EXPIRES", "STATUS");
+            printf("%-6s %-24s %-11s %9s %9s %13s %-10s %-10s %s\n", "ID", "NAME", "PLAN",
+                   "RATE/H", "EXACT/DAY", "QUOTA/MONTH", "CREATED", "EXPIRES", "STATUS");
             if (bd_store_key_list(s, print_key, &now) != BD_OK)
                 rc = BD_EXIT_FAIL;
         } else {

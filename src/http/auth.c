@@ -2,9 +2,19 @@
  * throttle per client address. */
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "http/server_impl.h"
+
+void bd_utc_text(int64_t t, char out[21])
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) ||
+        strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(out, 21, "1970-01-01T00:00:00Z");
+}
 
 int64_t bd_now_us(void)
 {
@@ -77,6 +87,23 @@ static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
     return false;
 }
 
+/* Counts the request against the key's usage and monthly quota; false (403 written) when
+ * the quota is used up. GET /usage is neither counted nor refused. */
+static bool take_quota(bd_server *srv, bd_req *rq)
+{
+    if (rq->usage_exempt)
+        return true;
+    if (bd_usage_take(srv->usage, rq->key.id, rq->key.quota_per_month, rq->now_us, NULL))
+        return true;
+    rq->quota_reset = bd_usage_month_end(rq->now_us / 1000000);
+    char when[21];
+    bd_utc_text(rq->quota_reset, when);
+    bd_reply_error(rq, 403, "quota_exhausted",
+                   "this key's quota of %lld requests a month is used up; it resets at %s",
+                   (long long)rq->key.quota_per_month, when);
+    return false;
+}
+
 /* The presented key: hibp-api-key first for the HIBP API v3, then x-api-key; false when
  * none is there or it is empty. */
 static bool presented_key(const bd_req *rq, bool hibp, bd_slice *out)
@@ -127,5 +154,5 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
         return failed(srv, rq, client, now, hibp ? 401 : 403, "authentication_failed",
                       "the API key is not valid; check it or ask for a new one");
     bd_known_keys_add(srv->known_keys, tag);
-    return take_budget(srv, rq, now);
+    return take_budget(srv, rq, now) && take_quota(srv, rq);
 }

@@ -34,6 +34,7 @@ const char *bd_route_name(bd_route r)
                                                       "healthz",
                                                       "metrics",
                                                       "openapi",
+                                                      "usage",
                                                       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }

@@ -24,6 +24,7 @@ typedef enum {
     BD_ROUTE_HEALTHZ,
     BD_ROUTE_METRICS,
     BD_ROUTE_OPENAPI,
+    BD_ROUTE_USAGE,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;

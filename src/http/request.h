@@ -10,6 +10,7 @@
 #include "auth/keys.h"
 #include "auth/limiter.h"
 #include "auth/ratelimit.h"
+#include "auth/usage.h"
 #include "auth/secret.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -46,6 +47,9 @@ typedef struct {
     bd_key_info key;
     int64_t now_us;      /* Unix microseconds when the key was checked, for later budgets */
     bd_limiter *limiter; /* the server's per-key budgets */
+    bd_usage *usage;     /* the server's per-key usage counters and quotas */
+    bool usage_exempt;   /* GET /usage: not counted, answered with the quota used up */
+    int64_t quota_reset; /* Unix seconds: X-Quota-Reset on a 403 quota_exhausted; 0: none */
     char request_id[BD_REQUEST_ID_LEN + 1];
     const uint8_t *secret;
     bd_store *store;

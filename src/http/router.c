@@ -91,6 +91,7 @@ static const route_entry ROUTES[] = {
     {"/breaches/", BD_ROUTE_BREACH, "GET, HEAD"},
     {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD"},
     {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD"},
+    {"/usage", BD_ROUTE_USAGE, "GET, HEAD"},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -194,9 +195,10 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         bd_reply_error(rq, 404, "not_found", "no such path; the API lives under %s/", srv->base);
         return;
     }
+    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
+    rq->usage_exempt = bd_slice_eq(rq->path, "/usage");
     if (!bd_authenticate(srv, rq, false))
         return;
-    rq->path = (bd_slice){url + srv->base_len, ulen - srv->base_len};
     bd_slice arg = {NULL, 0};
     const route_entry *e = find_route(rq->path, &arg);
     if (!e) {
@@ -221,6 +223,9 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_CARD_SEARCH:
         bd_handle_card_search(rq);
+        break;
+    case BD_ROUTE_USAGE:
+        bd_handle_usage(srv, rq);
         break;
     default:
         break;

@@ -23,6 +23,7 @@
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 #define KEY_REFRESH_MS 1000
+#define USAGE_FLUSH_MS 1000 /* usage counted in memory is written this often */
 #define LIMITS_TICK_MS 1000 /* leases unused this long go back (auth/limiter.h) */
 /* Requests on one thread that start within this many microseconds share a read view (see
  * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
@@ -131,6 +132,11 @@ static enum MHD_Result send_reply(const bd_server *srv, struct MHD_Connection *c
         MHD_add_response_header(resp, "X-RateLimit-Remaining", bd_i64_text(rq->rate_remaining, v));
         MHD_add_response_header(resp, "X-RateLimit-Reset", bd_i64_text(rq->rate_reset, v));
     }
+    if (rq->quota_reset) {
+        char when[21];
+        bd_utc_text(rq->quota_reset, when);
+        MHD_add_response_header(resp, "X-Quota-Reset", when);
+    }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -190,6 +196,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->conn = conn;
     rq->secret = srv->secret;
     rq->limiter = srv->limiter;
+    rq->usage = srv->usage;
     rq->records = -1;
     rq->log_account = srv->log != NULL;
     rq->empty_search_status = srv->cfg.empty_search_status;
@@ -362,6 +369,15 @@ static void *keep_limits(void *arg)
     return NULL;
 }
 
+/* Writes the usage counted in memory to the store once a second (auth/usage.h). */
+static void *keep_usage(void *arg)
+{
+    bd_server *srv = arg;
+    while (wait_or_stop(srv, USAGE_FLUSH_MS))
+        bd_usage_flush(srv->usage, bd_now_us());
+    return NULL;
+}
+
 /* Parses "host:port" or "[v6]:port" into a socket address. */
 static bool parse_listen(const char *listen, struct sockaddr_storage *ss, bool *v6)
 {
@@ -510,6 +526,10 @@ static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
     bd_result lr = bd_limiter_new(cfg->shared_limits, &srv->limiter, why, whylen);
     if (lr != BD_OK)
         return lr;
+    /* usage is written where shared limits are (the primary, when serving from a standby) */
+    srv->usage = bd_usage_new(cfg->shared_limits ? cfg->shared_limits : srv->db);
+    if (!srv->usage)
+        return BD_ERR_NOMEM;
     srv->auth_fails = bd_ratelimit_new(1u << 14);
     srv->known_keys = bd_known_keys_new(1u << 16);
     srv->metrics = bd_metrics_new();
@@ -664,6 +684,12 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         goto fail;
     }
     srv->refresher_started = true;
+    if (pthread_create(&srv->usage_keeper, NULL, keep_usage, srv) != 0) {
+        snprintf(why, whylen, "cannot start the usage counters thread");
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
+    srv->usage_keeper_started = true;
     bd_limiter_health lh;
     bd_limiter_health_get(srv->limiter, &lh);
     if (lh.shared) {
@@ -725,6 +751,8 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         pthread_join(srv->refresher, NULL);
     if (srv->limits_keeper_started)
         pthread_join(srv->limits_keeper, NULL);
+    if (srv->usage_keeper_started)
+        pthread_join(srv->usage_keeper, NULL);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);
@@ -736,6 +764,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
     }
     bd_keyring_free(srv->keys);
     bd_limiter_free(srv->limiter);
+    bd_usage_free(srv->usage); /* writes what was counted in memory */
     bd_ratelimit_free(srv->auth_fails);
     bd_known_keys_free(srv->known_keys);
     bd_guard_free(srv->guard);

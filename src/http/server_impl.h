@@ -44,6 +44,7 @@ struct bd_server {
     struct MHD_Daemon *daemon;
     bd_keyring *keys;
     bd_limiter *limiter;       /* per API key: its requests, its exact card lookups */
+    bd_usage *usage;           /* per API key: requests per day and month, the quota */
     bd_ratelimit *auth_fails;  /* per client address, failed keys only; per process */
     bd_known_keys *known_keys; /* (address, key) pairs that authenticated */
     bd_guard *guard;           /* per-connection deadlines */
@@ -60,6 +61,8 @@ struct bd_server {
     bool refresher_started;
     pthread_t limits_keeper; /* with --shared-limits only */
     bool limits_keeper_started;
+    pthread_t usage_keeper; /* writes the usage counted in memory, once a second */
+    bool usage_keeper_started;
 };
 
 /* Current time in Unix microseconds. */
@@ -76,6 +79,12 @@ bool bd_key_presented(const bd_req *rq, bool hibp);
  * API v3 (hibp true) takes it in hibp-api-key or x-api-key and answers a bad key with 401,
  * as HIBP does. */
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp);
+
+/* GET /usage under the v7 base path: the calling key's usage (usage.c). */
+void bd_handle_usage(bd_server *srv, bd_req *rq);
+
+/* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
+void bd_utc_text(int64_t t, char out[21]);
 
 /* Routes and answers a request under the HIBP API v3's base path (hibp.c). */
 void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);

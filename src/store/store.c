@@ -200,6 +200,35 @@ bd_result bd_store_key_generation(bd_store *s, int64_t *gen)
     return s->ops->key_generation(s, gen);
 }
 
+bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month)
+{
+    return s->ops->key_set_quota(s, id, quota_per_month);
+}
+
+bd_result bd_store_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count,
+                             int64_t quota, int64_t *added, int64_t *month_total)
+{
+    *added = 0;
+    *month_total = 0;
+    if (count < 1 || quota < 0)
+        return BD_ERR_INVALID;
+    return s->ops->usage_add(s, key_id, day, count, quota, added, month_total);
+}
+
+bd_result bd_store_usage_give_back(bd_store *s, int64_t key_id, int32_t day, int64_t count)
+{
+    if (count < 1)
+        return BD_ERR_INVALID;
+    return s->ops->usage_give_back(s, key_id, day, count);
+}
+
+bd_result bd_store_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
+                             int64_t *month_total)
+{
+    *day_total = *month_total = 0;
+    return s->ops->usage_get(s, key_id, day, day_total, month_total);
+}
+
 bd_result bd_store_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
                              int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us)
 {

@@ -26,6 +26,11 @@ enum {
     BD_STORE_READ = 0,   /* serving: reads only */
     BD_STORE_WRITE = 1,  /* breachctl: imports, keys */
     BD_STORE_CREATE = 2, /* create the schema if the store is empty (with WRITE) */
+    /* with WRITE: a server's small writes (usage counters) beside its readers. The store
+     * must exist; nothing about its files is changed on open (on SQLite, opening and closing
+     * the file to fix its mode would drop every POSIX lock this process's other connections
+     * hold on it), and no settings for bulk loads are taken. */
+    BD_STORE_SMALL_WRITES = 4,
 };
 
 /* The secret file a store uses when none is named: "<path>.secret" beside a SQLite store.
@@ -386,6 +391,7 @@ typedef struct {
     int64_t created_at;    /* Unix seconds */
     int64_t expires_at;    /* 0: never */
     int64_t revoked_at;    /* 0: active */
+    int64_t quota_per_month; /* requests per calendar month (UTC); 0: no quota */
 } bd_key_row;
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
@@ -398,6 +404,31 @@ bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx);
 bd_result bd_store_key_revoke(bd_store *s, int64_t id, int64_t now);
 /* A number that changes whenever keys change, so servers can reload cheaply. */
 bd_result bd_store_key_generation(bd_store *s, int64_t *gen);
+/* Sets an active key's monthly quota (0: none); BD_ERR_NOT_FOUND when there is no active key
+ * id. Bumps the generation. */
+bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month);
+
+/* ---- per-key usage ----------------------------------------------------------------- */
+
+/* Requests each key made per UTC day and per UTC month, kept with the store so they survive
+ * restarts and are shared by every server of the store. `day` is yyyymmdd; its month is
+ * day / 100 (yyyymm). Both calls are one write transaction of their own (PostgreSQL: one
+ * statement, outside any transaction of the connection's; SQLite: BEGIN IMMEDIATE ... COMMIT,
+ * so they wait for an import's commit like any writer), neither bumps the data version.
+ *
+ * usage_add adds `count` (>= 1) requests of key_id on day to the day's and the month's
+ * counters, unless quota > 0 and the month's counter would pass quota: then nothing is added.
+ * Concurrent calls from any number of connections or processes are serialised by the
+ * month's row, so with count 1 exactly `quota` calls of a month add. *added is count or 0;
+ * *month_total the month's counter after the call (after a refusal: what it holds). */
+bd_result bd_store_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count,
+                             int64_t quota, int64_t *added, int64_t *month_total);
+/* Takes back `count` (>= 1) requests that usage_add added for key_id on day and that were
+ * never made (a lease's unused rest): from the day's and the month's counters, never below 0. */
+bd_result bd_store_usage_give_back(bd_store *s, int64_t key_id, int32_t day, int64_t count);
+/* The counters of key_id for day and its month (0 when nothing was counted). */
+bd_result bd_store_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
+                             int64_t *month_total);
 
 /* ---- shared rate limits ------------------------------------------------------------ */
 

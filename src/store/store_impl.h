@@ -43,6 +43,12 @@ typedef struct bd_store_ops {
     bd_result (*key_list)(bd_store *s, bd_key_cb cb, void *ctx);
     bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);
     bd_result (*key_generation)(bd_store *s, int64_t *gen);
+    bd_result (*key_set_quota)(bd_store *s, int64_t id, int64_t quota_per_month);
+    bd_result (*usage_add)(bd_store *s, int64_t key_id, int32_t day, int64_t count,
+                           int64_t quota, int64_t *added, int64_t *month_total);
+    bd_result (*usage_give_back)(bd_store *s, int64_t key_id, int32_t day, int64_t count);
+    bd_result (*usage_get)(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
+                           int64_t *month_total);
     bd_result (*rate_take)(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
                            int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
     bd_result (*rate_give_back)(bd_store *s, int kind, int64_t id, int64_t count,

@@ -319,6 +319,9 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
     CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
 }
 
+/* Takes migration 8 (usage and quotas) back out of a store. */
+#define REWIND_USAGE "DROP TABLE key_usage; ALTER TABLE api_keys DROP COLUMN quota_per_month;"
+
 /* Takes migration 6 (the breach fields of the HIBP API v3) back out of a store. */
 #define REWIND_BREACH_HIBP_FIELDS                                                                  \
     "DROP INDEX breaches_by_name; ALTER TABLE breaches DROP COLUMN name;"                          \
@@ -339,7 +342,7 @@ TEST(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20)
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
     CHECK_INT(sqlite3_exec(db,
                            "ALTER TABLE api_keys DROP COLUMN exact_per_day;"
-                           REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 4;",
+                           REWIND_USAGE REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 4;",
                            NULL, NULL, NULL),
               SQLITE_OK);
     sqlite3_close(db);
@@ -382,8 +385,8 @@ TEST(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
     /* Back to schema 5: the breaches had no Name, no times, no flags. */
     sqlite3 *db;
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
-    CHECK_INT(sqlite3_exec(db, REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 5;", NULL, NULL,
-                           NULL),
+    CHECK_INT(sqlite3_exec(db, REWIND_USAGE REWIND_BREACH_HIBP_FIELDS "PRAGMA user_version = 5;",
+                           NULL, NULL, NULL),
               SQLITE_OK);
     sqlite3_close(db);
     char why[256];

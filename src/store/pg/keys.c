@@ -7,11 +7,12 @@
 
 static const pg_stmt KEY_ADD = {
     PG_Q_KEY_ADD, "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
-                  "expires_at, exact_per_day) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"};
+                  "expires_at, exact_per_day, quota_per_month) "
+                  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"};
 static const pg_stmt KEY_LIST = {PG_Q_KEY_LIST,
                                  "SELECT id, name, encode(hash, 'hex'), plan, rate_per_hour, "
-                                 "created_at, expires_at, revoked_at, exact_per_day "
-                                 "FROM api_keys ORDER BY id"};
+                                 "created_at, expires_at, revoked_at, exact_per_day, "
+                                 "quota_per_month FROM api_keys ORDER BY id"};
 static const pg_stmt KEY_REVOKE = {
     PG_Q_KEY_REVOKE, "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0"};
 static const pg_stmt KEY_BUMP = {PG_Q_KEY_BUMP, "UPDATE meta SET value = (value::bigint + 1)::text "
@@ -32,6 +33,7 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     pg_param_int(&pp, k->created_at);
     pg_param_int(&pp, k->expires_at);
     pg_param_int(&pp, k->exact_per_day);
+    pg_param_int(&pp, k->quota_per_month);
     PGresult *res;
     r = pg_run(p, &KEY_ADD, &pp, &res);
     if (r == BD_OK) {
@@ -69,6 +71,7 @@ bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
         k.expires_at = pg_int(res, i, 6);
         k.revoked_at = pg_int(res, i, 7);
         k.exact_per_day = pg_int(res, i, 8);
+        k.quota_per_month = pg_int(res, i, 9);
         if (cb(ctx, &k))
             break;
     }
@@ -104,4 +107,29 @@ bd_result pg_key_generation(bd_store *s, int64_t *gen)
     if (r == BD_OK)
         *gen = strtoll(v, NULL, 10);
     return r;
+}
+
+static const pg_stmt KEY_SET_QUOTA = {
+    PG_Q_KEY_SET_QUOTA,
+    "UPDATE api_keys SET quota_per_month = $2 WHERE id = $1 AND revoked_at = 0"};
+
+bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, quota_per_month);
+    PGresult *res;
+    r = pg_run(p, &KEY_SET_QUOTA, &pp, &res);
+    if (r == BD_OK) {
+        r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
+        PQclear(res);
+    }
+    if (r == BD_OK)
+        r = pg_run(p, &KEY_BUMP, NULL, NULL);
+    return pg_write_end(p, own, r);
 }

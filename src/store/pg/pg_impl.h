@@ -48,6 +48,10 @@ typedef enum {
     PG_Q_KEY_LIST,
     PG_Q_KEY_REVOKE,
     PG_Q_KEY_BUMP,
+    PG_Q_KEY_SET_QUOTA,
+    PG_Q_USAGE_ADD,
+    PG_Q_USAGE_GET,
+    PG_Q_USAGE_GIVE_BACK,
     PG_Q_STATS,
     PG_Q_COUNT_RECORDS,
     PG_Q_COUNT_CARDS,
@@ -309,6 +313,14 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx);
 bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now);
 bd_result pg_key_generation(bd_store *s, int64_t *gen);
+
+/* keys.c (the quota) and usage.c (the counters) */
+bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month);
+bd_result pg_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count, int64_t quota,
+                       int64_t *added, int64_t *month_total);
+bd_result pg_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);
+bd_result pg_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *day_total,
+                       int64_t *month_total);
 
 bd_result pg_rate_take(bd_store *s, int kind, int64_t id, int64_t now_us, int64_t share_us,
                        int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);

@@ -175,6 +175,13 @@ static const char *const MIGRATIONS[] = {
     ("CREATE TABLE IF NOT EXISTS password_ranges(bucket integer PRIMARY KEY,"
      "  hashes bytea NOT NULL);"
      "ALTER TABLE password_ranges ALTER COLUMN hashes SET STORAGE EXTERNAL;"),
+    /* 11 (usage and quotas): a key's monthly quota (0: none), and its requests per UTC day
+     * (period yyyymmdd) and month (period yyyymm). Logged, unlike rate_limits: a month's
+     * count must survive a crash of the primary. IF NOT EXISTS: a test winds the schema
+     * version back over it to replay an older migration. */
+    ("ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS quota_per_month bigint NOT NULL DEFAULT 0;"
+     "CREATE TABLE IF NOT EXISTS key_usage(key_id bigint NOT NULL, period integer NOT NULL,"
+     "  requests bigint NOT NULL, PRIMARY KEY(key_id, period));"),
 };
 /* clang-format on */
 

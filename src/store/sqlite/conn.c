@@ -60,6 +60,10 @@ static const bd_store_ops sqlite_ops = {
     .key_list = sq_key_list,
     .key_revoke = sq_key_revoke,
     .key_generation = sq_key_generation,
+    .key_set_quota = sq_key_set_quota,
+    .usage_add = sq_usage_add,
+    .usage_give_back = sq_usage_give_back,
+    .usage_get = sq_usage_get,
     .rate_take = sq_rate_take,
     .rate_give_back = sq_rate_give_back,
     .erase_email = sq_erase_email,
@@ -210,6 +214,8 @@ static void set_role(sqlite_store *s, int flags)
         sq_exec(s, "PRAGMA query_only=1");
         return;
     }
+    if (flags & BD_STORE_SMALL_WRITES)
+        return; /* a reader's settings, writes allowed */
     /* bulk writers: fold the WAL back every 256 MiB, not every 4 MiB (each fsyncs);
      * a 1 GiB page cache (allocated only as used) keeps the random-key index pages
      * of a few million records in memory, where import cost grows once they spill */
@@ -228,7 +234,7 @@ bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why,
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, configure_sqlite);
     *out = NULL;
-    if ((flags & BD_STORE_WRITE) &&
+    if ((flags & BD_STORE_WRITE) && !(flags & BD_STORE_SMALL_WRITES) &&
         make_private(path, flags & BD_STORE_CREATE, why, whylen) != BD_OK)
         return BD_ERR_IO;
     sqlite_store *s = calloc(1, sizeof *s);

@@ -17,6 +17,7 @@ bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
     sqlite3_bind_int64(st, 5, k->created_at);
     sqlite3_bind_int64(st, 6, k->expires_at);
     sqlite3_bind_int64(st, 7, k->exact_per_day);
+    sqlite3_bind_int64(st, 8, k->quota_per_month);
     bd_result r = sq_step_done(s, st);
     if (r != BD_OK)
         return r;
@@ -44,6 +45,7 @@ bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
         k.expires_at = sqlite3_column_int64(st, 6);
         k.revoked_at = sqlite3_column_int64(st, 7);
         k.exact_per_day = sqlite3_column_int64(st, 8);
+        k.quota_per_month = sqlite3_column_int64(st, 9);
         if (cb(ctx, &k))
             break;
     }
@@ -94,4 +96,20 @@ bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
 {
     (void)base, (void)kind, (void)id, (void)count, (void)share_us;
     return BD_ERR_INVALID;
+}
+
+bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_KEY_SET_QUOTA);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, quota_per_month);
+    bd_result r = sq_step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND;
+    return sq_run_fixed(s, Q_KEY_BUMP);
 }

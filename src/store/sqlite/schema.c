@@ -175,6 +175,11 @@ const char *const bd_sqlite_migrations[] = {
      * test winds user_version back over it to replay an older migration. */
     ("CREATE TABLE IF NOT EXISTS password_ranges(bucket INTEGER PRIMARY KEY,"
      "  hashes BLOB NOT NULL);"),
+    /* 8 (usage and quotas): a key's monthly quota (0: none), and its requests per UTC day
+     * (period yyyymmdd) and month (period yyyymm) */
+    ("ALTER TABLE api_keys ADD COLUMN quota_per_month INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TABLE key_usage(key_id INTEGER NOT NULL, period INTEGER NOT NULL,"
+     "  requests INTEGER NOT NULL, PRIMARY KEY(key_id, period)) WITHOUT ROWID;"),
 };
 /* clang-format on */
 

@@ -48,6 +48,11 @@ enum {
     Q_KEY_LIST,
     Q_KEY_REVOKE,
     Q_KEY_BUMP,
+    Q_KEY_SET_QUOTA,
+    Q_USAGE_MONTH,
+    Q_USAGE_DAY,
+    Q_USAGE_GET,
+    Q_USAGE_GIVE_BACK,
     Q_STATS,
     Q_ERASE_EMAIL_BREACHES,
     Q_ERASE_EMAIL,
@@ -274,6 +279,14 @@ bd_result sq_rate_take(bd_store *base, int kind, int64_t id, int64_t now_us, int
                        int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
 bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
                             int64_t share_us);
+
+/* keys.c (the quota) and usage.c (the counters) */
+bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month);
+bd_result sq_usage_add(bd_store *base, int64_t key_id, int32_t day, int64_t count, int64_t quota,
+                       int64_t *added, int64_t *month_total);
+bd_result sq_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);
+bd_result sq_usage_get(bd_store *base, int64_t key_id, int32_t day, int64_t *day_total,
+                       int64_t *month_total);
 
 /* ranges.c */
 bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,

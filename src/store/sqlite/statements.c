@@ -78,9 +78,24 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
                          "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
-                  "expires_at, exact_per_day) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                  "expires_at, exact_per_day, quota_per_month) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
-                   "revoked_at, exact_per_day FROM api_keys ORDER BY id",
+                   "revoked_at, exact_per_day, quota_per_month FROM api_keys ORDER BY id",
+    [Q_KEY_SET_QUOTA] = "UPDATE api_keys SET quota_per_month = ?2 "
+                        "WHERE id = ?1 AND revoked_at = 0",
+    /* ?1 key, ?2 month, ?3 count, ?4 quota (0: none): no row back when the quota refuses */
+    [Q_USAGE_MONTH] = "INSERT INTO key_usage(key_id, period, requests) "
+                      "SELECT ?1, ?2, ?3 WHERE ?4 = 0 OR ?3 <= ?4 "
+                      "ON CONFLICT(key_id, period) DO UPDATE SET requests = requests + ?3 "
+                      "WHERE ?4 = 0 OR requests + ?3 <= ?4 RETURNING requests",
+    [Q_USAGE_DAY] = "INSERT INTO key_usage(key_id, period, requests) VALUES (?1, ?2, ?3) "
+                    "ON CONFLICT(key_id, period) DO UPDATE SET requests = requests + ?3",
+    [Q_USAGE_GIVE_BACK] = "UPDATE key_usage SET requests = max(0, requests - ?4) "
+                          "WHERE key_id = ?1 AND period IN (?2, ?3)",
+    [Q_USAGE_GET] = "SELECT coalesce(max(CASE WHEN period = ?2 THEN requests END), 0), "
+                    "coalesce(max(CASE WHEN period = ?3 THEN requests END), 0) "
+                    "FROM key_usage WHERE key_id = ?1 AND period IN (?2, ?3)",
     [Q_KEY_REVOKE] = "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at = 0",
     [Q_KEY_BUMP] = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                    "WHERE key = 'key_generation'",
