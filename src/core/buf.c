@@ -36,8 +36,7 @@ void bd_buf_truncate(bd_buf *b, size_t len)
     b->data[len] = '\0';
 }
 
-/* Makes room for n more bytes plus the trailing NUL. */
-static bd_result reserve(bd_buf *b, size_t n)
+bd_result bd_buf_reserve(bd_buf *b, size_t n)
 {
     if (n > b->max || b->len > b->max - n)
         return BD_ERR_LIMIT;
@@ -59,7 +58,7 @@ static bd_result reserve(bd_buf *b, size_t n)
 
 bd_result bd_buf_append(bd_buf *b, const void *p, size_t n)
 {
-    bd_result r = reserve(b, n);
+    bd_result r = bd_buf_reserve(b, n);
     if (r != BD_OK)
         return r;
     if (n)
@@ -115,7 +114,7 @@ bd_result bd_buf_printf(bd_buf *b, const char *fmt, ...)
         return BD_ERR_INVALID;
     if ((size_t)n < sizeof small)
         return bd_buf_append(b, small, (size_t)n);
-    bd_result r = reserve(b, (size_t)n);
+    bd_result r = bd_buf_reserve(b, (size_t)n);
     if (r != BD_OK)
         return r;
     va_start(ap, fmt);

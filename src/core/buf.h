@@ -25,6 +25,11 @@ void bd_buf_reset(bd_buf *b);
 /* Cuts the contents back to their first len bytes (nothing when it holds no more). */
 void bd_buf_truncate(bd_buf *b, size_t len);
 
+/* Makes room for n more bytes (and the trailing NUL) without changing the contents, for a
+ * writer that fills data + len itself (then sets len and the NUL). BD_ERR_LIMIT past max,
+ * BD_ERR_NOMEM when allocation fails. */
+bd_result bd_buf_reserve(bd_buf *b, size_t n);
+
 /* Appenders: BD_ERR_LIMIT past max, BD_ERR_NOMEM when allocation fails; on error the buffer
  * keeps what it held before the call. */
 bd_result bd_buf_append(bd_buf *b, const void *p, size_t n);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "http/openapi.h"
+#include "http/gzip.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
 #include "store/uri.h"
@@ -66,6 +67,8 @@ static bd_worker *this_worker(bd_server *srv)
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
     w->breach_json = bd_breach_json_new();
+    w->gzip = bd_gzip_new(); /* NULL: replies go out uncompressed */
+    bd_buf_init(&w->gzipped, BODY_MAX);
     pthread_mutex_lock(&srv->workers_lock);
     w->next = srv->workers;
     srv->workers = w;
@@ -106,10 +109,23 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 
 static enum MHD_Result send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
+    bd_slice out = {rq->body->data, rq->body->len};
+    bool gzipped = false;
+    bd_worker *w = rq->worker;
+    if (w && w->gzip && out.len > BD_GZIP_MIN && rq->status != 204 &&
+        bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")) &&
+        bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
+        out = (bd_slice){w->gzipped.data, w->gzipped.len};
+        gzipped = true;
+    }
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(rq->body->len, rq->body->data, MHD_RESPMEM_MUST_COPY);
+        MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
+    if (gzipped)
+        MHD_add_response_header(resp, "Content-Encoding", "gzip");
+    /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header */
+    MHD_add_response_header(resp, "Vary", "Accept-Encoding");
     if (rq->status != 204) /* a preflight's answer has no body at all */
         MHD_add_response_header(resp, "Content-Type",
                                 rq->content_type ? rq->content_type
@@ -757,6 +773,8 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         next = w->next;
         bd_store_close(w->store);
         bd_store_close(w->writer);
+        bd_gzip_free(w->gzip);
+        bd_buf_free(&w->gzipped);
         bd_buf_free(&w->body);
         bd_buf_free(&w->log_line);
         bd_breach_json_free(w->breach_json);

@@ -8,6 +8,7 @@ in the documented error shape.
 
 The schemas use only local references (#/components/...), resolved here by substitution,
 so any jsonschema release with Draft 2020-12 will do (Debian 12's python3-jsonschema)."""
+import gzip
 import json
 import os
 import re
@@ -75,6 +76,8 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DE
     """Asserts one response matches the document. target: the request path with its query;
     headers: lower-case names; base, hibp_base: the server's --base-path and
     --hibp-base-path."""
+    if headers.get("content-encoding") == "gzip" and method != "HEAD":
+        body = gzip.decompress(body)  # the document describes the representation
     if "x-request-id" not in headers and body.lstrip().startswith(b"<html>"):
         # libmicrohttpd's own fixed page for a request breachd never sees (docs/API.md,
         # "What reaches the API at all"): outside the document by nature
