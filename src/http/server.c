@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "http/openapi.h"
 #include "http/gzip.h"
+#include "http/openapi.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
 #include "store/uri.h"
@@ -107,56 +107,6 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-static enum MHD_Result send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
-{
-    bd_slice out = {rq->body->data, rq->body->len};
-    bool gzipped = false;
-    bd_worker *w = rq->worker;
-    if (w && w->gzip && out.len > BD_GZIP_MIN && rq->status != 204 &&
-        bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")) &&
-        bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
-        out = (bd_slice){w->gzipped.data, w->gzipped.len};
-        gzipped = true;
-    }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
-    if (!resp)
-        return MHD_NO;
-    if (gzipped)
-        MHD_add_response_header(resp, "Content-Encoding", "gzip");
-    /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header */
-    MHD_add_response_header(resp, "Vary", "Accept-Encoding");
-    if (rq->status != 204) /* a preflight's answer has no body at all */
-        MHD_add_response_header(resp, "Content-Type",
-                                rq->content_type ? rq->content_type
-                                                 : "application/json; charset=utf-8");
-    if (bd_cors_enabled(&srv->cors))
-        bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
-    MHD_add_response_header(resp, "Cache-Control", "no-store");
-    /* Breach fields may hold markup or javascript: URLs from imported data. */
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    if (rq->close)
-        MHD_add_response_header(resp, "Connection", "close");
-    MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
-    if (rq->allow)
-        MHD_add_response_header(resp, "Allow", rq->allow);
-    char v[24];
-    if (rq->retry_after > 0)
-        MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));
-    if (rq->has_rate) {
-        MHD_add_response_header(resp, "X-RateLimit-Limit", bd_i64_text(rq->rate_limit, v));
-        MHD_add_response_header(resp, "X-RateLimit-Remaining", bd_i64_text(rq->rate_remaining, v));
-        MHD_add_response_header(resp, "X-RateLimit-Reset", bd_i64_text(rq->rate_reset, v));
-    }
-    if (rq->quota_reset) {
-        char when[21];
-        bd_utc_text(rq->quota_reset, when);
-        MHD_add_response_header(resp, "X-Quota-Reset", when);
-    }
-    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
 
 /* A request id that says nothing about request volume: a keyed hash of a per-thread
  * salt and counter. */
@@ -237,7 +187,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
 static enum MHD_Result finish_request(bd_server *srv, bd_worker *w, bd_req *rq, const char *method,
                                       int64_t start)
 {
-    enum MHD_Result ret = send_reply(srv, rq->conn, rq);
+    enum MHD_Result ret = bd_send_reply(srv, rq->conn, rq);
     int64_t micros = bd_now_us() - start;
     if (rq->store_failed)
         bd_metrics_store_error(srv->metrics);

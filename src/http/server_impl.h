@@ -88,6 +88,9 @@ void bd_handle_usage(bd_server *srv, bd_req *rq);
 /* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
 void bd_utc_text(int64_t t, char out[21]);
 
+/* Sends rq's reply on conn (send.c): MHD_NO when libmicrohttpd could not queue it. */
+enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq);
+
 /* Routes and answers a request under the HIBP API v3's base path (hibp.c). */
 void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);
 

@@ -1,0 +1,79 @@
+/* A request's reply onto the wire: the revalidation (ETag, If-None-Match) of the replies
+ * that allow it, gzip when the client accepts it, and the headers every reply carries. */
+#include <microhttpd.h>
+
+#include "http/etag.h"
+#include "http/gzip.h"
+#include "http/server_impl.h"
+
+/* The routes whose 200 carries an ETag and answers If-None-Match with 304. */
+static bool revalidated(bd_route route)
+{
+    return route == BD_ROUTE_BREACHES || route == BD_ROUTE_BREACH ||
+           route == BD_ROUTE_HIBP_BREACHES || route == BD_ROUTE_HIBP_BREACH ||
+           route == BD_ROUTE_HIBP_DATACLASSES;
+}
+
+enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
+{
+    bd_slice out = {rq->body->data, rq->body->len};
+    char etag[BD_ETAG_LEN + 1];
+    bool tagged = rq->status == 200 && revalidated(rq->route);
+    if (tagged) {
+        bd_etag_of(out, etag);
+        if (bd_etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
+                            etag)) {
+            rq->status = 304;
+            out.len = 0;
+        }
+    }
+    bool gzipped = false;
+    bd_worker *w = rq->worker;
+    if (w && w->gzip && out.len > BD_GZIP_MIN && rq->status != 204 &&
+        bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")) &&
+        bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
+        out = (bd_slice){w->gzipped.data, w->gzipped.len};
+        gzipped = true;
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    if (gzipped)
+        MHD_add_response_header(resp, "Content-Encoding", "gzip");
+    /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header */
+    MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+    if (rq->status != 204 && rq->status != 304) /* a preflight's answer has no body at all */
+        MHD_add_response_header(resp, "Content-Type",
+                                rq->content_type ? rq->content_type
+                                                 : "application/json; charset=utf-8");
+    if (bd_cors_enabled(&srv->cors))
+        bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
+    /* what a client may revalidate it may keep, but must ask about before each use */
+    MHD_add_response_header(resp, "Cache-Control", tagged ? "private, no-cache" : "no-store");
+    if (tagged)
+        MHD_add_response_header(resp, "ETag", etag);
+    /* Breach fields may hold markup or javascript: URLs from imported data. */
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (rq->close)
+        MHD_add_response_header(resp, "Connection", "close");
+    MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
+    if (rq->allow)
+        MHD_add_response_header(resp, "Allow", rq->allow);
+    char v[24];
+    if (rq->retry_after > 0)
+        MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));
+    if (rq->has_rate) {
+        MHD_add_response_header(resp, "X-RateLimit-Limit", bd_i64_text(rq->rate_limit, v));
+        MHD_add_response_header(resp, "X-RateLimit-Remaining", bd_i64_text(rq->rate_remaining, v));
+        MHD_add_response_header(resp, "X-RateLimit-Reset", bd_i64_text(rq->rate_reset, v));
+    }
+    if (rq->quota_reset) {
+        char when[21];
+        bd_utc_text(rq->quota_reset, when);
+        MHD_add_response_header(resp, "X-Quota-Reset", when);
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)rq->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
