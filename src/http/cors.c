@@ -6,10 +6,10 @@
 #include <string.h>
 
 /* What a browser may read besides the CORS-safelisted headers: the request id to quote,
- * the budget, and when to retry. */
+ * the budget, when to retry, the tag to revalidate with, and when a quota resets. */
 #define EXPOSE_HEADERS                                                                             \
     "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, "     \
-    "Allow"
+    "Allow, ETag, X-Quota-Reset"
 /* The key, and what HEROIC dashboards' HTTP libraries add (jQuery, axios, fetch). */
 #define ALLOW_HEADERS                                                                              \
     "x-api-key, content-type, accept, accept-language, cache-control, x-requested-with"

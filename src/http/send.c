@@ -41,14 +41,20 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         return MHD_NO;
     if (gzipped)
         MHD_add_response_header(resp, "Content-Encoding", "gzip");
-    /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header */
-    MHD_add_response_header(resp, "Vary", "Accept-Encoding");
     if (rq->status != 204 && rq->status != 304) /* a preflight's answer has no body at all */
         MHD_add_response_header(resp, "Content-Type",
                                 rq->content_type ? rq->content_type
                                                  : "application/json; charset=utf-8");
     if (bd_cors_enabled(&srv->cors))
         bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
+    /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header, in
+     * one Vary with CORS's Origin (two header lines confuse some clients) */
+    if (MHD_get_response_header(resp, "Vary")) {
+        MHD_del_response_header(resp, "Vary", "Origin");
+        MHD_add_response_header(resp, "Vary", "Origin, Accept-Encoding");
+    } else {
+        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+    }
     /* what a client may revalidate it may keep, but must ask about before each use */
     MHD_add_response_header(resp, "Cache-Control", tagged ? "private, no-cache" : "no-store");
     if (tagged)
