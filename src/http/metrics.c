@@ -35,6 +35,8 @@ const char *bd_route_name(bd_route r)
                                                       "metrics",
                                                       "openapi",
                                                       "usage",
+                                                      "status",
+                                                      "changes",
                                                       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }

@@ -25,6 +25,8 @@ typedef enum {
     BD_ROUTE_METRICS,
     BD_ROUTE_OPENAPI,
     BD_ROUTE_USAGE,
+    BD_ROUTE_STATUS,
+    BD_ROUTE_CHANGES,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;

@@ -58,6 +58,8 @@ typedef struct {
     bool upload_too_large;    /* the body passed BD_UPLOAD_MAX (http/upload.h) and was cut */
     bd_buf *body;
     bd_breach_json *breach_json; /* the worker's, or NULL */
+    struct bd_reply_cache *replies;       /* the worker's, or NULL */
+    const struct bd_cached_reply *cached; /* when set, the 200 sent is this, not body */
     bool breach_json_checked;    /* its data version was checked in this read view */
     bd_json json;
     int status;
@@ -146,6 +148,8 @@ void bd_note_account(bd_req *rq, int type, bd_slice key);
 void bd_handle_breach_list(bd_req *rq);
 void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
 void bd_handle_breach_search(bd_req *rq);
+void bd_handle_status(bd_req *rq);
+void bd_handle_changes(bd_req *rq);
 void bd_handle_card_search(bd_req *rq);
 /* GET /range/{prefix} (ranges.c): prefix as it came, checked there. */
 void bd_handle_range(bd_req *rq, bd_slice prefix);

@@ -92,6 +92,8 @@ static const route_entry ROUTES[] = {
     {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD"},
     {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD"},
     {"/usage", BD_ROUTE_USAGE, "GET, HEAD"},
+    {"/status", BD_ROUTE_STATUS, "GET, HEAD"},
+    {"/changes", BD_ROUTE_CHANGES, "GET, HEAD"},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -226,6 +228,12 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_USAGE:
         bd_handle_usage(srv, rq);
+        break;
+    case BD_ROUTE_STATUS:
+        bd_handle_status(rq);
+        break;
+    case BD_ROUTE_CHANGES:
+        bd_handle_changes(rq);
         break;
     default:
         break;

@@ -1,9 +1,11 @@
 /* A request's reply onto the wire: the revalidation (ETag, If-None-Match) of the replies
  * that allow it, gzip when the client accepts it, and the headers every reply carries. */
 #include <microhttpd.h>
+#include <string.h>
 
 #include "http/etag.h"
 #include "http/gzip.h"
+#include "http/reply_cache.h"
 #include "http/server_impl.h"
 
 /* The routes whose 200 carries an ETag and answers If-None-Match with 304. */
@@ -11,16 +13,21 @@ static bool revalidated(bd_route route)
 {
     return route == BD_ROUTE_BREACHES || route == BD_ROUTE_BREACH ||
            route == BD_ROUTE_HIBP_BREACHES || route == BD_ROUTE_HIBP_BREACH ||
-           route == BD_ROUTE_HIBP_DATACLASSES;
+           route == BD_ROUTE_HIBP_DATACLASSES || route == BD_ROUTE_STATUS;
 }
 
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
-    bd_slice out = {rq->body->data, rq->body->len};
+    const bd_cached_reply *cached = rq->status == 200 ? rq->cached : NULL;
+    bd_slice out = cached ? (bd_slice){cached->body.data, cached->body.len}
+                          : (bd_slice){rq->body->data, rq->body->len};
     char etag[BD_ETAG_LEN + 1];
     bool tagged = rq->status == 200 && revalidated(rq->route);
     if (tagged) {
-        bd_etag_of(out, etag);
+        if (cached)
+            memcpy(etag, cached->etag, sizeof etag);
+        else
+            bd_etag_of(out, etag);
         if (bd_etag_matches(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match"),
                             etag)) {
             rq->status = 304;
@@ -29,9 +36,15 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     }
     bool gzipped = false;
     bd_worker *w = rq->worker;
-    if (w && w->gzip && out.len > BD_GZIP_MIN && rq->status != 204 &&
-        bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")) &&
-        bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
+    bool gzip_ok =
+        out.len > BD_GZIP_MIN && rq->status != 204 &&
+        bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
+    if (gzip_ok && cached) { /* compressed once, when it was kept */
+        if (cached->gz.len) {
+            out = (bd_slice){cached->gz.data, cached->gz.len};
+            gzipped = true;
+        }
+    } else if (gzip_ok && w && w->gzip && bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
         out = (bd_slice){w->gzipped.data, w->gzipped.len};
         gzipped = true;
     }

@@ -18,6 +18,7 @@
 
 #include "http/gzip.h"
 #include "http/openapi.h"
+#include "http/reply_cache.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
 #include "store/uri.h"
@@ -67,6 +68,7 @@ static bd_worker *this_worker(bd_server *srv)
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
     w->breach_json = bd_breach_json_new();
+    w->replies = bd_reply_cache_new();
     w->gzip = bd_gzip_new(); /* NULL: replies go out uncompressed */
     bd_buf_init(&w->gzipped, BODY_MAX);
     pthread_mutex_lock(&srv->workers_lock);
@@ -180,6 +182,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->worker = w;
     rq->body = &w->body;
     rq->breach_json = w->breach_json;
+    rq->replies = w->replies;
     return true;
 }
 
@@ -728,6 +731,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         bd_buf_free(&w->body);
         bd_buf_free(&w->log_line);
         bd_breach_json_free(w->breach_json);
+        bd_reply_cache_free(w->replies);
         free(w);
     }
     bd_keyring_free(srv->keys);

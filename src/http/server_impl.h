@@ -28,6 +28,7 @@ typedef struct bd_worker {
     bd_buf body;
     bd_buf log_line;
     bd_breach_json *breach_json; /* NULL when it could not be allocated: no caching */
+    struct bd_reply_cache *replies; /* NULL when it could not be allocated: no caching */
     struct bd_gzip *gzip;        /* NULL when it could not be allocated: no compression */
     bd_buf gzipped;              /* the compressed reply */
     struct bd_worker *next;

@@ -288,3 +288,20 @@ bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *ha
         return BD_ERR_INVALID;
     return s->ops->range_load(s, mode, hash, count);
 }
+
+bd_result bd_store_changes(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx)
+{
+    if (after < 0 || limit <= 0)
+        return BD_ERR_INVALID;
+    return s->ops->changes(s, after, limit, cb, ctx);
+}
+
+bd_result bd_store_change_version(bd_store *s, int64_t *version)
+{
+    return s->ops->change_version(s, version);
+}
+
+bd_result bd_store_status_get(bd_store *s, bd_store_status *out)
+{
+    return s->ops->status_get(s, out);
+}

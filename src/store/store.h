@@ -500,6 +500,50 @@ bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms);
  * replaced (nothing written); a store error otherwise. */
 bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd);
 
+/* ---- the change log ------------------------------------------------------------------ */
+
+/* Every committed write that changes what searches and the catalog answer leaves rows in a
+ * log, in the same transaction: a breach added, changed (its identity count moved) or
+ * removed, records added or removed per breach, cards added per leak. Each row has a
+ * sequence number, store-wide and increasing in commit order (writers are serialised), so
+ * a reader that saw every row up to seq N and asks for those after N misses none. The
+ * latest seq is the store's data version: equal on every server of one store. */
+typedef enum {
+    BD_CHANGE_BREACH_ADDED = 1,   /* subject: breach uuid; count 1 */
+    BD_CHANGE_BREACH_CHANGED = 2, /* subject: breach uuid; count: its pwned_count now */
+    BD_CHANGE_BREACH_REMOVED = 3, /* subject: breach uuid; count: the records it took along */
+    BD_CHANGE_RECORDS_ADDED = 4,  /* subject: breach uuid; count: records added */
+    BD_CHANGE_RECORDS_REMOVED = 5, /* subject: breach uuid; count: records erased */
+    BD_CHANGE_CARDS_ADDED = 6,    /* subject: the cards' leak id (NULL when none); count */
+} bd_change_kind;
+
+typedef struct {
+    int64_t seq;
+    int64_t at; /* Unix seconds of the commit's write */
+    bd_change_kind kind;
+    bd_slice subject; /* breach uuid or leak id */
+    bd_slice name;    /* the breach's source name or the leak's name, as then */
+    int64_t count;
+} bd_change_row;
+
+typedef int (*bd_change_cb)(void *ctx, const bd_change_row *row);
+
+/* The log's rows with seq > after, in seq order, at most limit of them. */
+bd_result bd_store_changes(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx);
+/* The data version: the latest seq of the log (0 for an empty store). One index lookup. */
+bd_result bd_store_change_version(bd_store *s, int64_t *version);
+
+typedef struct {
+    int64_t version;        /* the latest seq */
+    int64_t last_change_at; /* Unix seconds; 0: never */
+    int64_t last_import_at; /* the latest records or cards added; 0: never */
+    int64_t breaches, records, cards;
+} bd_store_status;
+
+/* The store's status, read in one statement from the log and the breach table: its cost
+ * grows with the log (a row per breach per committed batch), not with the corpus. */
+bd_result bd_store_status_get(bd_store *s, bd_store_status *out);
+
 /* ---- statistics -------------------------------------------------------------------- */
 
 bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,

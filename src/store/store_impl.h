@@ -61,6 +61,9 @@ typedef struct bd_store_ops {
     bd_result (*stats)(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                        int64_t *total_cards);
     int64_t (*take_late_duplicates)(bd_store *s);
+    bd_result (*changes)(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx);
+    bd_result (*change_version)(bd_store *s, int64_t *version);
+    bd_result (*status_get)(bd_store *s, bd_store_status *out);
     bd_result (*range_get)(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
                            void *ctx);
     bd_result (*range_load)(bd_store *s, bd_range_mode mode, const uint8_t *hash,

@@ -128,6 +128,9 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
     uint8_t ok[PG_OWNER_KEY_LEN]; /* the email's records are on its owner's shard */
     pg_email_owner_key(bd_slice_from(email), ok);
     r = report_breaches(p, email, ok, cb, ctx, &affected);
+    for (int i = 0; r == BD_OK && i < PQntuples(affected); i++)
+        r = pg_change_breach(p, BD_CHANGE_RECORDS_REMOVED, PQgetvalue(affected, i, 0),
+                             pg_int(affected, i, 2));
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_EMAIL_DOMAINS, email, ok, NULL);
     if (r == BD_OK)
@@ -157,6 +160,8 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
     r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL, NULL);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH_RECORDS, uuid, NULL, &n);
+    if (r == BD_OK)
+        r = pg_change_breach(p, BD_CHANGE_BREACH_REMOVED, uuid, n);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH, uuid, NULL, &breaches);
     if (r == BD_OK && breaches == 0)

@@ -136,6 +136,8 @@ static bd_result insert_breach(pg_store *p, const bd_breach_in *b, bool *inserte
         PQclear(res);
         pg_copy_forget_missing(p); /* record puts may name it now */
     }
+    if (r == BD_OK && *inserted)
+        r = pg_change_breach(p, BD_CHANGE_BREACH_ADDED, b->uuid, 1);
     return r;
 }
 
@@ -246,6 +248,24 @@ bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists)
     return r == BD_ERR_NOT_FOUND ? BD_OK : r;
 }
 
+static const pg_stmt BREACH_COUNT = {
+    PG_Q_BREACH_COUNT,
+    "SELECT coalesce(pwned_count, pwned_count_derived) FROM breaches WHERE uuid = $1"};
+
+/* A breach's shown identity count; -1 when there is no such breach. */
+static bd_result count_of(pg_store *p, const char *uuid, int64_t *n)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, uuid);
+    PGresult *res;
+    bd_result r = pg_run(p, &BREACH_COUNT, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    *n = PQntuples(res) == 1 ? pg_int(res, 0, 0) : -1;
+    PQclear(res);
+    return BD_OK;
+}
+
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid)
 {
     pg_store *p = pg_of(s);
@@ -255,7 +275,15 @@ bd_result pg_breach_refresh_count(bd_store *s, const char *uuid)
         return r;
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
-    return pg_write_end(p, own, pg_run(p, &BREACH_REFRESH, &pp, NULL));
+    int64_t before = -1, after = -1;
+    r = count_of(p, uuid, &before);
+    if (r == BD_OK)
+        r = pg_run(p, &BREACH_REFRESH, &pp, NULL);
+    if (r == BD_OK)
+        r = count_of(p, uuid, &after);
+    if (r == BD_OK && after != before) /* the log says what changed, not what was looked at */
+        r = pg_change_breach(p, BD_CHANGE_BREACH_CHANGED, uuid, 0);
+    return pg_write_end(p, own, r);
 }
 
 bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx)

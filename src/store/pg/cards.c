@@ -83,7 +83,9 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
     bd_buf_reset(owner);
     bd_buf_reset(bank);
     int n;
-    bd_result r = pg_card_words(c->owner, owner, &n);
+    bd_result r = pg_changes_note_put(p, true);
+    if (r == BD_OK)
+        r = pg_card_words(c->owner, owner, &n);
     if (r == BD_OK)
         r = pg_card_words(c->bank, bank, &n);
     char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
@@ -132,7 +134,9 @@ static bd_result stage_card(pg_store *p, const bd_card_in *c, bool *inserted)
     bd_buf_reset(owner);
     bd_buf_reset(bank);
     int n;
-    bd_result r = pg_card_words(c->owner, owner, &n);
+    bd_result r = pg_changes_note_put(p, true);
+    if (r == BD_OK)
+        r = pg_card_words(c->owner, owner, &n);
     if (r == BD_OK)
         r = pg_card_words(c->bank, bank, &n);
     if (r == BD_OK)

@@ -123,6 +123,7 @@ static void forget_transaction(pg_store *p)
     p->in_tx = false;
     p->bulk_records = false;
     p->bulk_cards = false;
+    pg_changes_forget(p);
     pg_breach_cache_forget(p);
 }
 
@@ -134,6 +135,8 @@ bd_result pg_commit(bd_store *s)
     bd_result r = pg_copy_flush(p); /* the streamed record puts land first */
     if (r == BD_OK)
         r = pg_range_flush(p); /* then the password hashes of those that went in */
+    if (r == BD_OK)
+        r = pg_changes_flush(p); /* and what went in, in the change log */
     PGresult *bumped = NULL;
     if (r == BD_OK)
         r = pg_run(p, &VERSION_BUMP, NULL, &bumped);
@@ -151,6 +154,7 @@ bd_result pg_commit(bd_store *s)
         p->in_tx = false;
         p->written_version = version; /* this connection's own commit */
         pg_copy_end_transaction(p, true);
+        pg_changes_forget(p);
         return BD_OK;
     }
     r = PQstatus(p->conn) == CONNECTION_BAD ? BD_ERR_BUSY : BD_ERR_STORE;
@@ -342,6 +346,9 @@ static const bd_store_ops PG_OPS = {
     .truncate_log = pg_truncate_log,
     .backup = pg_backup,
     .stats = pg_stats,
+    .changes = pg_changes_list,
+    .change_version = pg_change_version,
+    .status_get = pg_status_get,
     .take_late_duplicates = pg_take_late_duplicates,
     .range_get = pg_range_get,
     .range_load = pg_range_load,
@@ -377,6 +384,8 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
     char shown[512];
     bd_uri_redact(uri, shown, sizeof shown);
     pg_store *p = calloc(1, sizeof *p);
+    if (p)
+        pg_changes_forget(p);
     if (!p)
         return BD_ERR_NOMEM;
     p->base.ops = &PG_OPS;

@@ -66,6 +66,16 @@ typedef enum {
     PG_Q_RATE_TAKE,
     PG_Q_RATE_GIVE_BACK,
     PG_Q_RANGE_GET,
+    PG_Q_MAX_RECORD,
+    PG_Q_MAX_CARD,
+    PG_Q_CHANGE_ADD,
+    PG_Q_CHANGE_BREACH,
+    PG_Q_CHANGES_RECORDS,
+    PG_Q_CHANGES_CARDS,
+    PG_Q_CHANGES_LIST,
+    PG_Q_CHANGE_VERSION,
+    PG_Q_STATUS,
+    PG_Q_BREACH_COUNT,
     PG_Q__COUNT
 } pg_q;
 
@@ -173,6 +183,9 @@ typedef struct {
      * commits (ranges.c); a move adds those of the records that went in */
     bd_range_acc ranges;
     bd_buf range_rows; /* the merged buckets of one flush, as COPY rows */
+    /* the change log (changes.c): the largest record and card ids before the open write
+     * transaction's first put of each, -1 before it */
+    int64_t tx_records_from, tx_cards_from;
 } pg_store;
 
 static inline pg_store *pg_of(bd_store *s)
@@ -276,6 +289,18 @@ void pg_owner_key(const bd_record_in *r, uint8_t out[PG_OWNER_KEY_LEN]);
 void pg_email_owner_key(bd_slice email, uint8_t out[PG_OWNER_KEY_LEN]);
 /* The same digest in SQL, over a records row (migration 8 fills the column with it). */
 extern const char *const pg_owner_key_sql;
+
+/* The change log (changes.c), as the SQLite backend's: note_put before a put in a write
+ * transaction (before any COPY of it opens), flush just before COMMIT (after the COPYs
+ * moved), forget after a commit or rollback; one row about a breach (changed: its count is
+ * read from the table). */
+bd_result pg_changes_note_put(pg_store *p, bool cards);
+bd_result pg_changes_flush(pg_store *p);
+void pg_changes_forget(pg_store *p);
+bd_result pg_change_breach(pg_store *p, bd_change_kind kind, const char *uuid, int64_t n);
+bd_result pg_changes_list(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx);
+bd_result pg_change_version(bd_store *s, int64_t *version);
+bd_result pg_status_get(bd_store *s, bd_store_status *out);
 
 /* The operations, by file. */
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);

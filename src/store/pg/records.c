@@ -115,6 +115,8 @@ static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserte
     int64_t id;
     int32_t date;
     bd_result res = breach_of(p, r->breach_uuid, &id, &date);
+    if (res == BD_OK)
+        res = pg_changes_note_put(p, false);
     if (res != BD_OK)
         return res;
     pg_params pp = {0};
@@ -155,6 +157,8 @@ static bd_result stage_record(pg_store *p, const bd_record_in *r, bool *inserted
     bd_result res = breach_of(p, r->breach_uuid, &id, &date);
     if (res == BD_ERR_NOT_FOUND)
         pg_copy_note_missing(p, r->breach_uuid);
+    if (res == BD_OK)
+        res = pg_changes_note_put(p, false);
     if (res == BD_OK)
         res = pg_copy_put(p, id, date, r);
     *inserted = res == BD_OK;

@@ -182,6 +182,17 @@ static const char *const MIGRATIONS[] = {
     ("ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS quota_per_month bigint NOT NULL DEFAULT 0;"
      "CREATE TABLE IF NOT EXISTS key_usage(key_id bigint NOT NULL, period integer NOT NULL,"
      "  requests bigint NOT NULL, PRIMARY KEY(key_id, period));"),
+    /* 12 (the change log, store.h), as SQLite's migration 9: seeded with what the store
+     * holds, only into an empty log (a test replays migrations). */
+    ("CREATE TABLE IF NOT EXISTS changes(seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+     "  at bigint NOT NULL, kind smallint NOT NULL, subject " T ", name " T ", n bigint NOT NULL);"
+     "INSERT INTO changes(at, kind, subject, name, n) SELECT * FROM ("
+     "  SELECT added_at, 1, uuid, source_name, 1::bigint FROM breaches"
+     "  UNION ALL SELECT extract(epoch FROM now())::bigint, 4, b.uuid, b.source_name, c.n"
+     "    FROM (SELECT breach_id, count(*) AS n FROM records GROUP BY breach_id) c"
+     "    JOIN breaches b ON b.id = c.breach_id"
+     "  UNION ALL SELECT extract(epoch FROM now())::bigint, 6, leak_id, leak_name, count(*)"
+     "    FROM cards GROUP BY leak_id, leak_name) s WHERE NOT EXISTS (SELECT 1 FROM changes);"),
 };
 /* clang-format on */
 

@@ -109,6 +109,8 @@ bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void
     uuid_list affected = {0};
     r = affected_breaches(s, email, cb, ctx, &affected);
     if (r == BD_OK)
+        r = sq_changes_erase_email(s, email);
+    if (r == BD_OK)
         r = run_with_text(s, Q_ERASE_EMAIL_DOMAINS, email); /* before the records go */
     if (r == BD_OK) {
         r = run_with_text(s, Q_ERASE_EMAIL, email);
@@ -138,6 +140,8 @@ bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_rem
         r = run_with_text(s, Q_ERASE_BREACH_RECORDS, uuid);
         n = sqlite3_changes(s->db);
     }
+    if (r == BD_OK)
+        r = sq_change_breach(s, BD_CHANGE_BREACH_REMOVED, uuid, n);
     if (r == BD_OK)
         r = run_with_text(s, Q_ERASE_BREACH, uuid);
     if (r == BD_OK && sqlite3_changes(s->db) == 0)

@@ -89,6 +89,8 @@ bd_result sq_breach_put(bd_store *base, const bd_breach_in *b, bool *inserted)
     sqlite3_bind_int64(st, 18, b->flags);
     r = sq_step_done(s, st);
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
+    if (*inserted)
+        r = sq_change_breach(s, BD_CHANGE_BREACH_ADDED, b->uuid, 1);
     return r;
 }
 
@@ -173,14 +175,36 @@ bd_result sq_breach_exists(bd_store *base, const char *uuid, bool *exists)
     return r == BD_ERR_NOT_FOUND ? BD_OK : r;
 }
 
+/* A breach's shown identity count; -1 when there is no such breach. */
+static bd_result count_of(sqlite_store *s, const char *uuid, int64_t *n)
+{
+    sqlite3_stmt *st = sq_fixed(s, Q_BREACH_COUNT);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sq_done(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+}
+
 bd_result sq_breach_refresh_count(bd_store *base, const char *uuid)
 {
     sqlite_store *s = S(base);
     sqlite3_stmt *st = sq_fixed(s, Q_BREACH_REFRESH);
     if (!st)
         return BD_ERR_STORE;
+    int64_t before, after;
+    bd_result r = count_of(s, uuid, &before);
+    if (r != BD_OK)
+        return r;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-    return sq_step_done(s, st);
+    r = sq_step_done(s, st);
+    if (r == BD_OK)
+        r = count_of(s, uuid, &after);
+    if (r == BD_OK && after != before) /* the log says what changed, not what was looked at */
+        r = sq_change_breach(s, BD_CHANGE_BREACH_CHANGED, uuid, 0);
+    return r;
 }
 
 bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void *ctx)

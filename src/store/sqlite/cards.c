@@ -123,9 +123,30 @@ static bd_result card_summaries_put(sqlite_store *s, const bd_card_in *c, const 
     return sq_step_done(s, st);
 }
 
+/* Alone, a put is a transaction of its own: the change log moves with it. */
+static bd_result card_put_alone(sqlite_store *s, const bd_card_in *c, bool *inserted)
+{
+    bd_result r = sq_begin(&s->base);
+    if (r == BD_OK)
+        r = sq_card_put(&s->base, c, inserted);
+    if (r == BD_OK)
+        r = sq_commit(&s->base);
+    if (r != BD_OK) {
+        sq_rollback(&s->base);
+        *inserted = false;
+    }
+    return r;
+}
+
 bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
 {
     sqlite_store *s = S(base);
+    *inserted = false;
+    if (sqlite3_get_autocommit(s->db))
+        return card_put_alone(s, c, inserted);
+    bd_result noted = sq_changes_note_put(s, true);
+    if (noted != BD_OK)
+        return noted;
     sqlite3_stmt *st = sq_fixed(s, Q_CARD_PUT);
     if (!st)
         return BD_ERR_STORE;

@@ -71,6 +71,9 @@ static const bd_store_ops sqlite_ops = {
     .truncate_log = sq_truncate_log,
     .backup = sq_backup,
     .stats = sq_stats,
+    .changes = sq_changes,
+    .change_version = sq_change_version,
+    .status_get = sq_status_get,
     .take_late_duplicates = take_late_duplicates,
     .range_get = sq_range_get,
     .range_load = sq_range_load,
@@ -245,6 +248,7 @@ bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why,
     bd_buf_init(&s->text, 65536);
     bd_buf_init(&s->range_blob, SIZE_MAX / 2);
     bd_range_acc_init(&s->ranges);
+    sq_changes_forget(s);
     pthread_mutex_init(&s->read_lock, NULL);
     bd_result r = open_file(s, path, flags, why, whylen);
     if (r == BD_OK)
@@ -306,8 +310,15 @@ bd_result sq_begin(bd_store *base)
 
 bd_result sq_commit(bd_store *base)
 {
-    bd_result r = sq_range_flush(S(base));
-    return r == BD_OK ? sq_run_fixed(S(base), Q_COMMIT) : r;
+    sqlite_store *s = S(base);
+    bd_result r = sq_range_flush(s);
+    if (r == BD_OK)
+        r = sq_changes_flush(s);
+    if (r == BD_OK)
+        r = sq_run_fixed(s, Q_COMMIT);
+    if (r == BD_OK)
+        sq_changes_forget(s);
+    return r;
 }
 
 void sq_rollback(bd_store *base)
@@ -316,6 +327,7 @@ void sq_rollback(bd_store *base)
     if (!sqlite3_get_autocommit(s->db))
         sq_run_fixed(s, Q_ROLLBACK);
     bd_range_acc_clear(&s->ranges);
+    sq_changes_forget(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
 

@@ -39,12 +39,14 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
 {
     sqlite_store *s = S(base);
     *inserted = false;
-    if (r->has_ranges && sqlite3_get_autocommit(s->db))
+    /* alone, a put is a transaction of its own: the password counts and the change log
+     * move with it */
+    if (sqlite3_get_autocommit(s->db))
         return record_put_alone(s, r, inserted);
     const breach_slot *b;
-    if (sqlite3_get_autocommit(s->db)) /* its own transaction: sq_begin did not check */
-        sq_breach_cache_check(s);
     bd_result res = record_breach(s, r->breach_uuid, &b);
+    if (res == BD_OK)
+        res = sq_changes_note_put(s, false);
     if (res != BD_OK)
         return res;
     sqlite3_stmt *st = sq_fixed(s, Q_RECORD_PUT);

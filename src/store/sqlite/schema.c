@@ -180,6 +180,18 @@ const char *const bd_sqlite_migrations[] = {
     ("ALTER TABLE api_keys ADD COLUMN quota_per_month INTEGER NOT NULL DEFAULT 0;"
      "CREATE TABLE key_usage(key_id INTEGER NOT NULL, period INTEGER NOT NULL,"
      "  requests INTEGER NOT NULL, PRIMARY KEY(key_id, period)) WITHOUT ROWID;"),
+    /* 9 (the change log, store.h): seeded with what the store holds, so a reader starting
+     * from 0 sees every breach, record and card of it. IF NOT EXISTS and the seed only into
+     * an empty log: a test winds user_version back over it to replay an older migration. */
+    ("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  at INTEGER NOT NULL, kind INTEGER NOT NULL, subject TEXT, name TEXT, n INTEGER NOT NULL);"
+     "INSERT INTO changes(at, kind, subject, name, n) SELECT * FROM ("
+     "  SELECT added_at, 1, uuid, source_name, 1 FROM breaches"
+     "  UNION ALL SELECT CAST(strftime('%s', 'now') AS INTEGER), 4, b.uuid, b.source_name, c.n"
+     "    FROM (SELECT breach_id, count(*) AS n FROM records GROUP BY breach_id) c"
+     "    JOIN breaches b ON b.id = c.breach_id"
+     "  UNION ALL SELECT CAST(strftime('%s', 'now') AS INTEGER), 6, leak_id, leak_name, count(*)"
+     "    FROM cards GROUP BY leak_id, leak_name) WHERE NOT EXISTS (SELECT 1 FROM changes);"),
 };
 /* clang-format on */
 

@@ -67,6 +67,16 @@ enum {
     Q_MAX_CARD,
     Q_RANGE_GET,
     Q_RANGE_PUT,
+    Q_MAX_RECORD,
+    Q_CHANGE_ADD,
+    Q_CHANGES_RECORDS,
+    Q_CHANGES_CARDS,
+    Q_CHANGE_BREACH,
+    Q_CHANGES_ERASE_EMAIL,
+    Q_CHANGES_LIST,
+    Q_CHANGE_VERSION,
+    Q_STATUS,
+    Q_BREACH_COUNT,
     Q__COUNT
 };
 
@@ -119,6 +129,9 @@ typedef struct sqlite_store {
      * commits (ranges.c) */
     bd_range_acc ranges;
     bd_buf range_blob; /* a bucket read for a merge, reused */
+    /* the change log (changes.c): the largest record and card ids before the open write
+     * transaction's first put of each, -1 before it; what it added has greater ids */
+    int64_t tx_records_from, tx_cards_from;
 } sqlite_store;
 
 /* The connection behind a bd_store that bd_sqlite_open handed out. */
@@ -225,6 +238,21 @@ bd_result sq_exec(sqlite_store *s, const char *sql);
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t sq_monotonic_ns(void);
 
+/* ---- the change log (changes.c) ------------------------------------------------------- */
+
+/* Notes, before a record (cards: a card) is put in a write transaction, where its ids
+ * begin; the first put of each kind in the transaction asks the table. */
+bd_result sq_changes_note_put(sqlite_store *s, bool cards);
+/* Writes the log rows of what the open transaction added; called just before COMMIT. */
+bd_result sq_changes_flush(sqlite_store *s);
+/* Forgets the transaction's puts (after a commit or a rollback). */
+void sq_changes_forget(sqlite_store *s);
+/* One row about a breach: added (count 1), changed (count: its pwned_count now, read from
+ * the table) or removed (count given). */
+bd_result sq_change_breach(sqlite_store *s, bd_change_kind kind, const char *uuid, int64_t n);
+/* records_removed rows for the breaches holding records of email, before they are erased. */
+bd_result sq_changes_erase_email(sqlite_store *s, const char *email);
+
 /* ---- the backend's operations, by file ---------------------------------------------- */
 
 /* conn.c */
@@ -303,5 +331,10 @@ bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void
 bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_removed);
 bd_result sq_truncate_log(bd_store *base, int64_t wait_ms);
 bd_result sq_backup(bd_store *base, const char *dest, int dest_fd);
+
+/* changes.c */
+bd_result sq_changes(bd_store *base, int64_t after, int limit, bd_change_cb cb, void *ctx);
+bd_result sq_change_version(bd_store *base, int64_t *version);
+bd_result sq_status_get(bd_store *base, bd_store_status *out);
 
 #endif
