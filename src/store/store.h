@@ -522,7 +522,8 @@ typedef struct {
     int64_t at; /* Unix seconds of the commit's write */
     bd_change_kind kind;
     bd_slice subject; /* breach uuid or leak id */
-    bd_slice name;    /* the breach's source name or the leak's name, as then */
+    bd_slice name;    /* the breach's source name now (NULL once erased: the log keeps no
+                         name of what was erased), or the cards' leak name */
     int64_t count;
 } bd_change_row;
 

@@ -28,7 +28,7 @@ class OpenApi(ServerTest):
             "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
-            "/range/{prefix}", "/usage"]))
+            "/range/{prefix}", "/usage", "/status", "/changes"]))
         for path, item in DOC["paths"].items():
             self.assertEqual(sorted(item), sorted(["get", "options"] + (["servers"] if "servers" in item else [])), path)
             self.assertIn("200", item["get"]["responses"], path)

@@ -14,14 +14,14 @@ static const pg_stmt MAX_RECORD = {PG_Q_MAX_RECORD, "SELECT coalesce(max(id), 0)
 static const pg_stmt MAX_CARD = {PG_Q_MAX_CARD, "SELECT coalesce(max(id), 0) FROM cards"};
 static const pg_stmt CHANGE_ADD = {
     PG_Q_CHANGE_ADD, "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW
-                     ", $1, uuid, source_name, $3 FROM breaches WHERE uuid = $2"};
+                     ", $1, uuid, NULL, $3 FROM breaches WHERE uuid = $2"};
 static const pg_stmt CHANGE_BREACH = {
     PG_Q_CHANGE_BREACH, "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW
-                        ", 2, uuid, source_name, coalesce(pwned_count, pwned_count_derived) "
+                        ", 2, uuid, NULL, coalesce(pwned_count, pwned_count_derived) "
                         "FROM breaches WHERE uuid = $1"};
 static const pg_stmt CHANGES_RECORDS = {
     PG_Q_CHANGES_RECORDS,
-    "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW ", 4, b.uuid, b.source_name, "
+    "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW ", 4, b.uuid, NULL, "
     "c.n FROM (SELECT breach_id, count(*) AS n FROM records WHERE id > $1 GROUP BY breach_id) c "
     "JOIN breaches b ON b.id = c.breach_id ORDER BY b.id"};
 static const pg_stmt CHANGES_CARDS = {
@@ -29,8 +29,11 @@ static const pg_stmt CHANGES_CARDS = {
                         ", 6, leak_id, leak_name, count(*) FROM cards WHERE id > $1 "
                         "GROUP BY leak_id, leak_name"};
 static const pg_stmt CHANGES_LIST = {PG_Q_CHANGES_LIST,
-                                     "SELECT seq, at, kind, subject, name, n FROM changes "
-                                     "WHERE seq > $1 ORDER BY seq LIMIT $2"};
+                                     "SELECT c.seq, c.at, c.kind, c.subject, CASE c.kind "
+                                     "WHEN 6 THEN c.name ELSE b.source_name END, c.n "
+                                     "FROM changes c LEFT JOIN breaches b ON c.kind <> 6 "
+                                     "AND b.uuid = c.subject WHERE c.seq > $1 "
+                                     "ORDER BY c.seq LIMIT $2"};
 static const pg_stmt CHANGE_VERSION = {PG_Q_CHANGE_VERSION,
                                        "SELECT coalesce(max(seq), 0) FROM changes"};
 static const pg_stmt STATUS = {

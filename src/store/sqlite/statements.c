@@ -130,23 +130,25 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_RANGE_PUT] = "INSERT OR REPLACE INTO password_ranges(bucket, hashes) VALUES (?1, ?2)",
     [Q_MAX_RECORD] = "SELECT coalesce(max(id), 0) FROM records",
     [Q_CHANGE_ADD] = "INSERT INTO changes(at, kind, subject, name, n) "
-                     "SELECT ?1, ?2, uuid, source_name, ?4 FROM breaches WHERE uuid = ?3",
+                     "SELECT ?1, ?2, uuid, NULL, ?4 FROM breaches WHERE uuid = ?3",
     [Q_CHANGES_RECORDS] = "INSERT INTO changes(at, kind, subject, name, n) "
-                          "SELECT ?1, 4, b.uuid, b.source_name, c.n FROM (SELECT breach_id, "
+                          "SELECT ?1, 4, b.uuid, NULL, c.n FROM (SELECT breach_id, "
                           "count(*) AS n FROM records WHERE id > ?2 GROUP BY breach_id) c "
                           "JOIN breaches b ON b.id = c.breach_id ORDER BY b.id",
     [Q_CHANGES_CARDS] = "INSERT INTO changes(at, kind, subject, name, n) "
                         "SELECT ?1, 6, leak_id, leak_name, count(*) FROM cards WHERE id > ?2 "
                         "GROUP BY leak_id, leak_name",
     [Q_CHANGE_BREACH] = "INSERT INTO changes(at, kind, subject, name, n) "
-                        "SELECT ?1, 2, uuid, source_name, "
+                        "SELECT ?1, 2, uuid, NULL, "
                         "coalesce(pwned_count, pwned_count_derived) FROM breaches WHERE uuid = ?2",
     [Q_CHANGES_ERASE_EMAIL] = "INSERT INTO changes(at, kind, subject, name, n) "
-                              "SELECT ?1, 5, b.uuid, b.source_name, count(*) FROM records r "
+                              "SELECT ?1, 5, b.uuid, NULL, count(*) FROM records r "
                               "JOIN breaches b ON b.id = r.breach_id WHERE r.email = ?2 "
-                              "GROUP BY b.id ORDER BY b.id",
-    [Q_CHANGES_LIST] = "SELECT seq, at, kind, subject, name, n FROM changes WHERE seq > ?1 "
-                       "ORDER BY seq LIMIT ?2",
+                              "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name",
+    [Q_CHANGES_LIST] = "SELECT c.seq, c.at, c.kind, c.subject, CASE c.kind WHEN 6 THEN c.name "
+                       "ELSE b.source_name END, c.n FROM changes c LEFT JOIN breaches b "
+                       "ON c.kind <> 6 AND b.uuid = c.subject WHERE c.seq > ?1 ORDER BY c.seq "
+                       "LIMIT ?2",
     [Q_BREACH_COUNT] = "SELECT coalesce(pwned_count, pwned_count_derived) FROM breaches "
                        "WHERE uuid = ?1",
     [Q_CHANGE_VERSION] = "SELECT coalesce(max(seq), 0) FROM changes",
