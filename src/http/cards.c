@@ -1,7 +1,10 @@
 /* GET {base}/credit-card-search: query language, sort and page-based paging. */
+#include <microhttpd.h>
 #include <string.h>
 
+#include "http/accept.h"
 #include "http/request.h"
+#include "http/search_csv.h"
 #include "query/plan.h"
 
 #define MAX_DEPTH_ROWS 100000 /* page * size beyond this: narrow the query instead */
@@ -75,6 +78,7 @@ typedef struct {
     const int64_t *found; /* set by the search before the first card */
     int64_t in_page;
     bool head;
+    bool failed; /* a CSV row did not fit */
 } card_page;
 
 static void write_head(card_page *cp)
@@ -109,9 +113,31 @@ static void write_head(card_page *cp)
     bd_json_array_begin(w);
 }
 
+/* The CSV form of the page head: the counts as headers, then the header row. */
+static void write_csv_head(card_page *cp)
+{
+    bd_req *rq = cp->rq;
+    int64_t total = *cp->found, size = cp->size, page = cp->page;
+    int64_t in_page = total > page * size ? total - page * size : 0;
+    cp->in_page = in_page > size ? size : in_page;
+    cp->head = true;
+    bd_csv_cards_begin(rq);
+    bd_reply_header_int(rq, "X-Total-Elements", total);
+    bd_reply_header_int(rq, "X-Total-Pages", (total + size - 1) / size);
+    bd_reply_header_int(rq, "X-Page-Number", page);
+    bd_reply_header_int(rq, "X-Page-Size", size);
+    bd_reply_header_int(rq, "X-Number-Of-Elements", cp->in_page);
+}
+
 static int write_card(void *ctx, const bd_card_row *c)
 {
     card_page *cp = ctx;
+    if (cp->rq->csv) {
+        if (!cp->head)
+            write_csv_head(cp);
+        cp->failed = bd_csv_card(cp->rq, c) != BD_OK; /* past the body's cap */
+        return cp->failed;
+    }
     if (!cp->head)
         write_head(cp);
     bd_json *w = &cp->rq->json;
@@ -208,6 +234,7 @@ void bd_handle_card_search(bd_req *rq)
         return;
     }
     q.where = bd_card_plan_root(&plan);
+    rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     q.offset = page * size;
     q.limit = (int)size;
     int64_t total = 0;
@@ -219,6 +246,16 @@ void bd_handle_card_search(bd_req *rq)
     bd_card_plan_free(&plan);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);
+        return;
+    }
+    if (rq->csv) {
+        if (!cp.head)
+            write_csv_head(&cp);
+        rq->records = cp.in_page;
+        if (cp.failed)
+            bd_reply_error(rq, 500, "internal_error",
+                           "the response could not be built; quote request id %s to support",
+                           rq->request_id);
         return;
     }
     if (!cp.head)

@@ -6,10 +6,12 @@
 #include <string.h>
 
 /* What a browser may read besides the CORS-safelisted headers: the request id to quote,
- * the budget, when to retry, the tag to revalidate with, and when a quota resets. */
+ * the budget, when to retry, the tag to revalidate with, when a quota resets, and the
+ * numbers of a CSV search page. */
 #define EXPOSE_HEADERS                                                                             \
     "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, "     \
-    "Allow, ETag, X-Quota-Reset"
+    "Allow, ETag, X-Quota-Reset, X-Records-Found, X-Pagination-Token, X-Total-Elements, "         \
+    "X-Total-Pages, X-Page-Number, X-Page-Size, X-Number-Of-Elements"
 /* The key, and what HEROIC dashboards' HTTP libraries add (jQuery, axios, fetch). */
 #define ALLOW_HEADERS                                                                              \
     "x-api-key, content-type, accept, accept-language, cache-control, x-requested-with"

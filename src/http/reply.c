@@ -31,12 +31,26 @@ void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, .
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     bd_reply_begin(rq, status);
+    rq->content_type = NULL; /* an error is JSON whatever the reply was going to be */
+    rq->extra_len = 0;
+    rq->cached = NULL;
     bd_json_object_begin(&rq->json);
     bd_json_key(&rq->json, "error");
     bd_json_cstring(&rq->json, code);
     bd_json_key(&rq->json, "message");
     bd_json_cstring(&rq->json, msg);
     bd_json_object_end(&rq->json);
+}
+
+bool bd_reply_header(bd_req *rq, const char *name, const char *value)
+{
+    size_t nl = strlen(name) + 1, vl = strlen(value) + 1;
+    if (rq->extra_len + nl + vl > sizeof rq->extra_headers)
+        return false;
+    memcpy(rq->extra_headers + rq->extra_len, name, nl);
+    memcpy(rq->extra_headers + rq->extra_len + nl, value, vl);
+    rq->extra_len += nl + vl;
+    return true;
 }
 
 void bd_reply_store_error(bd_req *rq, bd_result r)

@@ -20,6 +20,7 @@
 
 #define BD_MAX_PARAMS 64
 #define BD_REQUEST_ID_LEN 16
+#define BD_EXTRA_HEADERS 2560 /* a paging token and a few numbers */
 
 struct MHD_Connection;
 
@@ -80,7 +81,15 @@ typedef struct {
     bool log_account;      /* an access log is open: fill account_hash */
     char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
+    bool csv; /* the search's page goes out as CSV (Accept: text/csv) */
+    /* headers of this reply beyond the usual ones, as "name\0value\0" pairs */
+    char extra_headers[BD_EXTRA_HEADERS];
+    size_t extra_len;
 } bd_req;
+
+/* Adds a header to the reply; false when the room for them is used up (never with the
+ * few a handler adds). */
+bool bd_reply_header(bd_req *rq, const char *name, const char *value);
 
 /* Starts a JSON body: the handler writes its value with rq->json, then calls
  * bd_reply_finish. */

@@ -4,8 +4,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include <microhttpd.h>
+
 #include "auth/token.h"
+#include "http/accept.h"
 #include "http/request.h"
+#include "http/search_csv.h"
 #include "ingest/normalize.h"
 
 /* Filters that take a specific value besides yes/no (the interface names these five). */
@@ -59,6 +63,7 @@ typedef struct {
     bool more;
     int32_t last_date;
     int64_t last_id;
+    bd_csv_breach_memo memo; /* CSV pages: the breach of the last row */
 } page;
 
 static int write_record(void *ctx, const bd_record_row *r)
@@ -67,6 +72,15 @@ static int write_record(void *ctx, const bd_record_row *r)
     if (pg->written == pg->limit) { /* the probe row past the page: more follow */
         pg->more = true;
         return 1;
+    }
+    if (pg->rq->csv) {
+        pg->err = bd_csv_record(pg->rq, &pg->memo, r);
+        if (pg->err != BD_OK)
+            return 1;
+        pg->written++;
+        pg->last_date = r->breach_date;
+        pg->last_id = r->id;
+        return 0;
     }
     bd_json *w = pg->w;
     bd_json_object_begin(w);
@@ -352,18 +366,25 @@ void bd_note_account(bd_req *rq, int type, bd_slice key)
 
 /* Splices the envelope's head (count and token) in front of the records at head_at: the
  * token depends on the page's last record, so it is known only after them. */
+/* The token of the page after pg, or "" when it is the last. */
+static void next_token(bd_req *rq, search *s, const page *pg, char token[BD_TOKEN_TEXT_MAX + 1])
+{
+    token[0] = '\0';
+    if (!pg->more)
+        return;
+    if (!s->continuing) /* a decoded token already holds the digest */
+        search_digest(&s->q, s->tok.search);
+    if (s->named) /* else q's keys point into the token, which carries them already */
+        carry_search(&s->q, &s->tok);
+    s->tok.after_date = pg->last_date;
+    s->tok.after_id = pg->last_id;
+    bd_token_encode(rq->secret, &s->tok, token);
+}
+
 static void write_head(bd_req *rq, search *s, const page *pg, size_t head_at)
 {
-    char token[BD_TOKEN_TEXT_MAX + 1] = "";
-    if (pg->more) {
-        if (!s->continuing) /* a decoded token already holds the digest */
-            search_digest(&s->q, s->tok.search);
-        if (s->named) /* else q's keys point into the token, which carries them already */
-            carry_search(&s->q, &s->tok);
-        s->tok.after_date = pg->last_date;
-        s->tok.after_id = pg->last_id;
-        bd_token_encode(rq->secret, &s->tok, token);
-    }
+    char token[BD_TOKEN_TEXT_MAX + 1];
+    next_token(rq, s, pg, token);
     char head[64 + BD_TOKEN_TEXT_MAX];
     int hl = snprintf(head, sizeof head, "\"records_found\":%lld,\"pagination_token\":%s%s%s,",
                       (long long)s->tok.records_found, pg->more ? "\"" : "null", token,
@@ -379,6 +400,40 @@ static void write_head(bd_req *rq, search *s, const page *pg, size_t head_at)
     memcpy(b->data + head_at, head, (size_t)hl);
 }
 
+/* run_search's CSV form, its read view already open: the rows, then the envelope's count
+ * and token as headers (X-Records-Found, X-Pagination-Token when more follow). Nothing
+ * found is the JSON 404 as for JSON (an error is never CSV). */
+static void run_csv_search(bd_req *rq, search *s, int limit)
+{
+    bd_csv_records_begin(rq);
+    page pg = {.rq = rq, .err = BD_OK, .limit = limit};
+    s->q.limit = limit + 1;
+    bd_result r = rq->status == 200 ? bd_store_record_search(rq->store, &s->q, write_record, &pg,
+                                                              s->continuing ? NULL
+                                                                            : &s->tok.records_found)
+                                    : BD_OK;
+    if (r == BD_OK)
+        r = pg.err;
+    bd_store_read_end(rq->store);
+    if (r != BD_OK) {
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    if (rq->status != 200)
+        return;
+    if (s->tok.records_found == 0 && rq->empty_search_status != 200) {
+        rq->content_type = NULL; /* the 404 is the JSON one */
+        write_not_found(rq);
+        return;
+    }
+    rq->records = pg.written;
+    char token[BD_TOKEN_TEXT_MAX + 1];
+    next_token(rq, s, &pg, token);
+    bd_reply_header_int(rq, "X-Records-Found", s->tok.records_found);
+    if (token[0])
+        bd_reply_header(rq, "X-Pagination-Token", token);
+}
+
 /* Runs the search in one read view and writes the reply. A continued page keeps the count
  * its token carries. */
 static void run_search(bd_req *rq, search *s, int limit)
@@ -387,6 +442,10 @@ static void run_search(bd_req *rq, search *s, int limit)
     if (r != BD_OK) {
         bd_store_read_end(rq->store);
         bd_reply_store_error(rq, r);
+        return;
+    }
+    if (rq->csv) {
+        run_csv_search(rq, s, limit);
         return;
     }
     bd_reply_begin(rq, 200);
@@ -446,5 +505,6 @@ void bd_handle_breach_search(bd_req *rq)
         return;
     bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
+    rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     run_search(rq, &s, (int)limit);
 }

@@ -16,11 +16,15 @@ static bool revalidated(bd_route route)
            route == BD_ROUTE_HIBP_DATACLASSES || route == BD_ROUTE_STATUS;
 }
 
+static void release_cached(void *cls)
+{
+    bd_cached_reply_unref(cls);
+}
+
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
     const bd_cached_reply *cached = rq->status == 200 ? rq->cached : NULL;
-    bd_slice out = cached ? (bd_slice){cached->body.data, cached->body.len}
-                          : (bd_slice){rq->body->data, rq->body->len};
+    bd_slice out = cached ? cached->body : (bd_slice){rq->body->data, rq->body->len};
     char etag[BD_ETAG_LEN + 1];
     bool tagged = rq->status == 200 && revalidated(rq->route);
     if (tagged) {
@@ -41,15 +45,23 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
     if (gzip_ok && cached) { /* compressed once, when it was kept */
         if (cached->gz.len) {
-            out = (bd_slice){cached->gz.data, cached->gz.len};
+            out = cached->gz;
             gzipped = true;
         }
     } else if (gzip_ok && w && w->gzip && bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
         out = (bd_slice){w->gzipped.data, w->gzipped.len};
         gzipped = true;
     }
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp;
+    if (cached && out.len) { /* the kept bytes themselves, held until they are sent */
+        bd_cached_reply_ref(cached);
+        resp = MHD_create_response_from_buffer_with_free_callback_cls(
+            out.len, (void *)out.ptr, release_cached, (void *)cached);
+        if (!resp)
+            bd_cached_reply_unref(cached);
+    } else {
+        resp = MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
+    }
     if (!resp)
         return MHD_NO;
     if (gzipped)
@@ -62,11 +74,14 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
     /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header, in
      * one Vary with CORS's Origin (two header lines confuse some clients) */
+    bool negotiated = rq->route == BD_ROUTE_BREACH_SEARCH || rq->route == BD_ROUTE_CARD_SEARCH;
     if (MHD_get_response_header(resp, "Vary")) {
         MHD_del_response_header(resp, "Vary", "Origin");
-        MHD_add_response_header(resp, "Vary", "Origin, Accept-Encoding");
+        MHD_add_response_header(resp, "Vary", negotiated ? "Origin, Accept, Accept-Encoding"
+                                                         : "Origin, Accept-Encoding");
     } else {
-        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+        MHD_add_response_header(resp, "Vary", negotiated ? "Accept, Accept-Encoding"
+                                                         : "Accept-Encoding");
     }
     /* what a client may revalidate it may keep, but must ask about before each use */
     MHD_add_response_header(resp, "Cache-Control", tagged ? "private, no-cache" : "no-store");
@@ -79,6 +94,12 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)
         MHD_add_response_header(resp, "Allow", rq->allow);
+    for (size_t at = 0; at < rq->extra_len;) {
+        const char *name = rq->extra_headers + at;
+        const char *value = name + strlen(name) + 1;
+        MHD_add_response_header(resp, name, value);
+        at = (size_t)(value + strlen(value) + 1 - rq->extra_headers);
+    }
     char v[24];
     if (rq->retry_after > 0)
         MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));
