@@ -60,7 +60,7 @@ static void carry(const bd_colmap *m, bd_csv_header *h, const char *row, size_t 
             if (strcmp(name, "other_attributes") == 0 && bd_fields_value(out, i, &v) &&
                 plan[0] != BD_COL_SAME) {
                 json_error_t err;
-                json_t *o = json_loadb(v.ptr, v.len, 0, &err);
+                json_t *o = json_loadb(v.ptr, v.len, JSON_ALLOW_NUL, &err);
                 bool ok = true;
                 for (size_t k = 0; k < bd_csv_header_count(h); k++)
                     if (strcmp(bd_csv_header_name(h, k), "other_attributes") == 0)
