@@ -303,8 +303,9 @@ int bd_cmd_import(int argc, char **argv)
     int status = BD_EXIT_FAIL;
     bd_store *s = NULL;
     uint8_t secret[BD_SECRET_LEN];
+    /* a pwned-passwords directory is a per-prefix download: bd_pwned_import reads it */
     for (int i = 1; i < nargs; i++)
-        if (!expand(&files, args[i]))
+        if (!(pwned ? list_add(&files, args[i]) : expand(&files, args[i])))
             goto out;
     if (files.n == 0) {
         fprintf(stderr, "breachctl import: no files to import\n");
