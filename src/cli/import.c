@@ -27,8 +27,8 @@ static const char USAGE[] =
 /* Imports each file of a Pwned Passwords download: 0, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
 static int import_pwned(bd_store *s, const char **files, int nfiles, const char *mode)
 {
-    bd_pwned_options o = {.mode = BD_PWNED_DETECT, .report = stderr,
-                          .progress = isatty(STDERR_FILENO)};
+    bd_pwned_options o = {
+        .mode = BD_PWNED_DETECT, .report = stderr, .progress = isatty(STDERR_FILENO)};
     if (mode && strcmp(mode, "sha1") == 0) {
         o.mode = BD_RANGE_SHA1;
     } else if (mode && strcmp(mode, "ntlm") == 0) {
@@ -142,8 +142,11 @@ static bool parse_format(const char *format, const char *sep, bd_import_options 
     static const struct {
         const char *name;
         bd_format fmt;
-    } formats[] = {{"jsonl", BD_FMT_JSONL}, {"csv", BD_FMT_CSV},         {"tsv", BD_FMT_TSV},
-                   {"combo", BD_FMT_COMBO}, {"stealer", BD_FMT_STEALER}};
+    } formats[] = {{"jsonl", BD_FMT_JSONL},
+                   {"csv", BD_FMT_CSV},
+                   {"tsv", BD_FMT_TSV},
+                   {"combo", BD_FMT_COMBO},
+                   {"stealer", BD_FMT_STEALER}};
     o->format = BD_FMT_AUTO;
     for (size_t i = 0; format && i < sizeof formats / sizeof formats[0]; i++)
         if (strcmp(format, formats[i].name) == 0)
@@ -224,12 +227,11 @@ static int import_files(bd_store *s, const uint8_t *secret, const file_list *fil
 
 int bd_cmd_import(int argc, char **argv)
 {
-    const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL,
-               *mode = NULL, *sep = NULL, *map_spec = NULL, *columns = NULL;
+    const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL, *mode = NULL,
+               *sep = NULL, *map_spec = NULL, *columns = NULL;
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
-    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false,
-         dry = false;
+    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false;
     const bd_option opts[] = {{"--db", &db, NULL},
                               {"--secret", &secret_path, NULL},
                               {"--breach", &breach_text, NULL},
@@ -253,9 +255,15 @@ int bd_cmd_import(int argc, char **argv)
     }
     const char *kind = args[0];
     char breach[BD_UUID_TEXT_LEN + 1];
-    bd_import_options o = {.report = stderr, .ids = stdout, .strict = strict, .bulk = bulk,
-                           .no_password_ranges = no_ranges, .columns = columns,
-                           .drop_unmapped = drop, .lossy = lossy, .dry_run = dry};
+    bd_import_options o = {.report = stderr,
+                           .ids = stdout,
+                           .strict = strict,
+                           .bulk = bulk,
+                           .no_password_ranges = no_ranges,
+                           .columns = columns,
+                           .drop_unmapped = drop,
+                           .lossy = lossy,
+                           .dry_run = dry};
     bool pwned = strcmp(kind, "pwned-passwords") == 0;
     if (mode && !pwned) {
         fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");

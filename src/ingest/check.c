@@ -26,45 +26,45 @@ _Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL &&
 
 /* The field names of each kind of row. */
 static const char *const BREACH_FIELDS[] = {"uuid",
-                                        "source_name",
-                                        "site_domain",
-                                        "date_leaked",
-                                        "breach_type",
-                                        "site_categories",
-                                        "site_country",
-                                        "site_language",
-                                        "password_types",
-                                        "leaked_data_types",
-                                        "description",
-                                        "service_article_url",
-                                        "site_logo",
-                                        "pwned_count",
-                                        "name",
-                                        "added_date",
-                                        "modified_date",
-                                        "is_verified",
-                                        "is_fabricated",
-                                        "is_sensitive",
-                                        "is_retired",
-                                        "is_spam_list",
-                                        "is_malware",
-                                        "is_stealer_log",
-                                        "is_subscription_free",
-                                        NULL};
+                                            "source_name",
+                                            "site_domain",
+                                            "date_leaked",
+                                            "breach_type",
+                                            "site_categories",
+                                            "site_country",
+                                            "site_language",
+                                            "password_types",
+                                            "leaked_data_types",
+                                            "description",
+                                            "service_article_url",
+                                            "site_logo",
+                                            "pwned_count",
+                                            "name",
+                                            "added_date",
+                                            "modified_date",
+                                            "is_verified",
+                                            "is_fabricated",
+                                            "is_sensitive",
+                                            "is_retired",
+                                            "is_spam_list",
+                                            "is_malware",
+                                            "is_stealer_log",
+                                            "is_subscription_free",
+                                            NULL};
 static const char *const RECORD_FIELDS[] = {
-        "breach_uuid",      "user_name",     "first_name",
-        "last_name",        "email",         "email_domain",
-        "phone_number",     "ip_address",    "bitcoin_address",
-        "password",         "password_hash", "social_security_number",
-        "other_attributes", "severity",      NULL};
+    "breach_uuid",      "user_name",     "first_name",
+    "last_name",        "email",         "email_domain",
+    "phone_number",     "ip_address",    "bitcoin_address",
+    "password",         "password_hash", "social_security_number",
+    "other_attributes", "severity",      NULL};
 static const char *const CARD_FIELDS[] = {
-        "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
-        "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
-        "leakSize",   "leakTags",  NULL};
+    "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
+    "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
+    "leakSize",   "leakTags",  NULL};
 
 const char *const *bd_import_field_names(bd_import_kind kind)
 {
-    return kind == BD_IMPORT_BREACHES ? BREACH_FIELDS
+    return kind == BD_IMPORT_BREACHES  ? BREACH_FIELDS
            : kind == BD_IMPORT_RECORDS ? RECORD_FIELDS
                                        : CARD_FIELDS;
 }

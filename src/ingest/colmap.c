@@ -136,7 +136,8 @@ bd_result bd_colmap_plan(const bd_colmap *m, const bd_csv_header *h, const char 
         plan[i] = BD_COL_DROP;
     for (size_t k = 0; k < bd_colmap_count(m); k++) {
         if (!listed(fields, bd_colmap_field(m, k))) {
-            bd_why(why, whylen, "--map: '%.64s' is not a field of this import", bd_colmap_field(m, k));
+            bd_why(why, whylen, "--map: '%.64s' is not a field of this import",
+                   bd_colmap_field(m, k));
             return BD_ERR_INVALID;
         }
         size_t i = 0;
@@ -167,14 +168,17 @@ bd_result bd_colmap_plan(const bd_colmap *m, const bd_csv_header *h, const char 
             }
         }
         if (other && fi && strcmp(fi, "other_attributes") == 0) {
-            bd_why(why, whylen, "column %zu is other_attributes, where the unmapped columns would "
-                                "go: map them or give --drop-unmapped", i + 1);
+            bd_why(why, whylen,
+                   "column %zu is other_attributes, where the unmapped columns would "
+                   "go: map them or give --drop-unmapped",
+                   i + 1);
             return BD_ERR_INVALID;
         }
     }
     if (other && !listed(fields, "other_attributes")) {
-        bd_why(why, whylen, "this import has no other_attributes for the unmapped columns: map "
-                            "every column or give --drop-unmapped");
+        bd_why(why, whylen,
+               "this import has no other_attributes for the unmapped columns: map "
+               "every column or give --drop-unmapped");
         return BD_ERR_INVALID;
     }
     return BD_OK;

@@ -76,8 +76,7 @@ static size_t after_scheme(const char *p, size_t n)
     if (n == 0 || !is_alpha(p[0]))
         return 0;
     size_t j = 1;
-    while (j < n && (is_alpha(p[j]) || is_digit(p[j]) || p[j] == '+' || p[j] == '-' ||
-                     p[j] == '.'))
+    while (j < n && (is_alpha(p[j]) || is_digit(p[j]) || p[j] == '+' || p[j] == '-' || p[j] == '.'))
         j++;
     return j + 2 < n && p[j] == ':' && p[j + 1] == '/' && p[j + 2] == '/' ? j + 3 : 0;
 }

@@ -180,8 +180,7 @@ static bd_result write_row(importer *im, const staged *row, bool *inserted, char
 /* A dry run's row: what write_row would say without writing. A record's breach must exist
  * (looked up once per run of rows of one breach); duplicates are not looked up, so every
  * valid row counts as imported. */
-static bd_result dry_row(importer *im, const staged *row, bool *inserted, char *why,
-                         size_t whylen)
+static bd_result dry_row(importer *im, const staged *row, bool *inserted, char *why, size_t whylen)
 {
     *inserted = true;
     if (im->o->kind != BD_IMPORT_RECORDS)
@@ -223,7 +222,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                             .columns = o->columns,
                             .drop_unmapped = o->drop_unmapped,
                             .fields = bd_import_field_names(o->kind),
-                            .utf8 = o->lossy                       ? BD_UTF8_LOSSY
+                            .utf8 = o->lossy                        ? BD_UTF8_LOSSY
                                     : o->kind == BD_IMPORT_BREACHES ? BD_UTF8_KEEP
                                                                     : BD_UTF8_STRICT};
     bd_result r = bd_reader_open_with(path, &ro, &rd, why, whylen);

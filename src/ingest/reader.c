@@ -34,7 +34,7 @@ struct bd_reader {
     bd_source *src; /* the input, decompressed when it is compressed */
     bd_format fmt;
     bd_utf8_mode utf8;
-    char sep; /* combo lists: the separator */
+    char sep;  /* combo lists: the separator */
     char *buf; /* BUF_CAP bytes; [start, end) not yet consumed */
     size_t start, end;
     size_t searched; /* bytes after start known to hold no '\n' */
@@ -89,8 +89,8 @@ static bd_result fill(bd_reader *r)
         r->start = 0;
     }
     size_t got;
-    bd_result res = bd_source_read(r->src, r->buf + r->end, BUF_CAP - r->end, &got,
-                                   r->failed_why, sizeof r->failed_why);
+    bd_result res = bd_source_read(r->src, r->buf + r->end, BUF_CAP - r->end, &got, r->failed_why,
+                                   sizeof r->failed_why);
     if (res != BD_OK)
         return res;
     r->end += got;
@@ -373,8 +373,8 @@ static bd_result open_input(bd_reader *r, const char *path, char *why, size_t wh
 }
 
 /* Reads the header row of a CSV/TSV file (or takes --columns) and plans its columns. */
-static bd_result open_table(bd_reader *r, const char *path, const bd_reader_options *o,
-                            char *why, size_t whylen)
+static bd_result open_table(bd_reader *r, const char *path, const bd_reader_options *o, char *why,
+                            size_t whylen)
 {
     bd_result res;
     if (o->columns) { /* a headerless file: the names are a comma-separated list */
@@ -386,16 +386,17 @@ static bd_result open_table(bd_reader *r, const char *path, const bd_reader_opti
             return res;
         }
     }
-    bd_csv_header_set_dialect(r->header, r->fmt == BD_FMT_TSV ? '\t' : ',',
-                              r->fmt != BD_FMT_TSV);
+    bd_csv_header_set_dialect(r->header, r->fmt == BD_FMT_TSV ? '\t' : ',', r->fmt != BD_FMT_TSV);
     if (!o->columns) {
         const char *p;
         size_t n;
         uint64_t first;
         res = read_record(r, &p, &n, &first, why, whylen);
         if (res == BD_ERR_NOT_FOUND) {
-            bd_why(why, whylen, "%s is empty: a %s file must start with a header row (or give "
-                   "--columns)", path, r->fmt == BD_FMT_TSV ? "TSV" : "CSV");
+            bd_why(why, whylen,
+                   "%s is empty: a %s file must start with a header row (or give "
+                   "--columns)",
+                   path, r->fmt == BD_FMT_TSV ? "TSV" : "CSV");
             return BD_ERR_IO;
         }
         if (res == BD_ERR_IO)
@@ -435,8 +436,10 @@ static bd_result detect_separator(bd_reader *r, const char *path, char *why, siz
         r->sep = r->sep ? r->sep : ':';
         return BD_OK;
     }
-    bd_why(why, whylen, "cannot tell the separator of %s: no line holds ':', ';', '|' or a tab "
-           "(give --separator)", path);
+    bd_why(why, whylen,
+           "cannot tell the separator of %s: no line holds ':', ';', '|' or a tab "
+           "(give --separator)",
+           path);
     return BD_ERR_INVALID;
 }
 
@@ -533,8 +536,7 @@ static bd_result parse_login_line(bd_reader *r, const char *p, size_t n, char *w
         bd_json_object_end(&w);
         res = bd_json_result(&w);
         if (res == BD_OK)
-            res = bd_fields_add(r->fields, "other_attributes", 16, r->scratch.data,
-                                r->scratch.len);
+            res = bd_fields_add(r->fields, "other_attributes", 16, r->scratch.data, r->scratch.len);
     }
     if (res != BD_OK)
         bd_why(why, whylen, "the record is too large");

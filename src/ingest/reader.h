@@ -30,10 +30,10 @@ typedef enum {
 
 typedef struct {
     bd_format format;
-    char separator;         /* combo lists: the separator, 0 to detect it per file */
-    const bd_colmap *map;   /* CSV/TSV: source column -> field, or NULL */
-    const char *columns;    /* CSV/TSV: comma-separated names of a headerless file's columns */
-    bool drop_unmapped;     /* CSV/TSV: drop columns neither mapped nor named like a field */
+    char separator;            /* combo lists: the separator, 0 to detect it per file */
+    const bd_colmap *map;      /* CSV/TSV: source column -> field, or NULL */
+    const char *columns;       /* CSV/TSV: comma-separated names of a headerless file's columns */
+    bool drop_unmapped;        /* CSV/TSV: drop columns neither mapped nor named like a field */
     const char *const *fields; /* the import's field names (NULL-terminated), for planning */
     bd_utf8_mode utf8;
 } bd_reader_options;

@@ -218,8 +218,10 @@ static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *e
         if (ret == LZMA_STREAM_END)
             *ended = true;
         else if (ret == LZMA_BUF_ERROR && s->in_eof && *made == 0)
-            return fail(s, "decompression failed: unexpected end of file (the %s data is "
-                           "truncated)%s", "");
+            return fail(s,
+                        "decompression failed: unexpected end of file (the %s data is "
+                        "truncated)%s",
+                        "");
         else if (ret != LZMA_OK && ret != LZMA_BUF_ERROR)
             return fail(s, corrupt, ret == LZMA_MEM_ERROR ? "out of memory" : "liblzma error");
         break;
@@ -280,8 +282,7 @@ fail:
     return BD_ERR_IO;
 }
 
-bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char *why,
-                         size_t whylen)
+bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char *why, size_t whylen)
 {
     *got = 0;
     if (s->failed != BD_OK)

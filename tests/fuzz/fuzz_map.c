@@ -11,8 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const FIELDS[] = {"email", "password", "user_name", "ip_address",
-                                     "other_attributes", NULL};
+static const char *const FIELDS[] = {"email",      "password",         "user_name",
+                                     "ip_address", "other_attributes", NULL};
 
 static bool listed(const char *name)
 {

@@ -29,9 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static char out[1 << 20];
     size_t total = 0, got;
     bd_result r;
-    while ((r = bd_source_read(s, out + total, total + 4096 < sizeof out ? 4096 : sizeof out - total,
-                               &got, why, sizeof why)) == BD_OK &&
-           got) {
+    while (
+        (r = bd_source_read(s, out + total, total + 4096 < sizeof out ? 4096 : sizeof out - total,
+                            &got, why, sizeof why)) == BD_OK &&
+        got) {
         total += got;
         if (total == sizeof out)
             break; /* a bomb: enough */

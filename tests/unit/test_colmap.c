@@ -6,8 +6,8 @@
 #include "test.h"
 
 static char why[256];
-static const char *const FIELDS[] = {"email", "password", "ip_address", "user_name",
-                                     "other_attributes", NULL};
+static const char *const FIELDS[] = {"email",     "password",         "ip_address",
+                                     "user_name", "other_attributes", NULL};
 
 static bd_colmap *parse_ok(const char *spec)
 {
