@@ -543,16 +543,23 @@ static bd_result parse_login_line(bd_reader *r, const char *p, size_t n, char *w
     return res;
 }
 
-/* --lossy off: a value that is not UTF-8 rejects the row, naming its field. */
+/* --lossy off: a value that is not UTF-8 rejects the row, naming its field. A name that is
+ * not letters and underscores (a headerless file's first row standing as the
+ * header: it may hold a password) is given by its number instead, as check.c does. */
 static bd_result check_utf8(const bd_fields *f, char *why, size_t whylen)
 {
+    static const char name_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
     for (size_t i = 0; i < bd_fields_count(f); i++) {
         bd_slice v;
-        if (bd_fields_value(f, i, &v) && !bd_utf8_valid(v)) {
-            bd_why(why, whylen, "%.64s is not valid UTF-8 (--lossy stores it with U+FFFD)",
-                   bd_fields_name(f, i));
-            return BD_ERR_INVALID;
-        }
+        if (!bd_fields_value(f, i, &v) || bd_utf8_valid(v))
+            continue;
+        const char *name = bd_fields_name(f, i);
+        if (name[strspn(name, name_chars)] == '\0' && strlen(name) <= 32)
+            bd_why(why, whylen, "%s is not valid UTF-8 (--lossy stores it with U+FFFD)", name);
+        else
+            bd_why(why, whylen,
+                   "field number %zu is not valid UTF-8 (--lossy stores it with U+FFFD)", i + 1);
+        return BD_ERR_INVALID;
     }
     return BD_OK;
 }

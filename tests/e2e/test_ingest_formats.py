@@ -226,6 +226,13 @@ class Formats(unittest.TestCase):
         self.records(c, extra=("--lossy",))
         self.assertEqual(self.ctl.sql("SELECT first_name FROM records WHERE email = "
                                       "'carol@example.com'"), [["Jos\ufffd"]])
+        # a headerless file's first row stands as its header: a name that may be a password
+        # is not quoted back, only its number
+        h = self.ctl.write("hl.csv", b"x@example.com,hunter2\nbob@example.com,p\xffw\n")
+        err = self.records(h, check=1)
+        self.assertIn("hl.csv:2: rejected: field number 2 is not valid UTF-8 (--lossy stores it "
+                      "with U+FFFD)\n", err)
+        self.assertNotIn("hunter2", err)
 
     def test_bom_and_crlf_in_every_format(self):
         bom = b"\xef\xbb\xbf"
