@@ -23,6 +23,9 @@ int bd_cmd_backup(int argc, char **argv);
  * that the two belong together. Prints the reason and returns BD_EXIT_FAIL on failure. */
 int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
                 uint8_t secret[BD_SECRET_LEN]);
+/* The same with the store's open flags (BD_STORE_READ for a command that only reads). */
+int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store **s,
+                   uint8_t secret[BD_SECRET_LEN]);
 /* Creates a new store and its secret. */
 int bd_cli_init_store(const char *db, const char *secret_path);
 /* Creates an API key and prints it as the only line on stdout. rate: requests per hour;

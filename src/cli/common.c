@@ -24,10 +24,16 @@ static bool secret_path_for(const char *db, const char *given, char *out, size_t
 int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
                 uint8_t secret[BD_SECRET_LEN])
 {
+    return bd_cli_open_as(db, secret_path, BD_STORE_WRITE, s, secret);
+}
+
+int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store **s,
+                   uint8_t secret[BD_SECRET_LEN])
+{
     char why[512], path[1100];
     *s = NULL;
     /* The store first: one this build cannot open is named before a missing --secret. */
-    if (bd_store_open(db, BD_STORE_WRITE, s, why, sizeof why) != BD_OK) {
+    if (bd_store_open(db, flags, s, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         return BD_EXIT_FAIL;
     }

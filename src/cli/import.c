@@ -1,27 +1,34 @@
 /* breachctl import breaches|records|cards FILE...: stream files into the store;
  * breachctl import pwned-passwords FILE|DIR...: load a Pwned Passwords download. */
+#include <dirent.h>
+#include <glob.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "core/term.h"
 #include "core/uuid.h"
+#include "ingest/colmap.h"
 #include "ingest/import.h"
 #include "ingest/pwned.h"
 
 static const char USAGE[] =
-    "usage: breachctl import breaches|records|cards FILE... --db PATH [--breach UUID]\n"
-    "                        [--format jsonl|csv] [--strict] [--bulk] [--secret FILE]\n"
+    "usage: breachctl import breaches|records|cards FILE|DIR... --db PATH [--breach UUID]\n"
+    "                        [--format jsonl|csv|tsv|combo|stealer] [--separator C]\n"
+    "                        [--map 'Column=field,...'] [--columns a,b,c] [--drop-unmapped]\n"
+    "                        [--lossy] [--dry-run] [--strict] [--bulk] [--secret FILE]\n"
     "                        [--no-password-ranges]\n"
     "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n";
 
 /* Imports each file of a Pwned Passwords download: 0, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
 static int import_pwned(bd_store *s, const char **files, int nfiles, const char *mode)
 {
-    bd_pwned_options o = {.mode = BD_PWNED_DETECT, .report = stderr,
-                          .progress = isatty(STDERR_FILENO)};
+    bd_pwned_options o = {
+        .mode = BD_PWNED_DETECT, .report = stderr, .progress = isatty(STDERR_FILENO)};
     if (mode && strcmp(mode, "sha1") == 0) {
         o.mode = BD_RANGE_SHA1;
     } else if (mode && strcmp(mode, "ntlm") == 0) {
@@ -49,87 +56,151 @@ static int import_pwned(bd_store *s, const char **files, int nfiles, const char 
     return status;
 }
 
-int bd_cmd_import(int argc, char **argv)
-{
-    const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL,
-               *mode = NULL;
-    const char *args[257]; /* what to import, then the files */
-    int nargs = 0;
-    bool strict = false, bulk = false, no_ranges = false;
-    const bd_option opts[] = {{"--db", &db, NULL},
-                              {"--secret", &secret_path, NULL},
-                              {"--breach", &breach_text, NULL},
-                              {"--format", &format, NULL},
-                              {"--strict", NULL, &strict},
-                              {"--bulk", NULL, &bulk},
-                              {"--mode", &mode, NULL},
-                              {"--no-password-ranges", NULL, &no_ranges},
-                              {NULL, NULL, NULL}};
-    if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
-        return BD_EXIT_FAIL;
-    if (!db || nargs < 2) {
-        fputs(USAGE, stderr);
-        return BD_EXIT_FAIL;
-    }
-    const char *kind = args[0], **files = args + 1;
-    int nfiles = nargs - 1;
-    char breach[BD_UUID_TEXT_LEN + 1];
-    bd_import_options o = {
-        .format = BD_FMT_AUTO, .report = stderr, .ids = stdout, .strict = strict, .bulk = bulk,
-        .no_password_ranges = no_ranges};
-    bool pwned = strcmp(kind, "pwned-passwords") == 0;
-    if (mode && !pwned) {
-        fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");
-        return BD_EXIT_FAIL;
-    }
-    if (breach_text) {
-        if (!bd_uuid_canonical(bd_slice_from(breach_text), breach)) {
-            fprintf(stderr, "breachctl import: --breach needs a UUID\n");
-            return BD_EXIT_FAIL;
-        }
-        o.breach_uuid = breach;
-    }
-    if (format && strcmp(format, "jsonl") == 0) {
-        o.format = BD_FMT_JSONL;
-    } else if (format && strcmp(format, "csv") == 0) {
-        o.format = BD_FMT_CSV;
-    } else if (format) {
-        fprintf(stderr, "breachctl import: --format is jsonl or csv\n");
-        return BD_EXIT_FAIL;
-    }
-    if (strcmp(kind, "breaches") == 0)
-        o.kind = BD_IMPORT_BREACHES;
-    else if (strcmp(kind, "records") == 0)
-        o.kind = BD_IMPORT_RECORDS;
-    else if (strcmp(kind, "cards") == 0)
-        o.kind = BD_IMPORT_CARDS;
-    else if (!pwned) {
-        fprintf(stderr,
-                "breachctl import: what to import is breaches, records, cards or "
-                "pwned-passwords\n%s",
-                USAGE);
-        return BD_EXIT_FAIL;
-    }
-    o.progress = isatty(STDERR_FILENO);
+/* The files to import, in order: each argument as given, a directory's regular files sorted
+ * by name, or the matches of a glob pattern that names no file itself (for a quoted pattern).
+ * Owns its strings. */
+typedef struct {
+    char **v;
+    size_t n, cap;
+} file_list;
 
-    bd_store *s;
-    uint8_t secret[BD_SECRET_LEN];
-    if (bd_cli_open(db, secret_path, &s, secret) != BD_EXIT_OK)
-        return BD_EXIT_FAIL;
-    if (pwned) {
-        int st = import_pwned(s, files, nfiles, mode);
-        bd_store_close(s);
-        return st;
+static bool list_add(file_list *l, const char *path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        l->v = v;
+        l->cap = cap;
     }
+    return (l->v[l->n] = strdup(path)) != NULL && ++l->n;
+}
+
+static void list_free(file_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the regular files of dir (not its subdirectories, nor names starting with '.'),
+ * sorted by name. false (said) when it cannot be read. */
+static bool add_directory(file_list *l, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "breachctl import: cannot read the directory %s\n", dir);
+        return false;
+    }
+    size_t from = l->n;
+    bool ok = true;
+    struct dirent *e;
+    while (ok && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        struct stat st;
+        int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        ok = list_add(l, path);
+    }
+    closedir(d);
+    qsort(l->v + from, l->n - from, sizeof *l->v, by_name);
+    if (!ok)
+        fputs("breachctl import: out of memory\n", stderr);
+    return ok;
+}
+
+static bool expand(file_list *l, const char *arg)
+{
+    struct stat st;
+    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+        return add_directory(l, arg);
+    if (strcmp(arg, "-") != 0 && stat(arg, &st) != 0 && strpbrk(arg, "*?[")) {
+        glob_t g;
+        if (glob(arg, 0, NULL, &g) == 0) {
+            bool ok = true;
+            for (size_t i = 0; ok && i < g.gl_pathc; i++)
+                ok = list_add(l, g.gl_pathv[i]);
+            globfree(&g);
+            return ok;
+        }
+    }
+    return list_add(l, arg); /* a missing file is reported when it is opened */
+}
+
+/* --format and --separator into o; false (said) on a bad value. */
+static bool parse_format(const char *format, const char *sep, bd_import_options *o)
+{
+    static const struct {
+        const char *name;
+        bd_format fmt;
+    } formats[] = {{"jsonl", BD_FMT_JSONL},
+                   {"csv", BD_FMT_CSV},
+                   {"tsv", BD_FMT_TSV},
+                   {"combo", BD_FMT_COMBO},
+                   {"stealer", BD_FMT_STEALER}};
+    o->format = BD_FMT_AUTO;
+    for (size_t i = 0; format && i < sizeof formats / sizeof formats[0]; i++)
+        if (strcmp(format, formats[i].name) == 0)
+            o->format = formats[i].fmt;
+    if (format && o->format == BD_FMT_AUTO) {
+        fprintf(stderr, "breachctl import: --format is jsonl, csv, tsv, combo or stealer\n");
+        return false;
+    }
+    if (!sep)
+        return true;
+    if (o->format != BD_FMT_COMBO) {
+        fprintf(stderr, "breachctl import: --separator is for --format combo\n");
+        return false;
+    }
+    o->separator = strcmp(sep, "tab") == 0 || strcmp(sep, "\\t") == 0 ? '\t' : sep[0];
+    if (!o->separator || (sep[1] && o->separator != '\t') || !strchr(":;|\t", o->separator)) {
+        fprintf(stderr, "breachctl import: --separator is one of : ; | or tab\n");
+        return false;
+    }
+    return true;
+}
+
+/* The options every kind but pwned-passwords takes, checked against the kind and format. */
+static bool check_combination(const bd_import_options *o, bool pwned)
+{
+    bool login_lines = o->format == BD_FMT_COMBO || o->format == BD_FMT_STEALER;
+    if (pwned && (o->dry_run || o->map || o->columns || o->drop_unmapped || o->lossy)) {
+        fprintf(stderr, "breachctl import: pwned-passwords takes none of --dry-run, --map, "
+                        "--columns, --drop-unmapped, --lossy\n");
+        return false;
+    }
+    if (login_lines && (o->kind != BD_IMPORT_RECORDS || !o->breach_uuid)) {
+        fprintf(stderr, "breachctl import: --format combo and stealer import records and need "
+                        "--breach UUID\n");
+        return false;
+    }
+    return true;
+}
+
+/* Imports each file in turn and prints its counts line (and a total for several).
+ * BD_EXIT_OK, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
+static int import_files(bd_store *s, const uint8_t *secret, const file_list *files,
+                        const bd_import_options *o)
+{
+    const char *mark = o->dry_run ? " (dry run: nothing written)" : "";
     int status = BD_EXIT_OK;
     bd_import_counts total = {0};
-    for (int i = 0; i < nfiles; i++) {
+    for (size_t i = 0; i < files->n; i++) {
         bd_import_counts c = {0};
         char why[1024] = "";
-        bd_result r = bd_import_file(s, secret, files[i], &o, &c, why, sizeof why);
-        fprintf(stderr, "%s: read %llu, imported %llu, duplicates %llu, rejected %llu\n", files[i],
-                (unsigned long long)c.read, (unsigned long long)c.imported,
-                (unsigned long long)c.duplicates, (unsigned long long)c.rejected);
+        bd_result r = bd_import_file(s, secret, files->v[i], o, &c, why, sizeof why);
+        fprintf(stderr, "%s: read %llu, imported %llu, duplicates %llu, rejected %llu%s\n",
+                files->v[i], (unsigned long long)c.read, (unsigned long long)c.imported,
+                (unsigned long long)c.duplicates, (unsigned long long)c.rejected, mark);
         if (r != BD_OK) { /* may quote a rejected line's reason: escaped */
             bd_term_printf(stderr, "breachctl import: %s", why);
             fputc('\n', stderr);
@@ -147,10 +218,115 @@ int bd_cmd_import(int argc, char **argv)
         total.duplicates += c.duplicates;
         total.rejected += c.rejected;
     }
-    if (nfiles > 1)
-        fprintf(stderr, "total: read %llu, imported %llu, duplicates %llu, rejected %llu\n",
+    if (files->n > 1)
+        fprintf(stderr, "total: read %llu, imported %llu, duplicates %llu, rejected %llu%s\n",
                 (unsigned long long)total.read, (unsigned long long)total.imported,
-                (unsigned long long)total.duplicates, (unsigned long long)total.rejected);
+                (unsigned long long)total.duplicates, (unsigned long long)total.rejected, mark);
+    return status;
+}
+
+int bd_cmd_import(int argc, char **argv)
+{
+    const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL, *mode = NULL,
+               *sep = NULL, *map_spec = NULL, *columns = NULL;
+    const char *args[257]; /* what to import, then the files */
+    int nargs = 0;
+    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false;
+    const bd_option opts[] = {{"--db", &db, NULL},
+                              {"--secret", &secret_path, NULL},
+                              {"--breach", &breach_text, NULL},
+                              {"--format", &format, NULL},
+                              {"--separator", &sep, NULL},
+                              {"--map", &map_spec, NULL},
+                              {"--columns", &columns, NULL},
+                              {"--drop-unmapped", NULL, &drop},
+                              {"--lossy", NULL, &lossy},
+                              {"--dry-run", NULL, &dry},
+                              {"--strict", NULL, &strict},
+                              {"--bulk", NULL, &bulk},
+                              {"--mode", &mode, NULL},
+                              {"--no-password-ranges", NULL, &no_ranges},
+                              {NULL, NULL, NULL}};
+    if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
+        return BD_EXIT_FAIL;
+    if (!db || nargs < 2) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    const char *kind = args[0];
+    char breach[BD_UUID_TEXT_LEN + 1];
+    bd_import_options o = {.report = stderr,
+                           .ids = stdout,
+                           .strict = strict,
+                           .bulk = bulk,
+                           .no_password_ranges = no_ranges,
+                           .columns = columns,
+                           .drop_unmapped = drop,
+                           .lossy = lossy,
+                           .dry_run = dry};
+    bool pwned = strcmp(kind, "pwned-passwords") == 0;
+    if (mode && !pwned) {
+        fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");
+        return BD_EXIT_FAIL;
+    }
+    if (breach_text) {
+        if (!bd_uuid_canonical(bd_slice_from(breach_text), breach)) {
+            fprintf(stderr, "breachctl import: --breach needs a UUID\n");
+            return BD_EXIT_FAIL;
+        }
+        o.breach_uuid = breach;
+    }
+    if (!parse_format(format, sep, &o))
+        return BD_EXIT_FAIL;
+    if (strcmp(kind, "breaches") == 0)
+        o.kind = BD_IMPORT_BREACHES;
+    else if (strcmp(kind, "records") == 0)
+        o.kind = BD_IMPORT_RECORDS;
+    else if (strcmp(kind, "cards") == 0)
+        o.kind = BD_IMPORT_CARDS;
+    else if (!pwned) {
+        fprintf(stderr,
+                "breachctl import: what to import is breaches, records, cards or "
+                "pwned-passwords\n%s",
+                USAGE);
+        return BD_EXIT_FAIL;
+    }
+    bd_colmap *map = NULL;
+    if (map_spec) {
+        char why[256];
+        if (bd_colmap_parse(map_spec, &map, why, sizeof why) != BD_OK) {
+            bd_term_printf(stderr, "breachctl import: %s", why);
+            fputc('\n', stderr);
+            return BD_EXIT_FAIL;
+        }
+        o.map = map;
+    }
+    if (!check_combination(&o, pwned)) {
+        bd_colmap_free(map);
+        return BD_EXIT_FAIL;
+    }
+    o.progress = isatty(STDERR_FILENO);
+
+    file_list files = {0};
+    int status = BD_EXIT_FAIL;
+    bd_store *s = NULL;
+    uint8_t secret[BD_SECRET_LEN];
+    /* a pwned-passwords directory is a per-prefix download: bd_pwned_import reads it */
+    for (int i = 1; i < nargs; i++)
+        if (!(pwned ? list_add(&files, args[i]) : expand(&files, args[i])))
+            goto out;
+    if (files.n == 0) {
+        fprintf(stderr, "breachctl import: no files to import\n");
+        goto out;
+    }
+    if (bd_cli_open_as(db, secret_path, dry ? BD_STORE_READ : BD_STORE_WRITE, &s, secret) !=
+        BD_EXIT_OK)
+        goto out;
+    status = pwned ? import_pwned(s, (const char **)files.v, (int)files.n, mode)
+                   : import_files(s, secret, &files, &o);
+out:
     bd_store_close(s);
+    list_free(&files);
+    bd_colmap_free(map);
     return status;
 }

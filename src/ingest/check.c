@@ -24,6 +24,51 @@ _Static_assert((int)BD_ID_EMAIL == (int)BD_FIELD_EMAIL &&
                    (int)BD_ID_COUNT == (int)BD_FIELD_COUNT,
                "identity types and store fields share one order");
 
+/* The field names of each kind of row. */
+static const char *const BREACH_FIELDS[] = {"uuid",
+                                            "source_name",
+                                            "site_domain",
+                                            "date_leaked",
+                                            "breach_type",
+                                            "site_categories",
+                                            "site_country",
+                                            "site_language",
+                                            "password_types",
+                                            "leaked_data_types",
+                                            "description",
+                                            "service_article_url",
+                                            "site_logo",
+                                            "pwned_count",
+                                            "name",
+                                            "added_date",
+                                            "modified_date",
+                                            "is_verified",
+                                            "is_fabricated",
+                                            "is_sensitive",
+                                            "is_retired",
+                                            "is_spam_list",
+                                            "is_malware",
+                                            "is_stealer_log",
+                                            "is_subscription_free",
+                                            NULL};
+static const char *const RECORD_FIELDS[] = {
+    "breach_uuid",      "user_name",     "first_name",
+    "last_name",        "email",         "email_domain",
+    "phone_number",     "ip_address",    "bitcoin_address",
+    "password",         "password_hash", "social_security_number",
+    "other_attributes", "severity",      NULL};
+static const char *const CARD_FIELDS[] = {
+    "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
+    "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
+    "leakSize",   "leakTags",  NULL};
+
+const char *const *bd_import_field_names(bd_import_kind kind)
+{
+    return kind == BD_IMPORT_BREACHES  ? BREACH_FIELDS
+           : kind == BD_IMPORT_RECORDS ? RECORD_FIELDS
+                                       : CARD_FIELDS;
+}
+
 /* Sets the rejection reason; always returns BD_ERR_INVALID. */
 static bd_result reject(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bd_result reject(importer *im, const char *fmt, ...)
@@ -269,32 +314,7 @@ static bd_result check_hibp_fields(importer *im, bd_breach_in *b)
 
 bd_result bd_import_check_breach(importer *im, staged *out)
 {
-    static const char *const names[] = {"uuid",
-                                        "source_name",
-                                        "site_domain",
-                                        "date_leaked",
-                                        "breach_type",
-                                        "site_categories",
-                                        "site_country",
-                                        "site_language",
-                                        "password_types",
-                                        "leaked_data_types",
-                                        "description",
-                                        "service_article_url",
-                                        "site_logo",
-                                        "pwned_count",
-                                        "name",
-                                        "added_date",
-                                        "modified_date",
-                                        "is_verified",
-                                        "is_fabricated",
-                                        "is_sensitive",
-                                        "is_retired",
-                                        "is_spam_list",
-                                        "is_malware",
-                                        "is_stealer_log",
-                                        "is_subscription_free",
-                                        NULL};
+    const char *const *names = BREACH_FIELDS;
     bd_breach_in b;
     memset(&b, 0, sizeof b);
     bd_result r = check_names(im, names);
@@ -413,12 +433,7 @@ void bd_import_remember_breach(importer *im, const char *uuid)
 
 bd_result bd_import_check_record(importer *im, staged *out)
 {
-    static const char *const names[] = {
-        "breach_uuid",      "user_name",     "first_name",
-        "last_name",        "email",         "email_domain",
-        "phone_number",     "ip_address",    "bitcoin_address",
-        "password",         "password_hash", "social_security_number",
-        "other_attributes", "severity",      NULL};
+    const char *const *names = RECORD_FIELDS;
     bd_record_in rec;
     memset(&rec, 0, sizeof rec);
     bd_result r = check_names(im, names);
@@ -584,10 +599,7 @@ static bd_result optional_date(importer *im, const char *name, char out[11])
 
 bd_result bd_import_check_card(importer *im, staged *out)
 {
-    static const char *const names[] = {
-        "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
-        "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
-        "leakSize",   "leakTags",  NULL};
+    const char *const *names = CARD_FIELDS;
     bd_card_in c;
     memset(&c, 0, sizeof c);
     bd_result r = check_names(im, names);

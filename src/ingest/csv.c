@@ -61,10 +61,14 @@ typedef struct {
     size_t n;
     size_t i;
     bool done;
+    char sep;    /* ',' for CSV, '\t' for TSV */
+    bool quotes; /* false: a '"' is an ordinary character (TSV) */
 } cursor;
 
 static void cursor_init(cursor *c, const char *rec, size_t len)
 {
+    c->sep = ',';
+    c->quotes = true;
     if (len && rec[len - 1] == '\r')
         len--;
     c->p = rec;
@@ -81,7 +85,7 @@ static int next_cell(cursor *c, cell *out, const char **bad)
         return 0;
     const char *p = c->p;
     size_t n = c->n, i = c->i;
-    if (i < n && p[i] == '"') {
+    if (c->quotes && i < n && p[i] == '"') {
         size_t j = i + 1;
         out->escaped = false;
         for (;;) {
@@ -102,12 +106,12 @@ static int next_cell(cursor *c, cell *out, const char **bad)
         out->len = j - i - 1;
         out->quoted = true;
         i = j + 1;
-        if (i < n && p[i] != ',') {
+        if (i < n && p[i] != c->sep) {
             *bad = "a closing quote must be followed by a comma or the end of the record";
             return -1;
         }
     } else {
-        const char *comma = i < n ? memchr(p + i, ',', n - i) : NULL;
+        const char *comma = i < n ? memchr(p + i, c->sep, n - i) : NULL;
         size_t e = comma ? (size_t)(comma - p) : n;
         out->text = p + i;
         out->len = e - i;
@@ -152,6 +156,8 @@ static bd_result unescape(const cell *cl, bd_result (*add)(void *, const char *,
 }
 
 struct bd_csv_header {
+    char sep;
+    bool quotes;
     bd_buf names; /* each name followed by a NUL byte */
     size_t n;
     size_t off[BD_FIELDS_MAX];
@@ -164,7 +170,15 @@ bd_csv_header *bd_csv_header_new(void)
         return NULL;
     bd_buf_init(&h->names, BD_FIELDS_BYTES_MAX);
     h->n = 0;
+    h->sep = ',';
+    h->quotes = true;
     return h;
+}
+
+void bd_csv_header_set_dialect(bd_csv_header *h, char sep, bool quotes)
+{
+    h->sep = sep;
+    h->quotes = quotes;
 }
 
 void bd_csv_header_free(bd_csv_header *h)
@@ -193,6 +207,7 @@ static bd_result add_to_buf(void *b, const char *p, size_t n)
 bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, char *why,
                               size_t whylen)
 {
+    const char *kind = h->quotes ? "CSV" : "TSV";
     bd_result r = BD_OK;
     bd_buf_reset(&h->names);
     h->n = 0;
@@ -202,6 +217,8 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
     }
     cursor c;
     cursor_init(&c, rec, len);
+    c.sep = h->sep;
+    c.quotes = h->quotes;
     cell cl;
     const char *bad = NULL;
     int got;
@@ -243,7 +260,7 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
         h->off[h->n++] = start;
     }
     if (got < 0) {
-        bd_why(why, whylen, "the header is not valid CSV: %s", bad);
+        bd_why(why, whylen, "the header is not valid %s: %s", kind, bad);
         r = BD_ERR_INVALID;
         goto fail;
     }
@@ -266,6 +283,8 @@ bd_result bd_csv_parse_row(const bd_csv_header *h, const char *rec, size_t len, 
     bd_fields_clear(out);
     cursor c;
     cursor_init(&c, rec, len);
+    c.sep = h->sep;
+    c.quotes = h->quotes;
     cell cl;
     const char *bad = NULL;
     size_t cells = 0;

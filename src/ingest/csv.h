@@ -42,6 +42,10 @@ typedef struct bd_csv_header bd_csv_header;
 bd_csv_header *bd_csv_header_new(void);
 /* Frees h; NULL is a no-op. */
 void bd_csv_header_free(bd_csv_header *h);
+/* Sets how h's records (and its header row, when parsed after this) are split: sep between
+ * cells, and whether '"' quotes a cell. The default is ',' with quotes (RFC 4180); TSV is
+ * '\t' without quotes (IANA text/tab-separated-values: a '"' is an ordinary character). */
+void bd_csv_header_set_dialect(bd_csv_header *h, char sep, bool quotes);
 size_t bd_csv_header_count(const bd_csv_header *h);
 /* Name of column i (i < count), NUL-terminated. */
 const char *bd_csv_header_name(const bd_csv_header *h, size_t i);

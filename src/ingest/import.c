@@ -177,6 +177,30 @@ static bd_result write_row(importer *im, const staged *row, bool *inserted, char
     return BD_ERR_INVALID;
 }
 
+/* A dry run's row: what write_row would say without writing. A record's breach must exist
+ * (looked up once per run of rows of one breach); duplicates are not looked up, so every
+ * valid row counts as imported. */
+static bd_result dry_row(importer *im, const staged *row, bool *inserted, char *why, size_t whylen)
+{
+    *inserted = true;
+    if (im->o->kind != BD_IMPORT_RECORDS)
+        return BD_OK;
+    const char *uuid = row->u.record.breach_uuid;
+    if (strcmp(im->dry_breach, uuid) != 0) {
+        bool exists = false;
+        bd_result r = bd_store_breach_exists(im->s, uuid, &exists);
+        if (r != BD_OK)
+            return r;
+        memcpy(im->dry_breach, uuid, BD_UUID_LEN + 1);
+        im->dry_breach_exists = exists;
+    }
+    if (!im->dry_breach_exists) {
+        snprintf(why, whylen, "breach %s does not exist; import the breach first", uuid);
+        return BD_ERR_INVALID;
+    }
+    return BD_OK;
+}
+
 /* Rows the store accepted but its commit found to be duplicates (a backend that streams
  * rows decides at commit): they count as duplicates, not imported. */
 static void late_duplicates(bd_store *s, bd_import_counts *c)
@@ -192,12 +216,22 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     if (sodium_init() < 0)
         return BD_ERR_CRYPTO;
     bd_reader *rd;
-    bd_result r = bd_reader_open(path, o->format, &rd, why, whylen);
+    bd_reader_options ro = {.format = o->format,
+                            .separator = o->separator,
+                            .map = o->map,
+                            .columns = o->columns,
+                            .drop_unmapped = o->drop_unmapped,
+                            .fields = bd_import_field_names(o->kind),
+                            .utf8 = o->lossy                        ? BD_UTF8_LOSSY
+                                    : o->kind == BD_IMPORT_BREACHES ? BD_UTF8_KEEP
+                                                                    : BD_UTF8_STRICT};
+    bd_result r = bd_reader_open_with(path, &ro, &rd, why, whylen);
     if (r != BD_OK)
         return r;
     importer im = {.s = s, .secret = secret, .o = o};
     FILE *report = o->report ? o->report : stderr;
-    bool bulk = o->bulk && o->kind != BD_IMPORT_BREACHES;
+    bool bulk = o->bulk && o->kind != BD_IMPORT_BREACHES && !o->dry_run;
+    bool write = !o->dry_run;
     bd_bulk_kind bulk_kind = o->kind == BD_IMPORT_CARDS ? BD_BULK_CARDS : BD_BULK_RECORDS;
     unsigned batch = o->strict || bulk ? UINT32_MAX : o->batch ? o->batch : DEFAULT_BATCH;
     unsigned in_batch = 0;
@@ -223,7 +257,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                 bd_buf_init(&sg->slot[i]->arena, 4 * STAGE_ARENA_SOFT);
         }
     }
-    if (r == BD_OK)
+    if (r == BD_OK && write)
         r = bd_store_begin(s);
     if (r == BD_OK && bulk)
         r = bd_store_bulk_begin(s, bulk_kind);
@@ -247,8 +281,10 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             if (row->rejected) {
                 snprintf(rwhy, sizeof rwhy, "%s", b->arena.data + row->why_at);
                 rr = BD_ERR_INVALID;
-            } else {
+            } else if (write) {
                 rr = write_row(&im, row, &inserted, rwhy, sizeof rwhy);
+            } else {
+                rr = dry_row(&im, row, &inserted, rwhy, sizeof rwhy);
             }
             if (rr == BD_ERR_INVALID) {
                 local.rejected++;
@@ -277,7 +313,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                 local.imported++;
             else
                 local.duplicates++;
-            if (++in_batch >= batch) {
+            if (write && ++in_batch >= batch) {
                 in_batch = 0;
                 r = bd_store_commit(s);
                 if (r == BD_OK)
@@ -314,7 +350,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         pthread_cond_destroy(&sg->cv);
         free(sg);
     }
-    if (r == BD_OK) {
+    if (r == BD_OK && write) {
         if (bulk) {
             if (o->progress)
                 fprintf(stderr, "\r\033[K%s: building indexes", path);
@@ -331,7 +367,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         if (r != BD_OK)
             snprintf(why, whylen, "%s: the store failed to commit: %s", path, bd_result_str(r));
     }
-    if (r != BD_OK) {
+    if (r != BD_OK && write) {
         bd_store_rollback(s);
         /* Batches already committed stay: they are complete rows, and a re-run skips them.
          * A strict or bulk load is one transaction: nothing of it stays. */

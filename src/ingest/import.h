@@ -28,11 +28,23 @@ typedef struct {
                                 the lookup indexes rebuilt at its end (bd_store_bulk_begin) */
     bool no_password_ranges; /* records: do not count plaintext passwords in the Pwned
                                 Passwords ranges (breachctl import --no-password-ranges) */
+    char separator;          /* combo lists: the separator, 0 to detect it per file */
+    const bd_colmap *map;    /* CSV/TSV: --map, or NULL */
+    const char *columns;     /* CSV/TSV: --columns of a headerless file, or NULL */
+    bool drop_unmapped;      /* CSV/TSV: --drop-unmapped */
+    bool lossy;              /* repair text that is not UTF-8 (U+FFFD) instead of rejecting
+                                the row; without it records and cards reject such rows and
+                                breaches are stored repaired (as always) */
+    bool dry_run;            /* read and check every row, write nothing: counts say what would
+                                be imported (records: the breach is looked up, read-only) */
 } bd_import_options;
 
 typedef struct {
     uint64_t read, imported, duplicates, rejected;
 } bd_import_counts;
+
+/* The field names rows of kind may carry, NULL-terminated (static). */
+const char *const *bd_import_field_names(bd_import_kind kind);
 
 /* Imports one file ("-" is standard input). Counts accumulate into *c. Returns BD_OK when
  * the file was read to its end (some lines may have been rejected), BD_ERR_INVALID when

@@ -25,6 +25,8 @@ typedef struct {
     size_t ntouched, cap_touched;
     char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
     struct stage_batch *batch;        /* where the checking thread puts checked rows */
+    char dry_breach[BD_UUID_LEN + 1]; /* a dry run: the breach looked up last */
+    bool dry_breach_exists;
 } importer;
 
 /* A row checked by the reading thread, on its way to the store: its values live in the

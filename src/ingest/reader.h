@@ -1,17 +1,42 @@
-/* Streaming record source for imports: a JSON Lines or CSV file (or standard input, or a .gz
- * file decompressed by a gzip child process) read in large chunks and handed out one record at
- * a time. The reader owns its buffers, its record object and any gzip child; bd_reader_close
- * releases all of them. Nothing is allocated per record. */
+/* Streaming record source for imports: a JSON Lines, CSV, TSV, combo-list or stealer-log file
+ * (or standard input), plain or compressed (gzip, zstd, xz, bzip2: source.h), read in large
+ * chunks and handed out one record at a time. The reader owns its buffers, its record objects
+ * and its source; bd_reader_close releases all of them. Nothing is allocated per record. */
 #ifndef BD_INGEST_READER_H
 #define BD_INGEST_READER_H
 
 #include <stdint.h>
 
 #include "core/result.h"
+#include "ingest/colmap.h"
 #include "ingest/csv.h"
 #include "ingest/fields.h"
 
-typedef enum { BD_FMT_AUTO, BD_FMT_JSONL, BD_FMT_CSV } bd_format;
+typedef enum {
+    BD_FMT_AUTO,
+    BD_FMT_JSONL,
+    BD_FMT_CSV,
+    BD_FMT_TSV,     /* tab-separated, a '"' is an ordinary character */
+    BD_FMT_COMBO,   /* login SEP password: fields email or user_name, password */
+    BD_FMT_STEALER, /* URL SEP login SEP password: also other_attributes {"site":"host"} */
+} bd_format;
+
+/* What happens to text that is not well-formed UTF-8. */
+typedef enum {
+    BD_UTF8_KEEP,   /* passed on as it is (the importer repairs what it stores) */
+    BD_UTF8_STRICT, /* the record is rejected, naming the field */
+    BD_UTF8_LOSSY,  /* each stray byte becomes U+FFFD before the record is parsed */
+} bd_utf8_mode;
+
+typedef struct {
+    bd_format format;
+    char separator;            /* combo lists: the separator, 0 to detect it per file */
+    const bd_colmap *map;      /* CSV/TSV: source column -> field, or NULL */
+    const char *columns;       /* CSV/TSV: comma-separated names of a headerless file's columns */
+    bool drop_unmapped;        /* CSV/TSV: drop columns neither mapped nor named like a field */
+    const char *const *fields; /* the import's field names (NULL-terminated), for planning */
+    bd_utf8_mode utf8;
+} bd_reader_options;
 
 /* Longest physical line, and longest CSV record, the reader accepts (bytes, line break
  * excluded). */
@@ -19,15 +44,24 @@ typedef enum { BD_FMT_AUTO, BD_FMT_JSONL, BD_FMT_CSV } bd_format;
 
 typedef struct bd_reader bd_reader;
 
-/* Opens path for reading. path "-" is standard input (not closed by bd_reader_close). A path
- * ending in ".gz" is decompressed by running `gzip -dc -- path` (found on PATH). BD_FMT_AUTO
- * picks CSV for names ending .csv or .csv.gz, else JSONL. For CSV, the header row is read here
- * (blank lines before it skipped, a UTF-8 byte order mark dropped).
+/* Opens path for reading. path "-" is standard input (not closed by bd_reader_close). The
+ * input's first bytes decide whether it is decompressed (source.h): a gzip, zstd, xz or bzip2
+ * stream is, whatever its name; a plain file is read as it is, whatever its name. BD_FMT_AUTO
+ * picks CSV for names ending .csv, TSV for .tsv (either maybe followed by .gz, .zst, .xz or
+ * .bz2), else JSONL; combo lists and stealer logs are never guessed. For CSV/TSV, the header
+ * row is read here (blank lines before it skipped, a UTF-8 byte order mark dropped) unless
+ * o->columns names the columns, and the columns are planned when o->map or
+ * o->drop_unmapped is set (colmap.h). A combo list without a separator has it detected from
+ * the lines of its first 256 KiB (bd_combo_detect_separator).
  * Returns BD_OK with *out set; BD_ERR_IO (why set) when the file cannot be opened, is a
- * directory, gzip cannot be started, the header cannot be read (empty file, read error); or
- * BD_ERR_INVALID (why set) when the header row is malformed (duplicate or empty column
- * names); BD_ERR_NOMEM. Any failure leaves *out NULL and nothing to close. why is truncated to
- * whylen. */
+ * directory, the header cannot be read (empty file, read error, corrupt compressed data); or
+ * BD_ERR_INVALID (why set) when the header row or --columns is malformed (duplicate or empty
+ * column names), the plan fails, --map/--columns/--drop-unmapped are given for a format
+ * without columns, or no combo separator is found; BD_ERR_NOMEM. Any failure leaves *out NULL
+ * and nothing to close. why is truncated to whylen. */
+bd_result bd_reader_open_with(const char *path, const bd_reader_options *o, bd_reader **out,
+                              char *why, size_t whylen);
+/* bd_reader_open_with with only the format set. */
 bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char *why,
                          size_t whylen);
 
@@ -43,25 +77,27 @@ bd_result bd_reader_open(const char *path, bd_format fmt, bd_reader **out, char 
  *                     quote opened ("unclosed quote: ..."): the lines after it are read again
  *                     as records of their own;
  *   BD_ERR_NOT_FOUND  end of input (again on every later call);
- *   BD_ERR_IO         a read error, or gzip exited non-zero (why holds gzip's message); the
- *                     reader is then finished: later calls return BD_ERR_IO again;
+ *   BD_ERR_IO         a read error, or corrupt or truncated compressed data (why says which);
+ *                     the reader is then finished: later calls return BD_ERR_IO again;
  *   BD_ERR_NOMEM.
- * Lines holding only spaces, tabs and \r are skipped (JSONL); empty lines (or a lone \r)
- * between CSV records are skipped. A JSONL record may end in \r\n. A final line without a line
- * break is a record. A UTF-8 byte order mark at the start of the input is dropped. */
+ * Lines holding only spaces, tabs and \r are skipped (JSONL, combo, stealer); empty lines (or a
+ * lone \r) between CSV/TSV records are skipped. Every format accepts \r\n line ends. A final
+ * line without a line break is a record. A UTF-8 byte order mark at the start of the input is
+ * dropped. With BD_UTF8_STRICT a CSV/TSV/combo/stealer value that is not UTF-8 is
+ * BD_ERR_INVALID ("password is not valid UTF-8 ..."); JSONL is checked by its parser. */
 bd_result bd_reader_next(bd_reader *r, const bd_fields **rec, uint64_t *line, char *why,
                          size_t whylen);
 
-/* Input bytes consumed so far (decompressed bytes for .gz), for progress display. */
+/* Input bytes consumed so far (compressed bytes for a compressed file), for progress. */
 uint64_t bd_reader_bytes_read(const bd_reader *r);
-/* Size of the file for a regular uncompressed file (not standard input), else -1. */
+/* Size of the file for a regular file (not standard input), else -1. */
 int64_t bd_reader_bytes_total(const bd_reader *r);
 /* The format in use (never BD_FMT_AUTO). */
 bd_format bd_reader_format(const bd_reader *r);
 /* For CSV, the header's column names (valid until close); NULL for JSONL. */
 const bd_csv_header *bd_reader_csv_header(const bd_reader *r);
 
-/* Closes the input, stops and reaps a gzip child still running, frees r. NULL is a no-op. */
+/* Closes the input and its decoder, frees r. NULL is a no-op. */
 void bd_reader_close(bd_reader *r);
 
 #endif

@@ -1,0 +1,47 @@
+/* The bytes of one import input: a file descriptor read as it is, or decompressed in
+ * process (gzip/zlib, zstd, xz, bzip2), chosen by the magic bytes at its start: a compressed
+ * stream is decompressed whatever its name, a plain file stays plain whatever its name.
+ * Streams through one fixed input buffer: nothing is allocated after bd_source_open. The
+ * source owns the descriptor when told so, its buffers and the decoder; bd_source_close
+ * releases them. */
+#ifndef BD_INGEST_SOURCE_H
+#define BD_INGEST_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/result.h"
+
+typedef enum { BD_SRC_PLAIN, BD_SRC_GZIP, BD_SRC_ZSTD, BD_SRC_XZ, BD_SRC_BZIP2 } bd_source_kind;
+
+typedef struct bd_source bd_source;
+
+/* The compression the first n bytes of an input announce (BD_SRC_PLAIN when none or when n
+ * is too short to tell). */
+bd_source_kind bd_source_sniff(const unsigned char *p, size_t n);
+/* "plain", "gzip", "zstd", "xz", "bzip2". */
+const char *bd_source_kind_name(bd_source_kind k);
+
+/* Wraps fd (closed by bd_source_close when own_fd). Reads the first bytes to recognise a
+ * compressed stream. Returns BD_OK with *out set; BD_ERR_IO (why set) on a read error or a
+ * decoder that cannot start; BD_ERR_NOMEM. On failure nothing is left to close except fd
+ * when !own_fd. */
+bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t whylen);
+
+/* Reads up to cap decompressed bytes into dst: BD_OK with *got > 0, or *got == 0 at the end
+ * of the input; BD_ERR_IO (why set) on a read error or corrupt or truncated compressed data
+ * ("unexpected end of file" for a stream cut short). After BD_ERR_IO every later call fails
+ * the same way. Several concatenated streams of one kind (gzip members, zstd frames, xz
+ * streams, bzip2 streams) are read as one. */
+bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char *why,
+                         size_t whylen);
+
+bd_source_kind bd_source_kind_of(const bd_source *s);
+/* Bytes taken from the descriptor so far (compressed bytes for a compressed input). */
+uint64_t bd_source_raw_bytes(const bd_source *s);
+
+/* Frees s and its decoder, closes fd when owned. NULL is a no-op. */
+void bd_source_close(bd_source *s);
+
+#endif

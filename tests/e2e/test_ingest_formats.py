@@ -1,0 +1,300 @@
+"""breachctl import formats: combo lists, stealer logs, CSV/TSV with --map, --columns and
+--drop-unmapped, compressed inputs (magic bytes win), UTF-8 (--lossy), BOM and CRLF,
+--dry-run, and several files, directories and globs in one command. Exact stored values are
+read back from the store, so the same assertions hold on SQLite and PostgreSQL."""
+import bz2
+import gzip
+import lzma
+import os
+import shutil
+import subprocess
+import unittest
+
+from harness import Ctl, fixture
+
+BREACH = "22222222-2222-4222-8222-222222222222"
+ROWS = ("SELECT COALESCE(email, '-'), COALESCE(user_name, '-'), COALESCE(password_masked, '-'), "
+        "COALESCE(ip_address, '-'), COALESCE(other_attributes, '-') FROM records ORDER BY id")
+
+
+def zstd_frame(data):
+    """A zstd frame holding data in one raw block (RFC 8878), made without a zstd library:
+    single segment, a one-byte content size, no checksum."""
+    assert len(data) < 256
+    block = 1 | (len(data) << 3)  # last block, raw
+    return (b"\x28\xb5\x2f\xfd" + bytes([0x20, len(data)]) +
+            block.to_bytes(3, "little") + data)
+
+
+class Formats(unittest.TestCase):
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("breaches", fixture("breaches.jsonl"))
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def rows(self):
+        return [tuple(r) for r in self.ctl.sql(ROWS)]
+
+    def records(self, *files, check=0, extra=()):
+        p = self.ctl.import_("records", *files, check=check, extra=("--breach", BREACH) + extra)
+        return p.stderr.decode()
+
+    # ---- combo lists ------------------------------------------------------------------
+
+    def test_combo_splits_at_the_first_separator_and_rejects_bad_logins_by_line(self):
+        text = ("ann@example.com:pa:ss\n"   # the password keeps its ':'
+                "bob:hunter2\n"
+                "\n"
+                "no separator here\n"
+                ":empty-login\n"
+                "bad@:pw\n"
+                "carol:\n")
+        err = self.records(self.ctl.write("c.txt", text), check=1, extra=("--format", "combo"))
+        self.assertIn("c.txt:4: rejected: no separator on the line (login, separator, password "
+                      "expected)\n", err)
+        self.assertIn("c.txt:5: rejected: the login before the separator is empty\n", err)
+        self.assertIn("c.txt:6: rejected: email: an email address must look like "
+                      "name@example.com\n", err)
+        self.assertIn("c.txt:7: rejected: the password after the separator is empty\n", err)
+        self.assertIn("c.txt: read 6, imported 2, duplicates 0, rejected 4\n", err)
+        self.assertEqual(self.rows(), [("ann@example.com", "-", "***ss", "-", "-"),
+                                       ("-", "bob", "*****r2", "-", "-")])
+        for secret in ("pa:ss", "hunter2", "empty-login"):
+            self.assertNotIn(secret, err)
+
+    def test_combo_separator_is_detected_per_file_or_given(self):
+        a = self.ctl.write("a.txt", "ann@example.com;pw:1\nbob;pw2\n")
+        b = self.ctl.write("b.txt", "carol|pw|3\ndave|pw4\n")
+        t = self.ctl.write("t.txt", "erin\tpw5\n")
+        err = self.records(a, b, t, extra=("--format", "combo"))
+        self.assertIn("total: read 5, imported 5, duplicates 0, rejected 0\n", err)
+        self.assertEqual([r[:3] for r in self.rows()], [
+            ("ann@example.com", "-", "**:1"), ("-", "bob", "*w2"),
+            ("-", "carol", "**|3"), ("-", "dave", "*w4"), ("-", "erin", "*w5")])
+        # given, the separator is not detected: ';' then splits "frank:x;y" at the ';'
+        f = self.ctl.write("f.txt", "frank:x;wxyz\n")
+        self.records(f, extra=("--format", "combo", "--separator", ";"))
+        self.assertEqual(self.rows()[-1][:3], ("-", "frank:x", "**yz"))
+
+    def test_combo_needs_a_breach_and_records(self):
+        f = self.ctl.write("c.txt", "ann@example.com:pw\n")
+        p = self.ctl.import_("records", f, "--format", "combo", check=2)
+        self.assertIn(b"need --breach UUID", p.stderr)
+        p = self.ctl.import_("cards", f, "--format", "combo", "--breach", BREACH, check=2)
+        self.assertIn(b"need --breach UUID", p.stderr)
+        p = self.ctl.import_("records", self.ctl.write("n.txt", "nothing\nhere\n"),
+                             "--format", "combo", "--breach", BREACH, check=2)
+        self.assertIn(b"cannot tell the separator of", p.stderr)
+
+    # ---- stealer logs -----------------------------------------------------------------
+
+    def test_stealer_lines_in_each_separator_keep_the_site(self):
+        text = ("https://Shop.Example.com:8443/login:ann@example.com:pw:1\n"
+                "android://key==@com.example.app/|bob|p|w\n"
+                "http://forum.example.org/x carol pass word\n"
+                "example.net:dave:pw4\n"
+                "not a url at all\n"
+                "https://example.com/only\n")
+        err = self.records(self.ctl.write("s.txt", text), check=1, extra=("--format", "stealer"))
+        self.assertIn("s.txt:5: rejected: the line does not start with a URL (a scheme like "
+                      "https:// or a host)\n", err)
+        self.assertIn("s.txt:6: rejected: no separator after the URL (URL, login, password "
+                      "expected)\n", err)
+        self.assertIn("s.txt: read 6, imported 4, duplicates 0, rejected 2\n", err)
+        self.assertEqual(self.rows(), [
+            ("ann@example.com", "-", "**:1", "-", '{"site":"shop.example.com"}'),
+            ("-", "bob", "*|w", "-", '{"site":"com.example.app"}'),
+            ("-", "carol", "*******rd", "-", '{"site":"forum.example.org"}'),
+            ("-", "dave", "*w4", "-", '{"site":"example.net"}')])
+
+    # ---- CSV and TSV: --map, --columns, --drop-unmapped --------------------------------
+
+    def test_csv_map_renames_and_keeps_unmapped_columns_in_other_attributes(self):
+        csv = ("Mail,Pass,IP,City,user_name\n"
+               "ann@example.com,hunter2,192.0.2.1,Paris,ann\n"
+               "bob@example.com,pw,198.51.100.7,,\n")
+        f = self.ctl.write("m.csv", csv)
+        err = self.records(f, extra=("--map", "Mail=email,Pass=password,IP=ip_address"))
+        self.assertIn("m.csv: read 2, imported 2, duplicates 0, rejected 0\n", err)
+        self.assertEqual(self.rows(), [
+            ("ann@example.com", "ann", "*****r2", "192.0.2.1", '{"City":"Paris"}'),
+            ("bob@example.com", "-", "**", "198.51.100.7", "-")])
+
+    def test_csv_drop_unmapped_drops_the_other_columns(self):
+        csv = "Mail,Junk,Pass\nann@example.com,x,hunter2\n"
+        self.records(self.ctl.write("d.csv", csv),
+                     extra=("--map", "Mail=email,Pass=password", "--drop-unmapped"))
+        self.assertEqual(self.rows(), [("ann@example.com", "-", "*****r2", "-", "-")])
+
+    def test_map_errors_stop_before_any_row(self):
+        f = self.ctl.write("e.csv", "Mail,Pass\nann@example.com,pw\n")
+        p = self.ctl.import_("records", f, "--breach", BREACH, "--map", "Email=email", check=2)
+        self.assertIn(b"--map: the file has no column 'Email'", p.stderr)
+        p = self.ctl.import_("records", f, "--breach", BREACH, "--map", "Mail=colour", check=2)
+        self.assertIn(b"--map: 'colour' is not a field of this import", p.stderr)
+        p = self.ctl.import_("records", f, "--breach", BREACH, "--map", "Mail", check=2)
+        self.assertIn(b"--map: pair 1 has no '=' (Column=field expected)", p.stderr)
+        self.assertEqual(self.rows(), [])
+
+    def test_cards_through_a_map(self):
+        csv = ("Card,When,Holder,Extra\n"
+               "4111 1111 1111 1111,2024-01-01 10:00:00,John Smith,x\n")
+        f = self.ctl.write("cards.csv", csv)
+        p = self.ctl.import_("cards", f, "--map", "Card=number,When=createdAt,Holder=owner",
+                             check=2)
+        self.assertIn(b"this import has no other_attributes for the unmapped columns", p.stderr)
+        p = self.ctl.import_("cards", f, "--map", "Card=number,When=createdAt,Holder=owner",
+                             "--drop-unmapped", check=0)
+        self.assertIn(b"read 1, imported 1, duplicates 0, rejected 0", p.stderr)
+        self.assertEqual(self.ctl.sql("SELECT number_masked, owner, created_at FROM cards"),
+                         [["411111XXXXXX1111", "John Smith", "2024-01-01 10:00:00"]])
+
+    def test_tsv_with_columns_for_a_headerless_file(self):
+        tsv = 'ann@example.com\t"quoted" pw\t203.0.113.9\r\nbob@example.com\tpw2\t\r\n'
+        f = self.ctl.write("h.tsv", tsv)
+        err = self.records(f, extra=("--columns", "email,password,ip_address"))
+        self.assertIn("h.tsv: read 2, imported 2, duplicates 0, rejected 0\n", err)
+        self.assertEqual(self.rows(), [
+            ("ann@example.com", "-", "*********pw", "203.0.113.9", "-"),
+            ("bob@example.com", "-", "*w2", "-", "-")])
+        # --format tsv for a name that says nothing, with a header row and a map
+        g = self.ctl.write("dump.txt", "E\tP\tCountry\ncarol@example.com\tpw3\tFR\n")
+        self.records(g, extra=("--format", "tsv", "--map", "E=email,P=password"))
+        self.assertEqual(self.rows()[-1], ("carol@example.com", "-", "*w3", "-",
+                                           '{"Country":"FR"}'))
+
+    # ---- compression ------------------------------------------------------------------
+
+    def test_every_compression_kind_by_magic_bytes(self):
+        text = b"ann@example.com:pw1\nbob:pw2\n"
+        files = []
+        for name, data in (("c.gz", gzip.compress(text)), ("c.zst", zstd_frame(text)),
+                           ("c.xz", lzma.compress(text)), ("c.bz2", bz2.compress(text)),
+                           ("gzip-without-extension", gzip.compress(text)),
+                           ("plain.gz", text)):  # a plain file named .gz stays plain
+            files.append(self.ctl.write(name, data))
+        for f in files:
+            p = self.ctl.import_("records", f, "--format", "combo", "--breach", BREACH, check=0)
+            want = "read 2, imported %d, duplicates %d, rejected 0" % (
+                (2, 0) if f == files[0] else (0, 2))
+            self.assertIn(want, p.stderr.decode(), f)
+        self.assertEqual([r[:3] for r in self.rows()],
+                         [("ann@example.com", "-", "*w1"), ("-", "bob", "*w2")])
+        if shutil.which("zstd"):  # and a frame the zstd program compressed
+            z = self.ctl.write("z.txt", b"carol:pw3\n" * 1000)
+            subprocess.run(["zstd", "-q", "-f", z, "-o", z + ".zst"], check=True)
+            p = self.ctl.import_("records", z + ".zst", "--format", "combo", "--breach", BREACH,
+                                 check=0)
+            self.assertIn(b"read 1000, imported 1, duplicates 999, rejected 0", p.stderr)
+
+    def test_compressed_csv_and_jsonl_by_extension_and_a_corrupt_stream(self):
+        csv = b"email,password\nann@example.com,pw1\n"
+        self.ctl.import_("records", self.ctl.write("r.csv.xz", lzma.compress(csv)),
+                         "--breach", BREACH, check=0)
+        jsonl = b'{"email":"bob@example.com","password":"pw2"}\n'
+        self.ctl.import_("records", self.ctl.write("r.jsonl.bz2", bz2.compress(jsonl)),
+                         "--breach", BREACH, check=0)
+        self.assertEqual([r[:3] for r in self.rows()],
+                         [("ann@example.com", "-", "*w1"), ("bob@example.com", "-", "*w2")])
+        lines = b"".join(b"carol%d:%s\n" % (i, os.urandom(8).hex().encode())
+                         for i in range(5000))
+        whole = gzip.compress(lines)
+        cut = whole[:len(whole) // 2]
+        p = self.ctl.import_("records", self.ctl.write("cut.gz", cut), "--format", "combo",
+                             "--breach", BREACH, check=2)
+        self.assertIn(b"unexpected end of file (the gzip data is truncated)", p.stderr)
+
+    # ---- encodings, BOM and CRLF -------------------------------------------------------
+
+    def test_invalid_utf8_is_rejected_by_line_or_repaired_with_lossy(self):
+        data = b"ann@example.com:pw\xff1\nbob:fine\n"
+        f = self.ctl.write("u.txt", data)
+        err = self.records(f, check=1, extra=("--format", "combo"))
+        self.assertIn("u.txt:1: rejected: password is not valid UTF-8 (--lossy stores it with "
+                      "U+FFFD)\n", err)
+        self.assertIn("u.txt: read 2, imported 1, duplicates 0, rejected 1\n", err)
+        err = self.records(f, extra=("--format", "combo", "--lossy"))
+        self.assertIn("u.txt: read 2, imported 1, duplicates 1, rejected 0\n", err)
+        self.assertEqual([r[:3] for r in self.rows()],
+                         [("-", "bob", "**ne"), ("ann@example.com", "-", "**\ufffd1")])
+        csv = b"email,first_name\ncarol@example.com,Jos\xe9\n"
+        c = self.ctl.write("l.csv", csv)
+        err = self.records(c, check=1)
+        self.assertIn("l.csv:2: rejected: first_name is not valid UTF-8", err)
+        self.records(c, extra=("--lossy",))
+        self.assertEqual(self.ctl.sql("SELECT first_name FROM records WHERE email = "
+                                      "'carol@example.com'"), [["Jos\ufffd"]])
+        # a headerless file's first row stands as its header: a name that may be a password
+        # is not quoted back, only its number
+        h = self.ctl.write("hl.csv", b"x@example.com,hunter2\nbob@example.com,p\xffw\n")
+        err = self.records(h, check=1)
+        self.assertIn("hl.csv:2: rejected: field number 2 is not valid UTF-8 (--lossy stores it "
+                      "with U+FFFD)\n", err)
+        self.assertNotIn("hunter2", err)
+
+    def test_bom_and_crlf_in_every_format(self):
+        bom = b"\xef\xbb\xbf"
+        inputs = [
+            ("b.jsonl", b'{"email":"a1@example.com","password":"pw"}\r\n', ()),
+            ("b.csv", b"email,password\r\na2@example.com,pw\r\n", ()),
+            ("b.tsv", b"email\tpassword\r\na3@example.com\tpw\r\n", ()),
+            ("b.txt", b"a4@example.com:pw\r\n", ("--format", "combo")),
+            ("s.txt", b"https://example.com/:a5@example.com:pw\r\n", ("--format", "stealer")),
+        ]
+        for name, data, extra in inputs:
+            err = self.records(self.ctl.write(name, bom + data), extra=extra)
+            self.assertIn("%s: read 1, imported 1, duplicates 0, rejected 0\n" % name, err)
+        self.assertEqual([r[:3] for r in self.rows()],
+                         [("a%d@example.com" % i, "-", "**") for i in range(1, 6)])
+
+    # ---- dry run ----------------------------------------------------------------------
+
+    def test_dry_run_counts_and_reports_but_writes_nothing(self):
+        f = self.ctl.write("c.txt", "ann@example.com:pw\nbad-line\nbob:pw2\n")
+        before = self.ctl.sql("SELECT COUNT(*) FROM records")
+        p = self.ctl.import_("records", f, "--format", "combo", "--breach", BREACH,
+                             "--dry-run", check=1)
+        err = p.stderr.decode()
+        self.assertIn("c.txt:2: rejected: no separator on the line", err)
+        self.assertIn("c.txt: read 3, imported 2, duplicates 0, rejected 1 "
+                      "(dry run: nothing written)\n", err)
+        self.assertEqual(self.ctl.sql("SELECT COUNT(*) FROM records"), before)
+        self.assertEqual(before, [["0"]])
+        unknown = "99999999-9999-4999-8999-999999999999"
+        p = self.ctl.import_("records", f, "--format", "combo", "--breach", unknown,
+                             "--dry-run", check=1)
+        self.assertIn("c.txt:1: rejected: breach %s does not exist" % unknown, p.stderr.decode())
+        self.assertIn("read 3, imported 0, duplicates 0, rejected 3 (dry run",
+                      p.stderr.decode())
+        # and the real import then does what the dry run said
+        err = self.records(f, check=1, extra=("--format", "combo"))
+        self.assertIn("c.txt: read 3, imported 2, duplicates 0, rejected 1\n", err)
+
+    # ---- several files, directories, globs ---------------------------------------------
+
+    def test_a_directory_imports_its_regular_files_sorted_by_name(self):
+        d = os.path.join(self.ctl.dir, "dump")
+        os.makedirs(os.path.join(d, "sub"))
+        for name, text in (("b.txt", "bob:pw2\n"), ("a.txt", "ann@example.com:pw1\n"),
+                           ("c.txt.gz", None), ("sub/z.txt", "zed:pw9\n"), (".hidden", "h:p\n")):
+            path = os.path.join(d, name)
+            with open(path, "wb") as fh:
+                fh.write(gzip.compress(b"carol:pw3\n") if text is None else text.encode())
+        err = self.records(d, extra=("--format", "combo"))
+        lines = [l for l in err.splitlines() if "read " in l]
+        self.assertEqual(lines, [
+            "%s/a.txt: read 1, imported 1, duplicates 0, rejected 0" % d,
+            "%s/b.txt: read 1, imported 1, duplicates 0, rejected 0" % d,
+            "%s/c.txt.gz: read 1, imported 1, duplicates 0, rejected 0" % d,
+            "total: read 3, imported 3, duplicates 0, rejected 0"])
+        self.assertEqual([r[:2] for r in self.rows()],
+                         [("ann@example.com", "-"), ("-", "bob"), ("-", "carol")])
+        # a quoted glob is expanded by breachctl, in name order
+        err = self.records(os.path.join(d, "[ab].txt"), extra=("--format", "combo"))
+        self.assertIn("total: read 2, imported 0, duplicates 2, rejected 0\n", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
