@@ -173,6 +173,9 @@ typedef struct {
      * commits (ranges.c); a move adds those of the records that went in */
     bd_range_acc ranges;
     bd_buf range_rows; /* the merged buckets of one flush, as COPY rows */
+    /* bd_store_on_landed: told of every record or card that goes in (by a move) */
+    bd_landed_cb landed;
+    void *landed_ctx;
 } pg_store;
 
 static inline pg_store *pg_of(bd_store *s)
@@ -278,6 +281,19 @@ void pg_email_owner_key(bd_slice email, uint8_t out[PG_OWNER_KEY_LEN]);
 extern const char *const pg_owner_key_sql;
 
 /* The operations, by file. */
+bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
+bd_result pg_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+bd_result pg_watch_remove(bd_store *s, int64_t key_id, int64_t id);
+bd_result pg_watch_generation(bd_store *s, int64_t *gen);
+bd_result pg_alert_add(bd_store *s, const bd_alert_in *a);
+bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
+                        void *ctx);
+bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit, bd_alert_cb cb,
+                         void *ctx);
+bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                          int64_t next_ms);
+void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
+bd_result pg_flush(bd_store *s);
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
 void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);
