@@ -25,6 +25,9 @@ typedef enum {
     BD_ROUTE_METRICS,
     BD_ROUTE_OPENAPI,
     BD_ROUTE_USAGE,
+    BD_ROUTE_WATCHES,
+    BD_ROUTE_WATCH,
+    BD_ROUTE_ALERTS,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;

@@ -92,6 +92,9 @@ static const route_entry ROUTES[] = {
     {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD"},
     {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD"},
     {"/usage", BD_ROUTE_USAGE, "GET, HEAD"},
+    {"/watches", BD_ROUTE_WATCHES, "GET, HEAD, POST"},
+    {"/watches/", BD_ROUTE_WATCH, "DELETE"},
+    {"/alerts", BD_ROUTE_ALERTS, "GET, HEAD"},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -226,6 +229,15 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_USAGE:
         bd_handle_usage(srv, rq);
+        break;
+    case BD_ROUTE_WATCHES:
+        bd_handle_watches(srv, rq);
+        break;
+    case BD_ROUTE_WATCH:
+        bd_handle_watch(rq, arg);
+        break;
+    case BD_ROUTE_ALERTS:
+        bd_handle_alerts(rq);
         break;
     default:
         break;
