@@ -62,9 +62,10 @@ static const char RECORD_STAGE_CREATE[] =
     "ORDER BY ok, dedup, seq) s USING (ok, dedup)"
 static const char RECORD_STAGE_MOVE[] = RECORD_STAGE_MOVE_SQL("", "");
 /* The same, returning what watches match on of each record that went in (landed_record
- * reads the columns from the third on, in this order). */
+ * reads the columns from the third on, in the order of the SELECT; ins returns email_domain
+ * already). */
 #define LANDED_COLUMNS                                                                             \
-    "breach_id, email, email_domain, phone_key, user_name_key, ip_address, ssn_hmac, "            \
+    "breach_id, email, phone_key, user_name_key, ip_address, ssn_hmac, "                          \
     "password_hmac, password_hash, bitcoin_address, phone_number, user_name, ssn_masked, "        \
     "password_masked"
 static const char RECORD_STAGE_MOVE_LANDED[] = RECORD_STAGE_MOVE_SQL(
