@@ -155,6 +155,7 @@ static bd_result migrate(sqlite_store *s, char *why, size_t whylen)
 void sq_close(bd_store *base)
 {
     sqlite_store *s = S(base);
+    sq_outbox_free(s);
     sq_finalize_all(s);
     if (s->words)
         s->tokenizer.xDelete(s->words);

@@ -122,6 +122,7 @@ typedef struct sqlite_store {
     /* bd_store_on_landed: told of every record or card that goes in */
     bd_landed_cb landed;
     void *landed_ctx;
+    struct sq_outbox *outbox; /* delivery's state (watches.c), made on the first lease */
 } sqlite_store;
 
 /* The connection behind a bd_store that bd_sqlite_open handed out. */
@@ -309,6 +310,9 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
 bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int64_t attempts,
                           int64_t next_ms);
 void sq_on_landed(bd_store *base, bd_landed_cb cb, void *ctx);
+/* Writes the outcomes delivery kept and frees its state (at close). */
+typedef struct sq_outbox sq_outbox;
+void sq_outbox_free(sqlite_store *s);
 bd_result sq_flush(bd_store *base);
 /* Tell the landed callback (set: s->landed not NULL) of a record or card that went in. */
 void sq_landed_record(sqlite_store *s, int64_t breach_id, const bd_record_in *r);
