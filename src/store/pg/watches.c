@@ -137,6 +137,8 @@ bd_result pg_watch_generation(bd_store *s, int64_t *gen)
 
 bd_result pg_alert_add(bd_store *s, const bd_alert_in *a)
 {
+    if (!pg_of(s)->in_tx)
+        return BD_ERR_INVALID; /* an alert lands with the rows that caused it */
     pg_params pp = {0};
     pg_param_str(&pp, a->event_id);
     pg_param_int(&pp, a->watch_id);
