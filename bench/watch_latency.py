@@ -156,6 +156,8 @@ def main():
     summary = re.findall(rb"read \d+, imported \d+[^\n]*", p.stderr)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True).stdout.decode().strip()
+    if subprocess.run(["git", "status", "--porcelain", "--", "src"], capture_output=True).stdout.strip():
+        commit += " with uncommitted changes under src/"
     load = os.getloadavg()
     out = [
         "<!-- bench:watch:begin -->",

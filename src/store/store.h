@@ -542,11 +542,15 @@ bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int li
 /* Takes up to limit pending alerts due at now_ms (Unix milliseconds) that no one holds a
  * lease on, leases them until now_ms + lease_ms, and calls cb for each with its watch's URL
  * and secret. Several servers may call it at once: each alert goes to one of them (until its
- * lease runs out). One statement or short transaction of its own, outside any open one. */
+ * lease runs out). Outside any open transaction; it never waits for an import's writes.
+ * A backend with one writer at a time (SQLite) may instead let one connection per store
+ * deliver at a time (the others get nothing) and ignore lease_ms. */
 bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
                                bd_alert_cb cb, void *ctx);
 /* The outcome of one attempt at seq: delivered (state DELIVERED), retry at next_ms (state
- * PENDING), or given up (FAILED). attempts is the count so far. Releases the lease. */
+ * PENDING), or given up (FAILED). attempts is the count so far. Releases the lease. The
+ * leasing connection's next leases go by it at once; a backend may write it to the store
+ * later (SQLite: when the writer lock is free, at the connection's close at the latest). */
 bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
                                 int64_t next_ms);
 
