@@ -95,9 +95,7 @@ static bool check_add(const watch_args *a, int64_t *key_id)
         fprintf(stderr, "breachctl watch add: --url: %s\n", why);
         return false;
     }
-    struct sockaddr_storage addrs[8];
-    size_t n;
-    if (bd_webhook_resolve(&a->policy, &u, addrs, 8, &n, &why) != BD_OK) {
+    if (bd_webhook_check_host(&a->policy, &u, &why) != BD_OK) {
         fprintf(stderr, "breachctl watch add: --url: %s\n", why);
         return false;
     }

@@ -115,13 +115,9 @@ static bool check_watch(bd_server *srv, bd_req *rq, bd_slice type, bd_slice acco
         return false;
     }
     static const bd_webhook_policy public_only;
-    struct sockaddr_storage addrs[8];
-    size_t n;
-    bd_result r = bd_webhook_resolve(srv->cfg.webhooks ? srv->cfg.webhooks : &public_only, &u,
-                                     addrs, 8, &n, &why);
-    if (r != BD_OK) {
-        bd_reply_error(rq, 422, r == BD_ERR_INVALID ? "destination_not_allowed" : "validation_error",
-                       "%s", why);
+    if (bd_webhook_check_host(srv->cfg.webhooks ? srv->cfg.webhooks : &public_only, &u, &why) !=
+        BD_OK) {
+        bd_reply_error(rq, 422, "destination_not_allowed", "%s", why);
         return false;
     }
     return true;

@@ -123,6 +123,14 @@ static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf 
             why ? why : "", give_up ? "; given up after 24 h" : "");
 }
 
+static bool stopping(bd_deliverer *d)
+{
+    pthread_mutex_lock(&d->mu);
+    bool stop = d->stop;
+    pthread_mutex_unlock(&d->mu);
+    return stop;
+}
+
 /* Waits up to ms, or until stop; returns whether to stop. */
 static bool pause_ms(bd_deliverer *d, int64_t ms)
 {
@@ -174,7 +182,7 @@ static void *run(void *arg)
             stop = pause_ms(d, 1000);
             continue;
         }
-        for (int i = 0; i < b->n && !d->stop; i++)
+        for (int i = 0; i < b->n && !stopping(d); i++)
             deliver_one(s, snd, &b->items[i], &body);
         /* a full batch may have more behind it: no pause then */
         stop = pause_ms(d, b->n == LEASE_BATCH ? 0 : BD_WEBHOOK_POLL_MS);

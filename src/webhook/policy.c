@@ -20,6 +20,10 @@ static const char *const BLOCKED[] = {
     "fc00::/7",      "fe80::/10",       "fec0::/10",       "ff00::/8",      "2002::/16",
 };
 
+static const char REFUSED[] = "the url's host is a private, loopback or otherwise internal "
+                              "address; the operator allows such ranges with breachd "
+                              "--webhook-allow CIDR";
+
 static bool parse_cidr(const char *text, bd_cidr *out)
 {
     char host[64];
@@ -198,8 +202,7 @@ bd_result bd_webhook_resolve(const bd_webhook_policy *p, const bd_webhook_url *u
         if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
             continue;
         if (!bd_webhook_address_ok(p, ai->ai_addr)) {
-            *why = "the url's host is a private, loopback or otherwise internal address; the "
-                   "operator allows such ranges with breachd --webhook-allow CIDR";
+            *why = REFUSED;
             r = BD_ERR_INVALID;
             *count = 0;
             break;
@@ -212,5 +215,41 @@ bd_result bd_webhook_resolve(const bd_webhook_policy *p, const bd_webhook_url *u
         *why = "the url's host does not resolve";
         r = BD_ERR_NOT_FOUND;
     }
+    return r;
+}
+
+static bool localhost_name(const char *host)
+{
+    size_t n = strlen(host);
+    if (n && host[n - 1] == '.')
+        n--; /* the root's dot */
+    return (n == 9 && strncasecmp(host, "localhost", 9) == 0) ||
+           (n > 10 && strncasecmp(host + n - 10, ".localhost", 10) == 0);
+}
+
+bd_result bd_webhook_check_host(const bd_webhook_policy *p, const bd_webhook_url *u,
+                                const char **why)
+{
+    *why = NULL;
+    if (localhost_name(u->host)) {
+        struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001)};
+        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        if (bd_webhook_address_ok(p, (const struct sockaddr *)&a4) &&
+            bd_webhook_address_ok(p, (const struct sockaddr *)&a6))
+            return BD_OK;
+        *why = REFUSED;
+        return BD_ERR_INVALID;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_flags = AI_NUMERICHOST};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(u->host, NULL, &hints, &res) != 0 || !res)
+        return BD_OK; /* a name: checked at each delivery */
+    bd_result r = BD_OK;
+    for (struct addrinfo *ai = res; ai && r == BD_OK; ai = ai->ai_next)
+        if (!bd_webhook_address_ok(p, ai->ai_addr))
+            r = BD_ERR_INVALID;
+    freeaddrinfo(res);
+    if (r != BD_OK)
+        *why = REFUSED;
     return r;
 }

@@ -49,6 +49,14 @@ typedef struct {
  * *why (a constant sentence) otherwise. */
 bd_result bd_webhook_url_parse(bd_slice url, bd_webhook_url *out, const char **why);
 
+/* The check when a watch is added, without a DNS query (a request must not wait for a
+ * stranger's name server): a host that is an address (any form getaddrinfo reads as one
+ * without a lookup, "2130706433" too) or localhost (and *.localhost) is checked against the
+ * rule now; any other name is checked at each delivery, on what it then resolves to.
+ * BD_ERR_INVALID with *why when refused. */
+bd_result bd_webhook_check_host(const bd_webhook_policy *p, const bd_webhook_url *u,
+                                const char **why);
+
 /* Resolves u's host and checks every address: BD_ERR_INVALID (with *why) when one is private,
  * loopback or otherwise internal and not allowed; BD_ERR_NOT_FOUND when the host does not
  * resolve. The addresses that passed are written to addrs (up to naddrs), *count set. */

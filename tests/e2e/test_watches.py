@@ -239,13 +239,32 @@ class Watches(unittest.TestCase):
         self.start()  # no --webhook-allow
         for url in ("http://127.0.0.1:9/hook", "http://10.1.2.3/hook", "http://[::1]:8080/",
                     "http://192.168.1.1/", "http://169.254.169.254/latest/meta-data",
-                    "http://localhost:8080/", "http://[::ffff:127.0.0.1]/"):
+                    "http://localhost:8080/", "http://[::ffff:127.0.0.1]/",
+                    "http://2130706433/", "http://0x7f.1/", "http://LOCALHOST./"):
             st, body = call(self.srv, "POST", "/watches", self.key,
                             {"type": "email", "account": "a@example.com", "url": url,
                              "secret": SIGNING})
             self.assertEqual((st, body["error"]), (422, "destination_not_allowed"), url)
         st, body = call(self.srv, "GET", "/watches", self.key)
         self.assertEqual((st, body), (200, {"watches": []}))
+
+    def test_every_delivery_checks_the_address_again(self):
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port)
+        self.assertEqual(self.srv.stop(), 0)
+        self.start()  # the same watch, but loopback is no longer allowed
+        self.import_records(records("alice@example.com"))
+        deadline = time.time() + 10
+        while time.time() < deadline and not self.alerts()["alerts"][0]["attempts"]:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        self.assertEqual(self.receiver.deliveries(), [])
+        item = self.alerts()["alerts"][0]
+        self.assertEqual(item["delivery"], "pending")
+        self.assertGreaterEqual(item["attempts"], 1)
+        self.assertIn("private, loopback", self.srv.log())
+        self.assertNotIn("127.0.0.1:%d" % self.receiver.port, self.srv.log())  # no URL logged
 
     def test_bad_requests_are_clear_4xx(self):
         self.start(*ALLOW)

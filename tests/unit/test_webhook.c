@@ -91,6 +91,36 @@ TEST(test_url_forms)
     CHECK_INT(bd_webhook_url_parse(bd_slice_from(longer), &u, &why), BD_ERR_INVALID);
 }
 
+static bd_result host_check(const bd_webhook_policy *p, const char *url)
+{
+    bd_webhook_url u;
+    const char *why;
+    if (bd_webhook_url_parse(bd_slice_from(url), &u, &why) != BD_OK)
+        TEST_FAIL("bad test url %s", url);
+    return bd_webhook_check_host(p, &u, &why);
+}
+
+TEST(test_adding_checks_addresses_and_localhost_without_a_lookup)
+{
+    bd_webhook_policy p = {0};
+    const char *refused[] = {"http://127.0.0.1/",  "http://2130706433/", "http://0x7f.1/",
+                             "http://[::1]/",      "http://localhost/",  "http://LocalHost./",
+                             "http://a.localhost/", "http://10.0.0.1:8080/",
+                             "http://[::ffff:169.254.169.254]/"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (host_check(&p, refused[i]) != BD_ERR_INVALID)
+            TEST_FAIL("%s taken", refused[i]);
+    /* names are checked at delivery: no lookup here, even of a name that cannot resolve */
+    CHECK_INT(host_check(&p, "http://hooks.invalid/"), BD_OK);
+    CHECK_INT(host_check(&p, "http://93.184.216.34/"), BD_OK);
+    CHECK_INT(host_check(&p, "http://notlocalhost/"), BD_OK);
+    CHECK(bd_webhook_allow(&p, "127.0.0.0/8"));
+    CHECK_INT(host_check(&p, "http://127.0.0.1/"), BD_OK);
+    CHECK_INT(host_check(&p, "http://localhost/"), BD_ERR_INVALID); /* ::1 too */
+    CHECK(bd_webhook_allow(&p, "::1"));
+    CHECK_INT(host_check(&p, "http://localhost/"), BD_OK);
+}
+
 TEST(test_signature_is_hmac_of_timestamp_dot_body)
 {
     char sig[68];
@@ -157,6 +187,7 @@ int main(void)
     RUN(test_internal_ranges_are_refused_and_public_ones_pass);
     RUN(test_allow_opens_exactly_its_range);
     RUN(test_url_forms);
+    RUN(test_adding_checks_addresses_and_localhost_without_a_lookup);
     RUN(test_signature_is_hmac_of_timestamp_dot_body);
     RUN(test_retry_delays_double_to_an_hour);
     RUN(test_watch_spec_normalises_like_search);
