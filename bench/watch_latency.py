@@ -79,6 +79,31 @@ def poll_alerts(db, seen, stop):
     con.close()
 
 
+def poll_pg(uri, seen, stop):
+    """The same through one psql session fed a query every 5 ms."""
+    psql = subprocess.Popen(["psql", uri, "-X", "-q", "-A", "-t", "-F", "\t"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    last = 0
+    while not stop.is_set():
+        psql.stdin.write("SELECT seq, event_id FROM alerts WHERE seq > %d ORDER BY seq;\n"
+                         "\\echo __end__\n" % last)
+        psql.stdin.flush()
+        rows = []
+        for line in psql.stdout:
+            line = line.rstrip("\n")
+            if line == "__end__":
+                break
+            if line:
+                rows.append(line.split("\t"))
+        t = time.time()
+        for seq, ev in rows:
+            seen.setdefault(ev, t)
+            last = int(seq)
+        time.sleep(0.005)
+    psql.stdin.close()
+    psql.wait()
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, **kw)
 
@@ -89,15 +114,24 @@ def main():
     ap.add_argument("--records", type=int, default=1000000)
     ap.add_argument("--watches", type=int, default=1000)
     ap.add_argument("--results", help="bench/RESULTS.md to update")
+    ap.add_argument("--pg-uri", help="a PostgreSQL server (libpq URI): the store is a new "
+                    "database there instead of a SQLite file")
     a = ap.parse_args()
     ctl, breachd = os.path.join(a.build, "breachctl"), os.path.join(a.build, "breachd")
     work = tempfile.mkdtemp(prefix="breachd-watch-bench-")
-    db = os.path.join(work, "store.db")
-    run([ctl, "init", "--db", db])
+    if a.pg_uri:
+        name = "watchbench_%d" % os.getpid()
+        run(["psql", a.pg_uri, "-X", "-q", "-c", "CREATE DATABASE %s" % name])
+        db = re.sub(r"(postgres(?:ql)?://[^/?]*)(/[^?]*)?", r"\1/" + name, a.pg_uri, count=1)
+        sargs = ["--db", db, "--secret", os.path.join(work, "store.secret")]
+    else:
+        db = os.path.join(work, "store.db")
+        sargs = ["--db", db]
+    run([ctl, "init", *sargs])
     with open(os.path.join(work, "b.jsonl"), "w") as f:
         f.write(json.dumps({"uuid": BREACH, "source_name": "Bench", "date_leaked": "2020-01-01"}) + "\n")
-    run([ctl, "import", "breaches", os.path.join(work, "b.jsonl"), "--db", db])
-    keys = [run([ctl, "keys", "create", "--db", db, "--name", "k%d" % i, "--plan",
+    run([ctl, "import", "breaches", os.path.join(work, "b.jsonl"), *sargs])
+    keys = [run([ctl, "keys", "create", *sargs, "--name", "k%d" % i, "--plan",
                  "enterprise"]).stdout.decode().strip() for i in range((a.watches + 99) // 100)]
     every = a.records // a.watches
     t0 = time.time()
@@ -112,7 +146,7 @@ def main():
 
     receiver = Receiver()
     log = open(os.path.join(work, "breachd.log"), "wb")
-    srv = subprocess.Popen([breachd, "--db", db, "--listen", "127.0.0.1:0", "--threads", "2",
+    srv = subprocess.Popen([breachd, *sargs, "--listen", "127.0.0.1:0", "--threads", "2",
                             "--webhook-allow", "127.0.0.0/8"], stderr=log)
     port = None
     for _ in range(500):
@@ -134,10 +168,11 @@ def main():
         conn.close()
 
     seen, stop = {}, threading.Event()
-    poller = threading.Thread(target=poll_alerts, args=(db, seen, stop), daemon=True)
+    poller = threading.Thread(target=poll_pg if a.pg_uri else poll_alerts, args=(db, seen, stop),
+                              daemon=True)
     poller.start()
     t0 = time.time()
-    p = run([ctl, "import", "records", os.path.join(work, "r.jsonl"), "--db", db])
+    p = run([ctl, "import", "records", os.path.join(work, "r.jsonl"), *sargs])
     import_s = time.time() - t0
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -159,13 +194,16 @@ def main():
     if subprocess.run(["git", "status", "--porcelain", "--", "src"], capture_output=True).stdout.strip():
         commit += " with uncommitted changes under src/"
     load = os.getloadavg()
+    tag = "watch-pg" if a.pg_uri else "watch"
+    store = "PostgreSQL store (a throwaway cluster, scripts/pg-cluster.sh)" if a.pg_uri else "SQLite store"
     out = [
-        "<!-- bench:watch:begin -->",
-        "## Watches: import commit to webhook received, %s" % when,
+        "<!-- bench:%s:begin -->" % tag,
+        "## Watches%s: import commit to webhook received, %s" % (" on PostgreSQL" if a.pg_uri else "", when),
         "",
-        "Command: `make bench-watch` (`bench/watch_latency.py --records %d --watches %d --build %s`), "
-        "breachd at commit %s, SQLite store, %d cores, load average %.2f at the end." % (
-            a.records, a.watches, a.build, commit, os.cpu_count(), load[0]),
+        "Command: `make bench-%s` (`bench/watch_latency.py --records %d --watches %d --build %s%s`), "
+        "breachd at commit %s, %s, %d cores, load average %.2f at the end." % (
+            tag, a.records, a.watches, a.build, " --pg-uri URI" if a.pg_uri else "", commit,
+            store, os.cpu_count(), load[0]),
         "",
         "%d email watches (%d keys, 100 each) on one receiver (Python `ThreadingHTTPServer` on "
         "loopback); an import of %s records (generated in %.1f s), one in %d a watched email, so each "
@@ -183,19 +221,22 @@ def main():
         "",
         "Latency = when the receiver got the alert's first POST minus when the alert became "
         "visible in the store (a reader polling every 5 ms: the batch's commit, up to 5 ms "
-        "late, so the figures are up to 5 ms low).",
-        "<!-- bench:watch:end -->",
+        "late plus the poll's own time, so the figures are that much low).",
+        "<!-- bench:%s:end -->" % tag,
     ]
     text = "\n".join(out) + "\n"
     print(text)
     if a.results:
         with open(a.results) as f:
             doc = f.read()
-        m = re.search(r"<!-- bench:watch:begin -->.*?<!-- bench:watch:end -->\n", doc, re.S)
+        m = re.search(r"<!-- bench:%s:begin -->.*?<!-- bench:%s:end -->\n" % (tag, tag), doc, re.S)
         doc = doc[:m.start()] + text + doc[m.end():] if m else doc.rstrip("\n") + "\n\n" + text
         with open(a.results, "w") as f:
             f.write(doc)
     subprocess.run(["rm", "-rf", work])
+    if a.pg_uri:
+        subprocess.run(["psql", a.pg_uri, "-X", "-q", "-c",
+                        "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name])
 
 
 if __name__ == "__main__":
