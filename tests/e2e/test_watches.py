@@ -170,6 +170,18 @@ class Watches(unittest.TestCase):
         self.assertEqual(len(self.receiver.deliveries()), 1)
         self.assertEqual(len(self.alerts()["alerts"]), 1)
 
+    def test_a_bulk_reimport_alerts_nothing(self):
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port)
+        f = self.ctl.write("r.jsonl", records("alice@example.com", "bob@example.com"))
+        self.ctl.import_("records", f, extra=("--bulk",))
+        self.assertEqual(len(self.receiver.wait(1)), 1)
+        self.ctl.import_("records", f, extra=("--bulk",))
+        time.sleep(1.0)
+        self.assertEqual(len(self.receiver.deliveries()), 1)
+        self.assertEqual(len(self.alerts()["alerts"]), 1)
+
     def test_non_matching_import_gives_none(self):
         self.receiver = Receiver()
         self.start(*ALLOW)

@@ -225,12 +225,56 @@ TEST(test_landed_rows_are_the_ones_that_went_in)
     CHECK_STR(l.text, "");
 }
 
+TEST(test_a_bulk_load_lands_the_records_and_cards_it_kept)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    put_email(s, MID, "a@t.example", 1); /* stored before the load */
+    landed_log l = {{0}, 0};
+    bd_store_on_landed(s, on_landed, &l);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_bulk_begin(s, BD_BULK_RECORDS), BD_OK);
+    bd_record_in a = record(MID, "a@t.example", 1), b = record(MID, "b@t.example", 2);
+    put(s, &a);
+    put(s, &b);
+    put(s, &b); /* twice in the load */
+    CHECK_INT(bd_store_bulk_end(s, BD_BULK_RECORDS), BD_OK);
+    CHECK_INT(bd_store_flush(s), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "b@t.example/t.example;");
+    l.text[0] = '\0';
+    bd_card_in c = {.created_at = "2024-01-01 00:00:00", .number_masked = "411111XXXXXX1111",
+                    .bin = "411111", .last4 = "1111", .length = 16, .leak_size = -1};
+    snprintf(c.id, sizeof c.id, "%s", "c0000000-0000-4000-8000-000000000001");
+    bool ins;
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK); /* stored before the load */
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "card:411111;");
+    l.text[0] = '\0';
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_bulk_begin(s, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK);
+    bd_card_in d = c;
+    snprintf(d.id, sizeof d.id, "%s", "c0000000-0000-4000-8000-000000000002");
+    memcpy(d.bin, "522222", 7);
+    CHECK_INT(bd_store_card_put(s, &d, &ins), BD_OK);
+    CHECK_INT(bd_store_bulk_end(s, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "card:522222;");
+    bd_store_on_landed(s, NULL, NULL);
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
     RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
     RUN_CONTRACT(test_landed_rows_are_the_ones_that_went_in);
+    RUN_CONTRACT(test_a_bulk_load_lands_the_records_and_cards_it_kept);
 }
 
 int main(void)

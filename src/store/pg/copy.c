@@ -292,6 +292,36 @@ static void landed_record(pg_store *p, const PGresult *res, int i)
     p->landed(p->landed_ctx, &l);
 }
 
+bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)
+{
+    if (!p->landed)
+        return BD_OK;
+    pg_params pp = {.result_format = 1};
+    pg_param_int(&pp, first_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(p,
+                             cards ? "SELECT bin, number_masked FROM cards WHERE id > $1"
+                                   : "SELECT NULL::bytea, NULL::bytea, breach_id, email, "
+                                     "email_domain, phone_key, user_name_key, ip_address, "
+                                     "ssn_hmac, password_hmac, password_hash, bitcoin_address, "
+                                     "phone_number, user_name, ssn_masked, password_masked "
+                                     "FROM records WHERE id > $1",
+                             &pp, false, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        if (!cards) {
+            landed_record(p, res, i);
+            continue;
+        }
+        bd_landed_row l = {.card = true, .bin = binary_field(res, i, 0),
+                           .number_masked = binary_field(res, i, 1)};
+        p->landed(p->landed_ctx, &l);
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
 /* Moves the staged rows of kind into their tables; what did not go in was a duplicate. */
 static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
 {
@@ -487,11 +517,7 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
         res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
     if (res == BD_OK && p->bulk_records && r->has_ranges)
         res = put_bulk_password(p, ok, r);
-    if (res == BD_OK && p->bulk_records && p->landed) { /* no move to learn from: see below */
-        bd_landed_row l;
-        bd_landed_of_record(r, breach_id, &l);
-        p->landed(p->landed_ctx, &l);
-    }
+
     if (!p->bulk_records) {
         const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
         const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;
@@ -667,11 +693,6 @@ static bd_result put_bulk_card(pg_store *p, const bd_card_in *c, bd_slice owner_
 bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_words,
                            bd_slice bank_words)
 {
-    if (p->bulk_cards && p->landed) { /* a bulk load removes no duplicate: told at the put */
-        bd_landed_row l;
-        bd_landed_of_card(c, &l);
-        p->landed(p->landed_ctx, &l);
-    }
     if (p->bulk_cards)
         return put_bulk_card(p, c, owner_words, bank_words);
     size_t mark;

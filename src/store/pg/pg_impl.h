@@ -260,6 +260,9 @@ int64_t pg_take_late_duplicates(bd_store *s);
 /* A bulk record load's end: adds the password hashes of the records of the load that
  * survived its dedup (ids past first_id) to the ranges. */
 bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id);
+/* A bulk load's end, after its duplicates are gone: tells the landed callback (if any) of
+ * the records (or cards) of the load that stayed, those with an id past first_id. */
+bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id);
 /* Duplicates the open transaction found outside a move (a bulk load's dedup, conn.c). */
 void pg_copy_note_duplicates(pg_store *p, int64_t n);
 
