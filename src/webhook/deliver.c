@@ -182,8 +182,12 @@ static void *run(void *arg)
             stop = pause_ms(d, 1000);
             continue;
         }
-        for (int i = 0; i < b->n && !stopping(d); i++)
+        int i = 0;
+        for (; i < b->n && !stopping(d); i++)
             deliver_one(s, snd, &b->items[i], &body);
+        for (; i < b->n; i++) /* stopping: what was not sent is given back, due at once */
+            bd_store_alert_settle(s, b->items[i].row.seq, BD_ALERT_PENDING,
+                                  b->items[i].row.attempts, now_ms());
         /* a full batch may have more behind it: no pause then */
         stop = pause_ms(d, b->n == LEASE_BATCH ? 0 : BD_WEBHOOK_POLL_MS);
     }
