@@ -27,9 +27,9 @@ def records(*emails):
 
 
 class Receiver:
-    """Records every POST it gets; answers 200."""
+    """Records every POST it gets; answers status (200), with a Location when redirect."""
 
-    def __init__(self, port=0):
+    def __init__(self, port=0, status=200, redirect=None):
         self.got = []
         self.lock = threading.Lock()
         outer = self
@@ -39,7 +39,9 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 with outer.lock:
                     outer.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(200)
+                self.send_response(status)
+                if redirect:
+                    self.send_header("location", redirect)
                 self.send_header("content-length", "0")
                 self.end_headers()
 
@@ -246,6 +248,44 @@ class Watches(unittest.TestCase):
         got = self.receiver.wait(1, timeout=20)
         self.assertEqual(len(got), 1)
         self.assertEqual(json.loads(got[0][1])["counts"], {"records": 1})
+
+    def wait_attempts(self, n, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            items = self.alerts()["alerts"]
+            if items and items[0]["attempts"] >= n:
+                return items[0]
+            time.sleep(0.1)
+        self.fail("no %d attempts: %s" % (n, self.alerts()))
+
+    def test_redirects_are_not_followed_and_errors_are_retried(self):
+        target = Receiver()
+        self.receiver = Receiver(status=302, redirect="http://127.0.0.1:%d/else" % target.port)
+        try:
+            self.start(*ALLOW)
+            self.add_watch(self.receiver.port)
+            self.import_records(records("alice@example.com"))
+            item = self.wait_attempts(2)
+            self.assertEqual(item["delivery"], "pending")
+            self.assertEqual(len(self.receiver.deliveries()), item["attempts"])
+            self.assertEqual(target.deliveries(), [])  # the redirect's target: never
+            ids = {h["x-breachd-event-id"] for h, _ in self.receiver.deliveries()}
+            self.assertEqual(ids, {item["event_id"]})  # one event id on every attempt
+        finally:
+            target.stop()
+
+    def test_an_alert_is_given_up_24_hours_after_it_was_written(self):
+        port = free_port()
+        self.start(*ALLOW)
+        self.add_watch(port)
+        self.import_records(records("alice@example.com"))
+        self.wait_attempts(1)
+        self.ctl.sql("UPDATE alerts SET created_at = created_at - 86400")
+        deadline = time.time() + 10
+        while time.time() < deadline and self.alerts()["alerts"][0]["delivery"] != "failed":
+            time.sleep(0.2)
+        self.assertEqual(self.alerts()["alerts"][0]["delivery"], "failed")
+        self.assertIn("given up after 24 h", self.srv.log())
 
     def test_watch_on_a_private_address_is_refused(self):
         self.start()  # no --webhook-allow
