@@ -40,7 +40,8 @@ static void handle_metrics(bd_server *srv, bd_req *rq)
     bd_limiter_health_get(srv->limiter, &lh);
     if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1,
                          bd_guard_cut_count(srv->guard)) != BD_OK ||
-        bd_metrics_write_limiter(&lh, rq->body) != BD_OK) {
+        bd_metrics_write_limiter(&lh, rq->body) != BD_OK ||
+        bd_metrics_write_webhooks(rq->body) != BD_OK) {
         rq->content_type = NULL;
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
     }

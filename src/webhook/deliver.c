@@ -35,6 +35,15 @@ typedef struct {
     int n;
 } lease_batch;
 
+static _Atomic uint64_t count_delivered, count_failed, count_given_up;
+
+void bd_webhook_counts_get(bd_webhook_counts *out)
+{
+    out->delivered = count_delivered;
+    out->failed_attempts = count_failed;
+    out->given_up = count_given_up;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -109,6 +118,7 @@ static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf 
     int64_t now = now_ms();
     if (r == BD_OK) {
         bd_store_alert_settle(s, a->seq, BD_ALERT_DELIVERED, attempts, now);
+        count_delivered++;
         fprintf(stderr, "breachd: webhook: alert %lld of watch %lld delivered (attempt %lld)\n",
                 (long long)a->seq, (long long)a->watch_id, (long long)attempts);
         return;
@@ -116,6 +126,9 @@ static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf 
     int64_t next = now + bd_webhook_retry_delay_ms(attempts);
     bool give_up = next - a->created_at * 1000 > BD_WEBHOOK_GIVE_UP_MS;
     bd_store_alert_settle(s, a->seq, give_up ? BD_ALERT_FAILED : BD_ALERT_PENDING, attempts, next);
+    count_failed++;
+    if (give_up)
+        count_given_up++;
     /* the URL may carry a token of the receiver's: it is not logged */
     fprintf(stderr,
             "breachd: webhook: alert %lld of watch %lld, attempt %lld failed (HTTP %ld: %s)%s\n",

@@ -31,6 +31,14 @@ bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *pol
 /* Stops the thread after the send in progress (at most its 10 s timeout) and frees it. */
 void bd_deliverer_stop(bd_deliverer *d);
 
+/* What this process's delivery did since it started (for /metrics). */
+typedef struct {
+    uint64_t delivered;       /* alerts a receiver took (2xx) */
+    uint64_t failed_attempts; /* attempts that did not succeed (each retry counts) */
+    uint64_t given_up;        /* alerts marked failed after 24 h */
+} bd_webhook_counts;
+void bd_webhook_counts_get(bd_webhook_counts *out);
+
 /* The wait before attempt number attempts + 1, after `attempts` failed ones (>= 1). */
 int64_t bd_webhook_retry_delay_ms(int64_t attempts);
 

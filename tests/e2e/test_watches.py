@@ -166,6 +166,9 @@ class Watches(unittest.TestCase):
         self.assertEqual((item["delivery"], item["attempts"]), ("delivered", 1))
         self.assertEqual(listed["next_cursor"], item["cursor"])
         self.assertEqual(self.alerts(item["cursor"]), {"alerts": [], "next_cursor": item["cursor"]})
+        st, _, metrics = self.srv.request("/metrics")
+        self.assertIn(b"\nbreachd_webhook_deliveries_total 1\n", metrics)
+        self.assertIn(b"\nbreachd_webhook_failed_attempts_total 0\n", metrics)
         # importing the same file again lands nothing, so it alerts nothing
         self.ctl.import_("records", f)
         time.sleep(1.0)
@@ -286,6 +289,8 @@ class Watches(unittest.TestCase):
             time.sleep(0.2)
         self.assertEqual(self.alerts()["alerts"][0]["delivery"], "failed")
         self.assertIn("given up after 24 h", self.srv.log())
+        _, _, metrics = self.srv.request("/metrics")
+        self.assertIn(b"\nbreachd_webhook_given_up_total 1\n", metrics)
 
     def test_watch_on_a_private_address_is_refused(self):
         self.start()  # no --webhook-allow
