@@ -187,6 +187,20 @@ class Watches(unittest.TestCase):
         self.assertEqual(len(self.receiver.deliveries()), 1)
         self.assertEqual(len(self.alerts()["alerts"]), 1)
 
+    def test_erasure_reaches_the_alerts(self):
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port, "email_domain", "example.com")
+        self.import_records(records("alice@example.com", "bob@example.com"))
+        self.assertEqual(len(self.receiver.wait(1)), 1)
+        self.assertEqual(self.alerts()["alerts"][0]["identities"],
+                         ["alice@example.com", "bob@example.com"])
+        self.ctl.run("erase", "--email", "alice@example.com", check=0)
+        item = self.alerts()["alerts"][0]
+        self.assertEqual(item["identities"], ["[erased]", "bob@example.com"])
+        self.assertEqual(item["counts"], {"records": 2})  # what the import found, as it was
+        self.assertNotIn(b"alice@example.com", self.ctl.store_bytes())
+
     def test_non_matching_import_gives_none(self):
         self.receiver = Receiver()
         self.start(*ALLOW)

@@ -297,6 +297,10 @@ bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_
                           int64_t next_ms);
 void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
 bd_result pg_flush(bd_store *s);
+/* Erasures (admin.c): an email's copies in alerts become "[erased]"; a breach's alerts lose
+ * their identities. Inside the erasure's transaction. */
+bd_result pg_alerts_erase_email(pg_store *p, const char *email);
+bd_result pg_alerts_erase_breach(pg_store *p, const char *uuid);
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
 void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);

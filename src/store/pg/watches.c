@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "store/pg/pg_impl.h"
 
 #define ALERT_COLUMNS                                                                              \
@@ -255,4 +256,33 @@ void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
 bd_result pg_flush(bd_store *s)
 {
     return pg_copy_flush(pg_of(s));
+}
+
+bd_result pg_alerts_erase_email(pg_store *p, const char *email)
+{
+    bd_buf quoted;
+    bd_buf_init(&quoted, 4 * 1024);
+    bd_result r = bd_buf_append_char(&quoted, '"');
+    if (r == BD_OK)
+        r = bd_json_escape(&quoted, bd_slice_from(email));
+    if (r == BD_OK)
+        r = bd_buf_append_char(&quoted, '"');
+    if (r == BD_OK) {
+        pg_params pp = {0};
+        pg_param_text(&pp, (bd_slice){quoted.data, quoted.len});
+        r = pg_run_sql(p,
+                       "UPDATE alerts SET identities = replace(identities, $1, '\"[erased]\"') "
+                       "WHERE strpos(identities, $1) > 0",
+                       &pp, true, NULL);
+    }
+    bd_buf_free(&quoted);
+    return r;
+}
+
+bd_result pg_alerts_erase_breach(pg_store *p, const char *uuid)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, uuid);
+    return pg_run_sql(p, "UPDATE alerts SET identities = '[]' WHERE breach_uuid = $1", &pp, true,
+                      NULL);
 }

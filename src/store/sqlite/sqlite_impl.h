@@ -313,6 +313,10 @@ void sq_on_landed(bd_store *base, bd_landed_cb cb, void *ctx);
 /* Writes the outcomes delivery kept and frees its state (at close). */
 typedef struct sq_outbox sq_outbox;
 void sq_outbox_free(sqlite_store *s);
+/* Erasures (admin.c): an email's copies in alerts become "[erased]"; a breach's alerts lose
+ * their identities. Inside the erasure's transaction. */
+bd_result sq_alerts_erase_email(sqlite_store *s, const char *email);
+bd_result sq_alerts_erase_breach(sqlite_store *s, const char *uuid);
 bd_result sq_flush(bd_store *base);
 /* Tell the landed callback (set: s->landed not NULL) of a record or card that went in. */
 void sq_landed_record(sqlite_store *s, int64_t breach_id, const bd_record_in *r);

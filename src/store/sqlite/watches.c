@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "store/sqlite/sqlite_impl.h"
 
 #define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at"
@@ -427,4 +428,39 @@ void sq_landed_card(sqlite_store *s, const bd_card_in *c)
     bd_landed_row l;
     bd_landed_of_card(c, &l);
     s->landed(s->landed_ctx, &l);
+}
+
+/* Erasure reaches the alerts too: their identities are copies of record values. */
+bd_result sq_alerts_erase_email(sqlite_store *s, const char *email)
+{
+    bd_buf quoted;
+    bd_buf_init(&quoted, 4 * 1024);
+    bd_result r = bd_buf_append_char(&quoted, '"');
+    if (r == BD_OK)
+        r = bd_json_escape(&quoted, bd_slice_from(email));
+    if (r == BD_OK)
+        r = bd_buf_append_char(&quoted, '"');
+    sqlite3_stmt *st = NULL;
+    if (r == BD_OK)
+        r = run_dynamic(s,
+                        "UPDATE alerts SET identities = replace(identities, ?1, '\"[erased]\"') "
+                        "WHERE instr(identities, ?1) > 0",
+                        &st);
+    if (r == BD_OK) {
+        sq_bind_slice(st, 1, (bd_slice){quoted.data, quoted.len});
+        r = sq_step_done(s, st);
+    }
+    bd_buf_free(&quoted);
+    return r;
+}
+
+bd_result sq_alerts_erase_breach(sqlite_store *s, const char *uuid)
+{
+    sqlite3_stmt *st;
+    bd_result r = run_dynamic(s, "UPDATE alerts SET identities = '[]' WHERE breach_uuid = ?1", &st);
+    if (r == BD_OK) {
+        sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+        r = sq_step_done(s, st);
+    }
+    return r;
 }
