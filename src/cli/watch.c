@@ -85,8 +85,10 @@ static bool check_add(const watch_args *a, int64_t *key_id)
     }
     size_t sl = strlen(a->secret);
     if (sl < BD_WEBHOOK_SECRET_MIN || sl > BD_WEBHOOK_SECRET_MAX) {
-        fprintf(stderr, "breachctl watch add: --secret (the signing secret) must be %d to %d "
-                        "bytes\n", BD_WEBHOOK_SECRET_MIN, BD_WEBHOOK_SECRET_MAX);
+        fprintf(stderr,
+                "breachctl watch add: --secret (the signing secret) must be %d to %d "
+                "bytes\n",
+                BD_WEBHOOK_SECRET_MIN, BD_WEBHOOK_SECRET_MAX);
         return false;
     }
     const char *why;
@@ -130,8 +132,8 @@ static int add(const watch_args *a)
     key_probe kp = {.key_id = key_id};
     if (bd_store_key_list(s, probe_key, &kp) != BD_OK || !kp.active) {
         fprintf(stderr, "breachctl watch add: no active key %lld\n", (long long)key_id);
-    } else if (bd_watch_spec_parse(secret, bd_slice_from(a->type), bd_slice_from(a->account),
-                                   &spec, &why) != BD_OK) {
+    } else if (bd_watch_spec_parse(secret, bd_slice_from(a->type), bd_slice_from(a->account), &spec,
+                                   &why) != BD_OK) {
         fprintf(stderr, "breachctl watch add: %s\n", why);
     } else {
         bd_watch_row w = {.key_id = key_id,
@@ -144,15 +146,19 @@ static int add(const watch_args *a)
         bd_result r = bd_store_watch_add(s, &w, BD_WATCHES_PER_KEY, &id);
         if (r == BD_OK) {
             printf("%lld\n", (long long)id);
-            fprintf(stderr, "breachctl: watch %lld added for key %lld; imports from now on alert "
-                            "it\n", (long long)id, (long long)key_id);
+            fprintf(stderr,
+                    "breachctl: watch %lld added for key %lld; imports from now on alert "
+                    "it\n",
+                    (long long)id, (long long)key_id);
             rc = BD_EXIT_OK;
         } else if (r == BD_ERR_LIMIT) {
             fprintf(stderr, "breachctl watch add: key %lld holds %d watches already\n",
                     (long long)key_id, BD_WATCHES_PER_KEY);
         } else if (r == BD_ERR_EXISTS) {
-            fprintf(stderr, "breachctl watch add: key %lld already watches this with this "
-                            "url\n", (long long)key_id);
+            fprintf(stderr,
+                    "breachctl watch add: key %lld already watches this with this "
+                    "url\n",
+                    (long long)key_id);
         } else {
             fprintf(stderr, "breachctl watch add: the store did not take the watch\n");
         }
@@ -190,8 +196,8 @@ int bd_cmd_watch(int argc, char **argv)
         return BD_EXIT_FAIL;
     }
     bool list = strcmp(sub, "list") == 0;
-    if (!list && (strcmp(sub, "remove") != 0 || a.npos != 1 ||
-                  !bd_parse_i64(a.pos[0], 1, INT64_MAX, &id))) {
+    if (!list &&
+        (strcmp(sub, "remove") != 0 || a.npos != 1 || !bd_parse_i64(a.pos[0], 1, INT64_MAX, &id))) {
         fputs(USAGE, stderr);
         return BD_EXIT_FAIL;
     }
@@ -207,8 +213,10 @@ int bd_cmd_watch(int argc, char **argv)
     } else {
         bd_result r = bd_store_watch_remove(s, key_id, id);
         if (r == BD_OK) {
-            fprintf(stderr, "breachctl: watch %lld removed; its undelivered alerts are "
-                            "dropped\n", (long long)id);
+            fprintf(stderr,
+                    "breachctl: watch %lld removed; its undelivered alerts are "
+                    "dropped\n",
+                    (long long)id);
         } else {
             fprintf(stderr, "breachctl watch remove: no watch %lld%s\n", (long long)id,
                     key_id ? " of that key" : "");

@@ -108,8 +108,8 @@ static int add_watch(void *ctx, const bd_watch_row *row)
             return 0;
         e->key = malloc(BD_MAC_LEN);
         for (size_t i = 0; e->key && i < BD_MAC_LEN; i++)
-            e->key[i] = (char)(hex_digit(row->key.ptr[2 * i]) * 16 +
-                               hex_digit(row->key.ptr[2 * i + 1]));
+            e->key[i] =
+                (char)(hex_digit(row->key.ptr[2 * i]) * 16 + hex_digit(row->key.ptr[2 * i + 1]));
         e->key_len = BD_MAC_LEN;
     } else {
         e->key = copy_bytes(row->key.ptr, row->key.len);

@@ -77,7 +77,7 @@ static int take_leased(void *ctx, const bd_alert_row *row)
     leased *it = &b->items[b->n];
     bd_buf_reset(&it->text);
     bool ok = true;
-    const bd_slice *src[] = {&row->event_id,   &row->watch_shown, &row->breach_uuid,
+    const bd_slice *src[] = {&row->event_id,    &row->watch_shown, &row->breach_uuid,
                              &row->breach_name, &row->identities,  &row->url,
                              &row->secret};
     size_t at[7];
@@ -86,7 +86,7 @@ static int take_leased(void *ctx, const bd_alert_row *row)
     if (!ok)
         return 0; /* its lease runs out and it is tried again */
     it->row = *row;
-    bd_slice *dst[] = {&it->row.event_id,   &it->row.watch_shown, &it->row.breach_uuid,
+    bd_slice *dst[] = {&it->row.event_id,    &it->row.watch_shown, &it->row.breach_uuid,
                        &it->row.breach_name, &it->row.identities,  &it->row.url,
                        &it->row.secret};
     for (int i = 0; i < 7; i++)
@@ -132,8 +132,8 @@ static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf 
     /* the URL may carry a token of the receiver's: it is not logged */
     fprintf(stderr,
             "breachd: webhook: alert %lld of watch %lld, attempt %lld failed (HTTP %ld: %s)%s\n",
-            (long long)a->seq, (long long)a->watch_id, (long long)attempts, status,
-            why ? why : "", give_up ? "; given up after 24 h" : "");
+            (long long)a->seq, (long long)a->watch_id, (long long)attempts, status, why ? why : "",
+            give_up ? "; given up after 24 h" : "");
 }
 
 static bool stopping(bd_deliverer *d)
@@ -187,8 +187,8 @@ static void *run(void *arg)
             }
         }
         b->n = 0;
-        bd_result r = bd_store_alert_lease(s, now_ms(), BD_WEBHOOK_LEASE_MS, LEASE_BATCH,
-                                           take_leased, b);
+        bd_result r =
+            bd_store_alert_lease(s, now_ms(), BD_WEBHOOK_LEASE_MS, LEASE_BATCH, take_leased, b);
         if (r != BD_OK) {
             bd_store_close(s); /* reopened on the next round */
             s = NULL;

@@ -17,10 +17,10 @@
 #include "webhook/policy.h"
 
 #define BD_WEBHOOK_POLL_MS 200
-#define BD_WEBHOOK_LEASE_MS 180000        /* a batch of 16 sends, at most 10 s each */
+#define BD_WEBHOOK_LEASE_MS 180000 /* a batch of 16 sends, at most 10 s each */
 #define BD_WEBHOOK_FIRST_RETRY_MS 1000
-#define BD_WEBHOOK_MAX_RETRY_MS 3600000   /* 1 h */
-#define BD_WEBHOOK_GIVE_UP_MS 86400000    /* 24 h */
+#define BD_WEBHOOK_MAX_RETRY_MS 3600000 /* 1 h */
+#define BD_WEBHOOK_GIVE_UP_MS 86400000  /* 24 h */
 
 typedef struct bd_deliverer bd_deliverer;
 

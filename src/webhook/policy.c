@@ -13,11 +13,11 @@
  * link-local space, benchmarking, documentation and reserved blocks, multicast, and their
  * IPv6 counterparts (IPv4 is matched through its IPv4-mapped form). */
 static const char *const BLOCKED[] = {
-    "0.0.0.0/8",     "10.0.0.0/8",      "100.64.0.0/10",   "127.0.0.0/8",   "169.254.0.0/16",
-    "172.16.0.0/12", "192.0.0.0/24",    "192.0.2.0/24",    "192.168.0.0/16", "198.18.0.0/15",
-    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4",    "240.0.0.0/4",   "::/128",
-    "::1/128",       "64:ff9b::/96",    "64:ff9b:1::/48",  "100::/64",      "2001:db8::/32",
-    "fc00::/7",      "fe80::/10",       "fec0::/10",       "ff00::/8",      "2002::/16",
+    "0.0.0.0/8",       "10.0.0.0/8",     "100.64.0.0/10",  "127.0.0.0/8",    "169.254.0.0/16",
+    "172.16.0.0/12",   "192.0.0.0/24",   "192.0.2.0/24",   "192.168.0.0/16", "198.18.0.0/15",
+    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4",    "240.0.0.0/4",    "::/128",
+    "::1/128",         "64:ff9b::/96",   "64:ff9b:1::/48", "100::/64",       "2001:db8::/32",
+    "fc00::/7",        "fe80::/10",      "fec0::/10",      "ff00::/8",       "2002::/16",
 };
 
 static const char REFUSED[] = "the url's host is a private, loopback or otherwise internal "
@@ -161,7 +161,8 @@ bd_result bd_webhook_url_parse(bd_slice url, bd_webhook_url *out, const char **w
             port_at = hl + 1;
         }
     }
-    bd_slice host = auth.ptr[0] == '[' ? (bd_slice){auth.ptr + 1, hl - 2} : (bd_slice){auth.ptr, hl};
+    bd_slice host =
+        auth.ptr[0] == '[' ? (bd_slice){auth.ptr + 1, hl - 2} : (bd_slice){auth.ptr, hl};
     if (host.len == 0 || host.len >= sizeof out->host) {
         *why = "the url must name a host";
         return BD_ERR_INVALID;

@@ -15,11 +15,11 @@
 #include "core/result.h"
 #include "core/slice.h"
 
-#define BD_WEBHOOK_URL_MAX 2048    /* bytes of a watch's URL */
-#define BD_WEBHOOK_SECRET_MIN 16   /* bytes of a signing secret */
+#define BD_WEBHOOK_URL_MAX 2048  /* bytes of a watch's URL */
+#define BD_WEBHOOK_SECRET_MIN 16 /* bytes of a signing secret */
 #define BD_WEBHOOK_SECRET_MAX 256
-#define BD_WATCHES_PER_KEY 100     /* watches one API key may hold */
-#define BD_WEBHOOK_ALLOW_MAX 32    /* --webhook-allow ranges */
+#define BD_WATCHES_PER_KEY 100  /* watches one API key may hold */
+#define BD_WEBHOOK_ALLOW_MAX 32 /* --webhook-allow ranges */
 
 typedef struct {
     uint8_t addr[16]; /* IPv4 as IPv4-mapped IPv6 */

@@ -52,8 +52,10 @@ TEST(test_watches_belong_to_their_key_with_a_limit)
     CHECK_INT(bd_store_watch_generation(s, &g1), BD_OK);
     CHECK(g1 != g0);
     char want[256];
-    snprintf(want, sizeof want, "%lld:1:0:a@t.example:signing-secret-16b;%lld:1:1:t.example:"
-             "signing-secret-16b;", (long long)id1, (long long)id2);
+    snprintf(want, sizeof want,
+             "%lld:1:0:a@t.example:signing-secret-16b;%lld:1:1:t.example:"
+             "signing-secret-16b;",
+             (long long)id1, (long long)id2);
     CHECK_STR(watches_of(s, 1), want);
     snprintf(want, sizeof want, "%lld:2:9:411111:signing-secret-16b;", (long long)id3);
     CHECK_STR(watches_of(s, 2), want);
@@ -73,19 +75,22 @@ static int alert_cb(void *ctx, const bd_alert_row *a)
     (void)ctx;
     size_t n = strlen(alerts_text);
     snprintf(alerts_text + n, sizeof alerts_text - n, "%.*s:%lld:%.*s:%lld:%.*s:%d:%lld:%.*s;",
-             (int)a->event_id.len, a->event_id.ptr, (long long)a->watch_id,
-             (int)a->breach_name.len, a->breach_name.ptr ? a->breach_name.ptr : "",
-             (long long)a->matched, (int)a->identities.len, a->identities.ptr, (int)a->state,
-             (long long)a->attempts, a->url.ptr ? (int)a->url.len : 1,
-             a->url.ptr ? a->url.ptr : "-");
+             (int)a->event_id.len, a->event_id.ptr, (long long)a->watch_id, (int)a->breach_name.len,
+             a->breach_name.ptr ? a->breach_name.ptr : "", (long long)a->matched,
+             (int)a->identities.len, a->identities.ptr, (int)a->state, (long long)a->attempts,
+             a->url.ptr ? (int)a->url.len : 1, a->url.ptr ? a->url.ptr : "-");
     return 0;
 }
 
 static bd_alert_in alert(const char *event, int64_t watch_id, int64_t breach_id)
 {
-    bd_alert_in a = {.watch_id = watch_id, .key_id = 1, .watch_type = BD_FIELD_EMAIL,
-                     .watch_shown = bd_slice_from("a@t.example"), .breach_id = breach_id,
-                     .matched = 2, .identities = bd_slice_from("[\"a@t.example\"]"),
+    bd_alert_in a = {.watch_id = watch_id,
+                     .key_id = 1,
+                     .watch_type = BD_FIELD_EMAIL,
+                     .watch_shown = bd_slice_from("a@t.example"),
+                     .breach_id = breach_id,
+                     .matched = 2,
+                     .identities = bd_slice_from("[\"a@t.example\"]"),
                      .created_at = 1700000000};
     snprintf(a.event_id, sizeof a.event_id, "%s", event);
     return a;
@@ -151,8 +156,8 @@ TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
     alerts_text[0] = '\0';
     CHECK_INT(bd_store_alert_lease(d, 1000, 60000, 16, alert_cb, NULL), BD_OK);
     char want[512];
-    snprintf(want, sizeof want,
-             "e-1:%lld::2:[\"a@t.example\"]:0:0:http://h.example/;", (long long)w);
+    snprintf(want, sizeof want, "e-1:%lld::2:[\"a@t.example\"]:0:0:http://h.example/;",
+             (long long)w);
     CHECK_STR(alerts_text, want);
     int64_t seq;
     CHECK_INT(bd_store_alert_list(d, 1, 0, 1, seq_cb, NULL), BD_OK);
@@ -163,8 +168,8 @@ TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
     CHECK_INT(bd_store_alert_lease(d, 4999, 60000, 16, alert_cb, NULL), BD_OK);
     CHECK_STR(alerts_text, "");
     CHECK_INT(bd_store_alert_lease(d, 5000, 60000, 16, alert_cb, NULL), BD_OK);
-    snprintf(want, sizeof want,
-             "e-1:%lld::2:[\"a@t.example\"]:0:1:http://h.example/;", (long long)w);
+    snprintf(want, sizeof want, "e-1:%lld::2:[\"a@t.example\"]:0:1:http://h.example/;",
+             (long long)w);
     CHECK_STR(alerts_text, want);
     CHECK_INT(bd_store_alert_settle(d, seq, BD_ALERT_DELIVERED, 2, 5001), BD_OK);
     alerts_text[0] = '\0';
@@ -187,9 +192,9 @@ static void on_landed(void *ctx, const bd_landed_row *row)
     if (row->card)
         snprintf(l->text + n, sizeof l->text - n, "card:%.*s;", (int)row->bin.len, row->bin.ptr);
     else
-        snprintf(l->text + n, sizeof l->text - n, "%.*s/%.*s;",
-                 (int)row->key[BD_FIELD_EMAIL].len, row->key[BD_FIELD_EMAIL].ptr,
-                 (int)row->key[BD_FIELD_EMAIL_DOMAIN].len, row->key[BD_FIELD_EMAIL_DOMAIN].ptr);
+        snprintf(l->text + n, sizeof l->text - n, "%.*s/%.*s;", (int)row->key[BD_FIELD_EMAIL].len,
+                 row->key[BD_FIELD_EMAIL].ptr, (int)row->key[BD_FIELD_EMAIL_DOMAIN].len,
+                 row->key[BD_FIELD_EMAIL_DOMAIN].ptr);
     l->n++;
 }
 
@@ -244,8 +249,12 @@ TEST(test_a_bulk_load_lands_the_records_and_cards_it_kept)
     bd_store_take_late_duplicates(s);
     CHECK_STR(l.text, "b@t.example/t.example;");
     l.text[0] = '\0';
-    bd_card_in c = {.created_at = "2024-01-01 00:00:00", .number_masked = "411111XXXXXX1111",
-                    .bin = "411111", .last4 = "1111", .length = 16, .leak_size = -1};
+    bd_card_in c = {.created_at = "2024-01-01 00:00:00",
+                    .number_masked = "411111XXXXXX1111",
+                    .bin = "411111",
+                    .last4 = "1111",
+                    .length = 16,
+                    .leak_size = -1};
     snprintf(c.id, sizeof c.id, "%s", "c0000000-0000-4000-8000-000000000001");
     bool ins;
     CHECK_INT(bd_store_begin(s), BD_OK);

@@ -26,15 +26,30 @@ static bool ok_addr(const bd_webhook_policy *p, const char *text)
 TEST(test_internal_ranges_are_refused_and_public_ones_pass)
 {
     bd_webhook_policy p = {0};
-    const char *refused[] = {"127.0.0.1",   "127.255.255.254", "10.0.0.1",      "172.16.0.1",
-                             "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-                             "0.0.0.0",     "224.0.0.1",       "255.255.255.255", "::1",
-                             "::",          "fe80::1",         "fd00::1",       "fc00::1",
-                             "::ffff:127.0.0.1", "::ffff:10.1.2.3", "ff02::1", "2001:db8::1"};
+    const char *refused[] = {"127.0.0.1",
+                             "127.255.255.254",
+                             "10.0.0.1",
+                             "172.16.0.1",
+                             "172.31.255.255",
+                             "192.168.1.1",
+                             "169.254.169.254",
+                             "100.64.0.1",
+                             "0.0.0.0",
+                             "224.0.0.1",
+                             "255.255.255.255",
+                             "::1",
+                             "::",
+                             "fe80::1",
+                             "fd00::1",
+                             "fc00::1",
+                             "::ffff:127.0.0.1",
+                             "::ffff:10.1.2.3",
+                             "ff02::1",
+                             "2001:db8::1"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (ok_addr(&p, refused[i]))
             TEST_FAIL("%s passed", refused[i]);
-    const char *public_[] = {"93.184.216.34", "8.8.8.8", "172.32.0.1", "172.15.255.255",
+    const char *public_[] = {"93.184.216.34", "8.8.8.8",         "172.32.0.1",    "172.15.255.255",
                              "100.128.0.1",   "2606:4700::1111", "::ffff:8.8.8.8"};
     for (size_t i = 0; i < sizeof public_ / sizeof public_[0]; i++)
         if (!ok_addr(&p, public_[i]))
@@ -54,8 +69,15 @@ TEST(test_allow_opens_exactly_its_range)
     CHECK(ok_addr(&p, "fd00:1:ffff::1"));
     CHECK(!ok_addr(&p, "fd00:2::1"));
     CHECK(!ok_addr(&p, "::1"));
-    const char *bad[] = {"", "/8", "127.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/-1",
-                         "10.0.0.0/8x", "example.com", "10.0.0.0/8/8"};
+    const char *bad[] = {"",
+                         "/8",
+                         "127.0.0.0/33",
+                         "::/129",
+                         "10.0.0.0/",
+                         "10.0.0.0/-1",
+                         "10.0.0.0/8x",
+                         "example.com",
+                         "10.0.0.0/8/8"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         if (bd_webhook_allow(&p, bad[i]))
             TEST_FAIL("'%s' taken", bad[i]);
@@ -74,11 +96,10 @@ TEST(test_url_forms)
     CHECK_INT(u.port, 8080);
     CHECK_INT(bd_webhook_url_parse(bd_slice_from("http://127.0.0.1:9"), &u, &why), BD_OK);
     CHECK_INT(u.port, 9);
-    const char *bad[] = {"ftp://h/",           "http://",          "http:///x",
-                         "http://u:p@h/",      "http://h:0/",      "http://h:65536/",
-                         "http://h:/",         "http://h/a b",     "http://h/#frag",
-                         "http://[::1/",       "http://[::1]x/",   "gopher://h",
-                         "http://h:80a/",      "file:///etc/passwd"};
+    const char *bad[] = {"ftp://h/",       "http://",           "http:///x",      "http://u:p@h/",
+                         "http://h:0/",    "http://h:65536/",   "http://h:/",     "http://h/a b",
+                         "http://h/#frag", "http://[::1/",      "http://[::1]x/", "gopher://h",
+                         "http://h:80a/",  "file:///etc/passwd"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         why = NULL;
         if (bd_webhook_url_parse(bd_slice_from(bad[i]), &u, &why) != BD_ERR_INVALID || !why)
@@ -103,10 +124,10 @@ static bd_result host_check(const bd_webhook_policy *p, const char *url)
 TEST(test_adding_checks_addresses_and_localhost_without_a_lookup)
 {
     bd_webhook_policy p = {0};
-    const char *refused[] = {"http://127.0.0.1/",  "http://2130706433/", "http://0x7f.1/",
-                             "http://[::1]/",      "http://localhost/",  "http://LocalHost./",
-                             "http://a.localhost/", "http://10.0.0.1:8080/",
-                             "http://[::ffff:169.254.169.254]/"};
+    const char *refused[] = {
+        "http://127.0.0.1/",   "http://2130706433/",    "http://0x7f.1/",
+        "http://[::1]/",       "http://localhost/",     "http://LocalHost./",
+        "http://a.localhost/", "http://10.0.0.1:8080/", "http://[::ffff:169.254.169.254]/"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (host_check(&p, refused[i]) != BD_ERR_INVALID)
             TEST_FAIL("%s taken", refused[i]);
@@ -146,20 +167,23 @@ TEST(test_watch_spec_normalises_like_search)
     bd_watch_spec w;
     const char *why;
     CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("Email"), bd_slice_from(" A@Example.COM "),
-                                  &w, &why), BD_OK);
+                                  &w, &why),
+              BD_OK);
     CHECK_INT(w.type, BD_FIELD_EMAIL);
     CHECK_STR(w.key, "a@example.com");
     CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("phonenumber"),
-                                  bd_slice_from("+1 (555) 010-9999"), &w, &why), BD_OK);
+                                  bd_slice_from("+1 (555) 010-9999"), &w, &why),
+              BD_OK);
     CHECK_INT(w.type, BD_FIELD_PHONE);
     CHECK_STR(w.key, "15550109999");
-    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("bin"), bd_slice_from(" 411111"), &w,
-                                  &why), BD_OK);
+    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("bin"), bd_slice_from(" 411111"), &w, &why),
+              BD_OK);
     CHECK_INT(w.type, BD_WATCH_BIN);
     CHECK_STR(w.key, "411111");
     CHECK_STR(bd_watch_type_name(w.type), "bin");
-    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("password"), bd_slice_from("hunter22"),
-                                  &w, &why), BD_OK);
+    CHECK_INT(
+        bd_watch_spec_parse(secret, bd_slice_from("password"), bd_slice_from("hunter22"), &w, &why),
+        BD_OK);
     uint8_t mac[BD_MAC_LEN];
     char hex[2 * BD_MAC_LEN + 1];
     bd_keyed_hash(secret, "password", "hunter22", 8, mac);
@@ -167,16 +191,17 @@ TEST(test_watch_spec_normalises_like_search)
     CHECK_STR(w.key, hex);
     CHECK_STR(w.shown, "******22");
     CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("social_security_number"),
-                                  bd_slice_from("123-45-6789"), &w, &why), BD_OK);
+                                  bd_slice_from("123-45-6789"), &w, &why),
+              BD_OK);
     CHECK_STR(w.shown, "*******89");
     CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("bin"), bd_slice_from("41111"), &w, &why),
               BD_ERR_INVALID);
-    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("bin"), bd_slice_from("41111a"), &w,
-                                  &why), BD_ERR_INVALID);
+    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("bin"), bd_slice_from("41111a"), &w, &why),
+              BD_ERR_INVALID);
     CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("shoe"), bd_slice_from("9"), &w, &why),
               BD_ERR_INVALID);
-    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("email"), bd_slice_from("nope"), &w,
-                                  &why), BD_ERR_INVALID);
+    CHECK_INT(bd_watch_spec_parse(secret, bd_slice_from("email"), bd_slice_from("nope"), &w, &why),
+              BD_ERR_INVALID);
     CHECK(why != NULL);
 }
 

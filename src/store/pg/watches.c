@@ -10,7 +10,7 @@
 #include "store/pg/pg_impl.h"
 
 #define ALERT_COLUMNS                                                                              \
-    "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "      \
+    "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
     "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
 
 bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id)

@@ -13,7 +13,7 @@
 
 #define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at"
 #define ALERT_COLUMNS                                                                              \
-    "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "      \
+    "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
     "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
 
 /* Runs body inside a transaction: the open one, or one of its own. */
@@ -268,8 +268,8 @@ static bool deliverer(sqlite_store *s, sq_outbox *o)
     if (o->lock_fd == -1) {
         const char *file = sqlite3_db_filename(s->db, "main");
         char path[4200];
-        if (!file || !*file || snprintf(path, sizeof path, "%s-webhooks.lock", file) >=
-                                   (int)sizeof path) {
+        if (!file || !*file ||
+            snprintf(path, sizeof path, "%s-webhooks.lock", file) >= (int)sizeof path) {
             o->lock_fd = -2;
             return false;
         }
