@@ -102,11 +102,11 @@ class Watches(unittest.TestCase):
         self.receiver = None
 
     def tearDown(self):
-        if self.srv:
-            self.srv.stop()
+        rc = self.srv.stop() if self.srv else 0
         if self.receiver:
             self.receiver.stop()
         self.ctl.cleanup()
+        self.assertEqual(rc, 0, "breachd exited %d on SIGTERM" % rc)  # sanitizer findings too
 
     def start(self, *extra):
         self.srv = Server(self.ctl, *extra)
