@@ -16,6 +16,8 @@
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
 #   make bench-size      bytes per record and per card on PostgreSQL (SIZE_N of each)
 #   make bench-ranges    Pwned Passwords ranges: load rate, bytes per hash, /range/ vs nginx
+#   make bench-watch     watches: import commit to webhook received (1,000 watches, 1M records)
+#   make bench-watch-pg  the same on a PostgreSQL store
 
 CC      ?= cc
 BUILD   ?= build
@@ -239,6 +241,21 @@ bench-ranges-pg: all
 	scripts/pg-cluster.sh run sh -c 'python3 bench/ranges.py --hashes $(RANGES_N) \
 	  --density-of $(RANGES_DENSITY) --build $(BUILD) --no-sqlite --no-http \
 	  --pg-uri "$$BREACHD_PG_URI"'
+
+# Watches: import commit to webhook received, 1,000 watches and an import of 1M records on a
+# SQLite store (bench/watch_latency.py); writes the watch section of bench/RESULTS.md.
+WATCH_RECORDS ?= 1000000
+WATCH_COUNT ?= 1000
+.PHONY: bench-watch
+bench-watch: all
+	python3 bench/watch_latency.py --records $(WATCH_RECORDS) --watches $(WATCH_COUNT) \
+	  --build $(BUILD) --results bench/RESULTS.md
+
+# The same on a PostgreSQL store, a throwaway cluster (the watch-pg section).
+.PHONY: bench-watch-pg
+bench-watch-pg: all
+	scripts/pg-cluster.sh run sh -c 'python3 bench/watch_latency.py --records $(WATCH_RECORDS) \
+	  --watches $(WATCH_COUNT) --build $(BUILD) --results bench/RESULTS.md --pg-uri "$$BREACHD_PG_URI"'
 
 # A/B (issue 14: a refactor must cost SQLite nothing measurable): scenarios 1, 4 and 5 served
 # by the breachd of BASE (any git revision, built in a temporary worktree that is removed

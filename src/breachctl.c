@@ -14,6 +14,7 @@ static const char USAGE[] =
     "  stats                              records per breach and totals\n"
     "  erase --email ADDRESS | --breach UUID   remove an identity's records, or a breach\n"
     "  backup --to FILE                   a consistent copy of the store, while it serves\n"
+    "  watch add|list|remove              watches of an API key, alerted by webhook\n"
     "Exit status: 0 success, 1 some input lines rejected, 2 usage error or failure.\n";
 
 int main(int argc, char **argv)
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return bd_cmd_erase(n, rest);
     if (strcmp(cmd, "backup") == 0)
         return bd_cmd_backup(n, rest);
+    if (strcmp(cmd, "watch") == 0)
+        return bd_cmd_watch(n, rest);
     fprintf(stderr, "breachctl: unknown command '%s'\n%s", cmd, USAGE);
     return BD_EXIT_FAIL;
 }

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "http/cors.h"
 #include "http/server.h"
+#include "webhook/deliver.h"
 
 static const char USAGE[] =
     "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
@@ -18,7 +19,8 @@ static const char USAGE[] =
     "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
-    "               [--cors-origin ORIGIN]... [--range-auth key|none]\n";
+    "               [--cors-origin ORIGIN]... [--range-auth key|none]\n"
+    "               [--webhook-allow CIDR]...\n";
 
 int main(int argc, char **argv)
 {
@@ -27,6 +29,8 @@ int main(int argc, char **argv)
         .listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 128};
     const char *cors[BD_CORS_MAX_ORIGINS];
     cfg.cors_origins = cors;
+    static bd_webhook_policy webhooks; /* read by the server's workers and the delivery thread */
+    cfg.webhooks = &webhooks;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int64_t n;
@@ -76,6 +80,12 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--cors-origin", &v) && v &&
                    cfg.cors_origins_n < BD_CORS_MAX_ORIGINS) {
             cors[cfg.cors_origins_n++] = v;
+        } else if (bd_arg_value(argc, argv, &i, "--webhook-allow", &v) && v) {
+            if (!bd_webhook_allow(&webhooks, v)) {
+                fprintf(stderr, "breachd: --webhook-allow takes a range like 10.0.0.0/8 or "
+                                "fd00::/8 (at most %d)\n", BD_WEBHOOK_ALLOW_MAX);
+                return 2;
+            }
         } else if (bd_arg_value(argc, argv, &i, "--empty-search-status", &v) &&
                    bd_parse_i64(v, 200, 404, &n) && (n == 200 || n == 404)) {
             cfg.empty_search_status = (int)n;
@@ -112,6 +122,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "breachd: %s\n", why);
         return 2;
     }
+    bd_deliverer *deliverer;
+    if (bd_deliverer_start(cfg.db, &webhooks, &deliverer, why, sizeof why) != BD_OK) {
+        fprintf(stderr, "breachd: %s\n", why);
+        bd_server_stop(srv, 0);
+        return 2;
+    }
     fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s, HIBP API v3 at %s\n",
             cfg.tls_cert ? "https" : "http", cfg.listen, bd_server_port(srv), cfg.base_path,
             cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
@@ -128,6 +144,7 @@ int main(int argc, char **argv)
         break;
     }
     /* Requests in flight finish; idle keep-alive connections get a few seconds. */
+    bd_deliverer_stop(deliverer);
     bd_server_stop(srv, 5);
     fprintf(stderr, "breachd: stopped\n");
     return 0;

@@ -18,6 +18,7 @@ int bd_cmd_demo(int argc, char **argv);
 int bd_cmd_stats(int argc, char **argv);
 int bd_cmd_erase(int argc, char **argv);
 int bd_cmd_backup(int argc, char **argv);
+int bd_cmd_watch(int argc, char **argv);
 
 /* Opens an existing store for writing with its secret (default "<db>.secret") and checks
  * that the two belong together. Prints the reason and returns BD_EXIT_FAIL on failure. */

@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "webhook/deliver.h"
+
 static const int STATUSES[] = {200, 400, 401, 403, 404, 405, 422, 429, 431, 500, 503};
 #define NSTATUS (sizeof STATUSES / sizeof STATUSES[0])
 /* Upper bounds of the latency buckets, in microseconds. */
@@ -37,6 +39,9 @@ const char *bd_route_name(bd_route r)
                                                       "usage",
                                                       "status",
                                                       "changes",
+                                                      "watches",
+                                                      "watch",
+                                                      "alerts",
                                                       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }
@@ -166,4 +171,24 @@ bd_result bd_metrics_write_limiter(const bd_limiter_health *h, bd_buf *out)
         "# TYPE breachd_shared_limits_leases_total counter\n"
         "breachd_shared_limits_leases_total %llu\n",
         h->reachable ? 1 : 0, (unsigned long long)h->errors, (unsigned long long)h->leases);
+}
+
+bd_result bd_metrics_write_webhooks(bd_buf *out)
+{
+    bd_webhook_counts c;
+    bd_webhook_counts_get(&c);
+    return bd_buf_printf(
+        out,
+        "# HELP breachd_webhook_deliveries_total Alerts a webhook receiver took (2xx).\n"
+        "# TYPE breachd_webhook_deliveries_total counter\n"
+        "breachd_webhook_deliveries_total %llu\n"
+        "# HELP breachd_webhook_failed_attempts_total Webhook attempts that did not succeed "
+        "(each is retried until 24 h after its alert was written).\n"
+        "# TYPE breachd_webhook_failed_attempts_total counter\n"
+        "breachd_webhook_failed_attempts_total %llu\n"
+        "# HELP breachd_webhook_given_up_total Alerts given up 24 h after they were written.\n"
+        "# TYPE breachd_webhook_given_up_total counter\n"
+        "breachd_webhook_given_up_total %llu\n",
+        (unsigned long long)c.delivered, (unsigned long long)c.failed_attempts,
+        (unsigned long long)c.given_up);
 }

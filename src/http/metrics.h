@@ -27,6 +27,9 @@ typedef enum {
     BD_ROUTE_USAGE,
     BD_ROUTE_STATUS,
     BD_ROUTE_CHANGES,
+    BD_ROUTE_WATCHES,
+    BD_ROUTE_WATCH,
+    BD_ROUTE_ALERTS,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;
@@ -50,6 +53,8 @@ void bd_metrics_store_error(bd_metrics *m);
 /* Writes the exposition text; the connection figures come from the daemon and the guard. */
 bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,
                            uint64_t cut_connections);
+/* Appends the webhook delivery counters of this process (webhook/deliver.h). */
+bd_result bd_metrics_write_webhooks(bd_buf *out);
 /* Appends the shared limits' figures (nothing when budgets are per process). */
 bd_result bd_metrics_write_limiter(const bd_limiter_health *h, bd_buf *out);
 

@@ -40,7 +40,8 @@ static void handle_metrics(bd_server *srv, bd_req *rq)
     bd_limiter_health_get(srv->limiter, &lh);
     if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1,
                          bd_guard_cut_count(srv->guard)) != BD_OK ||
-        bd_metrics_write_limiter(&lh, rq->body) != BD_OK) {
+        bd_metrics_write_limiter(&lh, rq->body) != BD_OK ||
+        bd_metrics_write_webhooks(rq->body) != BD_OK) {
         rq->content_type = NULL;
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
     }
@@ -94,6 +95,9 @@ static const route_entry ROUTES[] = {
     {"/usage", BD_ROUTE_USAGE, "GET, HEAD"},
     {"/status", BD_ROUTE_STATUS, "GET, HEAD"},
     {"/changes", BD_ROUTE_CHANGES, "GET, HEAD"},
+    {"/watches", BD_ROUTE_WATCHES, "GET, HEAD, POST"},
+    {"/watches/", BD_ROUTE_WATCH, "DELETE"},
+    {"/alerts", BD_ROUTE_ALERTS, "GET, HEAD"},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -234,6 +238,15 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_CHANGES:
         bd_handle_changes(rq);
+        break;
+    case BD_ROUTE_WATCHES:
+        bd_handle_watches(srv, rq);
+        break;
+    case BD_ROUTE_WATCH:
+        bd_handle_watch(rq, arg);
+        break;
+    case BD_ROUTE_ALERTS:
+        bd_handle_alerts(rq);
         break;
     default:
         break;

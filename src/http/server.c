@@ -83,7 +83,8 @@ bd_store *bd_req_writer(bd_req *rq)
 {
     bd_worker *w = rq->worker;
     char why[256];
-    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE, &w->writer, why, sizeof why) != BD_OK) {
+    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w->writer, why,
+                                      sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: opening the store for writes: %s\n", why);
         w->writer = NULL;
         rq->store_failed = true;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
+#include "webhook/policy.h"
 
 typedef struct {
     const char *db;          /* store URI */
@@ -33,6 +34,8 @@ typedef struct {
     const char *const *cors_origins; /* origins browsers may call from (http/cors.h) */
     size_t cors_origins_n;           /* 0: CORS off */
     bool range_open;                 /* /range/ answers without a key (--range-auth none) */
+    const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
+                                        * public addresses only */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -85,6 +85,10 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp);
 
 /* GET /usage under the v7 base path: the calling key's usage (usage.c). */
 void bd_handle_usage(bd_server *srv, bd_req *rq);
+/* POST and GET {base}/watches, DELETE {base}/watches/{id}, GET {base}/alerts (watches.c). */
+void bd_handle_watches(bd_server *srv, bd_req *rq);
+void bd_handle_watch(bd_req *rq, bd_slice id);
+void bd_handle_alerts(bd_req *rq);
 
 /* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
 void bd_utc_text(int64_t t, char out[21]);

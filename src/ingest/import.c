@@ -11,6 +11,7 @@
 
 #include "core/term.h"
 #include "ingest/reader.h"
+#include "ingest/watch.h"
 
 /* Rows per transaction of a plain import. Every commit writes each index page the batch
  * dirtied to the WAL (and the checkpoint writes it again), and with random keys a batch
@@ -259,6 +260,9 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     }
     if (r == BD_OK && write)
         r = bd_store_begin(s);
+    bd_watch_matcher *watches = NULL; /* alerts are written in the batch that matched */
+    if (r == BD_OK && o->kind != BD_IMPORT_BREACHES)
+        r = bd_watch_matcher_open(s, &watches);
     if (r == BD_OK && bulk)
         r = bd_store_bulk_begin(s, bulk_kind);
     pthread_t tid;
@@ -315,11 +319,15 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                 local.duplicates++;
             if (write && ++in_batch >= batch) {
                 in_batch = 0;
-                r = bd_store_commit(s);
+                r = watches ? bd_watch_matcher_write(watches) : BD_OK;
+                if (r == BD_OK)
+                    r = bd_store_commit(s);
                 if (r == BD_OK)
                     late_duplicates(s, &local);
                 if (r == BD_OK)
                     r = bd_store_begin(s);
+                if (r == BD_OK && watches)
+                    r = bd_watch_matcher_refresh(watches);
             }
         }
         eof = b->last;
@@ -358,6 +366,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         }
         for (size_t i = 0; i < im.ntouched && r == BD_OK; i++)
             r = bd_store_breach_refresh_count(s, im.touched[i]);
+        if (r == BD_OK && watches)
+            r = bd_watch_matcher_write(watches);
         if (r == BD_OK)
             r = bd_store_commit(s);
         if (r == BD_OK)
@@ -376,6 +386,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             local.duplicates = 0;
         }
     }
+    bd_watch_matcher_close(watches);
     if (o->progress)
         fputs("\r\033[K", stderr);
     c->read += local.read;

@@ -305,3 +305,89 @@ bd_result bd_store_status_get(bd_store *s, bd_store_status *out)
 {
     return s->ops->status_get(s, out);
 }
+
+bd_result bd_store_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id)
+{
+    if (w->type < 0 || w->type >= BD_WATCH_TYPES || !w->key.ptr || !w->url.ptr || !w->secret.ptr)
+        return BD_ERR_INVALID;
+    return s->ops->watch_add(s, w, max_per_key, id);
+}
+
+bd_result bd_store_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx)
+{
+    return s->ops->watch_list(s, key_id, cb, ctx);
+}
+
+bd_result bd_store_watch_remove(bd_store *s, int64_t key_id, int64_t id)
+{
+    return s->ops->watch_remove(s, key_id, id);
+}
+
+bd_result bd_store_watch_generation(bd_store *s, int64_t *gen)
+{
+    return s->ops->watch_generation(s, gen);
+}
+
+bd_result bd_store_alert_add(bd_store *s, const bd_alert_in *a)
+{
+    return s->ops->alert_add(s, a);
+}
+
+bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit,
+                              bd_alert_cb cb, void *ctx)
+{
+    return s->ops->alert_list(s, key_id, after, limit, cb, ctx);
+}
+
+bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
+                               bd_alert_cb cb, void *ctx)
+{
+    return s->ops->alert_lease(s, now_ms, lease_ms, limit, cb, ctx);
+}
+
+bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                                int64_t next_ms)
+{
+    return s->ops->alert_settle(s, seq, state, attempts, next_ms);
+}
+
+void bd_store_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
+{
+    s->ops->on_landed(s, cb, ctx);
+}
+
+bd_result bd_store_flush(bd_store *s)
+{
+    return s->ops->flush(s);
+}
+
+void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row *out)
+{
+    bd_landed_row l = {.breach_id = breach_id};
+    l.key[BD_FIELD_EMAIL] = r->email;
+    l.key[BD_FIELD_EMAIL_DOMAIN] = r->email_domain;
+    l.key[BD_FIELD_PHONE] = r->phone_key;
+    l.key[BD_FIELD_USERNAME] = r->user_name_key;
+    l.key[BD_FIELD_IP] = r->ip_address;
+    l.key[BD_FIELD_SSN] = r->ssn_hmac;
+    l.key[BD_FIELD_PASSWORD] = r->password_hmac;
+    l.key[BD_FIELD_PASSWORD_HASH] = r->password_hash;
+    l.key[BD_FIELD_BITCOIN] = r->bitcoin_address;
+    l.shown[BD_FIELD_EMAIL] = r->email;
+    l.shown[BD_FIELD_EMAIL_DOMAIN] = r->email;
+    l.shown[BD_FIELD_PHONE] = r->phone_number;
+    l.shown[BD_FIELD_USERNAME] = r->user_name;
+    l.shown[BD_FIELD_IP] = r->ip_address;
+    l.shown[BD_FIELD_SSN] = r->ssn_masked;
+    l.shown[BD_FIELD_PASSWORD] = r->password_masked;
+    l.shown[BD_FIELD_PASSWORD_HASH] = r->password_hash;
+    l.shown[BD_FIELD_BITCOIN] = r->bitcoin_address;
+    *out = l;
+}
+
+void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out)
+{
+    *out = (bd_landed_row){.card = true,
+                           .bin = {c->bin, strlen(c->bin)},
+                           .number_masked = {c->number_masked, strlen(c->number_masked)}};
+}

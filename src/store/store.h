@@ -470,6 +470,108 @@ bd_result bd_store_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, b
 bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash,
                               uint32_t count);
 
+/* ---- watches and alerts ------------------------------------------------------------ */
+
+/* A watch: an API key's standing search for one identity (a breach-search type, or a card
+ * BIN), with where its alerts go. Its type is a bd_field value, or BD_WATCH_BIN. key is the
+ * lookup key as the records hold it (normalised text; for password and SSN the lower-case
+ * hex of the keyed hash), shown the value as a reply may show it (masked for password and
+ * SSN). The signing secret is stored because delivery needs it; no list shows it. */
+#define BD_WATCH_BIN BD_FIELD_COUNT
+#define BD_WATCH_TYPES (BD_FIELD_COUNT + 1)
+
+typedef struct {
+    int64_t id, key_id;
+    int type; /* bd_field, or BD_WATCH_BIN */
+    bd_slice key, shown, url, secret;
+    int64_t created_at; /* Unix seconds */
+} bd_watch_row;
+
+typedef int (*bd_watch_cb)(void *ctx, const bd_watch_row *row);
+
+/* Adds a watch of w->key_id (id and created_at of w are ignored; created_at is now) unless
+ * the key already holds max_per_key watches: then BD_ERR_LIMIT and nothing changes.
+ * BD_ERR_EXISTS when the key watches the same type, key and URL already. Bumps the watch
+ * generation. One transaction of its own unless one is open. */
+bd_result bd_store_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key,
+                             int64_t *id);
+/* The watches of key_id (0: of every key), by id. */
+bd_result bd_store_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+/* Removes watch id of key_id (0: whoever owns it), and gives up its alerts not yet
+ * delivered. BD_ERR_NOT_FOUND when key_id holds no such watch. Bumps the generation. */
+bd_result bd_store_watch_remove(bd_store *s, int64_t key_id, int64_t id);
+/* A number that changes whenever a watch is added or removed. */
+bd_result bd_store_watch_generation(bd_store *s, int64_t *gen);
+
+/* What a committed import found for one watch in one breach (or among cards). */
+typedef struct {
+    char event_id[BD_UUID_LEN + 1]; /* the receiver's dedup key */
+    int64_t watch_id, key_id;
+    int watch_type;
+    bd_slice watch_shown;
+    int64_t breach_id;  /* 0: cards, no breach */
+    int64_t matched;    /* records or cards that matched */
+    bd_slice identities; /* a JSON array of the matched values as a search shows them */
+    int64_t created_at;  /* Unix seconds */
+} bd_alert_in;
+
+/* Writes an alert into the outbox inside the open write transaction, so it lands with the
+ * rows that caused it, or not at all. Due for delivery at once. */
+bd_result bd_store_alert_add(bd_store *s, const bd_alert_in *a);
+
+typedef enum { BD_ALERT_PENDING = 0, BD_ALERT_DELIVERED = 1, BD_ALERT_FAILED = 2 } bd_alert_state;
+
+typedef struct {
+    int64_t seq; /* increasing in commit order of the imports: the cursor */
+    bd_slice event_id;
+    int64_t watch_id, key_id;
+    int watch_type;
+    bd_slice watch_shown, breach_uuid, breach_name; /* breach NULL for cards */
+    int64_t matched;
+    bd_slice identities;
+    int64_t created_at, attempts;
+    bd_alert_state state;
+    bd_slice url, secret; /* alert_lease only; NULL elsewhere */
+} bd_alert_row;
+
+typedef int (*bd_alert_cb)(void *ctx, const bd_alert_row *row);
+
+/* The alerts of key_id with seq > after, by seq, at most limit. */
+bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit,
+                              bd_alert_cb cb, void *ctx);
+/* Takes up to limit pending alerts due at now_ms (Unix milliseconds) that no one holds a
+ * lease on, leases them until now_ms + lease_ms, and calls cb for each with its watch's URL
+ * and secret. Several servers may call it at once: each alert goes to one of them (until its
+ * lease runs out). Outside any open transaction; it never waits for an import's writes.
+ * A backend with one writer at a time (SQLite) may instead let one connection per store
+ * deliver at a time (the others get nothing) and ignore lease_ms. */
+bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
+                               bd_alert_cb cb, void *ctx);
+/* The outcome of one attempt at seq: delivered (state DELIVERED), retry at next_ms (state
+ * PENDING), or given up (FAILED). attempts is the count so far. Releases the lease. The
+ * leasing connection's next leases go by it at once; a backend may write it to the store
+ * later (SQLite: when the writer lock is free, at the connection's close at the latest). */
+bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                                int64_t next_ms);
+
+/* Rows that land: an importer that matches watches learns here which of its puts went in
+ * (a backend that decides duplicates when the rows land calls cb then, not at the put).
+ * Lookup keys and shown values are by bd_field; ptr NULL when the row has none. */
+typedef struct {
+    bool card;
+    int64_t breach_id; /* records */
+    bd_slice key[BD_FIELD_COUNT], shown[BD_FIELD_COUNT];
+    bd_slice bin, number_masked; /* cards */
+} bd_landed_row;
+
+typedef void (*bd_landed_cb)(void *ctx, const bd_landed_row *row);
+
+/* Calls cb for every record or card put from now on that lands (NULL: none). */
+void bd_store_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
+/* Inside a write transaction: lands every row put so far (their landed calls are made by
+ * the time it returns), so what depends on them can join the same transaction. */
+bd_result bd_store_flush(bd_store *s);
+
 /* ---- erasure and backup ------------------------------------------------------------ */
 
 typedef struct {

@@ -68,11 +68,28 @@ typedef struct bd_store_ops {
                            void *ctx);
     bd_result (*range_load)(bd_store *s, bd_range_mode mode, const uint8_t *hash,
                             uint32_t count);
+    bd_result (*watch_add)(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
+    bd_result (*watch_list)(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+    bd_result (*watch_remove)(bd_store *s, int64_t key_id, int64_t id);
+    bd_result (*watch_generation)(bd_store *s, int64_t *gen);
+    bd_result (*alert_add)(bd_store *s, const bd_alert_in *a);
+    bd_result (*alert_list)(bd_store *s, int64_t key_id, int64_t after, int limit,
+                            bd_alert_cb cb, void *ctx);
+    bd_result (*alert_lease)(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
+                             bd_alert_cb cb, void *ctx);
+    bd_result (*alert_settle)(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                              int64_t next_ms);
+    void (*on_landed)(bd_store *s, bd_landed_cb cb, void *ctx);
+    bd_result (*flush)(bd_store *s);
 } bd_store_ops;
 
 struct bd_store {
     const bd_store_ops *ops;
 };
+
+/* The landed row (bd_store_on_landed) of a record or card as it was put. */
+void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row *out);
+void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out);
 
 /* The backends' open functions, with bd_store_open's contract. */
 bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen);

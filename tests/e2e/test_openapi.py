@@ -28,11 +28,17 @@ class OpenApi(ServerTest):
             "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
-            "/range/{prefix}", "/usage", "/status", "/changes"]))
+            "/range/{prefix}", "/usage", "/status", "/changes", "/watches", "/watches/{id}",
+            "/alerts"]))
+        # the methods each path answers besides GET (and HEAD)
+        writes = {"/watches": ["post"], "/watches/{id}": ["delete"]}
         for path, item in DOC["paths"].items():
-            self.assertEqual(sorted(item), sorted(["get", "options"] + (["servers"] if "servers" in item else [])), path)
-            self.assertIn("200", item["get"]["responses"], path)
-            self.assertIn("default", item["get"]["responses"], path)
+            ops = writes.get(path, []) + (["get"] if path != "/watches/{id}" else [])
+            self.assertEqual(sorted(item), sorted(ops + ["options"] + (["servers"] if "servers" in item else [])), path)
+            for op in ops:
+                ok = "201" if op == "post" else "204" if op == "delete" else "200"
+                self.assertIn(ok, item[op]["responses"], (path, op))
+                self.assertIn("default", item[op]["responses"], (path, op))
 
     def test_the_document_names_the_servers_own_base_path(self):
         ctl = Ctl().init()

@@ -53,6 +53,8 @@ static inline void fx_test_done(void)
             unlink(side);
             snprintf(side, sizeof side, "%.128s-shm", name);
             unlink(side);
+            snprintf(side, sizeof side, "%.128s-webhooks.lock", name); /* a delivery's */
+            unlink(side);
         } else {
             snprintf(side, sizeof side, "DROP SCHEMA IF EXISTS %.128s CASCADE", name);
             admin_sql(side);

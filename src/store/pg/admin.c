@@ -139,6 +139,8 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
         r = pg_breach_refresh_count(s, PQgetvalue(affected, i, 0));
     if (r == BD_OK)
         r = pg_run(p, &ERASE_EMPTY_DOMAINS, NULL, NULL);
+    if (r == BD_OK)
+        r = pg_alerts_erase_email(p, email);
     PQclear(affected);
     if (r == BD_OK)
         r = pg_commit(s);
@@ -168,6 +170,8 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
         r = BD_ERR_NOT_FOUND;
     if (r == BD_OK)
         r = pg_run(p, &ERASE_EMPTY_DOMAINS, NULL, NULL);
+    if (r == BD_OK)
+        r = pg_alerts_erase_breach(p, uuid);
     if (r == BD_OK)
         r = pg_commit(s);
     else

@@ -133,6 +133,8 @@ static bd_result end_cards(pg_store *p)
         pg_copy_note_duplicates(p, pg_int(res, 0, 0));
         PQclear(res);
     }
+    if (r == BD_OK)
+        r = pg_copy_land_bulk(p, true, p->bulk_first_card_id);
     if (r == BD_OK && p->bulk_next_card_id > p->bulk_first_card_id) {
         pg_params last = {0};
         pg_param_int(&last, p->bulk_next_card_id);
@@ -163,6 +165,8 @@ bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
     p->bulk_records = false;
     if (r == BD_OK)
         r = remove_load_duplicates(p);
+    if (r == BD_OK) /* what a watch matches: the load's records that stayed */
+        r = pg_copy_land_bulk(p, false, p->bulk_first_id);
     if (r == BD_OK)
         r = pg_exec(p, DEDUP_KEY_ADD);
     if (r == BD_OK) /* by the key just built: the survivors of the load count passwords */

@@ -352,6 +352,16 @@ static const bd_store_ops PG_OPS = {
     .take_late_duplicates = pg_take_late_duplicates,
     .range_get = pg_range_get,
     .range_load = pg_range_load,
+    .watch_add = pg_watch_add,
+    .watch_list = pg_watch_list,
+    .watch_remove = pg_watch_remove,
+    .watch_generation = pg_watch_generation,
+    .alert_add = pg_alert_add,
+    .alert_list = pg_alert_list,
+    .alert_lease = pg_alert_lease,
+    .alert_settle = pg_alert_settle,
+    .on_landed = pg_on_landed,
+    .flush = pg_flush,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a

@@ -50,17 +50,29 @@ static const char RECORD_STAGE_CREATE[] =
  * its password's SHA-1 and NTLM hashes (NULL when it had none; binary), for the password
  * ranges (ranges.c): only a record that went in counts its password. Two staged rows with
  * one dedup key have the same password; rows without one stay out of the join's sort. */
-static const char RECORD_STAGE_MOVE[] =
-    "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS
-    " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "
-    "RETURNING email_domain, ok, dedup), "
-    "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "
-    "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "
-    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "
-    "SELECT s.pw_sha1, s.pw_ntlm FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) ok, dedup, "
-    "pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "
-    "ORDER BY ok, dedup, seq) s USING (ok, dedup)";
-
+#define RECORD_STAGE_MOVE_SQL(returning, columns)                                                  \
+    "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS                  \
+    " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "                    \
+    "RETURNING email_domain, ok, dedup" returning "), "                                            \
+    "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "     \
+    "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "                        \
+    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "                        \
+    "SELECT s.pw_sha1, s.pw_ntlm" columns " FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) "  \
+    "ok, dedup, pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "               \
+    "ORDER BY ok, dedup, seq) s USING (ok, dedup)"
+static const char RECORD_STAGE_MOVE[] = RECORD_STAGE_MOVE_SQL("", "");
+/* The same, returning what watches match on of each record that went in (landed_record
+ * reads the columns from the third on, in the order of the SELECT; ins returns email_domain
+ * already). */
+#define LANDED_COLUMNS                                                                             \
+    "breach_id, email, phone_key, user_name_key, ip_address, ssn_hmac, "                          \
+    "password_hmac, password_hash, bitcoin_address, phone_number, user_name, ssn_masked, "        \
+    "password_masked"
+static const char RECORD_STAGE_MOVE_LANDED[] = RECORD_STAGE_MOVE_SQL(
+    ", " LANDED_COLUMNS,
+    ", ins.breach_id, ins.email, ins.email_domain, ins.phone_key, ins.user_name_key, "
+    "ins.ip_address, ins.ssn_hmac, ins.password_hmac, ins.password_hash, ins.bitcoin_address, "
+    "ins.phone_number, ins.user_name, ins.ssn_masked, ins.password_masked");
 /* Cards, with the words of owner and bank as the tokenizer split them (cards_sql.c),
  * separated by spaces. */
 static const char CARD_STAGE_CREATE[] =
@@ -80,26 +92,30 @@ static const char CARD_STAGE_CREATE[] =
  * then, for the cards that went in, their BIN's and tail's counts, their owner's words with
  * their expiry (card_owner_words) and the words of owner and bank with their positions
  * (card_words), as card_put does for one card. Returns how many cards went in. */
-static const char CARD_STAGE_MOVE[] =
-    "WITH src AS (SELECT DISTINCT ON (card_id) * FROM pg_temp.bd_card_staging "
-    "ORDER BY card_id, seq), "
-    "ins AS (INSERT INTO cards(" CARD_COLUMNS ") SELECT " CARD_COLUMNS " FROM src ORDER BY seq "
-    "ON CONFLICT (card_id) DO NOTHING RETURNING id, card_id, bin, tail, expire_date), "
-    "got AS (SELECT ins.id, ins.bin, ins.tail, ins.expire_date, src.owner_words, "
-    "src.bank_words FROM ins JOIN src ON src.card_id = ins.card_id), "
-    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM got, "
-    "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS k(kind, key) "
-    "GROUP BY k.kind, k.key ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + excluded.n), "
-    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) "
-    "SELECT DISTINCT t.word, got.expire_date, got.id FROM got, "
-    "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL "
-    "ON CONFLICT DO NOTHING), "
-    "words AS (INSERT INTO card_words(col, word, id, pos) "
-    "SELECT 0, t.word, got.id, t.pos FROM got, "
-    "unnest(string_to_array(got.owner_words, ' ')) WITH ORDINALITY AS t(word, pos) "
-    "UNION ALL SELECT 1, t.word, got.id, t.pos FROM got, "
+#define CARD_STAGE_MOVE_HEAD \
+    "WITH src AS (SELECT DISTINCT ON (card_id) * FROM pg_temp.bd_card_staging " \
+    "ORDER BY card_id, seq), " \
+    "ins AS (INSERT INTO cards(" CARD_COLUMNS ") SELECT " CARD_COLUMNS " FROM src ORDER BY seq " \
+    "ON CONFLICT (card_id) DO NOTHING RETURNING id, card_id, bin, tail, expire_date, " \
+    "number_masked), " \
+    "got AS (SELECT ins.id, ins.bin, ins.tail, ins.expire_date, src.owner_words, " \
+    "src.bank_words FROM ins JOIN src ON src.card_id = ins.card_id), " \
+    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM got, " \
+    "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS k(kind, key) " \
+    "GROUP BY k.kind, k.key ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + excluded.n), " \
+    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) " \
+    "SELECT DISTINCT t.word, got.expire_date, got.id FROM got, " \
+    "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL " \
+    "ON CONFLICT DO NOTHING), " \
+    "words AS (INSERT INTO card_words(col, word, id, pos) " \
+    "SELECT 0, t.word, got.id, t.pos FROM got, " \
+    "unnest(string_to_array(got.owner_words, ' ')) WITH ORDINALITY AS t(word, pos) " \
+    "UNION ALL SELECT 1, t.word, got.id, t.pos FROM got, " \
     "unnest(string_to_array(got.bank_words, ' ')) WITH ORDINALITY AS t(word, pos)) "
-    "SELECT count(*) FROM ins";
+static const char CARD_STAGE_MOVE[] = CARD_STAGE_MOVE_HEAD "SELECT count(*) FROM ins";
+/* The same, returning each card that went in (bd_landed_row) instead of their count. */
+static const char CARD_STAGE_MOVE_LANDED[] = CARD_STAGE_MOVE_HEAD
+    "SELECT bin, number_masked FROM ins";
 
 /* Each kind's table (created when missing, emptied of moved rows: not for records
  * themselves) and its COPY. */
@@ -240,6 +256,72 @@ static bd_result end(pg_store *p)
     return r;
 }
 
+/* A binary field of a move's result: NULL's ptr is NULL. */
+static bd_slice binary_field(const PGresult *res, int row, int col)
+{
+    if (PQgetisnull(res, row, col))
+        return (bd_slice){NULL, 0};
+    return (bd_slice){PQgetvalue(res, row, col), (size_t)PQgetlength(res, row, col)};
+}
+
+/* Tells the landed callback of row i of a move that returned LANDED_COLUMNS (binary). */
+static void landed_record(pg_store *p, const PGresult *res, int i)
+{
+    bd_landed_row l = {0};
+    const char *id = PQgetvalue(res, i, 2);
+    uint64_t v = 0;
+    for (int b = 0; b < 8 && PQgetlength(res, i, 2) == 8; b++)
+        v = v << 8 | (uint8_t)id[b];
+    l.breach_id = (int64_t)v;
+    static const bd_field KEYS[] = {
+        BD_FIELD_EMAIL, BD_FIELD_EMAIL_DOMAIN, BD_FIELD_PHONE,         BD_FIELD_USERNAME,
+        BD_FIELD_IP,    BD_FIELD_SSN,          BD_FIELD_PASSWORD,      BD_FIELD_PASSWORD_HASH,
+        BD_FIELD_BITCOIN,
+    };
+    for (int k = 0; k < 9; k++)
+        l.key[KEYS[k]] = binary_field(res, i, 3 + k);
+    l.shown[BD_FIELD_EMAIL] = l.key[BD_FIELD_EMAIL];
+    l.shown[BD_FIELD_EMAIL_DOMAIN] = l.key[BD_FIELD_EMAIL];
+    l.shown[BD_FIELD_IP] = l.key[BD_FIELD_IP];
+    l.shown[BD_FIELD_PASSWORD_HASH] = l.key[BD_FIELD_PASSWORD_HASH];
+    l.shown[BD_FIELD_BITCOIN] = l.key[BD_FIELD_BITCOIN];
+    l.shown[BD_FIELD_PHONE] = binary_field(res, i, 12);
+    l.shown[BD_FIELD_USERNAME] = binary_field(res, i, 13);
+    l.shown[BD_FIELD_SSN] = binary_field(res, i, 14);
+    l.shown[BD_FIELD_PASSWORD] = binary_field(res, i, 15);
+    p->landed(p->landed_ctx, &l);
+}
+
+bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)
+{
+    if (!p->landed)
+        return BD_OK;
+    pg_params pp = {.result_format = 1};
+    pg_param_int(&pp, first_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(p,
+                             cards ? "SELECT bin, number_masked FROM cards WHERE id > $1"
+                                   : "SELECT NULL::bytea, NULL::bytea, breach_id, email, "
+                                     "email_domain, phone_key, user_name_key, ip_address, "
+                                     "ssn_hmac, password_hmac, password_hash, bitcoin_address, "
+                                     "phone_number, user_name, ssn_masked, password_masked "
+                                     "FROM records WHERE id > $1",
+                             &pp, false, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        if (!cards) {
+            landed_record(p, res, i);
+            continue;
+        }
+        bd_landed_row l = {.card = true, .bin = binary_field(res, i, 0),
+                           .number_masked = binary_field(res, i, 1)};
+        p->landed(p->landed_ctx, &l);
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
 /* Moves the staged rows of kind into their tables; what did not go in was a duplicate. */
 static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
 {
@@ -250,10 +332,21 @@ static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
     if (kind == PG_STAGE_RECORDS) {
         pg_param_str(&pp, p->bulk_records ? "false" : "true");
         pp.result_format = 1;
-        r = pg_run_sql(p, RECORD_STAGE_MOVE, &pp, true, &res);
+        r = pg_run_sql(p, p->landed ? RECORD_STAGE_MOVE_LANDED : RECORD_STAGE_MOVE, &pp, true,
+                       &res);
         if (r == BD_OK)
             r = pg_range_add_moved(p, res);
         moved = r == BD_OK ? PQntuples(res) : 0;
+        for (int i = 0; r == BD_OK && p->landed && i < moved; i++)
+            landed_record(p, res, i);
+    } else if (p->landed) {
+        r = pg_run_sql(p, CARD_STAGE_MOVE_LANDED, &pp, true, &res);
+        moved = r == BD_OK ? PQntuples(res) : 0;
+        for (int i = 0; r == BD_OK && i < moved; i++) {
+            bd_landed_row l = {.card = true, .bin = pg_slice(res, i, 0),
+                               .number_masked = pg_slice(res, i, 1)};
+            p->landed(p->landed_ctx, &l);
+        }
     } else {
         r = pg_run_sql(p, CARD_STAGE_MOVE, &pp, true, &res);
         moved = r == BD_OK ? pg_int(res, 0, 0) : 0;
@@ -424,6 +517,7 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
         res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
     if (res == BD_OK && p->bulk_records && r->has_ranges)
         res = put_bulk_password(p, ok, r);
+
     if (!p->bulk_records) {
         const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
         const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;

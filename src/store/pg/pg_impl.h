@@ -186,6 +186,9 @@ typedef struct {
     /* the change log (changes.c): the largest record and card ids before the open write
      * transaction's first put of each, -1 before it */
     int64_t tx_records_from, tx_cards_from;
+    /* bd_store_on_landed: told of every record or card that goes in (by a move) */
+    bd_landed_cb landed;
+    void *landed_ctx;
 } pg_store;
 
 static inline pg_store *pg_of(bd_store *s)
@@ -270,6 +273,9 @@ int64_t pg_take_late_duplicates(bd_store *s);
 /* A bulk record load's end: adds the password hashes of the records of the load that
  * survived its dedup (ids past first_id) to the ranges. */
 bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id);
+/* A bulk load's end, after its duplicates are gone: tells the landed callback (if any) of
+ * the records (or cards) of the load that stayed, those with an id past first_id. */
+bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id);
 /* Duplicates the open transaction found outside a move (a bulk load's dedup, conn.c). */
 void pg_copy_note_duplicates(pg_store *p, int64_t n);
 
@@ -303,6 +309,23 @@ bd_result pg_change_version(bd_store *s, int64_t *version);
 bd_result pg_status_get(bd_store *s, bd_store_status *out);
 
 /* The operations, by file. */
+bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
+bd_result pg_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+bd_result pg_watch_remove(bd_store *s, int64_t key_id, int64_t id);
+bd_result pg_watch_generation(bd_store *s, int64_t *gen);
+bd_result pg_alert_add(bd_store *s, const bd_alert_in *a);
+bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
+                        void *ctx);
+bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit, bd_alert_cb cb,
+                         void *ctx);
+bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                          int64_t next_ms);
+void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
+bd_result pg_flush(bd_store *s);
+/* Erasures (admin.c): an email's copies in alerts become "[erased]"; a breach's alerts lose
+ * their identities. Inside the erasure's transaction. */
+bd_result pg_alerts_erase_email(pg_store *p, const char *email);
+bd_result pg_alerts_erase_breach(pg_store *p, const char *uuid);
 bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
 void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);

@@ -193,6 +193,20 @@ static const char *const MIGRATIONS[] = {
      "    JOIN breaches b ON b.id = c.breach_id"
      "  UNION ALL SELECT extract(epoch FROM now())::bigint, 6, leak_id, leak_name, count(*)"
      "    FROM cards GROUP BY leak_id, leak_name) s WHERE NOT EXISTS (SELECT 1 FROM changes);"),
+    /* 13 (watches): an API key's watches and the alerts outbox, as SQLite's migration 10 */
+    ("CREATE TABLE IF NOT EXISTS watches(id bigserial PRIMARY KEY, key_id bigint NOT NULL,"
+     "  type integer NOT NULL, key text NOT NULL, shown text NOT NULL, url text NOT NULL,"
+     "  secret text NOT NULL, created_at bigint NOT NULL, UNIQUE(key_id, type, key, url));"
+     "CREATE TABLE IF NOT EXISTS alerts(seq bigserial PRIMARY KEY,"
+     "  event_id text NOT NULL UNIQUE, watch_id bigint NOT NULL, key_id bigint NOT NULL,"
+     "  watch_type integer NOT NULL, watch_shown text NOT NULL, breach_uuid text,"
+     "  breach_name text, matched bigint NOT NULL, identities text NOT NULL,"
+     "  created_at bigint NOT NULL, state integer NOT NULL DEFAULT 0,"
+     "  attempts bigint NOT NULL DEFAULT 0, next_attempt_ms bigint NOT NULL,"
+     "  lease_until_ms bigint NOT NULL DEFAULT 0);"
+     "CREATE INDEX IF NOT EXISTS alerts_by_key ON alerts(key_id, seq);"
+     "CREATE INDEX IF NOT EXISTS alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"
+     "INSERT INTO meta(key, value) VALUES ('watch_generation', '0') ON CONFLICT DO NOTHING;"),
 };
 /* clang-format on */
 

@@ -120,6 +120,8 @@ bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void
         r = sq_breach_refresh_count(base, affected.uuids[i]);
     if (r == BD_OK)
         r = sq_exec(s, ERASE_EMPTY_DOMAINS);
+    if (r == BD_OK)
+        r = sq_alerts_erase_email(s, email);
     free(affected.uuids);
     r = erase_end(s, r);
     if (r != BD_OK)
@@ -148,6 +150,8 @@ bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_rem
         r = BD_ERR_NOT_FOUND;
     if (r == BD_OK)
         r = sq_exec(s, ERASE_EMPTY_DOMAINS);
+    if (r == BD_OK)
+        r = sq_alerts_erase_breach(s, uuid);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name the erased breach */
     r = erase_end(s, r);
     if (r == BD_OK)

@@ -156,6 +156,8 @@ bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
     if (!*inserted)
         return r;
+    if (s->landed)
+        sq_landed_card(s, c);
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
     if (c->owner.ptr && c->expire_date[0])
         r = owner_words_put(s, c->owner, c->expire_date, rowid);

@@ -77,6 +77,16 @@ static const bd_store_ops sqlite_ops = {
     .take_late_duplicates = take_late_duplicates,
     .range_get = sq_range_get,
     .range_load = sq_range_load,
+    .watch_add = sq_watch_add,
+    .watch_list = sq_watch_list,
+    .watch_remove = sq_watch_remove,
+    .watch_generation = sq_watch_generation,
+    .alert_add = sq_alert_add,
+    .alert_list = sq_alert_list,
+    .alert_lease = sq_alert_lease,
+    .alert_settle = sq_alert_settle,
+    .on_landed = sq_on_landed,
+    .flush = sq_flush,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory
@@ -148,6 +158,7 @@ static bd_result migrate(sqlite_store *s, char *why, size_t whylen)
 void sq_close(bd_store *base)
 {
     sqlite_store *s = S(base);
+    sq_outbox_free(s);
     sq_finalize_all(s);
     if (s->words)
         s->tokenizer.xDelete(s->words);

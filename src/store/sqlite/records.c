@@ -74,6 +74,8 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
     sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
     res = sq_step_done(s, st);
     *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
+    if (*inserted && s->landed)
+        sq_landed_record(s, b->id, r);
     if (*inserted)
         res = bd_range_acc_add_record(&s->ranges, r);
     if (res == BD_OK && s->ranges.n >= BD_RANGE_ACC_FLUSH)

@@ -192,6 +192,22 @@ const char *const bd_sqlite_migrations[] = {
      "    JOIN breaches b ON b.id = c.breach_id"
      "  UNION ALL SELECT CAST(strftime('%s', 'now') AS INTEGER), 6, leak_id, leak_name, count(*)"
      "    FROM cards GROUP BY leak_id, leak_name) WHERE NOT EXISTS (SELECT 1 FROM changes);"),
+    /* 10 (watches): an API key's watches, and the alerts outbox that imports write in the
+     * transaction of the rows that matched (seq: the cursor of GET /alerts, never reused);
+     * state 0 pending, 1 delivered, 2 given up; times in Unix milliseconds where _ms */
+    ("CREATE TABLE IF NOT EXISTS watches(id INTEGER PRIMARY KEY, key_id INTEGER NOT NULL,"
+     "  type INTEGER NOT NULL, key TEXT NOT NULL, shown TEXT NOT NULL, url TEXT NOT NULL,"
+     "  secret TEXT NOT NULL, created_at INTEGER NOT NULL, UNIQUE(key_id, type, key, url));"
+     "CREATE TABLE IF NOT EXISTS alerts(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  event_id TEXT NOT NULL UNIQUE, watch_id INTEGER NOT NULL, key_id INTEGER NOT NULL,"
+     "  watch_type INTEGER NOT NULL, watch_shown TEXT NOT NULL, breach_uuid TEXT,"
+     "  breach_name TEXT, matched INTEGER NOT NULL, identities TEXT NOT NULL,"
+     "  created_at INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0,"
+     "  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_ms INTEGER NOT NULL,"
+     "  lease_until_ms INTEGER NOT NULL DEFAULT 0);"
+     "CREATE INDEX IF NOT EXISTS alerts_by_key ON alerts(key_id, seq);"
+     "CREATE INDEX IF NOT EXISTS alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"
+     "INSERT OR IGNORE INTO meta(key, value) VALUES ('watch_generation', '0');"),
 };
 /* clang-format on */
 

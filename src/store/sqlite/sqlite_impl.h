@@ -132,6 +132,10 @@ typedef struct sqlite_store {
     /* the change log (changes.c): the largest record and card ids before the open write
      * transaction's first put of each, -1 before it; what it added has greater ids */
     int64_t tx_records_from, tx_cards_from;
+    /* bd_store_on_landed: told of every record or card that goes in */
+    bd_landed_cb landed;
+    void *landed_ctx;
+    struct sq_outbox *outbox; /* delivery's state (watches.c), made on the first lease */
 } sqlite_store;
 
 /* The connection behind a bd_store that bd_sqlite_open handed out. */
@@ -320,6 +324,31 @@ bd_result sq_usage_get(bd_store *base, int64_t key_id, int32_t day, int64_t *day
 bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
                        void *ctx);
 bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash, uint32_t count);
+
+/* Watches and the alerts outbox (watches.c). */
+bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
+bd_result sq_watch_list(bd_store *base, int64_t key_id, bd_watch_cb cb, void *ctx);
+bd_result sq_watch_remove(bd_store *base, int64_t key_id, int64_t id);
+bd_result sq_watch_generation(bd_store *base, int64_t *gen);
+bd_result sq_alert_add(bd_store *base, const bd_alert_in *a);
+bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
+                        void *ctx);
+bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int limit,
+                         bd_alert_cb cb, void *ctx);
+bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int64_t attempts,
+                          int64_t next_ms);
+void sq_on_landed(bd_store *base, bd_landed_cb cb, void *ctx);
+/* Writes the outcomes delivery kept and frees its state (at close). */
+typedef struct sq_outbox sq_outbox;
+void sq_outbox_free(sqlite_store *s);
+/* Erasures (admin.c): an email's copies in alerts become "[erased]"; a breach's alerts lose
+ * their identities. Inside the erasure's transaction. */
+bd_result sq_alerts_erase_email(sqlite_store *s, const char *email);
+bd_result sq_alerts_erase_breach(sqlite_store *s, const char *uuid);
+bd_result sq_flush(bd_store *base);
+/* Tell the landed callback (set: s->landed not NULL) of a record or card that went in. */
+void sq_landed_record(sqlite_store *s, int64_t breach_id, const bd_record_in *r);
+void sq_landed_card(sqlite_store *s, const bd_card_in *c);
 /* Merges the hashes the open transaction wrote into their buckets (before its commit). */
 bd_result sq_range_flush(sqlite_store *s);
 

@@ -1,0 +1,228 @@
+/* breachctl watch add|list|remove. For `watch add`, --secret is the webhook's signing secret
+ * (the scripting contract); the server secret file, needed to hash a password or SSN watch
+ * the way records are hashed, is --server-secret (default: the store's default path). */
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "core/term.h"
+#include "ingest/watch.h"
+#include "webhook/policy.h"
+
+static const char USAGE[] =
+    "usage: breachctl watch add --db PATH --key KEY_ID --type TYPE --account VALUE --url URL\n"
+    "                           --secret SIGNING_SECRET [--server-secret FILE]\n"
+    "                           [--webhook-allow CIDR]...\n"
+    "       breachctl watch list --db PATH [--key KEY_ID] [--secret FILE]\n"
+    "       breachctl watch remove ID --db PATH [--key KEY_ID] [--secret FILE]\n"
+    "TYPE is breach-search's type (email, email_domain, phone_number, username, ip_address,\n"
+    "social_security_number, password, password_hash, bitcoin_address) or bin (6 digits).\n";
+
+typedef struct {
+    const char *db, *key, *type, *account, *url, *secret, *server_secret;
+    bd_webhook_policy policy;
+    const char *pos[2];
+    int npos;
+} watch_args;
+
+static bool parse(int argc, char **argv, watch_args *a)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        const char **slot = NULL;
+        if (bd_arg_value(argc, argv, &i, "--db", &v))
+            slot = &a->db;
+        else if (bd_arg_value(argc, argv, &i, "--key", &v))
+            slot = &a->key;
+        else if (bd_arg_value(argc, argv, &i, "--type", &v))
+            slot = &a->type;
+        else if (bd_arg_value(argc, argv, &i, "--account", &v))
+            slot = &a->account;
+        else if (bd_arg_value(argc, argv, &i, "--url", &v))
+            slot = &a->url;
+        else if (bd_arg_value(argc, argv, &i, "--secret", &v))
+            slot = &a->secret;
+        else if (bd_arg_value(argc, argv, &i, "--server-secret", &v))
+            slot = &a->server_secret;
+        else if (bd_arg_value(argc, argv, &i, "--webhook-allow", &v)) {
+            if (v && !bd_webhook_allow(&a->policy, v)) {
+                fprintf(stderr, "breachctl watch: --webhook-allow takes a range like "
+                                "10.0.0.0/8\n");
+                return false;
+            }
+            slot = &v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "breachctl watch: unknown option '%s'\n", argv[i]);
+            return false;
+        } else if (a->npos < 2) {
+            a->pos[a->npos++] = argv[i];
+            continue;
+        } else {
+            fprintf(stderr, "breachctl watch: unexpected argument '%s'\n", argv[i]);
+            return false;
+        }
+        if (!v) {
+            fprintf(stderr, "breachctl watch: %s needs a value\n", argv[i]);
+            return false;
+        }
+        *slot = v;
+    }
+    return true;
+}
+
+/* The watch's fields, checked before the store is opened (all but what needs the secret). */
+static bool check_add(const watch_args *a, int64_t *key_id)
+{
+    if (!a->key || !a->type || !a->account || !a->url || !a->secret) {
+        fputs(USAGE, stderr);
+        return false;
+    }
+    if (!bd_parse_i64(a->key, 1, INT64_MAX, key_id)) {
+        fprintf(stderr, "breachctl watch add: --key is an API key's ID (see 'keys list')\n");
+        return false;
+    }
+    size_t sl = strlen(a->secret);
+    if (sl < BD_WEBHOOK_SECRET_MIN || sl > BD_WEBHOOK_SECRET_MAX) {
+        fprintf(stderr,
+                "breachctl watch add: --secret (the signing secret) must be %d to %d "
+                "bytes\n",
+                BD_WEBHOOK_SECRET_MIN, BD_WEBHOOK_SECRET_MAX);
+        return false;
+    }
+    const char *why;
+    bd_webhook_url u;
+    if (bd_webhook_url_parse(bd_slice_from(a->url), &u, &why) != BD_OK) {
+        fprintf(stderr, "breachctl watch add: --url: %s\n", why);
+        return false;
+    }
+    if (bd_webhook_check_host(&a->policy, &u, &why) != BD_OK) {
+        fprintf(stderr, "breachctl watch add: --url: %s\n", why);
+        return false;
+    }
+    return true;
+}
+
+typedef struct {
+    int64_t key_id;
+    bool active;
+} key_probe;
+
+static int probe_key(void *ctx, const bd_key_row *k)
+{
+    key_probe *p = ctx;
+    if (k->id == p->key_id)
+        p->active = k->revoked_at == 0;
+    return 0;
+}
+
+static int add(const watch_args *a)
+{
+    int64_t key_id;
+    if (!check_add(a, &key_id))
+        return BD_EXIT_FAIL;
+    bd_store *s;
+    uint8_t secret[BD_SECRET_LEN];
+    if (bd_cli_open(a->db, a->server_secret, &s, secret) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    int rc = BD_EXIT_FAIL;
+    bd_watch_spec spec;
+    const char *why;
+    key_probe kp = {.key_id = key_id};
+    if (bd_store_key_list(s, probe_key, &kp) != BD_OK || !kp.active) {
+        fprintf(stderr, "breachctl watch add: no active key %lld\n", (long long)key_id);
+    } else if (bd_watch_spec_parse(secret, bd_slice_from(a->type), bd_slice_from(a->account), &spec,
+                                   &why) != BD_OK) {
+        fprintf(stderr, "breachctl watch add: %s\n", why);
+    } else {
+        bd_watch_row w = {.key_id = key_id,
+                          .type = spec.type,
+                          .key = {spec.key, spec.key_len},
+                          .shown = {spec.shown, spec.shown_len},
+                          .url = bd_slice_from(a->url),
+                          .secret = bd_slice_from(a->secret)};
+        int64_t id;
+        bd_result r = bd_store_watch_add(s, &w, BD_WATCHES_PER_KEY, &id);
+        if (r == BD_OK) {
+            printf("%lld\n", (long long)id);
+            fprintf(stderr,
+                    "breachctl: watch %lld added for key %lld; imports from now on alert "
+                    "it\n",
+                    (long long)id, (long long)key_id);
+            rc = BD_EXIT_OK;
+        } else if (r == BD_ERR_LIMIT) {
+            fprintf(stderr, "breachctl watch add: key %lld holds %d watches already\n",
+                    (long long)key_id, BD_WATCHES_PER_KEY);
+        } else if (r == BD_ERR_EXISTS) {
+            fprintf(stderr,
+                    "breachctl watch add: key %lld already watches this with this "
+                    "url\n",
+                    (long long)key_id);
+        } else {
+            fprintf(stderr, "breachctl watch add: the store did not take the watch\n");
+        }
+        sodium_memzero(&spec, sizeof spec);
+    }
+    sodium_memzero(secret, sizeof secret);
+    bd_store_close(s);
+    return rc;
+}
+
+static int print_watch(void *ctx, const bd_watch_row *w)
+{
+    (void)ctx;
+    /* the values are anyone's text: shown escaped; the signing secret never */
+    bd_term_printf(stdout, "%-6lld %-6lld %-22s %-32.*s %.*s", (long long)w->id,
+                   (long long)w->key_id, bd_watch_type_name(w->type), (int)w->shown.len,
+                   w->shown.ptr, (int)w->url.len, w->url.ptr);
+    putchar('\n');
+    return 0;
+}
+
+int bd_cmd_watch(int argc, char **argv)
+{
+    watch_args a = {0};
+    if (argc < 1 || !parse(argc - 1, argv + 1, &a) || !a.db) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    const char *sub = argv[0];
+    if (strcmp(sub, "add") == 0)
+        return a.npos ? (fputs(USAGE, stderr), BD_EXIT_FAIL) : add(&a);
+    int64_t key_id = 0, id = 0;
+    if (a.key && !bd_parse_i64(a.key, 1, INT64_MAX, &key_id)) {
+        fprintf(stderr, "breachctl watch: --key is an API key's ID\n");
+        return BD_EXIT_FAIL;
+    }
+    bool list = strcmp(sub, "list") == 0;
+    if (!list &&
+        (strcmp(sub, "remove") != 0 || a.npos != 1 || !bd_parse_i64(a.pos[0], 1, INT64_MAX, &id))) {
+        fputs(USAGE, stderr);
+        return BD_EXIT_FAIL;
+    }
+    bd_store *s;
+    uint8_t secret[BD_SECRET_LEN];
+    if (bd_cli_open(a.db, a.secret, &s, secret) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    int rc = BD_EXIT_OK;
+    if (list) {
+        printf("%-6s %-6s %-22s %-32s %s\n", "ID", "KEY", "TYPE", "VALUE", "URL");
+        if (bd_store_watch_list(s, key_id, print_watch, NULL) != BD_OK)
+            rc = BD_EXIT_FAIL;
+    } else {
+        bd_result r = bd_store_watch_remove(s, key_id, id);
+        if (r == BD_OK) {
+            fprintf(stderr,
+                    "breachctl: watch %lld removed; its undelivered alerts are "
+                    "dropped\n",
+                    (long long)id);
+        } else {
+            fprintf(stderr, "breachctl watch remove: no watch %lld%s\n", (long long)id,
+                    key_id ? " of that key" : "");
+            rc = BD_EXIT_FAIL;
+        }
+    }
+    bd_store_close(s);
+    return rc;
+}

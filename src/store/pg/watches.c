@@ -1,0 +1,288 @@
+/* Watches and the alerts outbox on PostgreSQL (store.h, "watches and alerts"). Watch
+ * changes are writes like key changes (the writer lock, the data version); the outbox's
+ * lease and settle are one statement each outside any transaction, without the writer
+ * lock, so delivery never waits for an import. Several servers lease with FOR UPDATE SKIP
+ * LOCKED: each due alert goes to one of them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "store/pg/pg_impl.h"
+
+#define ALERT_COLUMNS                                                                              \
+    "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
+    "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
+
+bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_int(&pp, w->key_id);
+    PGresult *res;
+    r = pg_run_sql(p, "SELECT count(*) FROM watches WHERE key_id = $1::bigint", &pp, true, &res);
+    if (r == BD_OK) {
+        if (max_per_key > 0 && pg_int(res, 0, 0) >= max_per_key)
+            r = BD_ERR_LIMIT;
+        PQclear(res);
+    }
+    if (r == BD_OK) {
+        pp = (pg_params){0};
+        pg_param_int(&pp, w->key_id);
+        pg_param_int(&pp, w->type);
+        pg_param_text(&pp, w->key);
+        pg_param_text(&pp, w->shown);
+        pg_param_text(&pp, w->url);
+        pg_param_text(&pp, w->secret);
+        r = pg_run_sql(p,
+                       "INSERT INTO watches(key_id, type, key, shown, url, secret, created_at) "
+                       "VALUES ($1::bigint, $2::integer, $3, $4, $5, $6, "
+                       "extract(epoch FROM now())::bigint) ON CONFLICT DO NOTHING RETURNING id",
+                       &pp, true, &res);
+    }
+    if (r == BD_OK) {
+        if (PQntuples(res) == 1)
+            *id = pg_int(res, 0, 0);
+        else
+            r = BD_ERR_EXISTS;
+        PQclear(res);
+    }
+    if (r == BD_OK)
+        r = pg_run_sql(p,
+                       "UPDATE meta SET value = (value::bigint + 1)::text "
+                       "WHERE key = 'watch_generation'",
+                       NULL, true, NULL);
+    return pg_write_end(p, own, r);
+}
+
+bd_result pg_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, key_id);
+    PGresult *res;
+    bd_result r = pg_run_sql(pg_of(s),
+                             "SELECT id, key_id, type, key, shown, url, secret, created_at "
+                             "FROM watches WHERE $1::bigint = 0 OR key_id = $1::bigint "
+                             "ORDER BY id",
+                             &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        bd_watch_row w = {
+            .id = pg_int(res, i, 0),
+            .key_id = pg_int(res, i, 1),
+            .type = (int)pg_int(res, i, 2),
+            .key = pg_slice(res, i, 3),
+            .shown = pg_slice(res, i, 4),
+            .url = pg_slice(res, i, 5),
+            .secret = pg_slice(res, i, 6),
+            .created_at = pg_int(res, i, 7),
+        };
+        if (cb(ctx, &w))
+            break;
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_watch_remove(bd_store *s, int64_t key_id, int64_t id)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, key_id);
+    PGresult *res;
+    r = pg_run_sql(p,
+                   "DELETE FROM watches WHERE id = $1::bigint "
+                   "AND ($2::bigint = 0 OR key_id = $2::bigint)",
+                   &pp, true, &res);
+    if (r == BD_OK) {
+        if (pg_changes(res) == 0)
+            r = BD_ERR_NOT_FOUND;
+        PQclear(res);
+    }
+    if (r == BD_OK) {
+        pp = (pg_params){0};
+        pg_param_int(&pp, id);
+        r = pg_run_sql(p, "UPDATE alerts SET state = 2 WHERE watch_id = $1::bigint AND state = 0",
+                       &pp, true, NULL);
+    }
+    if (r == BD_OK)
+        r = pg_run_sql(p,
+                       "UPDATE meta SET value = (value::bigint + 1)::text "
+                       "WHERE key = 'watch_generation'",
+                       NULL, true, NULL);
+    return pg_write_end(p, own, r);
+}
+
+bd_result pg_watch_generation(bd_store *s, int64_t *gen)
+{
+    PGresult *res;
+    bd_result r = pg_run_sql(pg_of(s), "SELECT value FROM meta WHERE key = 'watch_generation'",
+                             NULL, true, &res);
+    *gen = 0;
+    if (r != BD_OK)
+        return r;
+    if (PQntuples(res) == 1)
+        *gen = pg_int(res, 0, 0);
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_alert_add(bd_store *s, const bd_alert_in *a)
+{
+    if (!pg_of(s)->in_tx)
+        return BD_ERR_INVALID; /* an alert lands with the rows that caused it */
+    pg_params pp = {0};
+    pg_param_str(&pp, a->event_id);
+    pg_param_int(&pp, a->watch_id);
+    pg_param_int(&pp, a->key_id);
+    pg_param_int(&pp, a->watch_type);
+    pg_param_text(&pp, a->watch_shown);
+    pg_param_int(&pp, a->breach_id);
+    pg_param_int(&pp, a->matched);
+    pg_param_text(&pp, a->identities);
+    pg_param_int(&pp, a->created_at);
+    return pg_run_sql(pg_of(s),
+                      "INSERT INTO alerts(event_id, watch_id, key_id, watch_type, watch_shown, "
+                      "breach_uuid, breach_name, matched, identities, created_at, "
+                      "next_attempt_ms) SELECT $1, $2::bigint, $3::bigint, $4::integer, $5, "
+                      "b.uuid::text, b.name, $7::bigint, $8, $9::bigint, 0 FROM (SELECT 1) x "
+                      "LEFT JOIN breaches b ON b.id = $6::bigint",
+                      &pp, true, NULL);
+}
+
+static bd_alert_row alert_of(const PGresult *res, int i)
+{
+    return (bd_alert_row){
+        .seq = pg_int(res, i, 0),
+        .event_id = pg_slice(res, i, 1),
+        .watch_id = pg_int(res, i, 2),
+        .key_id = pg_int(res, i, 3),
+        .watch_type = (int)pg_int(res, i, 4),
+        .watch_shown = pg_slice(res, i, 5),
+        .breach_uuid = pg_slice(res, i, 6),
+        .breach_name = pg_slice(res, i, 7),
+        .matched = pg_int(res, i, 8),
+        .identities = pg_slice(res, i, 9),
+        .created_at = pg_int(res, i, 10),
+        .attempts = pg_int(res, i, 11),
+        .state = (bd_alert_state)pg_int(res, i, 12),
+    };
+}
+
+bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
+                        void *ctx)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, key_id);
+    pg_param_int(&pp, after);
+    pg_param_int(&pp, limit);
+    PGresult *res;
+    bd_result r = pg_run_sql(pg_of(s),
+                             "SELECT " ALERT_COLUMNS " FROM alerts a WHERE a.key_id = $1::bigint "
+                             "AND a.seq > $2::bigint ORDER BY a.seq LIMIT $3::bigint",
+                             &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        bd_alert_row a = alert_of(res, i);
+        if (cb(ctx, &a))
+            break;
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit, bd_alert_cb cb,
+                         void *ctx)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, now_ms);
+    pg_param_int(&pp, now_ms + lease_ms);
+    pg_param_int(&pp, limit);
+    PGresult *res;
+    bd_result r = pg_run_sql(
+        pg_of(s),
+        "WITH due AS (SELECT seq FROM alerts WHERE state = 0 AND next_attempt_ms <= $1::bigint "
+        "AND lease_until_ms <= $1::bigint ORDER BY next_attempt_ms, seq LIMIT $3::bigint "
+        "FOR UPDATE SKIP LOCKED), "
+        "a AS (UPDATE alerts u SET lease_until_ms = $2::bigint FROM due WHERE u.seq = due.seq "
+        "RETURNING u.*) "
+        "SELECT " ALERT_COLUMNS ", w.url, w.secret FROM a JOIN watches w ON w.id = a.watch_id "
+        "ORDER BY a.seq",
+        &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) {
+        bd_alert_row a = alert_of(res, i);
+        a.url = pg_slice(res, i, 13);
+        a.secret = pg_slice(res, i, 14);
+        cb(ctx, &a);
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
+                          int64_t next_ms)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, seq);
+    pg_param_int(&pp, (int64_t)state);
+    pg_param_int(&pp, attempts);
+    pg_param_int(&pp, next_ms);
+    return pg_run_sql(pg_of(s),
+                      "UPDATE alerts SET state = $2::integer, attempts = $3::bigint, "
+                      "next_attempt_ms = $4::bigint, lease_until_ms = 0 "
+                      "WHERE seq = $1::bigint AND state = 0",
+                      &pp, true, NULL);
+}
+
+void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
+{
+    pg_store *p = pg_of(s);
+    p->landed = cb;
+    p->landed_ctx = ctx;
+}
+
+bd_result pg_flush(bd_store *s)
+{
+    return pg_copy_flush(pg_of(s));
+}
+
+bd_result pg_alerts_erase_email(pg_store *p, const char *email)
+{
+    bd_buf quoted;
+    bd_buf_init(&quoted, 4 * 1024);
+    bd_result r = bd_buf_append_char(&quoted, '"');
+    if (r == BD_OK)
+        r = bd_json_escape(&quoted, bd_slice_from(email));
+    if (r == BD_OK)
+        r = bd_buf_append_char(&quoted, '"');
+    if (r == BD_OK) {
+        pg_params pp = {0};
+        pg_param_text(&pp, (bd_slice){quoted.data, quoted.len});
+        r = pg_run_sql(p,
+                       "UPDATE alerts SET identities = replace(identities, $1, '\"[erased]\"') "
+                       "WHERE strpos(identities, $1) > 0",
+                       &pp, true, NULL);
+    }
+    bd_buf_free(&quoted);
+    return r;
+}
+
+bd_result pg_alerts_erase_breach(pg_store *p, const char *uuid)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, uuid);
+    return pg_run_sql(p, "UPDATE alerts SET identities = '[]' WHERE breach_uuid = $1", &pp, true,
+                      NULL);
+}

@@ -1,0 +1,77 @@
+/* Alert bodies and their signature (payload.h). */
+#include "webhook/payload.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "ingest/watch.h"
+
+void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery)
+{
+    char when[32];
+    time_t t = (time_t)a->created_at;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    bd_json_object_begin(w);
+    BD_JSON_MEMBER_STRING(w, "event_id", a->event_id, false);
+    BD_JSON_KEY(w, "event");
+    bd_json_cstring(w, "watch.match");
+    BD_JSON_KEY(w, "created_at");
+    bd_json_cstring(w, when);
+    BD_JSON_KEY(w, "watch");
+    bd_json_object_begin(w);
+    BD_JSON_KEY(w, "id");
+    bd_json_int(w, a->watch_id);
+    BD_JSON_KEY(w, "type");
+    bd_json_cstring(w, bd_watch_type_name(a->watch_type));
+    BD_JSON_MEMBER_STRING(w, "value", a->watch_shown, false);
+    bd_json_object_end(w);
+    BD_JSON_KEY(w, "breach");
+    if (a->watch_type == BD_WATCH_BIN) {
+        bd_json_null(w);
+    } else {
+        bd_json_object_begin(w);
+        BD_JSON_MEMBER_STRING(w, "id", a->breach_uuid, false);
+        BD_JSON_MEMBER_STRING(w, "name", a->breach_name, false);
+        bd_json_object_end(w);
+    }
+    BD_JSON_KEY(w, "counts");
+    bd_json_object_begin(w);
+    if (a->watch_type == BD_WATCH_BIN)
+        BD_JSON_KEY(w, "cards");
+    else
+        BD_JSON_KEY(w, "records");
+    bd_json_int(w, a->matched);
+    bd_json_object_end(w);
+    BD_JSON_KEY(w, "identities");
+    bd_json_raw(w, a->identities);
+    if (with_delivery) {
+        static const char *const STATES[] = {"pending", "delivered", "failed"};
+        BD_JSON_KEY(w, "cursor");
+        bd_json_int(w, a->seq);
+        BD_JSON_KEY(w, "delivery");
+        bd_json_cstring(w, a->state <= BD_ALERT_FAILED ? STATES[a->state] : "failed");
+        BD_JSON_KEY(w, "attempts");
+        bd_json_int(w, a->attempts);
+    }
+    bd_json_object_end(w);
+}
+
+void bd_webhook_sign(bd_slice secret, int64_t timestamp, bd_slice body, char out[68])
+{
+    crypto_auth_hmacsha256_state st;
+    uint8_t mac[crypto_auth_hmacsha256_BYTES];
+    char ts[24];
+    int n = snprintf(ts, sizeof ts, "%lld.", (long long)timestamp);
+    crypto_auth_hmacsha256_init(&st, (const unsigned char *)secret.ptr, secret.len);
+    crypto_auth_hmacsha256_update(&st, (const unsigned char *)ts, (unsigned long long)n);
+    crypto_auth_hmacsha256_update(&st, (const unsigned char *)body.ptr, body.len);
+    crypto_auth_hmacsha256_final(&st, mac);
+    sodium_memzero(&st, sizeof st);
+    out[0] = 'v';
+    out[1] = '1';
+    out[2] = '=';
+    sodium_bin2hex(out + 3, 65, mac, sizeof mac);
+}

@@ -1,0 +1,157 @@
+/* One webhook POST with libcurl (send.h). */
+#include "webhook/send.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define ADDRS_MAX 8
+
+struct bd_webhook_sender {
+    CURL *curl;
+    const bd_webhook_policy *policy;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static bool curl_ready;
+
+static void init_curl(void)
+{
+    curl_ready = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
+bd_webhook_sender *bd_webhook_sender_new(const bd_webhook_policy *policy)
+{
+    pthread_once(&curl_once, init_curl);
+    if (!curl_ready)
+        return NULL;
+    bd_webhook_sender *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->curl = curl_easy_init();
+    if (!s->curl) {
+        free(s);
+        return NULL;
+    }
+    s->policy = policy;
+    return s;
+}
+
+void bd_webhook_sender_free(bd_webhook_sender *s)
+{
+    if (!s)
+        return;
+    curl_easy_cleanup(s->curl);
+    free(s);
+}
+
+/* The reply's body is not read: a receiver's answer is its status. */
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
+{
+    (void)p, (void)ctx;
+    return size * n;
+}
+
+/* Every socket a transfer opens is checked against the policy once more. */
+static curl_socket_t open_socket(void *ctx, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    const bd_webhook_sender *s = ctx;
+    if (purpose != CURLSOCKTYPE_IPCXN || !bd_webhook_address_ok(s->policy, &a->addr))
+        return CURL_SOCKET_BAD;
+    return socket(a->family, a->socktype, a->protocol);
+}
+
+/* "host:port:addr,addr" for CURLOPT_RESOLVE, IPv6 addresses in brackets. */
+static bool pin_entry(const bd_webhook_url *u, const struct sockaddr_storage *addrs, size_t n,
+                      char *out, size_t cap)
+{
+    int w = snprintf(out, cap, "%s:%d:", u->host, u->port);
+    for (size_t i = 0; i < n && w > 0 && (size_t)w < cap; i++) {
+        char text[INET6_ADDRSTRLEN];
+        const void *src = addrs[i].ss_family == AF_INET
+                              ? (const void *)&((const struct sockaddr_in *)&addrs[i])->sin_addr
+                              : (const void *)&((const struct sockaddr_in6 *)&addrs[i])->sin6_addr;
+        if (!inet_ntop(addrs[i].ss_family, src, text, sizeof text))
+            return false;
+        w += snprintf(out + w, cap - (size_t)w, addrs[i].ss_family == AF_INET6 ? "%s[%s]" : "%s%s",
+                      i ? "," : "", text);
+    }
+    return w > 0 && (size_t)w < cap;
+}
+
+bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id, int64_t timestamp,
+                          const char *signature, bd_slice body, long *status, const char **why)
+{
+    *status = 0;
+    *why = NULL;
+    bd_webhook_url u;
+    if (bd_webhook_url_parse(url, &u, why) != BD_OK)
+        return BD_ERR_INVALID;
+    struct sockaddr_storage addrs[ADDRS_MAX];
+    size_t n;
+    bd_result r = bd_webhook_resolve(s->policy, &u, addrs, ADDRS_MAX, &n, why);
+    if (r != BD_OK)
+        return r == BD_ERR_INVALID ? r : BD_ERR_IO;
+    char pin[1024], url_z[BD_WEBHOOK_URL_MAX + 1];
+    if (!pin_entry(&u, addrs, n, pin, sizeof pin)) {
+        *why = "the url's addresses could not be pinned";
+        return BD_ERR_IO;
+    }
+    memcpy(url_z, url.ptr, url.len);
+    url_z[url.len] = '\0';
+    char h_event[96], h_time[64], h_sig[96];
+    snprintf(h_event, sizeof h_event, "X-Breachd-Event-Id: %.*s", (int)event_id.len, event_id.ptr);
+    snprintf(h_time, sizeof h_time, "X-Breachd-Timestamp: %lld", (long long)timestamp);
+    snprintf(h_sig, sizeof h_sig, "X-Breachd-Signature: %s", signature);
+    struct curl_slist *headers = NULL, *resolve = NULL;
+    const char *const lines[] = {"Content-Type: application/json", h_event, h_time, h_sig,
+                                 "Expect:"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        struct curl_slist *next = curl_slist_append(headers, lines[i]);
+        if (!next) {
+            curl_slist_free_all(headers);
+            return BD_ERR_NOMEM;
+        }
+        headers = next;
+    }
+    resolve = curl_slist_append(NULL, pin);
+    CURL *c = s->curl;
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url_z);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_RESOLVE, resolve);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, s);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "breachd-webhook/1");
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.ptr);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_setopt(c, CURLOPT_RESOLVE, NULL);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(headers);
+    curl_slist_free_all(resolve);
+    if (rc != CURLE_OK) {
+        *why = curl_easy_strerror(rc);
+        return BD_ERR_IO;
+    }
+    if (*status < 200 || *status > 299) {
+        *why = "the receiver did not answer 2xx";
+        return BD_ERR_IO;
+    }
+    return BD_OK;
+}

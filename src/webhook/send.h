@@ -1,0 +1,32 @@
+/* One webhook POST with libcurl: the destination resolved and checked against the policy
+ * here, its addresses pinned for the connection (CURLOPT_RESOLVE) and checked again as the
+ * socket opens (CURLOPT_OPENSOCKETFUNCTION), so a name that resolves to a public address
+ * when checked and to an internal one a moment later (DNS rebinding) cannot reach the
+ * internal one. Redirects are not followed, proxies from the environment are not used,
+ * only http and https are spoken; connect 5 s, whole request 10 s.
+ *
+ * Ownership: a bd_webhook_sender is one thread's (one curl handle, reused so that
+ * connections to a receiver are kept alive between deliveries). */
+#ifndef BD_WEBHOOK_SEND_H
+#define BD_WEBHOOK_SEND_H
+
+#include <stdint.h>
+
+#include "core/result.h"
+#include "core/slice.h"
+#include "webhook/policy.h"
+
+typedef struct bd_webhook_sender bd_webhook_sender;
+
+/* NULL when libcurl cannot be set up. policy is borrowed and must outlive the sender. */
+bd_webhook_sender *bd_webhook_sender_new(const bd_webhook_policy *policy);
+void bd_webhook_sender_free(bd_webhook_sender *s);
+
+/* POSTs body (application/json) to url with the event id, timestamp and signature headers.
+ * *status gets the HTTP status (0 when none came). BD_OK for a 2xx; BD_ERR_INVALID when the
+ * url or its addresses are refused by the policy (why: a constant sentence; no use
+ * retrying soon, but a DNS change may fix it); BD_ERR_IO for anything else. */
+bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id, int64_t timestamp,
+                          const char *signature, bd_slice body, long *status, const char **why);
+
+#endif

@@ -1,0 +1,292 @@
+/* The store contract of watches and the alerts outbox (store.h) on every backend: watches
+ * per key with their limit and generation, alerts landing with their transaction or not at
+ * all, the cursor, lease and settle, and the landed-row callback reporting only rows that
+ * went in (PostgreSQL decides that when the rows move, after COPY). Each test runs on a
+ * SQLite store and, when BREACHD_TEST_PG_URI names a server, on a PostgreSQL store
+ * (store_fixture.h). */
+#include "record_fixture.h"
+
+static bd_watch_row watch(int64_t key_id, int type, const char *key, const char *url)
+{
+    return (bd_watch_row){.key_id = key_id,
+                          .type = type,
+                          .key = bd_slice_from(key),
+                          .shown = bd_slice_from(key),
+                          .url = bd_slice_from(url),
+                          .secret = bd_slice_from("signing-secret-16b")};
+}
+
+static char listed[1024];
+
+static int list_cb(void *ctx, const bd_watch_row *w)
+{
+    (void)ctx;
+    size_t n = strlen(listed);
+    snprintf(listed + n, sizeof listed - n, "%lld:%lld:%d:%.*s:%.*s;", (long long)w->id,
+             (long long)w->key_id, w->type, (int)w->key.len, w->key.ptr, (int)w->secret.len,
+             w->secret.ptr);
+    return 0;
+}
+
+static const char *watches_of(bd_store *s, int64_t key_id)
+{
+    listed[0] = '\0';
+    CHECK_INT(bd_store_watch_list(s, key_id, list_cb, NULL), BD_OK);
+    return listed;
+}
+
+TEST(test_watches_belong_to_their_key_with_a_limit)
+{
+    bd_store *s = fresh();
+    int64_t g0, g1, id1, id2, id3;
+    CHECK_INT(bd_store_watch_generation(s, &g0), BD_OK);
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 2, &id1), BD_OK);
+    CHECK_INT(bd_store_watch_add(s, &a, 2, &id2), BD_ERR_EXISTS);
+    bd_watch_row b = watch(1, BD_FIELD_EMAIL_DOMAIN, "t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &b, 2, &id2), BD_OK);
+    bd_watch_row c = watch(1, BD_WATCH_BIN, "411111", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &c, 2, &id3), BD_ERR_LIMIT);
+    c.key_id = 2;
+    CHECK_INT(bd_store_watch_add(s, &c, 2, &id3), BD_OK);
+    CHECK_INT(bd_store_watch_generation(s, &g1), BD_OK);
+    CHECK(g1 != g0);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%lld:1:0:a@t.example:signing-secret-16b;%lld:1:1:t.example:"
+             "signing-secret-16b;",
+             (long long)id1, (long long)id2);
+    CHECK_STR(watches_of(s, 1), want);
+    snprintf(want, sizeof want, "%lld:2:9:411111:signing-secret-16b;", (long long)id3);
+    CHECK_STR(watches_of(s, 2), want);
+    CHECK_INT(bd_store_watch_remove(s, 2, id1), BD_ERR_NOT_FOUND); /* not key 2's */
+    CHECK_INT(bd_store_watch_remove(s, 1, id1), BD_OK);
+    CHECK_INT(bd_store_watch_remove(s, 1, id1), BD_ERR_NOT_FOUND);
+    CHECK_INT(bd_store_watch_generation(s, &g0), BD_OK);
+    CHECK(g0 != g1);
+    snprintf(want, sizeof want, "%lld:1:1:t.example:signing-secret-16b;", (long long)id2);
+    CHECK_STR(watches_of(s, 1), want);
+}
+
+static char alerts_text[2048];
+
+static int alert_cb(void *ctx, const bd_alert_row *a)
+{
+    (void)ctx;
+    size_t n = strlen(alerts_text);
+    snprintf(alerts_text + n, sizeof alerts_text - n, "%.*s:%lld:%.*s:%lld:%.*s:%d:%lld:%.*s;",
+             (int)a->event_id.len, a->event_id.ptr, (long long)a->watch_id, (int)a->breach_name.len,
+             a->breach_name.ptr ? a->breach_name.ptr : "", (long long)a->matched,
+             (int)a->identities.len, a->identities.ptr, (int)a->state, (long long)a->attempts,
+             a->url.ptr ? (int)a->url.len : 1, a->url.ptr ? a->url.ptr : "-");
+    return 0;
+}
+
+static bd_alert_in alert(const char *event, int64_t watch_id, int64_t breach_id)
+{
+    bd_alert_in a = {.watch_id = watch_id,
+                     .key_id = 1,
+                     .watch_type = BD_FIELD_EMAIL,
+                     .watch_shown = bd_slice_from("a@t.example"),
+                     .breach_id = breach_id,
+                     .matched = 2,
+                     .identities = bd_slice_from("[\"a@t.example\"]"),
+                     .created_at = 1700000000};
+    snprintf(a.event_id, sizeof a.event_id, "%s", event);
+    return a;
+}
+
+static const char *alerts_of(bd_store *s, int64_t key_id, int64_t after)
+{
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_list(s, key_id, after, 100, alert_cb, NULL), BD_OK);
+    return alerts_text;
+}
+
+static int64_t first_seq;
+
+static int seq_cb(void *ctx, const bd_alert_row *a)
+{
+    (void)ctx;
+    first_seq = a->seq;
+    return 1;
+}
+
+TEST(test_alerts_land_with_their_transaction_and_list_after_a_cursor)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    int64_t w;
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
+    bd_alert_in x = alert("e-rolled-back", w, 0);
+    CHECK_INT(bd_store_alert_add(s, &x), BD_ERR_INVALID); /* outside a transaction */
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_alert_add(s, &x), BD_OK);
+    bd_store_rollback(s);
+    CHECK_STR(alerts_of(s, 1, 0), "");
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    put_email(s, MID, "a@t.example", 1);
+    bd_alert_in y = alert("e-1", w, 0), z = alert("e-2", w, 0);
+    CHECK_INT(bd_store_alert_add(s, &y), BD_OK);
+    CHECK_INT(bd_store_alert_add(s, &z), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    char want[512];
+    snprintf(want, sizeof want,
+             "e-1:%lld::2:[\"a@t.example\"]:0:0:-;e-2:%lld::2:[\"a@t.example\"]:0:0:-;",
+             (long long)w, (long long)w);
+    CHECK_STR(alerts_of(s, 1, 0), want);
+    CHECK_STR(alerts_of(s, 2, 0), "");
+    CHECK_INT(bd_store_alert_list(s, 1, 0, 1, seq_cb, NULL), BD_OK);
+    snprintf(want, sizeof want, "e-2:%lld::2:[\"a@t.example\"]:0:0:-;", (long long)w);
+    CHECK_STR(alerts_of(s, 1, first_seq), want);
+}
+
+TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
+{
+    bd_store *s = fresh();
+    int64_t w;
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bd_alert_in y = alert("e-1", w, 0);
+    CHECK_INT(bd_store_alert_add(s, &y), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store *d = open_uri(fx_store[0].uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_lease(d, 1000, 60000, 16, alert_cb, NULL), BD_OK);
+    char want[512];
+    snprintf(want, sizeof want, "e-1:%lld::2:[\"a@t.example\"]:0:0:http://h.example/;",
+             (long long)w);
+    CHECK_STR(alerts_text, want);
+    int64_t seq;
+    CHECK_INT(bd_store_alert_list(d, 1, 0, 1, seq_cb, NULL), BD_OK);
+    seq = first_seq;
+    /* a failed attempt: not due again before next_ms */
+    CHECK_INT(bd_store_alert_settle(d, seq, BD_ALERT_PENDING, 1, 5000), BD_OK);
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_lease(d, 4999, 60000, 16, alert_cb, NULL), BD_OK);
+    CHECK_STR(alerts_text, "");
+    CHECK_INT(bd_store_alert_lease(d, 5000, 60000, 16, alert_cb, NULL), BD_OK);
+    snprintf(want, sizeof want, "e-1:%lld::2:[\"a@t.example\"]:0:1:http://h.example/;",
+             (long long)w);
+    CHECK_STR(alerts_text, want);
+    CHECK_INT(bd_store_alert_settle(d, seq, BD_ALERT_DELIVERED, 2, 5001), BD_OK);
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_lease(d, 99999999, 60000, 16, alert_cb, NULL), BD_OK);
+    CHECK_STR(alerts_text, "");
+    close_store(d); /* outcomes kept by a connection are written by its close at the latest */
+    snprintf(want, sizeof want, "e-1:%lld::2:[\"a@t.example\"]:1:2:-;", (long long)w);
+    CHECK_STR(alerts_of(s, 1, 0), want);
+}
+
+typedef struct {
+    char text[512];
+    int n;
+} landed_log;
+
+static void on_landed(void *ctx, const bd_landed_row *row)
+{
+    landed_log *l = ctx;
+    size_t n = strlen(l->text);
+    if (row->card)
+        snprintf(l->text + n, sizeof l->text - n, "card:%.*s;", (int)row->bin.len, row->bin.ptr);
+    else
+        snprintf(l->text + n, sizeof l->text - n, "%.*s/%.*s;", (int)row->key[BD_FIELD_EMAIL].len,
+                 row->key[BD_FIELD_EMAIL].ptr, (int)row->key[BD_FIELD_EMAIL_DOMAIN].len,
+                 row->key[BD_FIELD_EMAIL_DOMAIN].ptr);
+    l->n++;
+}
+
+TEST(test_landed_rows_are_the_ones_that_went_in)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    landed_log l = {{0}, 0};
+    bd_store_on_landed(s, on_landed, &l);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    put_email(s, MID, "a@t.example", 1);
+    put_email(s, MID, "b@u.example", 2);
+    bd_record_in again = record(MID, "a@t.example", 1);
+    put(s, &again); /* a duplicate within the batch */
+    CHECK_INT(bd_store_flush(s), BD_OK);
+    CHECK_STR(l.text, "a@t.example/t.example;b@u.example/u.example;");
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    l.text[0] = '\0';
+    CHECK_INT(bd_store_begin(s), BD_OK); /* the same rows again: stored already */
+    put(s, &again);
+    bd_record_in c = record(MID, "c@t.example", 3);
+    put(s, &c);
+    CHECK_INT(bd_store_flush(s), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    CHECK_STR(l.text, "c@t.example/t.example;");
+    bd_store_on_landed(s, NULL, NULL);
+    l.text[0] = '\0';
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bd_record_in e = record(MID, "e@t.example", 5);
+    put(s, &e);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    CHECK_STR(l.text, "");
+}
+
+TEST(test_a_bulk_load_lands_the_records_and_cards_it_kept)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    put_email(s, MID, "a@t.example", 1); /* stored before the load */
+    landed_log l = {{0}, 0};
+    bd_store_on_landed(s, on_landed, &l);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_bulk_begin(s, BD_BULK_RECORDS), BD_OK);
+    bd_record_in a = record(MID, "a@t.example", 1), b = record(MID, "b@t.example", 2);
+    put(s, &a);
+    put(s, &b);
+    put(s, &b); /* twice in the load */
+    CHECK_INT(bd_store_bulk_end(s, BD_BULK_RECORDS), BD_OK);
+    CHECK_INT(bd_store_flush(s), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "b@t.example/t.example;");
+    l.text[0] = '\0';
+    bd_card_in c = {.created_at = "2024-01-01 00:00:00",
+                    .number_masked = "411111XXXXXX1111",
+                    .bin = "411111",
+                    .last4 = "1111",
+                    .length = 16,
+                    .leak_size = -1};
+    snprintf(c.id, sizeof c.id, "%s", "c0000000-0000-4000-8000-000000000001");
+    bool ins;
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK); /* stored before the load */
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "card:411111;");
+    l.text[0] = '\0';
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK_INT(bd_store_bulk_begin(s, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK);
+    bd_card_in d = c;
+    snprintf(d.id, sizeof d.id, "%s", "c0000000-0000-4000-8000-000000000002");
+    memcpy(d.bin, "522222", 7);
+    CHECK_INT(bd_store_card_put(s, &d, &ins), BD_OK);
+    CHECK_INT(bd_store_bulk_end(s, BD_BULK_CARDS), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_take_late_duplicates(s);
+    CHECK_STR(l.text, "card:522222;");
+    bd_store_on_landed(s, NULL, NULL);
+}
+
+static void suite(void)
+{
+    RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
+    RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
+    RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
+    RUN_CONTRACT(test_landed_rows_are_the_ones_that_went_in);
+    RUN_CONTRACT(test_a_bulk_load_lands_the_records_and_cards_it_kept);
+}
+
+int main(void)
+{
+    return fx_main(suite);
+}
