@@ -200,6 +200,14 @@ class Watches(unittest.TestCase):
         self.assertEqual(item["identities"], ["[erased]", "bob@example.com"])
         self.assertEqual(item["counts"], {"records": 2})  # what the import found, as it was
         self.assertNotIn(b"alice@example.com", self.ctl.store_bytes())
+        # erasing the breach takes its identities and its name out of the alert
+        breach = item["breach"]
+        name = breach["name"].encode()
+        self.ctl.run("erase", "--breach", breach["id"], check=0)
+        item = self.alerts()["alerts"][0]
+        self.assertEqual((item["identities"], item["breach"]["name"]), ([], None))
+        self.assertNotIn(b"bob@example.com", self.ctl.store_bytes())
+        self.assertNotIn(name, self.ctl.store_bytes())
 
     def test_non_matching_import_gives_none(self):
         self.receiver = Receiver()

@@ -283,6 +283,8 @@ bd_result pg_alerts_erase_breach(pg_store *p, const char *uuid)
 {
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
-    return pg_run_sql(p, "UPDATE alerts SET identities = '[]' WHERE breach_uuid = $1", &pp, true,
-                      NULL);
+    return pg_run_sql(p,
+                      "UPDATE alerts SET identities = '[]', breach_name = NULL "
+                      "WHERE breach_uuid = $1",
+                      &pp, true, NULL);
 }

@@ -457,7 +457,8 @@ bd_result sq_alerts_erase_email(sqlite_store *s, const char *email)
 bd_result sq_alerts_erase_breach(sqlite_store *s, const char *uuid)
 {
     sqlite3_stmt *st;
-    bd_result r = run_dynamic(s, "UPDATE alerts SET identities = '[]' WHERE breach_uuid = ?1", &st);
+    bd_result r = run_dynamic(
+        s, "UPDATE alerts SET identities = '[]', breach_name = NULL WHERE breach_uuid = ?1", &st);
     if (r == BD_OK) {
         sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
         r = sq_step_done(s, st);
