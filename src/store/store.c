@@ -288,3 +288,53 @@ bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *ha
         return BD_ERR_INVALID;
     return s->ops->range_load(s, mode, hash, count);
 }
+
+bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
+                              size_t nchunks)
+{
+    if (j->total < 0 || j->type < 0 || j->type >= BD_FIELD_COUNT)
+        return BD_ERR_INVALID;
+    return s->ops->job_create(s, j, chunks, nchunks);
+}
+
+bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out)
+{
+    return s->ops->job_get(s, uuid, key_id, out);
+}
+
+bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out)
+{
+    return s->ops->job_claim(s, now, lease_s, out);
+}
+
+bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_no,
+                                  bd_buf *inputs)
+{
+    return s->ops->job_next_chunk(s, uuid, chunk_no, inputs);
+}
+
+bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
+                                  int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until)
+{
+    return s->ops->job_chunk_done(s, uuid, lease, chunk_no, n, jsonl, csv, lease_until);
+}
+
+bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
+                              int64_t now)
+{
+    if (status != BD_JOB_DONE && status != BD_JOB_FAILED)
+        return BD_ERR_INVALID;
+    return s->ops->job_finish(s, uuid, lease, status, now);
+}
+
+bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bool csv,
+                              bd_buf *out)
+{
+    return s->ops->job_result(s, uuid, chunk_no, csv, out);
+}
+
+bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed)
+{
+    *removed = 0;
+    return s->ops->job_expire(s, before, removed);
+}

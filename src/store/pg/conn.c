@@ -345,6 +345,14 @@ static const bd_store_ops PG_OPS = {
     .take_late_duplicates = pg_take_late_duplicates,
     .range_get = pg_range_get,
     .range_load = pg_range_load,
+    .job_create = pg_job_create,
+    .job_get = pg_job_get,
+    .job_claim = pg_job_claim,
+    .job_next_chunk = pg_job_next_chunk,
+    .job_chunk_done = pg_job_chunk_done,
+    .job_finish = pg_job_finish,
+    .job_result = pg_job_result,
+    .job_expire = pg_job_expire,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a

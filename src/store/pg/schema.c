@@ -182,6 +182,18 @@ static const char *const MIGRATIONS[] = {
     ("ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS quota_per_month bigint NOT NULL DEFAULT 0;"
      "CREATE TABLE IF NOT EXISTS key_usage(key_id bigint NOT NULL, period integer NOT NULL,"
      "  requests bigint NOT NULL, PRIMARY KEY(key_id, period));"),
+    /* 12 (bulk jobs): as SQLite's migration 9 (see that file). Coordinator-local under
+     * Citus, like key_usage: a job is looked up by its id and claimed by a runner, never
+     * joined with records. */
+    ("CREATE TABLE IF NOT EXISTS jobs(uuid text PRIMARY KEY, key_id bigint NOT NULL,"
+     "  type smallint NOT NULL, status smallint NOT NULL, total bigint NOT NULL,"
+     "  done bigint NOT NULL DEFAULT 0, chunks bigint NOT NULL, created_at bigint NOT NULL,"
+     "  finished_at bigint NOT NULL DEFAULT 0, attempts bigint NOT NULL DEFAULT 0,"
+     "  lease bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);"
+     "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs(status, created_at);"
+     "CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs(created_at);"
+     "CREATE TABLE IF NOT EXISTS job_chunks(job text NOT NULL, chunk integer NOT NULL,"
+     "  inputs bytea NOT NULL, jsonl bytea, csv bytea, PRIMARY KEY(job, chunk));"),
 };
 /* clang-format on */
 

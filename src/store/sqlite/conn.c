@@ -74,6 +74,14 @@ static const bd_store_ops sqlite_ops = {
     .take_late_duplicates = take_late_duplicates,
     .range_get = sq_range_get,
     .range_load = sq_range_load,
+    .job_create = sq_job_create,
+    .job_get = sq_job_get,
+    .job_claim = sq_job_claim,
+    .job_next_chunk = sq_job_next_chunk,
+    .job_chunk_done = sq_job_chunk_done,
+    .job_finish = sq_job_finish,
+    .job_result = sq_job_result,
+    .job_expire = sq_job_expire,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory

@@ -128,6 +128,33 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_MAX_CARD] = "SELECT coalesce(max(id), 0) FROM cards",
     [Q_RANGE_GET] = "SELECT hashes FROM password_ranges WHERE bucket = ?1",
     [Q_RANGE_PUT] = "INSERT OR REPLACE INTO password_ranges(bucket, hashes) VALUES (?1, ?2)",
+    [Q_JOB_PUT] = "INSERT INTO jobs(uuid, key_id, type, status, total, chunks, created_at) "
+                  "VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [Q_JOB_CHUNK_PUT] = "INSERT INTO job_chunks(job, chunk, inputs) VALUES (?1, ?2, ?3)",
+#define JOB_COLS "uuid, key_id, type, status, total, done, chunks, created_at, finished_at, " \
+                 "attempts, lease"
+    [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE uuid = ?1 AND key_id = ?2",
+    /* the oldest waiting job, or one whose runner's lease ran out (?1 now) */
+    [Q_JOB_CLAIM] = "UPDATE jobs SET status = 1, lease = ?2, lease_until = ?1 + ?3, "
+                    "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE "
+                    "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY status DESC, "
+                    "created_at LIMIT 1) RETURNING " JOB_COLS,
+    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND jsonl IS NULL "
+                         "ORDER BY chunk LIMIT 1",
+    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET jsonl = ?3, csv = ?4 "
+                            "WHERE job = ?1 AND chunk = ?2 AND jsonl IS NULL",
+    [Q_JOB_PROGRESS] = "UPDATE jobs SET done = done + ?3, lease_until = ?4 "
+                       "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
+    [Q_JOB_FINISH] = "UPDATE jobs SET status = ?3, finished_at = ?4 "
+                     "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
+    [Q_JOB_RESULT_JSONL] = "SELECT jsonl FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
+                           "AND jsonl IS NOT NULL",
+    [Q_JOB_RESULT_CSV] = "SELECT csv FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
+                         "AND csv IS NOT NULL",
+    [Q_JOB_EXPIRE_CHUNKS] = "DELETE FROM job_chunks WHERE job IN "
+                            "(SELECT uuid FROM jobs WHERE created_at < ?1)",
+    [Q_JOB_EXPIRE] = "DELETE FROM jobs WHERE created_at < ?1",
+#undef JOB_COLS
 };
 
 sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q)
