@@ -35,6 +35,9 @@ const char *bd_route_name(bd_route r)
                                                       "metrics",
                                                       "openapi",
                                                       "usage",
+                                                      "jobs",
+                                                      "job",
+                                                      "job-results",
                                                       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }

@@ -25,6 +25,9 @@ typedef enum {
     BD_ROUTE_METRICS,
     BD_ROUTE_OPENAPI,
     BD_ROUTE_USAGE,
+    BD_ROUTE_JOBS, /* POST a bulk job */
+    BD_ROUTE_JOB,  /* a job's status */
+    BD_ROUTE_JOB_RESULTS,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;

@@ -1,6 +1,7 @@
 /* A request's reply onto the wire: the revalidation (ETag, If-None-Match) of the replies
  * that allow it, gzip when the client accepts it, and the headers every reply carries. */
 #include <microhttpd.h>
+#include <stdlib.h>
 
 #include "http/etag.h"
 #include "http/gzip.h"
@@ -14,8 +15,48 @@ static bool revalidated(bd_route route)
            route == BD_ROUTE_HIBP_DATACLASSES;
 }
 
+/* libmicrohttpd's side of a bd_stream. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    bd_stream *st = cls;
+    int64_t n = st->read(st->ctx, buf, max);
+    return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                                       : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    bd_stream *st = cls;
+    st->free(st->ctx);
+    free(st);
+}
+
+/* The response of a streamed reply (NULL when it cannot be made); the stream is the
+ * response's from here on, or freed. */
+static struct MHD_Response *streamed(bd_req *rq)
+{
+    bd_stream *st = malloc(sizeof *st);
+    struct MHD_Response *resp =
+        st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st,
+                                               stream_free)
+           : NULL;
+    if (st && !resp)
+        free(st);
+    if (!resp)
+        rq->stream.free(rq->stream.ctx);
+    else
+        *st = rq->stream;
+    rq->stream.read = NULL;
+    return resp;
+}
+
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
+    if (rq->stream.read && rq->status != 200) { /* replaced by an error: never sent */
+        rq->stream.free(rq->stream.ctx);
+        rq->stream.read = NULL;
+    }
     bd_slice out = {rq->body->data, rq->body->len};
     char etag[BD_ETAG_LEN + 1];
     bool tagged = rq->status == 200 && revalidated(rq->route);
@@ -29,14 +70,18 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     }
     bool gzipped = false;
     bd_worker *w = rq->worker;
-    if (w && w->gzip && out.len > BD_GZIP_MIN && rq->status != 204 &&
+    if (w && w->gzip && !rq->stream.read && out.len > BD_GZIP_MIN && rq->status != 204 &&
         bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding")) &&
         bd_gzip_compress(w->gzip, out, &w->gzipped) == BD_OK) {
         out = (bd_slice){w->gzipped.data, w->gzipped.len};
         gzipped = true;
     }
+    if (rq->stream.read)
+        gzipped = false;
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(out.len, (void *)out.ptr, MHD_RESPMEM_MUST_COPY);
+        rq->stream.read ? streamed(rq)
+                        : MHD_create_response_from_buffer(out.len, (void *)out.ptr,
+                                                          MHD_RESPMEM_MUST_COPY);
     if (!resp)
         return MHD_NO;
     if (gzipped)
@@ -66,6 +111,8 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)
         MHD_add_response_header(resp, "Allow", rq->allow);
+    if (rq->location[0])
+        MHD_add_response_header(resp, "Location", rq->location);
     char v[24];
     if (rq->retry_after > 0)
         MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "http/gzip.h"
+#include "http/job_runner.h"
 #include "http/openapi.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
@@ -656,6 +657,11 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         goto fail;
     }
     srv->usage_keeper_started = true;
+    if (!(srv->runner = bd_job_runner_start(srv->db, srv->cfg.job_pause_ms))) {
+        snprintf(why, whylen, "cannot start the job runner thread");
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
     bd_limiter_health lh;
     bd_limiter_health_get(srv->limiter, &lh);
     if (lh.shared) {
@@ -719,6 +725,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         pthread_join(srv->limits_keeper, NULL);
     if (srv->usage_keeper_started)
         pthread_join(srv->usage_keeper, NULL);
+    bd_job_runner_stop(srv->runner);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);

@@ -33,6 +33,7 @@ typedef struct {
     const char *const *cors_origins; /* origins browsers may call from (http/cors.h) */
     size_t cors_origins_n;           /* 0: CORS off */
     bool range_open;                 /* /range/ answers without a key (--range-auth none) */
+    int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -246,10 +246,10 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (8: usage and quotas), and ways back to version 2 (before the owner-word table
+# The newest store schema version (9: bulk jobs), and ways back to version 2 (before the owner-word table
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 def downgrade_to_v5(db_path):
