@@ -121,6 +121,7 @@ typedef struct {
     bd_buf rec_json, rec_csv; /* one identity's records, before they are grouped */
     bd_json w;
     found_record recs[BD_JOB_RECORDS_MAX + 1];
+    int order[BD_JOB_RECORDS_MAX]; /* recs in the order written (group) */
     int nrecs;
     bd_result err;
 } work;
@@ -186,6 +187,7 @@ static int take_record(void *ctx, const bd_record_row *r)
         return 1;
     }
     f->json_at = wk->rec_json.len;
+    bd_json_init(&wk->w, &wk->rec_json); /* a value of its own: no comma before it */
     bd_write_breached_data(&wk->w, r);
     f->json_end = wk->rec_json.len;
     f->csv_at = wk->rec_csv.len;
@@ -203,6 +205,21 @@ static int take_record(void *ctx, const bd_record_row *r)
     }
     wk->nrecs++;
     return 0;
+}
+
+/* The order records are written in: grouped by breach, in the order each breach first
+ * appears, breach-search's order within a breach. */
+static void group(work *wk, int kept)
+{
+    int n = 0;
+    for (int i = 0; i < kept; i++) {
+        bool first = true;
+        for (int k = 0; k < i && first; k++)
+            first = wk->recs[k].breach != wk->recs[i].breach;
+        for (int k = i; first && k < kept; k++)
+            if (wk->recs[k].breach == wk->recs[i].breach)
+                wk->order[n++] = k;
+    }
 }
 
 /* The JSON Lines object of one identity, its records grouped by breach. */
@@ -226,23 +243,23 @@ static void write_line(work *wk, int64_t index, const char *type, bd_slice accou
     bd_json_key(&w, "breaches");
     bd_json_array_begin(&w);
     for (int i = 0; i < kept; i++) {
-        const breach_entry *b = wk->recs[i].breach;
-        bool first = true;
-        for (int k = 0; k < i && first; k++)
-            first = wk->recs[k].breach != b;
-        if (!first)
-            continue;
-        bd_json_object_begin(&w);
-        bd_json_key(&w, "breach_id");
-        bd_json_cstring(&w, b->uuid);
-        bd_json_key(&w, "source_name");
-        bd_json_cstring(&w, b->name);
-        bd_json_key(&w, "records");
-        bd_json_array_begin(&w);
-        for (int k = i; k < kept; k++)
-            if (wk->recs[k].breach == b)
-                bd_json_raw(&w, (bd_slice){wk->rec_json.data + wk->recs[k].json_at,
-                                           wk->recs[k].json_end - wk->recs[k].json_at});
+        const found_record *f = &wk->recs[wk->order[i]];
+        if (i == 0 || wk->recs[wk->order[i - 1]].breach != f->breach) {
+            if (i > 0) {
+                bd_json_array_end(&w);
+                bd_json_object_end(&w);
+            }
+            bd_json_object_begin(&w);
+            bd_json_key(&w, "breach_id");
+            bd_json_cstring(&w, f->breach->uuid);
+            bd_json_key(&w, "source_name");
+            bd_json_cstring(&w, f->breach->name);
+            bd_json_key(&w, "records");
+            bd_json_array_begin(&w);
+        }
+        bd_json_raw(&w, (bd_slice){wk->rec_json.data + f->json_at, f->json_end - f->json_at});
+    }
+    if (kept > 0) {
         bd_json_array_end(&w);
         bd_json_object_end(&w);
     }
@@ -264,11 +281,11 @@ static void write_rows(work *wk, int64_t index, const char *type, bd_slice accou
             r = bd_job_csv_cell(&wk->csv, account);
         if (r == BD_OK)
             r = bd_buf_printf(&wk->csv, ",%lld,", (long long)found);
-        if (r == BD_OK && kept)
-            r = bd_buf_append(&wk->csv, wk->rec_csv.data + wk->recs[i].csv_at,
-                              wk->recs[i].csv_end - wk->recs[i].csv_at);
+        const found_record *f = kept ? &wk->recs[wk->order[i]] : NULL;
+        if (r == BD_OK && f)
+            r = bd_buf_append(&wk->csv, wk->rec_csv.data + f->csv_at, f->csv_end - f->csv_at);
         else if (r == BD_OK) /* breach_id .. severity, all empty */
-            r = bd_buf_append_str(&wk->csv, ",,,,,,,,,,,,,");
+            r = bd_buf_append_str(&wk->csv, ",,,,,,,,,,,,,,");
         if (r == BD_OK)
             r = bd_buf_append_str(&wk->csv, "\r\n");
         if (r != BD_OK)
@@ -288,7 +305,6 @@ static bd_result look_up(work *wk, const bd_job_row *j, int64_t index, bd_slice 
     wk->err = BD_OK;
     bd_buf_reset(&wk->rec_json);
     bd_buf_reset(&wk->rec_csv);
-    bd_json_init(&wk->w, &wk->rec_json);
     bd_result r = bd_store_record_search(wk->store, &q, take_record, wk, NULL);
     if (r == BD_OK)
         r = wk->err;
@@ -310,6 +326,7 @@ static bd_result look_up(work *wk, const bd_job_row *j, int64_t index, bd_slice 
     const char *type = bd_id_type_name((bd_id_type)j->type);
     bool secret = j->type == BD_FIELD_PASSWORD || j->type == BD_FIELD_SSN;
     bd_slice account = secret ? (bd_slice){NULL, 0} : key;
+    group(wk, kept);
     write_line(wk, index, type, account, found, kept);
     write_rows(wk, index, type, account, found, kept);
     return wk->err;

@@ -123,19 +123,11 @@ static void write_job(const bd_server *srv, bd_req *rq, const bd_job_row *j, int
 /* Counts the job's identities against the key's monthly quota: the POST itself was counted
  * as one request when it authenticated, so n - 1 more. false (403 written) when they would
  * pass the quota: then nothing is counted beyond the POST. */
-static bool take_identities(bd_req *rq, bd_store *writer, int64_t n)
+static bool take_identities(bd_req *rq, int64_t n)
 {
-    if (n <= 1)
-        return true;
-    int64_t added, month;
-    int32_t day = bd_usage_day(rq->now_us / 1000000);
-    bd_result r =
-        bd_store_usage_add(writer, rq->key.id, day, n - 1, rq->key.quota_per_month, &added, &month);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return false;
-    }
-    if (added > 0)
+    int64_t month;
+    if (bd_usage_take_many(rq->usage, rq->key.id, rq->key.quota_per_month, rq->now_us, n - 1,
+                           &month))
         return true;
     rq->quota_reset = bd_usage_month_end(rq->now_us / 1000000);
     char when[21];
@@ -206,7 +198,7 @@ void bd_handle_job_submit(bd_server *srv, bd_req *rq)
     uint8_t rnd[16];
     randombytes_buf(rnd, sizeof rnd);
     bd_uuid_from_bytes(rnd, j.uuid);
-    if (!take_identities(rq, writer, j.total))
+    if (!take_identities(rq, j.total))
         goto out;
     bd_slice chunks[BD_JOB_MAX_IDENTITIES / BD_JOB_CHUNK + 1];
     for (size_t i = 0; i < s->nchunks; i++) {
@@ -214,9 +206,7 @@ void bd_handle_job_submit(bd_server *srv, bd_req *rq)
         chunks[i] = (bd_slice){s->packed.data + s->starts[i], end - s->starts[i]};
     }
     bd_result r = bd_store_job_create(writer, &j, chunks, s->nchunks);
-    if (r != BD_OK) {
-        if (j.total > 1)
-            bd_store_usage_give_back(writer, rq->key.id, bd_usage_day(j.created_at), j.total - 1);
+    if (r != BD_OK) { /* the identities stay counted: a quota is never undercounted */
         bd_reply_store_error(rq, r);
         goto out;
     }
@@ -239,10 +229,15 @@ static bool find_job(bd_req *rq, bd_slice id, bd_job_row *j)
         bd_reply_error(rq, 404, "not_found", "no such job");
         return false;
     }
-    bd_result r = bd_store_read_begin(rq->store);
+    /* the thread's write connection: the readers share read views a few milliseconds old
+     * (bd_store_share_reads), in which a job submitted just now may not be there yet */
+    bd_store *s = bd_req_writer(rq);
+    if (!s)
+        return false;
+    bd_result r = bd_store_read_begin(s);
     if (r == BD_OK)
-        r = bd_store_job_get(rq->store, uuid, rq->key.id, j);
-    bd_store_read_end(rq->store);
+        r = bd_store_job_get(s, uuid, rq->key.id, j);
+    bd_store_read_end(s);
     if (r == BD_ERR_NOT_FOUND) {
         bd_reply_error(rq, 404, "not_found", "no such job (jobs are deleted a day after they "
                                              "were submitted)");
@@ -266,8 +261,8 @@ void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id)
 
 /* ---- GET {base}/jobs/{id}/results ------------------------------------------------------- */
 
-/* The results being sent: one chunk's text at a time, read from the worker's store as the
- * connection drains (libmicrohttpd calls back on the thread that owns the connection). */
+/* The results being sent: one chunk's text at a time, read through the worker's write
+ * connection as the connection drains (libmicrohttpd calls back on the thread that owns the connection). */
 typedef struct {
     bd_store *store;
     char uuid[BD_UUID_LEN + 1];
@@ -343,7 +338,7 @@ void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id)
         bd_reply_error(rq, 503, "unavailable", "out of memory; retry later");
         return;
     }
-    st->store = rq->store;
+    st->store = bd_req_writer(rq); /* opened by find_job; as fresh as it */
     memcpy(st->uuid, j.uuid, sizeof st->uuid);
     st->chunks = j.chunks;
     st->csv = wants_csv(rq);

@@ -82,7 +82,10 @@ bd_store *bd_req_writer(bd_req *rq)
 {
     bd_worker *w = rq->worker;
     char why[256];
-    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE, &w->writer, why, sizeof why) != BD_OK) {
+    /* SMALL_WRITES: a plain WRITE open of a SQLite file fixes its mode by opening and closing
+     * it, which drops every POSIX lock the server's other connections hold on it */
+    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w->writer, why,
+                                    sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: opening the store for writes: %s\n", why);
         w->writer = NULL;
         rq->store_failed = true;
