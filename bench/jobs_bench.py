@@ -60,18 +60,25 @@ class Client:
             body, self.buf = self.buf[:n], self.buf[n:]
             return status, body
         assert re.search(rb"(?i)\r\ntransfer-encoding: *chunked", head), head
-        out = b""
+        out = bytearray()
+        buf = bytearray(self.buf)
+        at = 0
         while True:
-            while b"\r\n" not in self.buf:
-                self.buf += self.recv()
-            size, _, self.buf = self.buf.partition(b"\r\n")
-            n = int(size, 16)
-            while len(self.buf) < n + 2:
-                self.buf += self.recv()
-            out += self.buf[:n]
-            self.buf = self.buf[n + 2:]
+            while buf.find(b"\r\n", at) < 0:
+                buf += self.recv()
+            eol = buf.find(b"\r\n", at)
+            n = int(bytes(buf[at:eol]), 16)
+            at = eol + 2
+            while len(buf) < at + n + 2:
+                buf += self.recv()
+            out += buf[at:at + n]
+            at += n + 2
+            if at > (1 << 20):  # drop what was read, now and then
+                del buf[:at]
+                at = 0
             if n == 0:
-                return status, out
+                self.buf = bytes(buf[at:])
+                return status, bytes(out)
 
     def recv(self):
         data = self.sock.recv(1 << 20)

@@ -9,26 +9,18 @@
  * BD_JOB_MAX_ATTEMPTS times (a job that keeps failing or killing its runner) is marked
  * failed. Jobs older than a day are deleted, with their results, once a minute.
  *
- * Results per identity (JSON Lines, one object per line):
- *   {"index":0,"type":"email","account":"a@example.com","found":2,
- *    "breaches":[{"breach_id":"<uuid>","source_name":"...","records":[<breached_data>,...]}]}
- * index counts from 0 in the order submitted; account is the normalised identity (null for
- * password and social_security_number jobs: the store keeps only their keyed hashes); found
- * is every record breach-search would count, records at most the first 1,000 of them in
- * breach-search's order, grouped by breach in the order each breach first appears. CSV has
- * one row per record (bd_job_csv_header), or one row with found 0 and empty record cells. */
+ * A chunk is looked up in one read view with one bulk lookup (bd_store_record_ids: a
+ * prepared statement reused per key on SQLite, one statement per chunk on PostgreSQL), and
+ * stores each identity's record ids and count (http/job_results.h); the records themselves
+ * are read and written out when the results are downloaded. */
 #ifndef BD_HTTP_JOB_RUNNER_H
 #define BD_HTTP_JOB_RUNNER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/buf.h"
-#include "core/result.h"
-#include "core/slice.h"
 
 #define BD_JOB_MAX_ATTEMPTS 5
-#define BD_JOB_RECORDS_MAX 1000 /* records per identity in the results */
 
 typedef struct bd_job_runner bd_job_runner;
 
@@ -41,12 +33,5 @@ void bd_job_runner_poke(bd_job_runner *r);
 /* Stops the thread (a job in progress keeps its stored chunks; its lease runs out and it is
  * taken over) and frees. NULL is ignored. */
 void bd_job_runner_stop(bd_job_runner *r);
-
-/* The CSV results' header row, with its \r\n. */
-const char *bd_job_csv_header(void);
-/* Appends one CSV cell (no separator): empty for NULL or "", else quoted, with "" for a
- * quote, and a leading ' when the text starts with = + - @ tab or CR, so a spreadsheet
- * never reads it as a formula. */
-bd_result bd_job_csv_cell(bd_buf *out, bd_slice v);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "core/uuid.h"
 #include "http/job_input.h"
+#include "http/job_results.h"
 #include "http/job_runner.h"
 #include "http/server_impl.h"
 
@@ -261,16 +262,35 @@ void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id)
 
 /* ---- GET {base}/jobs/{id}/results ------------------------------------------------------- */
 
-/* The results being sent: one chunk's text at a time, read through the worker's write
- * connection as the connection drains (libmicrohttpd calls back on the thread that owns the connection). */
+/* The results being sent: one chunk at a time, rendered from its stored record ids with the
+ * records read by id (http/job_results.h), through the worker's write connection as the
+ * connection drains (libmicrohttpd calls back on the thread that owns the connection). */
 typedef struct {
     bd_store *store;
     char uuid[BD_UUID_LEN + 1];
+    int type;
     int64_t chunks, next;
     bool csv, header_sent;
-    bd_buf text;
+    bd_job_render *render;
+    bd_buf stored, text;
     size_t off;
 } result_stream;
+
+/* Renders the next chunk into st->text. */
+static bd_result next_chunk(result_stream *st)
+{
+    bd_buf_reset(&st->text);
+    bd_result r = bd_store_read_begin(st->store);
+    if (r == BD_OK)
+        r = bd_store_job_result(st->store, st->uuid, st->next, &st->stored);
+    if (r == BD_OK)
+        r = bd_job_render_chunk(st->render, st->store, st->type, st->next * BD_JOB_CHUNK,
+                                (bd_slice){st->stored.data, st->stored.len}, st->csv,
+                                &st->text);
+    bd_store_read_end(st->store);
+    st->next++;
+    return r;
+}
 
 static int64_t stream_read(void *ctx, char *buf, size_t max)
 {
@@ -286,16 +306,12 @@ static int64_t stream_read(void *ctx, char *buf, size_t max)
         }
         if (st->next == st->chunks)
             return 0;
-        bd_result r = bd_store_read_begin(st->store);
-        if (r == BD_OK)
-            r = bd_store_job_result(st->store, st->uuid, st->next, st->csv, &st->text);
-        bd_store_read_end(st->store);
+        bd_result r = next_chunk(st);
         if (r != BD_OK) {
-            fprintf(stderr, "breachd: job results: reading a chunk failed (%s)\n",
+            fprintf(stderr, "breachd: job results: a chunk could not be written (%s)\n",
                     bd_result_str(r));
             return -1;
         }
-        st->next++;
     }
     size_t n = st->text.len - st->off < max ? st->text.len - st->off : max;
     memcpy(buf, st->text.data + st->off, n);
@@ -306,6 +322,8 @@ static int64_t stream_read(void *ctx, char *buf, size_t max)
 static void stream_free(void *ctx)
 {
     result_stream *st = ctx;
+    bd_job_render_free(st->render);
+    bd_buf_free(&st->stored);
     bd_buf_free(&st->text);
     free(st);
 }
@@ -334,11 +352,16 @@ void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id)
         return;
     }
     result_stream *st = calloc(1, sizeof *st);
-    if (!st) {
+    bd_job_render *render = st ? bd_job_render_new() : NULL;
+    if (!render) {
+        free(st);
         bd_reply_error(rq, 503, "unavailable", "out of memory; retry later");
         return;
     }
     st->store = bd_req_writer(rq); /* opened by find_job; as fresh as it */
+    st->render = render;
+    st->type = j.type;
+    bd_buf_init(&st->stored, RESULT_CHUNK_MAX);
     memcpy(st->uuid, j.uuid, sizeof st->uuid);
     st->chunks = j.chunks;
     st->csv = wants_csv(rq);

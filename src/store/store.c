@@ -314,9 +314,9 @@ bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_
 }
 
 bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                                  int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until)
+                                  int64_t n, bd_slice results, int64_t lease_until)
 {
-    return s->ops->job_chunk_done(s, uuid, lease, chunk_no, n, jsonl, csv, lease_until);
+    return s->ops->job_chunk_done(s, uuid, lease, chunk_no, n, results, lease_until);
 }
 
 bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
@@ -327,10 +327,23 @@ bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_j
     return s->ops->job_finish(s, uuid, lease, status, now);
 }
 
-bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bool csv,
-                              bd_buf *out)
+bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out)
 {
-    return s->ops->job_result(s, uuid, chunk_no, csv, out);
+    return s->ops->job_result(s, uuid, chunk_no, out);
+}
+
+bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
+                              int limit, bd_record_id_cb cb, void *ctx)
+{
+    if (field < 0 || field >= BD_FIELD_COUNT || limit < 1)
+        return BD_ERR_INVALID;
+    return n ? s->ops->record_ids(s, field, keys, n, limit, cb, ctx) : BD_OK;
+}
+
+bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                                 void *ctx)
+{
+    return n ? s->ops->records_by_id(s, ids, n, cb, ctx) : BD_OK;
 }
 
 bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed)

@@ -280,6 +280,18 @@ bool bd_record_query_whole_domain(const bd_record_query *q);
 bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                  int64_t *found);
 
+/* Bulk lookups (jobs): for each keys[i] of field, in order, calls cb with i and the id of
+ * each of the key's first `limit` records in search order (breach date newest first, then id
+ * descending: bd_store_record_search's without filters). The backend reads many keys per
+ * statement or reuses one prepared statement for all. One read: call inside a read view. */
+typedef int (*bd_record_id_cb)(void *ctx, size_t key, int64_t id);
+bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
+                              int limit, bd_record_id_cb cb, void *ctx);
+/* Calls cb for the record of each of ids[0..n) that exists (ids ascending, distinct), in any
+ * order. One read: call inside a read view. */
+bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                                 void *ctx);
+
 /* ---- cards ------------------------------------------------------------------------- */
 
 typedef struct {
@@ -475,9 +487,9 @@ bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *ha
 
 /* A bulk job: many identities of one type looked up in the background (http/jobs.c submits,
  * http/job_runner.c runs). Its identities are kept in chunks of up to BD_JOB_CHUNK, each an
- * opaque blob the store only holds (the packed lookup keys, http/job_input.h); the runner
- * stores each chunk's results beside its inputs (JSON Lines and CSV text, ready to send) and
- * counts the chunk's identities into `done` in the same transaction, so a job taken over
+ * opaque blob the store only holds (the packed lookup keys, http/jobs.c); the runner
+ * stores each chunk's results beside its inputs (another opaque blob: what each identity
+ * found, as record ids, http/job_results.h) and counts the chunk's identities into `done` in the same transaction, so a job taken over
  * after a crash resumes at its first chunk without results. A job belongs to the key that
  * submitted it. */
 #define BD_JOB_CHUNK 1000
@@ -524,15 +536,14 @@ bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_
  * renews its lease to lease_until, only while the caller still holds the lease (token
  * lease); BD_ERR_BUSY, with nothing written, when it was taken over. */
 bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                                  int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until);
+                                  int64_t n, bd_slice results, int64_t lease_until);
 /* Ends a job held under lease as done or failed at now. BD_ERR_BUSY when it was taken
  * over. */
 bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
                               int64_t now);
-/* One chunk's results (csv: the CSV text, else the JSON Lines text) into out, replacing what
- * it held; BD_ERR_NOT_FOUND when the job has no such chunk or the chunk no results. */
-bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bool csv,
-                              bd_buf *out);
+/* One chunk's results into out, replacing what it held; BD_ERR_NOT_FOUND when the job has
+ * no such chunk or the chunk no results. */
+bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
 /* Deletes every job created before `before` (Unix seconds), with its chunks, in one
  * transaction; *removed gets how many jobs went. */
 bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed);

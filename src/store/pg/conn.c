@@ -353,6 +353,8 @@ static const bd_store_ops PG_OPS = {
     .job_finish = pg_job_finish,
     .job_result = pg_job_result,
     .job_expire = pg_job_expire,
+    .record_ids = pg_record_ids,
+    .records_by_id = pg_records_by_id,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a

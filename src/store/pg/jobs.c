@@ -28,22 +28,20 @@ static const pg_stmt JOB_CLAIM = {
 /* binary results: the chunk number as text (its binary form is its bytes), the inputs */
 static const pg_stmt JOB_NEXT_CHUNK = {
     PG_Q_JOB_NEXT_CHUNK, "SELECT chunk::text, inputs FROM job_chunks WHERE job = $1 AND "
-                         "jsonl IS NULL ORDER BY chunk LIMIT 1"};
+                         "results IS NULL ORDER BY chunk LIMIT 1"};
 static const pg_stmt JOB_PROGRESS = {
     PG_Q_JOB_PROGRESS, "UPDATE jobs SET done = done + $3::bigint, lease_until = $4::bigint "
                        "WHERE uuid = $1 AND lease = $2::bigint AND status = 1"};
 static const pg_stmt JOB_CHUNK_RESULTS = {
-    PG_Q_JOB_CHUNK_RESULTS, "UPDATE job_chunks SET jsonl = $3, csv = $4 WHERE job = $1 AND "
-                            "chunk = $2::integer AND jsonl IS NULL"};
+    PG_Q_JOB_CHUNK_RESULTS, "UPDATE job_chunks SET results = $3 WHERE job = $1 AND "
+                            "chunk = $2::integer AND results IS NULL"};
 static const pg_stmt JOB_FINISH = {
     PG_Q_JOB_FINISH, "UPDATE jobs SET status = $3::smallint, finished_at = $4::bigint "
                      "WHERE uuid = $1 AND lease = $2::bigint AND status = 1"};
-static const pg_stmt JOB_RESULT_JSONL = {
-    PG_Q_JOB_RESULT_JSONL,
-    "SELECT jsonl FROM job_chunks WHERE job = $1 AND chunk = $2::integer AND jsonl IS NOT NULL"};
-static const pg_stmt JOB_RESULT_CSV = {
-    PG_Q_JOB_RESULT_CSV,
-    "SELECT csv FROM job_chunks WHERE job = $1 AND chunk = $2::integer AND csv IS NOT NULL"};
+static const pg_stmt JOB_RESULT = {
+    PG_Q_JOB_RESULT,
+    "SELECT results FROM job_chunks WHERE job = $1 AND chunk = $2::integer AND "
+    "results IS NOT NULL"};
 static const pg_stmt JOB_EXPIRE = {
     PG_Q_JOB_EXPIRE, "WITH gone AS (DELETE FROM jobs WHERE created_at < $1::bigint RETURNING uuid), "
                      "c AS (DELETE FROM job_chunks WHERE job IN (SELECT uuid FROM gone)) "
@@ -197,7 +195,7 @@ static bd_result change_one(pg_store *p, const pg_stmt *q, const pg_params *pp)
 }
 
 bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until)
+                            int64_t n, bd_slice results, int64_t lease_until)
 {
     pg_store *p = pg_of(s);
     bd_result r = tx_begin(p);
@@ -213,8 +211,7 @@ bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_
         pg_params cp = {0};
         pg_param_str(&cp, uuid);
         pg_param_int(&cp, chunk_no);
-        pg_param_text(&cp, jsonl.ptr ? jsonl : (bd_slice){"", 0});
-        pg_param_text(&cp, csv.ptr ? csv : (bd_slice){"", 0});
+        pg_param_text(&cp, results.ptr ? results : (bd_slice){"", 0});
         r = change_one(p, &JOB_CHUNK_RESULTS, &cp);
     }
     return tx_end(p, r);
@@ -231,12 +228,12 @@ bd_result pg_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_sta
     return change_one(pg_of(s), &JOB_FINISH, &pp);
 }
 
-bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bool csv, bd_buf *out)
+bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out)
 {
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
     pg_param_int(&pp, chunk_no);
-    return one_blob(pg_of(s), csv ? &JOB_RESULT_CSV : &JOB_RESULT_JSONL, &pp, 0, NULL, out);
+    return one_blob(pg_of(s), &JOB_RESULT, &pp, 0, NULL, out);
 }
 
 bd_result pg_job_expire(bd_store *s, int64_t before, int64_t *removed)

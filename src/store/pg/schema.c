@@ -193,7 +193,7 @@ static const char *const MIGRATIONS[] = {
      "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs(status, created_at);"
      "CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs(created_at);"
      "CREATE TABLE IF NOT EXISTS job_chunks(job text NOT NULL, chunk integer NOT NULL,"
-     "  inputs bytea NOT NULL, jsonl bytea, csv bytea, PRIMARY KEY(job, chunk));"),
+     "  inputs bytea NOT NULL, results bytea, PRIMARY KEY(job, chunk));"),
 };
 /* clang-format on */
 

@@ -82,6 +82,8 @@ static const bd_store_ops sqlite_ops = {
     .job_finish = sq_job_finish,
     .job_result = sq_job_result,
     .job_expire = sq_job_expire,
+    .record_ids = sq_record_ids,
+    .records_by_id = sq_records_by_id,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory

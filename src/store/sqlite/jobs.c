@@ -157,7 +157,7 @@ bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t *chunk_no,
 typedef struct {
     const char *uuid;
     int64_t lease, chunk_no, n, lease_until;
-    bd_slice jsonl, csv;
+    bd_slice results;
 } done_args;
 
 static bd_result chunk_done_body(sqlite_store *s, void *ctx)
@@ -179,8 +179,8 @@ static bd_result chunk_done_body(sqlite_store *s, void *ctx)
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, a->uuid, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, a->chunk_no);
-    sqlite3_bind_blob(st, 3, a->jsonl.ptr ? a->jsonl.ptr : "", (int)a->jsonl.len, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 4, a->csv.ptr ? a->csv.ptr : "", (int)a->csv.len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, a->results.ptr ? a->results.ptr : "", (int)a->results.len,
+                      SQLITE_STATIC);
     r = sq_step_done(s, st);
     if (r == BD_OK && sqlite3_changes(s->db) != 1)
         r = BD_ERR_BUSY; /* already stored: counting it again would pass total */
@@ -188,9 +188,9 @@ static bd_result chunk_done_body(sqlite_store *s, void *ctx)
 }
 
 bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until)
+                            int64_t n, bd_slice results, int64_t lease_until)
 {
-    done_args a = {uuid, lease, chunk_no, n, lease_until, jsonl, csv};
+    done_args a = {uuid, lease, chunk_no, n, lease_until, results};
     return in_tx(S(base), chunk_done_body, &a);
 }
 
@@ -209,10 +209,9 @@ bd_result sq_job_finish(bd_store *base, const char *uuid, int64_t lease, bd_job_
     return r == BD_OK && sqlite3_changes(s->db) != 1 ? BD_ERR_BUSY : r;
 }
 
-bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bool csv,
-                        bd_buf *out)
+bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bd_buf *out)
 {
-    sqlite3_stmt *st = sq_fixed(S(base), csv ? Q_JOB_RESULT_CSV : Q_JOB_RESULT_JSONL);
+    sqlite3_stmt *st = sq_fixed(S(base), Q_JOB_RESULT);
     if (!st)
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);

@@ -181,7 +181,7 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE TABLE key_usage(key_id INTEGER NOT NULL, period INTEGER NOT NULL,"
      "  requests INTEGER NOT NULL, PRIMARY KEY(key_id, period)) WITHOUT ROWID;"),
     /* 9 (bulk jobs, store.h "bulk lookup jobs"): a job, and its identities in chunks with
-     * each chunk's results beside them once the runner stored them. status 0 queued,
+     * each chunk's results (record ids) beside them once the runner stored them. status 0 queued,
      * 1 running, 2 done, 3 failed; lease is the token of the claim that runs it until
      * lease_until (Unix seconds). */
     ("CREATE TABLE jobs(uuid TEXT PRIMARY KEY, key_id INTEGER NOT NULL,"
@@ -193,7 +193,7 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE INDEX jobs_waiting ON jobs(status, created_at);"
      "CREATE INDEX jobs_by_created ON jobs(created_at);"
      "CREATE TABLE job_chunks(id INTEGER PRIMARY KEY, job TEXT NOT NULL,"
-     "  chunk INTEGER NOT NULL, inputs BLOB NOT NULL, jsonl BLOB, csv BLOB,"
+     "  chunk INTEGER NOT NULL, inputs BLOB NOT NULL, results BLOB,"
      "  UNIQUE(job, chunk));"),
 };
 /* clang-format on */

@@ -75,8 +75,7 @@ enum {
     Q_JOB_CHUNK_RESULTS,
     Q_JOB_PROGRESS,
     Q_JOB_FINISH,
-    Q_JOB_RESULT_JSONL,
-    Q_JOB_RESULT_CSV,
+    Q_JOB_RESULT,
     Q_JOB_EXPIRE_CHUNKS,
     Q_JOB_EXPIRE,
     Q__COUNT
@@ -305,6 +304,12 @@ bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_r
                        void *ctx);
 bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash, uint32_t count);
 
+/* records.c: bulk lookups */
+bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
+                        bd_record_id_cb cb, void *ctx);
+bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb,
+                           void *ctx);
+
 /* jobs.c */
 bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks,
                         size_t nchunks);
@@ -312,11 +317,10 @@ bd_result sq_job_get(bd_store *base, const char *uuid, int64_t key_id, bd_job_ro
 bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row *out);
 bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t *chunk_no, bd_buf *inputs);
 bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice jsonl, bd_slice csv, int64_t lease_until);
+                            int64_t n, bd_slice results, int64_t lease_until);
 bd_result sq_job_finish(bd_store *base, const char *uuid, int64_t lease, bd_job_status status,
                         int64_t now);
-bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bool csv,
-                        bd_buf *out);
+bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bd_buf *out);
 bd_result sq_job_expire(bd_store *base, int64_t before, int64_t *removed);
 /* Merges the hashes the open transaction wrote into their buckets (before its commit). */
 bd_result sq_range_flush(sqlite_store *s);

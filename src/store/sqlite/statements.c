@@ -139,18 +139,16 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                     "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE "
                     "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY status DESC, "
                     "created_at LIMIT 1) RETURNING " JOB_COLS,
-    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND jsonl IS NULL "
+    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND results IS NULL "
                          "ORDER BY chunk LIMIT 1",
-    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET jsonl = ?3, csv = ?4 "
-                            "WHERE job = ?1 AND chunk = ?2 AND jsonl IS NULL",
+    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET results = ?3 "
+                            "WHERE job = ?1 AND chunk = ?2 AND results IS NULL",
     [Q_JOB_PROGRESS] = "UPDATE jobs SET done = done + ?3, lease_until = ?4 "
                        "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
     [Q_JOB_FINISH] = "UPDATE jobs SET status = ?3, finished_at = ?4 "
                      "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
-    [Q_JOB_RESULT_JSONL] = "SELECT jsonl FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
-                           "AND jsonl IS NOT NULL",
-    [Q_JOB_RESULT_CSV] = "SELECT csv FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
-                         "AND csv IS NOT NULL",
+    [Q_JOB_RESULT] = "SELECT results FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
+                     "AND results IS NOT NULL",
     [Q_JOB_EXPIRE_CHUNKS] = "DELETE FROM job_chunks WHERE job IN "
                             "(SELECT uuid FROM jobs WHERE created_at < ?1)",
     [Q_JOB_EXPIRE] = "DELETE FROM jobs WHERE created_at < ?1",
