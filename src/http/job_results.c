@@ -48,30 +48,34 @@ static bool get_le(const uint8_t **p, const uint8_t *end, int bytes, uint64_t *v
 
 /* ---- breaches -------------------------------------------------------------------------- */
 
-/* Breach uuid and source name by breach_id, kept for one download: open addressing. */
+/* Breach uuid and source name by breach_id, kept for one download: open addressing over
+ * entries allocated one by one, so a pointer to one stays valid while the table grows. */
 typedef struct {
-    int64_t id; /* 0: empty slot */
+    int64_t id;
     char uuid[BD_UUID_LEN + 1];
     char *name;
 } breach_entry;
 
 typedef struct {
-    breach_entry *slots;
-    size_t cap, used; /* cap a power of two */
+    breach_entry **slots; /* NULL: empty */
+    size_t cap, used;     /* cap a power of two */
 } breach_cache;
 
 static void cache_clear(breach_cache *c)
 {
     for (size_t i = 0; i < c->cap; i++)
-        free(c->slots[i].name);
+        if (c->slots[i]) {
+            free(c->slots[i]->name);
+            free(c->slots[i]);
+        }
     free(c->slots);
     *c = (breach_cache){0};
 }
 
-static breach_entry *cache_slot(breach_cache *c, int64_t id)
+static breach_entry **cache_slot(const breach_cache *c, int64_t id)
 {
     size_t i = ((uint64_t)id * 0x9E3779B97F4A7C15ull) >> 20 & (c->cap - 1);
-    while (c->slots[i].id && c->slots[i].id != id)
+    while (c->slots[i] && c->slots[i]->id != id)
         i = (i + 1) & (c->cap - 1);
     return &c->slots[i];
 }
@@ -79,12 +83,12 @@ static breach_entry *cache_slot(breach_cache *c, int64_t id)
 static bool cache_grow(breach_cache *c)
 {
     size_t cap = c->cap ? c->cap * 2 : 256;
-    breach_cache bigger = {calloc(cap, sizeof(breach_entry)), cap, c->used};
+    breach_cache bigger = {calloc(cap, sizeof(breach_entry *)), cap, c->used};
     if (!bigger.slots)
         return false;
     for (size_t i = 0; i < c->cap; i++)
-        if (c->slots[i].id)
-            *cache_slot(&bigger, c->slots[i].id) = c->slots[i];
+        if (c->slots[i])
+            *cache_slot(&bigger, c->slots[i]->id) = c->slots[i];
     free(c->slots);
     *c = bigger;
     return true;
@@ -109,16 +113,20 @@ static const breach_entry *breach_of(breach_cache *c, bd_store *s, int64_t id)
 {
     if ((c->used + 1) * 2 > c->cap && !cache_grow(c))
         return NULL;
-    breach_entry *e = cache_slot(c, id);
-    if (e->id)
-        return e;
-    breach_entry fresh = {.id = id};
-    bd_result r = bd_store_breach_by_id(s, id, keep_breach, &fresh);
-    if (r != BD_OK || !fresh.name) {
-        free(fresh.name);
+    breach_entry **slot = cache_slot(c, id);
+    if (*slot)
+        return *slot;
+    breach_entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->id = id;
+    bd_result r = bd_store_breach_by_id(s, id, keep_breach, e);
+    if (r != BD_OK || !e->name) {
+        free(e->name);
+        free(e);
         return NULL;
     }
-    *e = fresh;
+    *slot = e;
     c->used++;
     return e;
 }
