@@ -26,13 +26,24 @@ struct bd_job_runner {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stopping, poked;
+    /* helpers: threads of their own with a store connection each, kept between jobs (a
+     * fresh SQLite connection maps the file anew and pays a page fault per page it reads) */
+    pthread_t helpers[BD_JOB_THREADS - 1];
+    int nhelpers;
+    struct job_share *current; /* the job they help with, under lock */
+    uint64_t generation;       /* grows with every job handed to them */
+    int busy;                  /* helpers still on the current job */
+    pthread_cond_t helper_cond, done_cond;
 };
 
 /* ---- one chunk ------------------------------------------------------------------------- */
 
 /* What a runner keeps between chunks, so a chunk allocates nothing once warm. */
 typedef struct {
-    bd_store *store;
+    bd_store *store;  /* writes: claims, chunks taken and stored */
+    bd_store *reader; /* the lookups, in one read view per job: a view begun anew after
+                       * another connection's commit would map the SQLite file anew, and
+                       * pay a page fault per page read again */
     bd_buf inputs, results;
     bd_slice keys[BD_JOB_CHUNK];
     int64_t *ids; /* the ids found, key after key */
@@ -40,6 +51,7 @@ typedef struct {
     size_t first[BD_JOB_CHUNK + 1]; /* each key's first id in ids; first[n] = nids */
     size_t key;                     /* the key whose ids are arriving */
     bd_result err;
+    bool said; /* that a store could not be opened, until it can */
 } work;
 
 /* The ids of every key arrive key after key, in search order. */
@@ -84,7 +96,7 @@ static bd_result unpack(work *wk, size_t *n)
     return BD_OK;
 }
 
-/* Looks up every identity of one chunk, all in one read view: the ids of each key's first
+/* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of each key's first
  * records in one bulk lookup, a count for a key past BD_JOB_RECORDS_MAX, into wk->results.
  * *n gets how many identities. */
 static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
@@ -99,10 +111,8 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
     wk->key = 0;
     wk->first[0] = 0;
     wk->err = BD_OK;
-    r = bd_store_read_begin(wk->store);
-    if (r == BD_OK)
-        r = bd_store_record_ids(wk->store, (bd_field)j->type, wk->keys, count,
-                                BD_JOB_RECORDS_MAX + 1, take_id, wk);
+    r = bd_store_record_ids(wk->reader, (bd_field)j->type, wk->keys, count,
+                            BD_JOB_RECORDS_MAX + 1, take_id, wk);
     if (r == BD_OK)
         r = wk->err;
     while (r == BD_OK && wk->key < count)
@@ -116,14 +126,13 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
             q.field = (bd_field)j->type;
             q.key = wk->keys[i];
             q.limit = 1;
-            r = bd_store_record_search(wk->store, &q, stop_at_first, NULL, &found);
+            r = bd_store_record_search(wk->reader, &q, stop_at_first, NULL, &found);
         }
         int64_t kept = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
         if (r == BD_OK)
             r = bd_job_results_add(&wk->results, secret ? (bd_slice){NULL, 0} : wk->keys[i],
                                    found, wk->ids + wk->first[i], (uint32_t)kept);
     }
-    bd_store_read_end(wk->store);
     return r;
 }
 
@@ -143,8 +152,141 @@ static void sleep_ms(int64_t ms)
     nanosleep(&t, NULL);
 }
 
-/* Runs a claimed job until it is done, fails, or the runner stops. */
-static void run_job(bd_job_runner *rn, work *wk, bd_job_row *j)
+/* One job's chunks, shared by the threads that look them up: each takes the next chunk
+ * without results under the lock, so no two take the same one. */
+typedef struct job_share {
+    bd_job_runner *rn;
+    const bd_job_row *j;
+    pthread_mutex_t lock;
+    int64_t cursor; /* chunks below it are taken */
+    bool failed;    /* a chunk was not stored: the others stop too */
+} job_share;
+
+/* Takes chunks and stores their results until none is left, one fails, or the runner
+ * stops. */
+static void take_chunks_in_view(job_share *sh, work *wk)
+{
+    const bd_job_row *j = sh->j;
+    while (!stopping(sh->rn)) {
+        int64_t chunk_no = -1, n;
+        pthread_mutex_lock(&sh->lock);
+        bd_result r = sh->failed ? BD_ERR_NOT_FOUND
+                                 : bd_store_job_next_chunk(wk->store, j->uuid, sh->cursor,
+                                                           &chunk_no, &wk->inputs);
+        if (r == BD_OK)
+            sh->cursor = chunk_no + 1;
+        pthread_mutex_unlock(&sh->lock);
+        if (r == BD_ERR_NOT_FOUND)
+            return;
+        if (r == BD_OK)
+            r = run_chunk(wk, j, &n);
+        if (r == BD_OK && sh->rn->pause_ms > 0)
+            sleep_ms(sh->rn->pause_ms);
+        /* one writer at a time: two threads of one process meeting at SQLite's write lock
+         * would wait in its busy handler, which sleeps a millisecond and more */
+        pthread_mutex_lock(&sh->lock);
+        if (r == BD_OK)
+            r = bd_store_job_chunk_done(wk->store, j->uuid, j->lease, chunk_no, n,
+                                        (bd_slice){wk->results.data, wk->results.len},
+                                        (int64_t)time(NULL) + LEASE_S);
+        pthread_mutex_unlock(&sh->lock);
+        if (r != BD_OK) { /* the lease runs out and the job is claimed again */
+            fprintf(stderr, "breachd: job %s: chunk %lld not stored (%s); retried later\n",
+                    j->uuid, (long long)chunk_no, bd_result_str(r));
+            pthread_mutex_lock(&sh->lock);
+            sh->failed = true;
+            pthread_mutex_unlock(&sh->lock);
+            return;
+        }
+    }
+}
+
+/* Opens wk's connections that are not open yet; false (said once) when one cannot be. */
+static bool open_stores(const char *uri, work *wk)
+{
+    char why[256];
+    if (!wk->store && bd_store_open(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &wk->store,
+                                    why, sizeof why) != BD_OK)
+        wk->store = NULL;
+    else if (!wk->reader && bd_store_open(uri, BD_STORE_READ, &wk->reader, why, sizeof why) != BD_OK)
+        wk->reader = NULL;
+    if (wk->store && wk->reader) {
+        wk->said = false;
+        return true;
+    }
+    if (!wk->said)
+        fprintf(stderr, "breachd: job runner: %s\n", why);
+    wk->said = true;
+    return false;
+}
+
+/* The same, all in one read view of wk->reader. */
+static void take_chunks(job_share *sh, work *wk)
+{
+    if (bd_store_read_begin(wk->reader) == BD_OK)
+        take_chunks_in_view(sh, wk);
+    bd_store_read_end(wk->reader);
+}
+
+static work *work_new(const char *uri)
+{
+    work *wk = calloc(1, sizeof *wk);
+    if (!wk)
+        return NULL;
+    bd_buf_init(&wk->inputs, TEXT_MAX);
+    bd_buf_init(&wk->results, TEXT_MAX);
+    if (uri)
+        open_stores(uri, wk);
+    return wk;
+}
+
+static void work_free(work *wk)
+{
+    if (!wk)
+        return;
+    bd_store_close(wk->store);
+    bd_store_close(wk->reader);
+    bd_buf_free(&wk->inputs);
+    bd_buf_free(&wk->results);
+    free(wk->ids);
+    free(wk);
+}
+
+/* nice applies per thread on Linux: searches come first when the cores are busy */
+static void lower_priority(void)
+{
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+}
+
+static void *help(void *arg)
+{
+    bd_job_runner *rn = arg;
+    lower_priority();
+    work *wk = work_new(rn->uri);
+    uint64_t seen = 0;
+    pthread_mutex_lock(&rn->lock);
+    for (;;) {
+        while (!rn->stopping && rn->generation == seen)
+            pthread_cond_wait(&rn->helper_cond, &rn->lock);
+        if (rn->stopping)
+            break;
+        seen = rn->generation;
+        job_share *sh = rn->current;
+        pthread_mutex_unlock(&rn->lock);
+        if (wk && open_stores(rn->uri, wk))
+            take_chunks(sh, wk);
+        pthread_mutex_lock(&rn->lock);
+        rn->busy--;
+        pthread_cond_signal(&rn->done_cond);
+    }
+    pthread_mutex_unlock(&rn->lock);
+    work_free(wk);
+    return NULL;
+}
+
+/* Runs a claimed job on the runner's thread and its helpers until it is done, fails, or the
+ * runner stops. */
+static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
 {
     if (j->attempts > BD_JOB_MAX_ATTEMPTS) {
         fprintf(stderr, "breachd: job %s failed: claimed %lld times without finishing\n",
@@ -152,31 +294,31 @@ static void run_job(bd_job_runner *rn, work *wk, bd_job_row *j)
         bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED, (int64_t)time(NULL));
         return;
     }
-    while (!stopping(rn)) {
-        int64_t chunk_no, n;
-        bd_result r = bd_store_job_next_chunk(wk->store, j->uuid, &chunk_no, &wk->inputs);
-        if (r == BD_ERR_NOT_FOUND) {
-            r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE,
-                                    (int64_t)time(NULL));
-            if (r != BD_OK)
-                fprintf(stderr, "breachd: job %s: could not mark it done (%s)\n", j->uuid,
-                        bd_result_str(r));
-            return;
-        }
-        if (r == BD_OK)
-            r = run_chunk(wk, j, &n);
-        if (r == BD_OK && rn->pause_ms > 0)
-            sleep_ms(rn->pause_ms);
-        if (r == BD_OK)
-            r = bd_store_job_chunk_done(wk->store, j->uuid, j->lease, chunk_no, n,
-                                        (bd_slice){wk->results.data, wk->results.len},
-                                        (int64_t)time(NULL) + LEASE_S);
-        if (r != BD_OK) { /* the lease runs out and the job is claimed again */
-            fprintf(stderr, "breachd: job %s: chunk %lld not stored (%s); retried later\n",
-                    j->uuid, (long long)chunk_no, bd_result_str(r));
-            return;
-        }
-    }
+    job_share sh = {.rn = rn, .j = j};
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_mutex_lock(&rn->lock);
+    rn->current = &sh;
+    rn->generation++;
+    rn->busy = rn->nhelpers;
+    pthread_cond_broadcast(&rn->helper_cond);
+    pthread_mutex_unlock(&rn->lock);
+    take_chunks(&sh, wk);
+    pthread_mutex_lock(&rn->lock);
+    while (rn->busy > 0)
+        pthread_cond_wait(&rn->done_cond, &rn->lock);
+    rn->current = NULL;
+    pthread_mutex_unlock(&rn->lock);
+    pthread_mutex_destroy(&sh.lock);
+    int64_t chunk_no;
+    if (sh.failed || stopping(rn) ||
+        bd_store_job_next_chunk(wk->store, j->uuid, 0, &chunk_no, &wk->inputs) !=
+            BD_ERR_NOT_FOUND)
+        return;
+    bd_result r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE,
+                                      (int64_t)time(NULL));
+    if (r != BD_OK)
+        fprintf(stderr, "breachd: job %s: could not mark it done (%s)\n", j->uuid,
+                bd_result_str(r));
 }
 
 /* Waits for a poke, the stop, or ms; false once stopping. */
@@ -210,26 +352,17 @@ static void expire(work *wk, int64_t now)
 static void *run(void *arg)
 {
     bd_job_runner *rn = arg;
-    /* nice applies per thread on Linux: searches come first when the cores are busy */
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-    work *wk = calloc(1, sizeof *wk);
+    lower_priority();
+    work *wk = work_new(NULL);
     if (!wk)
         return NULL;
-    bd_buf_init(&wk->inputs, TEXT_MAX);
-    bd_buf_init(&wk->results, TEXT_MAX);
+    for (int i = 0; i < BD_JOB_THREADS - 1; i++) /* a helper that does not start: fewer */
+        if (pthread_create(&rn->helpers[rn->nhelpers], NULL, help, rn) == 0)
+            rn->nhelpers++;
     int64_t expired_at = 0;
-    bool said = false;
     do {
-        char why[256];
-        if (!wk->store && bd_store_open(rn->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES,
-                                        &wk->store, why, sizeof why) != BD_OK) {
-            if (!said)
-                fprintf(stderr, "breachd: job runner: %s\n", why);
-            said = true;
-            wk->store = NULL;
+        if (!open_stores(rn->uri, wk))
             continue;
-        }
-        said = false;
         int64_t now = (int64_t)time(NULL);
         if (now - expired_at >= EXPIRE_EVERY_S) {
             expire(wk, now);
@@ -240,11 +373,9 @@ static void *run(void *arg)
                bd_store_job_claim(wk->store, (int64_t)time(NULL), LEASE_S, &j) == BD_OK)
             run_job(rn, wk, &j);
     } while (wait_for_work(rn, IDLE_WAIT_MS));
-    bd_store_close(wk->store);
-    bd_buf_free(&wk->inputs);
-    bd_buf_free(&wk->results);
-    free(wk->ids);
-    free(wk);
+    for (int i = 0; i < rn->nhelpers; i++) /* stopping is set: each leaves its wait */
+        pthread_join(rn->helpers[i], NULL);
+    work_free(wk);
     return NULL;
 }
 
@@ -257,9 +388,13 @@ bd_job_runner *bd_job_runner_start(const char *uri, int64_t pause_ms)
     rn->pause_ms = pause_ms;
     pthread_mutex_init(&rn->lock, NULL);
     pthread_cond_init(&rn->cond, NULL);
+    pthread_cond_init(&rn->helper_cond, NULL);
+    pthread_cond_init(&rn->done_cond, NULL);
     if (pthread_create(&rn->thread, NULL, run, rn) != 0) {
         pthread_mutex_destroy(&rn->lock);
         pthread_cond_destroy(&rn->cond);
+        pthread_cond_destroy(&rn->helper_cond);
+        pthread_cond_destroy(&rn->done_cond);
         free(rn);
         return NULL;
     }
@@ -283,9 +418,12 @@ void bd_job_runner_stop(bd_job_runner *rn)
     pthread_mutex_lock(&rn->lock);
     rn->stopping = true;
     pthread_cond_signal(&rn->cond);
+    pthread_cond_broadcast(&rn->helper_cond);
     pthread_mutex_unlock(&rn->lock);
-    pthread_join(rn->thread, NULL);
+    pthread_join(rn->thread, NULL); /* joins the helpers it started */
     pthread_mutex_destroy(&rn->lock);
     pthread_cond_destroy(&rn->cond);
+    pthread_cond_destroy(&rn->helper_cond);
+    pthread_cond_destroy(&rn->done_cond);
     free(rn);
 }

@@ -21,6 +21,7 @@
 
 
 #define BD_JOB_MAX_ATTEMPTS 5
+#define BD_JOB_THREADS 2 /* threads looking up one job's chunks at once */
 
 typedef struct bd_job_runner bd_job_runner;
 

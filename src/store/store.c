@@ -307,10 +307,10 @@ bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_r
     return s->ops->job_claim(s, now, lease_s, out);
 }
 
-bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_no,
+bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
                                   bd_buf *inputs)
 {
-    return s->ops->job_next_chunk(s, uuid, chunk_no, inputs);
+    return s->ops->job_next_chunk(s, uuid, from, chunk_no, inputs);
 }
 
 bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,

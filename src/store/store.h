@@ -528,9 +528,9 @@ bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job
  * number of claimers in any number of processes: each job goes to one. BD_ERR_NOT_FOUND
  * when no job waits. */
 bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
-/* The first chunk of uuid without results: its number into *chunk_no and its inputs into
- * inputs (replacing what it held). BD_ERR_NOT_FOUND when every chunk has its results. */
-bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_no,
+/* The first chunk of uuid numbered from or more without results: its number into *chunk_no
+ * and its inputs into inputs (replacing what it held). BD_ERR_NOT_FOUND when there is none. */
+bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
                                   bd_buf *inputs);
 /* In one transaction of its own: stores chunk_no's results, adds n to the job's done and
  * renews its lease to lease_until, only while the caller still holds the lease (token

@@ -69,7 +69,8 @@ typedef struct bd_store_ops {
                             size_t nchunks);
     bd_result (*job_get)(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
     bd_result (*job_claim)(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
-    bd_result (*job_next_chunk)(bd_store *s, const char *uuid, int64_t *chunk_no, bd_buf *inputs);
+    bd_result (*job_next_chunk)(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                                bd_buf *inputs);
     bd_result (*job_chunk_done)(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
                                 int64_t n, bd_slice results, int64_t lease_until);
     bd_result (*job_finish)(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,

@@ -28,7 +28,7 @@ static const pg_stmt JOB_CLAIM = {
 /* binary results: the chunk number as text (its binary form is its bytes), the inputs */
 static const pg_stmt JOB_NEXT_CHUNK = {
     PG_Q_JOB_NEXT_CHUNK, "SELECT chunk::text, inputs FROM job_chunks WHERE job = $1 AND "
-                         "results IS NULL ORDER BY chunk LIMIT 1"};
+                         "chunk >= $2::integer AND results IS NULL ORDER BY chunk LIMIT 1"};
 static const pg_stmt JOB_PROGRESS = {
     PG_Q_JOB_PROGRESS, "UPDATE jobs SET done = done + $3::bigint, lease_until = $4::bigint "
                        "WHERE uuid = $1 AND lease = $2::bigint AND status = 1"};
@@ -174,10 +174,12 @@ static bd_result one_blob(pg_store *p, const pg_stmt *q, pg_params *pp, int col,
     return r;
 }
 
-bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_no, bd_buf *inputs)
+bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs)
 {
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
+    pg_param_int(&pp, from);
     return one_blob(pg_of(s), &JOB_NEXT_CHUNK, &pp, 1, chunk_no, inputs);
 }
 

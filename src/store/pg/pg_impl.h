@@ -296,7 +296,8 @@ bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
 bd_result pg_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks, size_t nchunks);
 bd_result pg_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
 bd_result pg_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
-bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t *chunk_no, bd_buf *inputs);
+bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs);
 bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
                             int64_t n, bd_slice results, int64_t lease_until);
 bd_result pg_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,

@@ -145,12 +145,14 @@ static bd_result read_blob(sqlite3_stmt *st, int col, int64_t *first, bd_buf *ou
     return r;
 }
 
-bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t *chunk_no, bd_buf *inputs)
+bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs)
 {
     sqlite3_stmt *st = sq_fixed(S(base), Q_JOB_NEXT_CHUNK);
     if (!st)
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, from);
     return read_blob(st, 1, chunk_no, inputs);
 }
 

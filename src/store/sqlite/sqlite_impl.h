@@ -315,7 +315,8 @@ bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chu
                         size_t nchunks);
 bd_result sq_job_get(bd_store *base, const char *uuid, int64_t key_id, bd_job_row *out);
 bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row *out);
-bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t *chunk_no, bd_buf *inputs);
+bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs);
 bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
                             int64_t n, bd_slice results, int64_t lease_until);
 bd_result sq_job_finish(bd_store *base, const char *uuid, int64_t lease, bd_job_status status,

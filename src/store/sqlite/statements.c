@@ -139,7 +139,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                     "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE "
                     "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY status DESC, "
                     "created_at LIMIT 1) RETURNING " JOB_COLS,
-    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND results IS NULL "
+    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND chunk >= ?2 AND results IS NULL "
                          "ORDER BY chunk LIMIT 1",
     [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET results = ?3 "
                             "WHERE job = ?1 AND chunk = ?2 AND results IS NULL",
