@@ -254,10 +254,12 @@ SCHEMA_VERSION = 9
 
 def downgrade_to_v5(db_path):
     """Back to before the breach fields of the HIBP API v3 (migration 6), the password
-    ranges (7) and usage and quotas (8)."""
+    ranges (7), usage and quotas (8) and bulk jobs (9)."""
     db = sqlite3.connect(db_path)
     try:
-        db.executescript("DROP TABLE IF EXISTS key_usage;"
+        db.executescript("DROP TABLE IF EXISTS job_chunks;"
+                         "DROP TABLE IF EXISTS jobs;"
+                         "DROP TABLE IF EXISTS key_usage;"
                          "ALTER TABLE api_keys DROP COLUMN quota_per_month;"
                          "DROP TABLE IF EXISTS password_ranges;"
                          "DROP INDEX breaches_by_name;"

@@ -28,11 +28,12 @@ class OpenApi(ServerTest):
             "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
-            "/range/{prefix}", "/usage"]))
+            "/range/{prefix}", "/usage", "/jobs", "/jobs/{id}", "/jobs/{id}/results"]))
         for path, item in DOC["paths"].items():
-            self.assertEqual(sorted(item), sorted(["get", "options"] + (["servers"] if "servers" in item else [])), path)
-            self.assertIn("200", item["get"]["responses"], path)
-            self.assertIn("default", item["get"]["responses"], path)
+            op = "post" if path == "/jobs" else "get"
+            self.assertEqual(sorted(item), sorted([op, "options"] + (["servers"] if "servers" in item else [])), path)
+            self.assertIn("202" if op == "post" else "200", item[op]["responses"], path)
+            self.assertIn("default", item[op]["responses"], path)
 
     def test_the_document_names_the_servers_own_base_path(self):
         ctl = Ctl().init()

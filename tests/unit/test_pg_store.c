@@ -48,7 +48,7 @@ TEST(test_pg_store_lives_in_the_schema_of_the_search_path)
              schema);
     CHECK_INT(admin_count(sql), 10);
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "11");
+    CHECK_STR(v, "12");
 
     char param[128], u[1024], why[512];
     snprintf(param, sizeof param, "options=-csearch_path%%3D%s_empty", schema);
@@ -248,7 +248,7 @@ TEST(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once)
     kill_backends("bdtest");
     char v[16];
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK); /* re-prepared */
-    CHECK_STR(v, "11");
+    CHECK_STR(v, "12");
     bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "e.example", 9);
     CHECK_STR(find(&q), "ann@e.example");
 }
@@ -286,7 +286,7 @@ TEST(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
     CHECK_INT(admin_count("SELECT count(*) FROM meta WHERE key = 'pending_breach_names'"), 0);
     char v[16];
     CHECK_INT(bd_store_meta_get(st, "schema_version", v, sizeof v), BD_OK);
-    CHECK_STR(v, "11");
+    CHECK_STR(v, "12");
     bd_store_close(again);
 }
 
