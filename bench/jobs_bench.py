@@ -182,9 +182,6 @@ def main():
         d = corpus(a, work)
         db = a.store_uri or os.path.join(work, "store.db")
         store = ["--db", db] + (["--secret", os.path.join(work, "store.secret")] if a.store_uri else [])
-        if a.store_uri:
-            with open(os.path.join(work, "store.secret"), "wb") as f:
-                f.write(os.urandom(32))
         log("loading the store (%s)" % ("PostgreSQL" if a.store_uri else "SQLite"))
         t = time.time()
         sh([ctl, "init", *store])

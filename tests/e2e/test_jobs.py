@@ -150,6 +150,20 @@ class Jobs(unittest.TestCase):
         self.assertEqual([b["source_name"] for b in jane["breaches"]], ["Orbit", "Nimbus", "Quartz"])
         self.assertEqual(len(jane["breaches"][1]["records"]), 2)
 
+    def test_a_job_of_many_chunks_finishes_without_waiting_for_a_lease(self):
+        # 12 chunks: chunk 10 must not be taken before chunk 2 (PostgreSQL once ordered the
+        # chunk numbers as text and left 2..9 to a claim after the lease ran out)
+        ids = ["jane.doe@example.com" if i % 1000 == 999 else "n%d@example.com" % i
+               for i in range(11500)]
+        job = self.submit(ids)
+        t0 = time.time()
+        st = self.wait(job["id"], timeout=30)
+        self.assertEqual((st["status"], st["done"]), ("done", 11500))
+        self.assertLess(time.time() - t0, 5)
+        lines = self.results(job["id"])
+        self.assertEqual([l["index"] for l in lines], list(range(11500)))
+        self.assertEqual([l["index"] for l in lines if l["found"]], list(range(999, 11500, 1000)))
+
     def test_other_types_and_secret_accounts_not_echoed(self):
         job = self.submit(["Winter2024!", "pässwörd", "nope"], "password")
         self.assertEqual(self.wait(job["id"])["status"], "done")

@@ -25,10 +25,13 @@ static const pg_stmt JOB_CLAIM = {
     "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE status = 0 OR "
     "(status = 1 AND lease_until < $1::bigint) ORDER BY status DESC, created_at LIMIT 1 "
     "FOR UPDATE SKIP LOCKED) RETURNING " JOB_COLS};
-/* binary results: the chunk number as text (its binary form is its bytes), the inputs */
+/* binary results: the chunk number as text (its binary form is its bytes), the inputs.
+ * Ordered by the column, not by the text output (an output named chunk would sort "10"
+ * before "2"). */
 static const pg_stmt JOB_NEXT_CHUNK = {
-    PG_Q_JOB_NEXT_CHUNK, "SELECT chunk::text, inputs FROM job_chunks WHERE job = $1 AND "
-                         "chunk >= $2::integer AND results IS NULL ORDER BY chunk LIMIT 1"};
+    PG_Q_JOB_NEXT_CHUNK, "SELECT c.chunk::text AS n, c.inputs FROM job_chunks c WHERE c.job = $1 "
+                         "AND c.chunk >= $2::integer AND c.results IS NULL ORDER BY c.chunk "
+                         "LIMIT 1"};
 static const pg_stmt JOB_PROGRESS = {
     PG_Q_JOB_PROGRESS, "UPDATE jobs SET done = done + $3::bigint, lease_until = $4::bigint "
                        "WHERE uuid = $1 AND lease = $2::bigint AND status = 1"};
