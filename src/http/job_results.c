@@ -437,7 +437,8 @@ bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t f
     bd_result res = parse(r, blob, &count);
     if (res != BD_OK)
         return res;
-    qsort(r->ids, r->nids, sizeof *r->ids, cmp_id);
+    if (r->nids)
+        qsort(r->ids, r->nids, sizeof *r->ids, cmp_id);
     size_t m = 0;
     for (size_t i = 0; i < r->nids; i++)
         if (m == 0 || r->ids[m - 1] != r->ids[i])

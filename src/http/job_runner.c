@@ -131,7 +131,7 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
         int64_t kept = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
         if (r == BD_OK)
             r = bd_job_results_add(&wk->results, secret ? (bd_slice){NULL, 0} : wk->keys[i],
-                                   found, wk->ids + wk->first[i], (uint32_t)kept);
+                                   found, kept ? wk->ids + wk->first[i] : NULL, (uint32_t)kept);
     }
     return r;
 }
