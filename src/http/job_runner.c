@@ -51,7 +51,8 @@ typedef struct {
     size_t first[BD_JOB_CHUNK + 1]; /* each key's first id in ids; first[n] = nids */
     size_t key;                     /* the key whose ids are arriving */
     bd_result err;
-    bool said; /* that a store could not be opened, until it can */
+    bool said;        /* that a store could not be opened, until it can */
+    bool said_expire; /* that expired jobs could not be deleted, until they can */
 } work;
 
 /* The ids of every key arrive key after key, in search order. */
@@ -341,12 +342,16 @@ static bool wait_for_work(bd_job_runner *rn, int64_t ms)
     return go_on;
 }
 
+/* Deletes the jobs past their day. A store that takes no writes (a hot standby: its
+ * primary's servers do this) is said once, not every minute. */
 static void expire(work *wk, int64_t now)
 {
     int64_t removed;
     bd_result r = bd_store_job_expire(wk->store, now - JOB_TTL_S, &removed);
-    if (r != BD_OK)
-        fprintf(stderr, "breachd: deleting expired jobs failed (%s)\n", bd_result_str(r));
+    if (r != BD_OK && !wk->said_expire)
+        fprintf(stderr, "breachd: deleting expired jobs failed (%s); said once\n",
+                bd_result_str(r));
+    wk->said_expire = r != BD_OK;
 }
 
 static void *run(void *arg)

@@ -394,7 +394,7 @@ class UpgradeOrder(unittest.TestCase):
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 11; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs 12; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
                           "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
@@ -403,7 +403,7 @@ class UpgradeOrder(unittest.TestCase):
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["11"]])
+                                          "'schema_version'"), [["12"]])
             # migration 8 gave each record the owner key the program gives it
             self.assertEqual(psql(ctl.db, "SELECT id, ok FROM records ORDER BY id"), owners)
             self.assertEqual(len(owners), 4 + len(IDENTITIES))
