@@ -317,17 +317,19 @@ class JobRestart(unittest.TestCase):
 
     def kill_mid_job(self, ids):
         srv = self.slow_server()
-        job = self.submit(ids, srv=srv)
-        deadline = time.time() + 30
-        while self.status(srv, job["id"])["done"] < 1000 and time.time() < deadline:
-            time.sleep(0.05)
-        st = self.status(srv, job["id"])
-        self.assertEqual(st["status"], "running")
-        self.assertGreaterEqual(st["done"], 1000)
-        self.assertLess(st["done"], len(ids))
-        srv.proc.send_signal(signal.SIGKILL)
-        srv.proc.wait()
-        srv.stderr.close()
+        try:
+            job = self.submit(ids, srv=srv)
+            deadline = time.time() + 30
+            while self.status(srv, job["id"])["done"] < 1000 and time.time() < deadline:
+                time.sleep(0.05)
+            st = self.status(srv, job["id"])
+            self.assertEqual(st["status"], "running")
+            self.assertGreaterEqual(st["done"], 1000)
+            self.assertLess(st["done"], len(ids))
+        finally:  # killed however the checks went: no server outlives the test
+            srv.proc.send_signal(signal.SIGKILL)
+            srv.proc.wait()
+            srv.stderr.close()
         return job, st["done"]
 
     def test_kill_mid_job_and_the_next_server_finishes_it(self):
