@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -118,6 +119,10 @@ int main(int argc, char **argv)
 
     bd_server *srv;
     char why[512];
+    /* tests only (docs/TESTING.md): slows the job runner so a test can stop it mid-job */
+    const char *pause = getenv("BREACHD_TEST_JOB_PAUSE_MS");
+    if (pause)
+        cfg.job_pause_ms = strtoll(pause, NULL, 10);
     if (bd_server_start(&cfg, &srv, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: %s\n", why);
         return 2;

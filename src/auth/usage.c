@@ -212,16 +212,16 @@ static size_t take_table_locked(bd_usage *u, pending *dest)
 }
 
 /* Counts in memory; a full table is written out first by the calling thread. */
-static void pend(bd_usage *u, int64_t key_id, int32_t day)
+static void pend(bd_usage *u, int64_t key_id, int32_t day, int64_t count)
 {
     pthread_mutex_lock(&u->lock);
-    if (pend_locked(u, key_id, day, 1)) {
+    if (pend_locked(u, key_id, day, count)) {
         pthread_mutex_unlock(&u->lock);
         return;
     }
     pending *batch = malloc(PENDING_SLOTS * sizeof *batch);
     size_t n = batch ? take_table_locked(u, batch) : 0;
-    pend_locked(u, key_id, day, 1);
+    pend_locked(u, key_id, day, count);
     pthread_mutex_unlock(&u->lock);
     if (batch) {
         write_batch(u, thread_store(u), batch, n);
@@ -355,7 +355,31 @@ bool bd_usage_take(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us,
     } else if (month_used) {
         *month_used = -1;
     }
-    pend(u, key_id, day);
+    pend(u, key_id, day, 1);
+    return true;
+}
+
+bool bd_usage_take_many(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us, int64_t n,
+                        int64_t *month_used)
+{
+    int32_t day = bd_usage_day(now_us / 1000000);
+    if (month_used)
+        *month_used = -1;
+    if (n <= 0)
+        return true;
+    if (quota > 0) {
+        bd_store *s = thread_store(u);
+        int64_t added = 0, month = 0;
+        bd_result r = s ? bd_store_usage_add(s, key_id, day, n, quota, &added, &month) : BD_ERR_BUSY;
+        if (r == BD_OK) {
+            note_success(u);
+            if (month_used)
+                *month_used = month;
+            return added > 0;
+        }
+        note_failure(u, "a quota's count was not written");
+    }
+    pend(u, key_id, day, n);
     return true;
 }
 

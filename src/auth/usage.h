@@ -46,6 +46,13 @@ void bd_usage_free(bd_usage *u);
  * answer. */
 bool bd_usage_take(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us,
                    int64_t *month_used);
+/* Counts n requests of key_id at once (a bulk job's identities), all or none: with a quota,
+ * admitted only when all n fit in what the month has left (counted in the store at once, past
+ * any lease); without one, counted in memory like bd_usage_take's. When the store does not
+ * answer, they are admitted and counted in memory. *month_used as bd_usage_take's (the
+ * month's count in the store after the call; -1 when not known). */
+bool bd_usage_take_many(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us, int64_t n,
+                        int64_t *month_used);
 /* Writes the counts kept in memory to the store and gives back the leases that ran out
  * by now_us; about once a second, from one thread. */
 void bd_usage_flush(bd_usage *u, int64_t now_us);

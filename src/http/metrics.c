@@ -42,6 +42,9 @@ const char *bd_route_name(bd_route r)
                                                       "watches",
                                                       "watch",
                                                       "alerts",
+                                                      "jobs",
+                                                      "job",
+                                                      "job-results",
                                                       "other"};
     return r < BD_ROUTE_COUNT ? names[r] : "other";
 }

@@ -30,6 +30,9 @@ typedef enum {
     BD_ROUTE_WATCHES,
     BD_ROUTE_WATCH,
     BD_ROUTE_ALERTS,
+    BD_ROUTE_JOBS, /* POST a bulk job */
+    BD_ROUTE_JOB,  /* a job's status */
+    BD_ROUTE_JOB_RESULTS,
     BD_ROUTE_OTHER,
     BD_ROUTE_COUNT
 } bd_route;

@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/slice.h"
 #include "http/metrics.h"
+#include "ingest/normalize.h"
 #include "store/store.h"
 
 #define BD_MAX_PARAMS 64
@@ -36,6 +37,15 @@ typedef struct {
 } bd_param;
 
 struct bd_worker;
+
+/* A reply body written while it is sent (bulk job results): read fills up to max bytes of
+ * buf and returns how many, 0 at the end, -1 on a failure (the connection is then cut);
+ * free releases ctx once the reply is done or abandoned. */
+typedef struct {
+    int64_t (*read)(void *ctx, char *buf, size_t max);
+    void (*free)(void *ctx);
+    void *ctx;
+} bd_stream;
 
 typedef struct {
     struct MHD_Connection *conn;
@@ -69,6 +79,8 @@ typedef struct {
     bool has_rate;       /* authenticated: send the X-RateLimit headers below */
     int64_t rate_limit, rate_remaining, rate_reset;
     const char *content_type; /* NULL: JSON */
+    char location[192];       /* Location header; "" for none */
+    bd_stream stream;         /* read not NULL: the body is streamed (a 200 only) */
     bool close;               /* close the connection after this reply */
     bool exact_refused;       /* 429 from the key's budget of exact card lookups */
     int empty_search_status;  /* a breach search that matches nothing: 404 or 200 */
@@ -148,6 +160,21 @@ void bd_reply_breach_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx);
  * or read from the store (and then remembered). Call inside the read view of the records;
  * BD_ERR_* when the store failed. */
 bd_result bd_write_breach_details(bd_req *rq, int64_t breach_id);
+
+/* The lookup key of one identity value of type t: its normalised text, or for a password or
+ * SSN the keyed hash of it under secret, exactly as the importer stored it. key points into
+ * out. BD_ERR_INVALID with *why (a sentence naming no value) when v is not a valid t. */
+typedef struct {
+    char norm[BD_NORM_MAX + 1];
+    uint8_t mac[BD_MAC_LEN];
+    bd_slice key;
+} bd_lookup_key;
+bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd_lookup_key *out,
+                             const char **why);
+/* A search record's breached_data object, as breach-search writes it. */
+void bd_write_breached_data(bd_json *w, const bd_record_row *r);
+/* "Low", "Medium" or "High". */
+const char *bd_severity_name(bd_severity s);
 
 /* Notes the searched account for the access log, only as a keyed hash of its identity type
  * (bd_id_type) and lookup key, when a log is open. */

@@ -80,7 +80,8 @@ static bool dispatch_operational(bd_server *srv, bd_req *rq, const char *url, co
 }
 
 /* The resources under the v7 base path. A path is matched exactly, or, when it ends in
- * '/', as that prefix followed by one segment (the argument handed to the handler). */
+ * '/', as that prefix followed by one segment (the argument handed to the handler), or, when
+ * it holds a '*', with one segment in its place (the argument). */
 typedef struct {
     const char *path;
     bd_route route;
@@ -98,6 +99,9 @@ static const route_entry ROUTES[] = {
     {"/watches", BD_ROUTE_WATCHES, "GET, HEAD, POST"},
     {"/watches/", BD_ROUTE_WATCH, "DELETE"},
     {"/alerts", BD_ROUTE_ALERTS, "GET, HEAD"},
+    {"/jobs", BD_ROUTE_JOBS, "POST"},
+    {"/jobs/", BD_ROUTE_JOB, "GET, HEAD"},
+    {"/jobs/*/results", BD_ROUTE_JOB_RESULTS, "GET"},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -106,7 +110,16 @@ static const route_entry *find_route(bd_slice path, bd_slice *arg)
     for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++) {
         const route_entry *e = &ROUTES[i];
         size_t pl = strlen(e->path);
-        if (e->path[pl - 1] != '/') {
+        const char *star = strchr(e->path, '*');
+        if (star) {
+            size_t head = (size_t)(star - e->path), tail = pl - head - 1;
+            if (path.len > head + tail && memcmp(path.ptr, e->path, head) == 0 &&
+                memcmp(path.ptr + path.len - tail, star + 1, tail) == 0 &&
+                !memchr(path.ptr + head, '/', path.len - head - tail)) {
+                *arg = (bd_slice){path.ptr + head, path.len - head - tail};
+                return e;
+            }
+        } else if (e->path[pl - 1] != '/') {
             if (bd_slice_eq(path, e->path))
                 return e;
         } else if (path.len > pl && memcmp(path.ptr, e->path, pl) == 0 &&
@@ -247,6 +260,15 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
         break;
     case BD_ROUTE_ALERTS:
         bd_handle_alerts(rq);
+        break;
+    case BD_ROUTE_JOBS:
+        bd_handle_job_submit(srv, rq);
+        break;
+    case BD_ROUTE_JOB:
+        bd_handle_job_get(srv, rq, arg);
+        break;
+    case BD_ROUTE_JOB_RESULTS:
+        bd_handle_job_results(srv, rq, arg);
         break;
     default:
         break;

@@ -19,40 +19,61 @@ static bool takes_value(bd_id_type t)
            t == BD_ID_SSN;
 }
 
-/* Normalised value and lookup key of one identity value. Passwords and SSNs are looked up
- * by their keyed hash, exactly as the importer stored them. */
-typedef struct {
-    char norm[BD_NORM_MAX + 1];
-    uint8_t mac[BD_MAC_LEN];
-    bd_slice key;
-} lookup_key;
-
-static bool make_key(bd_req *rq, bd_id_type t, bd_slice v, const char *what, lookup_key *out)
+static bool make_key(bd_req *rq, bd_id_type t, bd_slice v, const char *what, bd_lookup_key *out)
 {
-    size_t n;
     const char *why = NULL;
-    if (bd_normalize(t, v, out->norm, &n, &why) != BD_OK) {
+    if (bd_lookup_key_make(rq->secret, t, v, out, &why) != BD_OK) {
         bd_reply_error(rq, 422, "validation_error", "%s: %s", what,
                        why ? why : "not a valid value");
         return false;
     }
+    return true;
+}
+
+bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd_lookup_key *out,
+                             const char **why)
+{
+    size_t n;
+    *why = NULL;
+    if (bd_normalize(t, v, out->norm, &n, why) != BD_OK)
+        return BD_ERR_INVALID;
     if (t == BD_ID_PASSWORD || t == BD_ID_SSN) {
-        bd_keyed_hash(rq->secret, t == BD_ID_PASSWORD ? "password" : "ssn", out->norm, n, out->mac);
+        bd_keyed_hash(secret, t == BD_ID_PASSWORD ? "password" : "ssn", out->norm, n, out->mac);
         sodium_memzero(out->norm, n);
         out->key = (bd_slice){(const char *)out->mac, sizeof out->mac};
     } else {
         out->key = (bd_slice){out->norm, n};
     }
-    return true;
+    return BD_OK;
 }
 
-static const char *severity_name(bd_severity s)
+const char *bd_severity_name(bd_severity s)
 {
     return s == BD_SEVERITY_HIGH ? "High" : s == BD_SEVERITY_MEDIUM ? "Medium" : "Low";
 }
 
 /* breached_data: a field with no value is null, never "". */
 #define OPT(w, key, v) BD_JSON_MEMBER_STRING(w, key, v, true)
+
+void bd_write_breached_data(bd_json *w, const bd_record_row *r)
+{
+    bd_json_object_begin(w);
+    OPT(w, "user_name", r->user_name);
+    OPT(w, "first_name", r->first_name);
+    OPT(w, "last_name", r->last_name);
+    OPT(w, "email", r->email);
+    OPT(w, "email_domain", r->email_domain);
+    OPT(w, "phone_number", r->phone_number);
+    OPT(w, "ip_address", r->ip_address);
+    OPT(w, "bitcoin_address", r->bitcoin_address);
+    OPT(w, "password", r->password_masked);
+    OPT(w, "password_hash", r->password_hash);
+    OPT(w, "other_attributes", r->other_attributes);
+    OPT(w, "social_security_number", r->ssn_masked);
+    BD_JSON_KEY(w, "severity");
+    bd_json_cstring(w, bd_severity_name(r->severity));
+    bd_json_object_end(w);
+}
 
 typedef struct {
     bd_json *w;
@@ -85,29 +106,14 @@ static int write_record(void *ctx, const bd_record_row *r)
     bd_json *w = pg->w;
     bd_json_object_begin(w);
     BD_JSON_KEY(w, "breached_data");
-    bd_json_object_begin(w);
-    OPT(w, "user_name", r->user_name);
-    OPT(w, "first_name", r->first_name);
-    OPT(w, "last_name", r->last_name);
-    OPT(w, "email", r->email);
-    OPT(w, "email_domain", r->email_domain);
-    OPT(w, "phone_number", r->phone_number);
-    OPT(w, "ip_address", r->ip_address);
-    OPT(w, "bitcoin_address", r->bitcoin_address);
-    OPT(w, "password", r->password_masked);
-    OPT(w, "password_hash", r->password_hash);
-    OPT(w, "other_attributes", r->other_attributes);
-    OPT(w, "social_security_number", r->ssn_masked);
-    BD_JSON_KEY(w, "severity");
-    bd_json_cstring(w, severity_name(r->severity));
-    bd_json_object_end(w);
+    bd_write_breached_data(w, r);
     BD_JSON_KEY(w, "breach_details");
     pg->err = bd_write_breach_details(pg->rq, r->breach_id);
     if (pg->err != BD_OK)
         return 1;
     /* Also at the record's root, where HEROIC clients count and sort by it. */
     BD_JSON_KEY(w, "severity");
-    bd_json_cstring(w, severity_name(r->severity));
+    bd_json_cstring(w, bd_severity_name(r->severity));
     bd_json_object_end(w);
     pg->written++;
     pg->last_date = r->breach_date;
@@ -162,8 +168,8 @@ static void write_not_found(bd_req *rq)
  * point into, and the paging token read or to be written. */
 typedef struct {
     bd_record_query q;
-    lookup_key account_key;
-    lookup_key filter_keys[BD_ID_COUNT];
+    bd_lookup_key account_key;
+    bd_lookup_key filter_keys[BD_ID_COUNT];
     bd_token tok;
     bool named;      /* the request names its search (else the token's is used) */
     bool continuing; /* a paging token was given */

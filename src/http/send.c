@@ -1,6 +1,7 @@
 /* A request's reply onto the wire: the revalidation (ETag, If-None-Match) of the replies
  * that allow it, gzip when the client accepts it, and the headers every reply carries. */
 #include <microhttpd.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "http/etag.h"
@@ -21,8 +22,48 @@ static void release_cached(void *cls)
     bd_cached_reply_unref(cls);
 }
 
+/* libmicrohttpd's side of a bd_stream. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    bd_stream *st = cls;
+    int64_t n = st->read(st->ctx, buf, max);
+    return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                                       : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    bd_stream *st = cls;
+    st->free(st->ctx);
+    free(st);
+}
+
+/* The response of a streamed reply (NULL when it cannot be made); the stream is the
+ * response's from here on, or freed. */
+static struct MHD_Response *streamed(bd_req *rq)
+{
+    bd_stream *st = malloc(sizeof *st);
+    struct MHD_Response *resp =
+        st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st,
+                                               stream_free)
+           : NULL;
+    if (st && !resp)
+        free(st);
+    if (!resp)
+        rq->stream.free(rq->stream.ctx);
+    else
+        *st = rq->stream;
+    rq->stream.read = NULL;
+    return resp;
+}
+
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq)
 {
+    if (rq->stream.read && rq->status != 200) { /* replaced by an error: never sent */
+        rq->stream.free(rq->stream.ctx);
+        rq->stream.read = NULL;
+    }
     const bd_cached_reply *cached = rq->status == 200 ? rq->cached : NULL;
     bd_slice out = cached ? cached->body : (bd_slice){rq->body->data, rq->body->len};
     char etag[BD_ETAG_LEN + 1];
@@ -41,7 +82,7 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     bool gzipped = false;
     bd_worker *w = rq->worker;
     bool gzip_ok =
-        out.len > BD_GZIP_MIN && rq->status != 204 &&
+        !rq->stream.read && out.len > BD_GZIP_MIN && rq->status != 204 &&
         bd_gzip_accepted(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Encoding"));
     if (gzip_ok && cached) { /* compressed once, when it was kept */
         if (cached->gz.len) {
@@ -53,7 +94,9 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         gzipped = true;
     }
     struct MHD_Response *resp;
-    if (cached && out.len) { /* the kept bytes themselves, held until they are sent */
+    if (rq->stream.read) {
+        resp = streamed(rq);
+    } else if (cached && out.len) { /* the kept bytes themselves, held until they are sent */
         bd_cached_reply_ref(cached);
         resp = MHD_create_response_from_buffer_with_free_callback_cls(
             out.len, (void *)out.ptr, release_cached, (void *)cached);
@@ -100,6 +143,8 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         MHD_add_response_header(resp, name, value);
         at = (size_t)(value + strlen(value) + 1 - rq->extra_headers);
     }
+    if (rq->location[0])
+        MHD_add_response_header(resp, "Location", rq->location);
     char v[24];
     if (rq->retry_after > 0)
         MHD_add_response_header(resp, "Retry-After", bd_i64_text(rq->retry_after, v));

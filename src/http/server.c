@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "http/gzip.h"
+#include "http/job_runner.h"
 #include "http/openapi.h"
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
@@ -83,8 +84,10 @@ bd_store *bd_req_writer(bd_req *rq)
 {
     bd_worker *w = rq->worker;
     char why[256];
+    /* SMALL_WRITES: a plain WRITE open of a SQLite file fixes its mode by opening and closing
+     * it, which drops every POSIX lock the server's other connections hold on it */
     if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w->writer, why,
-                                      sizeof why) != BD_OK) {
+                                    sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: opening the store for writes: %s\n", why);
         w->writer = NULL;
         rq->store_failed = true;
@@ -660,6 +663,11 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         goto fail;
     }
     srv->usage_keeper_started = true;
+    if (!(srv->runner = bd_job_runner_start(srv->db, srv->cfg.job_pause_ms))) {
+        snprintf(why, whylen, "cannot start the job runner thread");
+        r = BD_ERR_NOMEM;
+        goto fail;
+    }
     bd_limiter_health lh;
     bd_limiter_health_get(srv->limiter, &lh);
     if (lh.shared) {
@@ -723,6 +731,7 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
         pthread_join(srv->limits_keeper, NULL);
     if (srv->usage_keeper_started)
         pthread_join(srv->usage_keeper, NULL);
+    bd_job_runner_stop(srv->runner);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);

@@ -36,6 +36,7 @@ typedef struct {
     bool range_open;                 /* /range/ answers without a key (--range-auth none) */
     const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
                                         * public addresses only */
+    int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
 } bd_server_config;
 
 typedef struct bd_server bd_server;

@@ -64,6 +64,7 @@ struct bd_server {
     bool refresher_started;
     pthread_t limits_keeper; /* with --shared-limits only */
     bool limits_keeper_started;
+    struct bd_job_runner *runner; /* bulk jobs (job_runner.h) */
     pthread_t usage_keeper; /* writes the usage counted in memory, once a second */
     bool usage_keeper_started;
 };
@@ -89,6 +90,11 @@ void bd_handle_usage(bd_server *srv, bd_req *rq);
 void bd_handle_watches(bd_server *srv, bd_req *rq);
 void bd_handle_watch(bd_req *rq, bd_slice id);
 void bd_handle_alerts(bd_req *rq);
+
+/* Bulk jobs (jobs.c): POST {base}/jobs, GET {base}/jobs/{id}, GET {base}/jobs/{id}/results. */
+void bd_handle_job_submit(bd_server *srv, bd_req *rq);
+void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id);
+void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id);
 
 /* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
 void bd_utc_text(int64_t t, char out[21]);

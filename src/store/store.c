@@ -391,3 +391,66 @@ void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out)
                            .bin = {c->bin, strlen(c->bin)},
                            .number_masked = {c->number_masked, strlen(c->number_masked)}};
 }
+
+bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
+                              size_t nchunks)
+{
+    if (j->total < 0 || j->type < 0 || j->type >= BD_FIELD_COUNT)
+        return BD_ERR_INVALID;
+    return s->ops->job_create(s, j, chunks, nchunks);
+}
+
+bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out)
+{
+    return s->ops->job_get(s, uuid, key_id, out);
+}
+
+bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out)
+{
+    return s->ops->job_claim(s, now, lease_s, out);
+}
+
+bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                                  bd_buf *inputs)
+{
+    return s->ops->job_next_chunk(s, uuid, from, chunk_no, inputs);
+}
+
+bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
+                                  int64_t n, bd_slice results, int64_t lease_until)
+{
+    return s->ops->job_chunk_done(s, uuid, lease, chunk_no, n, results, lease_until);
+}
+
+bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
+                              int64_t now)
+{
+    if (status != BD_JOB_DONE && status != BD_JOB_FAILED)
+        return BD_ERR_INVALID;
+    return s->ops->job_finish(s, uuid, lease, status, now);
+}
+
+bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out)
+{
+    return s->ops->job_result(s, uuid, chunk_no, out);
+}
+
+bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
+                              int limit, bd_record_id_cb cb, void *ctx)
+{
+    if (field < 0 || field >= BD_FIELD_COUNT || limit < 1)
+        return BD_ERR_INVALID;
+    return n ? s->ops->record_ids(s, field, keys, n, limit, cb, ctx) : BD_OK;
+}
+
+bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                                 void *ctx)
+{
+    return n ? s->ops->records_by_id(s, ids, n, cb, ctx) : BD_OK;
+}
+
+bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed)
+{
+    *removed = 0;
+    return s->ops->job_expire(s, before, removed);
+}

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/result.h"
 #include "core/slice.h"
 
@@ -278,6 +279,18 @@ bool bd_record_query_whole_domain(const bd_record_query *q);
  * is the backend's choice, noted in q->plan. */
 bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                  int64_t *found);
+
+/* Bulk lookups (jobs): for each keys[i] of field, in order, calls cb with i and the id of
+ * each of the key's first `limit` records in search order (breach date newest first, then id
+ * descending: bd_store_record_search's without filters). The backend reads many keys per
+ * statement or reuses one prepared statement for all. One read: call inside a read view. */
+typedef int (*bd_record_id_cb)(void *ctx, size_t key, int64_t id);
+bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
+                              int limit, bd_record_id_cb cb, void *ctx);
+/* Calls cb for the record of each of ids[0..n) that exists (ids ascending, distinct), in any
+ * order. One read: call inside a read view. */
+bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                                 void *ctx);
 
 /* ---- cards ------------------------------------------------------------------------- */
 
@@ -571,6 +584,70 @@ void bd_store_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
 /* Inside a write transaction: lands every row put so far (their landed calls are made by
  * the time it returns), so what depends on them can join the same transaction. */
 bd_result bd_store_flush(bd_store *s);
+/* ---- bulk lookup jobs ---------------------------------------------------------------- */
+
+/* A bulk job: many identities of one type looked up in the background (http/jobs.c submits,
+ * http/job_runner.c runs). Its identities are kept in chunks of up to BD_JOB_CHUNK, each an
+ * opaque blob the store only holds (the packed lookup keys, http/jobs.c); the runner
+ * stores each chunk's results beside its inputs (another opaque blob: what each identity
+ * found, as record ids, http/job_results.h) and counts the chunk's identities into `done` in the same transaction, so a job taken over
+ * after a crash resumes at its first chunk without results. A job belongs to the key that
+ * submitted it. */
+#define BD_JOB_CHUNK 1000
+
+typedef enum {
+    BD_JOB_QUEUED = 0,
+    BD_JOB_RUNNING = 1,
+    BD_JOB_DONE = 2,
+    BD_JOB_FAILED = 3,
+} bd_job_status;
+
+typedef struct {
+    char uuid[BD_UUID_LEN + 1];
+    int64_t key_id;
+    int type; /* bd_field of every identity */
+    bd_job_status status;
+    int64_t total;       /* identities */
+    int64_t done;        /* identities whose results are stored */
+    int64_t chunks;      /* input chunks, numbered 0 .. chunks-1 */
+    int64_t created_at;  /* Unix seconds */
+    int64_t finished_at; /* Unix seconds; 0 while queued or running */
+    int64_t attempts;    /* claims so far (job_claim counts them) */
+    int64_t lease;       /* the token of the current claim; 0 when never claimed */
+} bd_job_row;
+
+/* Stores a queued job (j: uuid, key_id, type, total, created_at; the rest is ignored) and its
+ * nchunks input chunks, in one transaction of its own. BD_ERR_EXISTS for a uuid taken. */
+bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
+                              size_t nchunks);
+/* The job uuid of key_id into *out; BD_ERR_NOT_FOUND when there is none, or it is another
+ * key's (a caller cannot tell the two apart). */
+bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
+/* Claims one job for the caller: the oldest queued one, or else a running one whose lease
+ * ended before now (its runner died). It becomes running with a new lease token (random,
+ * non-zero) until now + lease_s, and its attempts grow by one; *out gets it. Safe with any
+ * number of claimers in any number of processes: each job goes to one. BD_ERR_NOT_FOUND
+ * when no job waits. */
+bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+/* The first chunk of uuid numbered from or more without results: its number into *chunk_no
+ * and its inputs into inputs (replacing what it held). BD_ERR_NOT_FOUND when there is none. */
+bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                                  bd_buf *inputs);
+/* In one transaction of its own: stores chunk_no's results, adds n to the job's done and
+ * renews its lease to lease_until, only while the caller still holds the lease (token
+ * lease); BD_ERR_BUSY, with nothing written, when it was taken over. */
+bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
+                                  int64_t n, bd_slice results, int64_t lease_until);
+/* Ends a job held under lease as done or failed at now. BD_ERR_BUSY when it was taken
+ * over. */
+bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
+                              int64_t now);
+/* One chunk's results into out, replacing what it held; BD_ERR_NOT_FOUND when the job has
+ * no such chunk or the chunk no results. */
+bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
+/* Deletes every job created before `before` (Unix seconds), with its chunks, in one
+ * transaction; *removed gets how many jobs went. */
+bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed);
 
 /* ---- erasure and backup ------------------------------------------------------------ */
 

@@ -81,6 +81,22 @@ typedef struct bd_store_ops {
                               int64_t next_ms);
     void (*on_landed)(bd_store *s, bd_landed_cb cb, void *ctx);
     bd_result (*flush)(bd_store *s);
+    bd_result (*job_create)(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
+                            size_t nchunks);
+    bd_result (*job_get)(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
+    bd_result (*job_claim)(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+    bd_result (*job_next_chunk)(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                                bd_buf *inputs);
+    bd_result (*job_chunk_done)(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
+                                int64_t n, bd_slice results, int64_t lease_until);
+    bd_result (*job_finish)(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
+                            int64_t now);
+    bd_result (*job_result)(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
+    bd_result (*record_ids)(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
+                            int limit, bd_record_id_cb cb, void *ctx);
+    bd_result (*records_by_id)(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                               void *ctx);
+    bd_result (*job_expire)(bd_store *s, int64_t before, int64_t *removed);
 } bd_store_ops;
 
 struct bd_store {

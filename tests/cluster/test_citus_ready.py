@@ -112,7 +112,8 @@ class CitusReadiness(unittest.TestCase):
         self.assertEqual(sorted(DISTRIBUTED), ["card_owner_words", "card_words", "cards",
                                                "password_ranges", "records"])
         self.assertGreaterEqual(len(REFERENCE), 5)
-        self.assertEqual(LOCAL, {"rate_limits", "key_usage", "changes", "watches", "alerts"})
+        self.assertEqual(LOCAL, {"rate_limits", "key_usage", "changes", "watches", "alerts",
+                                 "jobs", "job_chunks"})
         self.assertGreaterEqual(len(SEARCHES), 15)
         for name, _, reads in SEARCHES:
             self.assertTrue(reads, name)

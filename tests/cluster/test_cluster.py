@@ -384,8 +384,8 @@ class UpgradeOrder(unittest.TestCase):
             ctl.import_("records", ctl.write(
                 "r.jsonl", "\n".join(json.dumps(r) for r in records() + IDENTITIES)))
             owners = psql(ctl.db, "SELECT id, ok FROM records ORDER BY id")
-            # the store as an older release left it: before migrations 7 to 13
-            psql(ctl.db, "DROP TABLE alerts; DROP TABLE watches; DROP TABLE changes; DROP TABLE key_usage; ALTER TABLE api_keys DROP COLUMN quota_per_month; "
+            # the store as an older release left it: before migrations 7 to 14
+            psql(ctl.db, "DROP TABLE job_chunks; DROP TABLE jobs; DROP TABLE alerts; DROP TABLE watches; DROP TABLE changes; DROP TABLE key_usage; ALTER TABLE api_keys DROP COLUMN quota_per_month; "
                          "DROP TABLE password_ranges; " + UNDO_9 + UNDO_8 + "DROP TABLE rate_limits; "
                          "UPDATE meta SET value = '6' WHERE key = 'schema_version'")
             self.assertEqual(psql(ctl.db, "SELECT count(*) FROM information_schema.columns "
@@ -394,7 +394,7 @@ class UpgradeOrder(unittest.TestCase):
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 13; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs 14; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
                           "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
@@ -403,7 +403,7 @@ class UpgradeOrder(unittest.TestCase):
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["13"]])
+                                          "'schema_version'"), [["14"]])
             # migration 12 seeded the change log with what the store held
             self.assertEqual(psql(ctl.db, "SELECT sum(n) FROM changes WHERE kind = 4"),
                              [[str(len(owners))]])

@@ -246,18 +246,20 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (8: usage and quotas), and ways back to version 2 (before the owner-word table
+# The newest store schema version (9: bulk jobs), and ways back to version 2 (before the owner-word table
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 
 def downgrade_to_v5(db_path):
     """Back to before the breach fields of the HIBP API v3 (migration 6), the password
-    ranges (7) and usage and quotas (8)."""
+    ranges (7), usage and quotas (8) and bulk jobs (9)."""
     db = sqlite3.connect(db_path)
     try:
-        db.executescript("DROP TABLE IF EXISTS key_usage;"
+        db.executescript("DROP TABLE IF EXISTS job_chunks;"
+                         "DROP TABLE IF EXISTS jobs;"
+                         "DROP TABLE IF EXISTS key_usage;"
                          "ALTER TABLE api_keys DROP COLUMN quota_per_month;"
                          "DROP TABLE IF EXISTS password_ranges;"
                          "DROP INDEX breaches_by_name;"

@@ -52,6 +52,11 @@ TEMPLATES = [(re.compile("^" + re.sub(r"\{[^/}]+\}", "[^/]+", _full(p)) + "$"), 
 _validators = {}
 
 
+def _operation(method):
+    """The document's operation for an HTTP method (HEAD is GET's)."""
+    return "get" if method in ("GET", "HEAD") else method.lower()
+
+
 def _validate(schema, value, what):
     key = json.dumps(schema, sort_keys=True)
     v = _validators.get(key)
@@ -99,7 +104,7 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DE
         response = resolve(item["options"]["responses"][str(status)])
     elif template is None:
         response = resolve(DOC["components"]["responses"]["OtherError"])
-    elif ("get" if method in ("GET", "HEAD") else method.lower()) not in DOC["paths"][template]:
+    elif _operation(method) not in DOC["paths"][template]:
         # another method on a documented path: the key is checked before the method
         names = {401: "Unauthorized", 403: "AuthenticationFailed", 429: "RateLimited",
                  405: "MethodNotAllowed"}
@@ -107,8 +112,7 @@ def check(method, target, status, headers, body, base=DEFAULT_BASE, hibp_base=DE
             raise AssertionError("openapi: %s: the method is not documented" % what)
         response = resolve(DOC["components"]["responses"][names[status]])
     else:
-        op = "get" if method in ("GET", "HEAD") else method.lower()
-        responses = resolve(DOC["paths"][template][op]["responses"])
+        responses = resolve(DOC["paths"][template][_operation(method)]["responses"])
         response = responses.get(str(status)) or responses.get("default")
         if response is None:
             raise AssertionError("openapi: %s: status not documented" % what)

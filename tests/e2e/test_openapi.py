@@ -29,14 +29,15 @@ class OpenApi(ServerTest):
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
             "/range/{prefix}", "/usage", "/status", "/changes", "/watches", "/watches/{id}",
-            "/alerts"]))
-        # the methods each path answers besides GET (and HEAD)
-        writes = {"/watches": ["post"], "/watches/{id}": ["delete"]}
+            "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results"]))
+        # the methods each path answers besides GET (and HEAD), and their success status
+        writes = {"/watches": ["post"], "/watches/{id}": ["delete"], "/jobs": ["post"]}
+        created = {"/watches": "201", "/jobs": "202"}
         for path, item in DOC["paths"].items():
-            ops = writes.get(path, []) + (["get"] if path != "/watches/{id}" else [])
+            ops = writes.get(path, []) + (["get"] if path not in ("/watches/{id}", "/jobs") else [])
             self.assertEqual(sorted(item), sorted(ops + ["options"] + (["servers"] if "servers" in item else [])), path)
             for op in ops:
-                ok = "201" if op == "post" else "204" if op == "delete" else "200"
+                ok = created[path] if op == "post" else "204" if op == "delete" else "200"
                 self.assertIn(ok, item[op]["responses"], (path, op))
                 self.assertIn("default", item[op]["responses"], (path, op))
 

@@ -362,6 +362,16 @@ static const bd_store_ops PG_OPS = {
     .alert_settle = pg_alert_settle,
     .on_landed = pg_on_landed,
     .flush = pg_flush,
+    .job_create = pg_job_create,
+    .job_get = pg_job_get,
+    .job_claim = pg_job_claim,
+    .job_next_chunk = pg_job_next_chunk,
+    .job_chunk_done = pg_job_chunk_done,
+    .job_finish = pg_job_finish,
+    .job_result = pg_job_result,
+    .job_expire = pg_job_expire,
+    .record_ids = pg_record_ids,
+    .records_by_id = pg_records_by_id,
 };
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a

@@ -76,6 +76,16 @@ typedef enum {
     PG_Q_CHANGE_VERSION,
     PG_Q_STATUS,
     PG_Q_BREACH_COUNT,
+    PG_Q_JOB_PUT,
+    PG_Q_JOB_CHUNK_PUT,
+    PG_Q_JOB_GET,
+    PG_Q_JOB_CLAIM,
+    PG_Q_JOB_NEXT_CHUNK,
+    PG_Q_JOB_PROGRESS,
+    PG_Q_JOB_CHUNK_RESULTS,
+    PG_Q_JOB_FINISH,
+    PG_Q_JOB_RESULT,
+    PG_Q_JOB_EXPIRE,
     PG_Q__COUNT
 } pg_q;
 
@@ -330,6 +340,23 @@ bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind);
 bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
 void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);
 bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
+/* jobs.c */
+bd_result pg_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks, size_t nchunks);
+bd_result pg_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
+bd_result pg_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs);
+bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
+                            int64_t n, bd_slice results, int64_t lease_until);
+bd_result pg_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
+                        int64_t now);
+bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
+/* records.c: bulk lookups */
+bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
+                        bd_record_id_cb cb, void *ctx);
+bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
+                           void *ctx);
+bd_result pg_job_expire(bd_store *s, int64_t before, int64_t *removed);
 bd_result pg_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);

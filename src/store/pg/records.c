@@ -325,3 +325,101 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
     PQclear(res);
     return BD_OK;
 }
+
+/* ---- bulk lookups (jobs) ---------------------------------------------------------------- */
+
+/* Appends v as an element of an array literal: text quoted with \ before " and \, a key
+ * of bytea (password, SSN) as its \x hex form. */
+static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
+{
+    bd_result r = bd_buf_append_char(b, '"');
+    if (field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN) {
+        static const char hex[] = "0123456789abcdef";
+        r = r == BD_OK ? bd_buf_append_str(b, "\\\\x") : r;
+        for (size_t i = 0; r == BD_OK && i < v.len; i++) {
+            char two[2] = {hex[(uint8_t)v.ptr[i] >> 4], hex[(uint8_t)v.ptr[i] & 15]};
+            r = bd_buf_append(b, two, 2);
+        }
+    } else {
+        for (size_t i = 0; r == BD_OK && i < v.len; i++) {
+            if (v.ptr[i] == '"' || v.ptr[i] == '\\')
+                r = bd_buf_append_char(b, '\\');
+            if (r == BD_OK)
+                r = bd_buf_append_char(b, v.ptr[i]);
+        }
+    }
+    return r == BD_OK ? bd_buf_append_char(b, '"') : r;
+}
+
+/* One statement, so one round trip, for all the keys: each key's first `limit` ids through
+ * the field's index, in search order. */
+bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
+                        bd_record_id_cb cb, void *ctx)
+{
+    pg_store *p = pg_of(s);
+    bool bytes = field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN;
+    bd_buf arr;
+    bd_buf_init(&arr, 1u << 28);
+    bd_result r = bd_buf_append_char(&arr, '{');
+    for (size_t i = 0; r == BD_OK && i < n; i++) {
+        if (i)
+            r = bd_buf_append_char(&arr, ',');
+        if (r == BD_OK)
+            r = array_element(&arr, field, keys[i]);
+    }
+    if (r == BD_OK)
+        r = bd_buf_append(&arr, "}", 2); /* with its NUL: a text-format parameter */
+    bd_buf_reset(&p->sql);
+    if (r == BD_OK)
+        r = bd_buf_printf(&p->sql,
+                          "SELECT k.i, r.id FROM unnest($1::%s[]) WITH ORDINALITY AS k(v, i) "
+                          "CROSS JOIN LATERAL (SELECT id, breach_date FROM records "
+                          "WHERE %s = k.v ORDER BY breach_date DESC, id DESC LIMIT $2::integer) r "
+                          "ORDER BY k.i, r.breach_date DESC, r.id DESC",
+                          bytes ? "bytea" : "text", FIELD_COL[field]);
+    PGresult *res = NULL;
+    if (r == BD_OK) {
+        pg_params pp = {0};
+        pg_param_str(&pp, arr.data);
+        pg_param_int(&pp, limit);
+        r = pg_run_sql(p, p->sql.data, &pp, true, &res);
+    }
+    bd_buf_free(&arr);
+    if (r != BD_OK)
+        return r;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows; i++)
+        if (cb(ctx, (size_t)(pg_int(res, i, 0) - 1), pg_int(res, i, 1)))
+            break;
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb, void *ctx)
+{
+    pg_store *p = pg_of(s);
+    bd_buf arr;
+    bd_buf_init(&arr, 1u << 28);
+    bd_result r = bd_buf_append_char(&arr, '{');
+    for (size_t i = 0; r == BD_OK && i < n; i++)
+        r = bd_buf_printf(&arr, "%s%lld", i ? "," : "", (long long)ids[i]);
+    if (r == BD_OK)
+        r = bd_buf_append(&arr, "}", 2);
+    PGresult *res = NULL;
+    if (r == BD_OK) {
+        pg_params pp = {0};
+        pg_param_str(&pp, arr.data);
+        r = pg_run_sql(p,
+                       "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, "
+                       "r.email, r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, "
+                       "r.password_masked, r.password_hash, r.ssn_masked, r.other_attributes, "
+                       "r.severity, r.breach_id FROM records r WHERE r.id = ANY($1::bigint[])",
+                       &pp, true, &res);
+    }
+    bd_buf_free(&arr);
+    if (r != BD_OK)
+        return r;
+    each_record(res, cb, ctx);
+    PQclear(res);
+    return BD_OK;
+}

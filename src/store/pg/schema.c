@@ -207,6 +207,18 @@ static const char *const MIGRATIONS[] = {
      "CREATE INDEX IF NOT EXISTS alerts_by_key ON alerts(key_id, seq);"
      "CREATE INDEX IF NOT EXISTS alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"
      "INSERT INTO meta(key, value) VALUES ('watch_generation', '0') ON CONFLICT DO NOTHING;"),
+    /* 14 (bulk jobs): as SQLite's migration 11 (see that file). Coordinator-local under
+     * Citus, like key_usage: a job is looked up by its id and claimed by a runner, never
+     * joined with records. */
+    ("CREATE TABLE IF NOT EXISTS jobs(uuid text PRIMARY KEY, key_id bigint NOT NULL,"
+     "  type smallint NOT NULL, status smallint NOT NULL, total bigint NOT NULL,"
+     "  done bigint NOT NULL DEFAULT 0, chunks bigint NOT NULL, created_at bigint NOT NULL,"
+     "  finished_at bigint NOT NULL DEFAULT 0, attempts bigint NOT NULL DEFAULT 0,"
+     "  lease bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);"
+     "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs(status, created_at);"
+     "CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs(created_at);"
+     "CREATE TABLE IF NOT EXISTS job_chunks(job text NOT NULL, chunk integer NOT NULL,"
+     "  inputs bytea NOT NULL, results bytea, PRIMARY KEY(job, chunk));"),
 };
 /* clang-format on */
 

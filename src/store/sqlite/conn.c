@@ -87,6 +87,16 @@ static const bd_store_ops sqlite_ops = {
     .alert_settle = sq_alert_settle,
     .on_landed = sq_on_landed,
     .flush = sq_flush,
+    .job_create = sq_job_create,
+    .job_get = sq_job_get,
+    .job_claim = sq_job_claim,
+    .job_next_chunk = sq_job_next_chunk,
+    .job_chunk_done = sq_job_chunk_done,
+    .job_finish = sq_job_finish,
+    .job_result = sq_job_result,
+    .job_expire = sq_job_expire,
+    .record_ids = sq_record_ids,
+    .records_by_id = sq_records_by_id,
 };
 
 /* Process-wide SQLite settings, applied once before the first connection: memory

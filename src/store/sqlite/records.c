@@ -332,3 +332,61 @@ bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, 
     }
     return record_count(base, q, found);
 }
+
+/* ---- bulk lookups (jobs) ---------------------------------------------------------------- */
+
+/* One statement per field, prepared once and run once per key: the page order of a search
+ * comes from the index, whose entries end in the record id. */
+bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
+                        bd_record_id_cb cb, void *ctx)
+{
+    sqlite_store *s = S(base);
+    bd_buf_reset(&s->sql);
+    bd_result r = bd_buf_printf(&s->sql,
+                                "SELECT id FROM records INDEXED BY %s WHERE %s = ?1 "
+                                "ORDER BY breach_date DESC, id DESC LIMIT ?2",
+                                FIELD_INDEX[field], FIELD_COL[field]);
+    if (r != BD_OK)
+        return r;
+    sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
+    if (!st)
+        return BD_ERR_STORE;
+    int rc = SQLITE_DONE;
+    bool stop = false;
+    for (size_t i = 0; i < n && !stop && rc == SQLITE_DONE; i++) {
+        bind_key(st, 1, field, keys[i]);
+        sqlite3_bind_int(st, 2, limit);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            if (cb(ctx, i, sqlite3_column_int64(st, 0))) {
+                stop = true;
+                rc = SQLITE_DONE;
+                break;
+            }
+        sqlite3_reset(st);
+    }
+    sq_done(st);
+    return rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+}
+
+bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb,
+                           void *ctx)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_dynamic(s, "SELECT " RECORD_COLS " FROM records r WHERE r.id = ?1");
+    if (!st)
+        return BD_ERR_STORE;
+    int rc = SQLITE_DONE;
+    bool stop = false;
+    for (size_t i = 0; i < n && !stop && (rc == SQLITE_DONE || rc == SQLITE_ROW); i++) {
+        sqlite3_bind_int64(st, 1, ids[i]);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            bd_record_row row;
+            record_from_cols(st, &row);
+            stop = cb(ctx, &row) != 0;
+        }
+        sqlite3_reset(st);
+    }
+    sq_done(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? BD_OK : sq_map_rc(rc);
+}

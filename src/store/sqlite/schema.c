@@ -208,6 +208,22 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE INDEX IF NOT EXISTS alerts_by_key ON alerts(key_id, seq);"
      "CREATE INDEX IF NOT EXISTS alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"
      "INSERT OR IGNORE INTO meta(key, value) VALUES ('watch_generation', '0');"),
+    /* 11 (bulk jobs, store.h "bulk lookup jobs"): a job, and its identities in chunks with
+     * each chunk's results (record ids) beside them once the runner stored them. status 0 queued,
+     * 1 running, 2 done, 3 failed; lease is the token of the claim that runs it until
+     * lease_until (Unix seconds). IF NOT EXISTS: tests wind user_version back over it to
+     * replay older migrations. */
+    ("CREATE TABLE IF NOT EXISTS jobs(uuid TEXT PRIMARY KEY, key_id INTEGER NOT NULL,"
+     "  type INTEGER NOT NULL, status INTEGER NOT NULL, total INTEGER NOT NULL,"
+     "  done INTEGER NOT NULL DEFAULT 0, chunks INTEGER NOT NULL,"
+     "  created_at INTEGER NOT NULL, finished_at INTEGER NOT NULL DEFAULT 0,"
+     "  attempts INTEGER NOT NULL DEFAULT 0, lease INTEGER NOT NULL DEFAULT 0,"
+     "  lease_until INTEGER NOT NULL DEFAULT 0);"
+     "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs(status, created_at);"
+     "CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs(created_at);"
+     "CREATE TABLE IF NOT EXISTS job_chunks(id INTEGER PRIMARY KEY, job TEXT NOT NULL,"
+     "  chunk INTEGER NOT NULL, inputs BLOB NOT NULL, results BLOB,"
+     "  UNIQUE(job, chunk));"),
 };
 /* clang-format on */
 

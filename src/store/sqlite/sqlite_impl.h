@@ -77,6 +77,17 @@ enum {
     Q_CHANGE_VERSION,
     Q_STATUS,
     Q_BREACH_COUNT,
+    Q_JOB_PUT,
+    Q_JOB_CHUNK_PUT,
+    Q_JOB_GET,
+    Q_JOB_CLAIM,
+    Q_JOB_NEXT_CHUNK,
+    Q_JOB_CHUNK_RESULTS,
+    Q_JOB_PROGRESS,
+    Q_JOB_FINISH,
+    Q_JOB_RESULT,
+    Q_JOB_EXPIRE_CHUNKS,
+    Q_JOB_EXPIRE,
     Q__COUNT
 };
 
@@ -349,6 +360,25 @@ bd_result sq_flush(bd_store *base);
 /* Tell the landed callback (set: s->landed not NULL) of a record or card that went in. */
 void sq_landed_record(sqlite_store *s, int64_t breach_id, const bd_record_in *r);
 void sq_landed_card(sqlite_store *s, const bd_card_in *c);
+/* records.c: bulk lookups */
+bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
+                        bd_record_id_cb cb, void *ctx);
+bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb,
+                           void *ctx);
+
+/* jobs.c */
+bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks,
+                        size_t nchunks);
+bd_result sq_job_get(bd_store *base, const char *uuid, int64_t key_id, bd_job_row *out);
+bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row *out);
+bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t from, int64_t *chunk_no,
+                            bd_buf *inputs);
+bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
+                            int64_t n, bd_slice results, int64_t lease_until);
+bd_result sq_job_finish(bd_store *base, const char *uuid, int64_t lease, bd_job_status status,
+                        int64_t now);
+bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bd_buf *out);
+bd_result sq_job_expire(bd_store *base, int64_t before, int64_t *removed);
 /* Merges the hashes the open transaction wrote into their buckets (before its commit). */
 bd_result sq_range_flush(sqlite_store *s);
 

@@ -157,6 +157,31 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                  "(SELECT count(*) FROM breaches), "
                  "coalesce(sum(CASE kind WHEN 4 THEN n WHEN 3 THEN -n WHEN 5 THEN -n END), 0), "
                  "coalesce(sum(CASE kind WHEN 6 THEN n END), 0) FROM changes",
+    [Q_JOB_PUT] = "INSERT INTO jobs(uuid, key_id, type, status, total, chunks, created_at) "
+                  "VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
+    [Q_JOB_CHUNK_PUT] = "INSERT INTO job_chunks(job, chunk, inputs) VALUES (?1, ?2, ?3)",
+#define JOB_COLS "uuid, key_id, type, status, total, done, chunks, created_at, finished_at, " \
+                 "attempts, lease"
+    [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE uuid = ?1 AND key_id = ?2",
+    /* the oldest waiting job, or one whose runner's lease ran out (?1 now) */
+    [Q_JOB_CLAIM] = "UPDATE jobs SET status = 1, lease = ?2, lease_until = ?1 + ?3, "
+                    "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE "
+                    "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY status DESC, "
+                    "created_at LIMIT 1) RETURNING " JOB_COLS,
+    [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND chunk >= ?2 AND results IS NULL "
+                         "ORDER BY chunk LIMIT 1",
+    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET results = ?3 "
+                            "WHERE job = ?1 AND chunk = ?2 AND results IS NULL",
+    [Q_JOB_PROGRESS] = "UPDATE jobs SET done = done + ?3, lease_until = ?4 "
+                       "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
+    [Q_JOB_FINISH] = "UPDATE jobs SET status = ?3, finished_at = ?4 "
+                     "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
+    [Q_JOB_RESULT] = "SELECT results FROM job_chunks WHERE job = ?1 AND chunk = ?2 "
+                     "AND results IS NOT NULL",
+    [Q_JOB_EXPIRE_CHUNKS] = "DELETE FROM job_chunks WHERE job IN "
+                            "(SELECT uuid FROM jobs WHERE created_at < ?1)",
+    [Q_JOB_EXPIRE] = "DELETE FROM jobs WHERE created_at < ?1",
+#undef JOB_COLS
 };
 
 sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q)

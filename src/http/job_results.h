@@ -1,0 +1,56 @@
+/* A bulk job's results: what the runner stores per chunk (each identity's record ids, small
+ * and quick to write), and their rendering as JSON Lines or CSV when they are downloaded,
+ * with the records read by id from the store then.
+ *
+ * The stored form, per identity in order, little-endian: the account's length (2 bytes,
+ * 0xFFFF for none) and bytes, the records found (8 bytes), how many ids follow (4 bytes, at
+ * most BD_JOB_RECORDS_MAX), the ids (8 bytes each) in breach-search's order.
+ *
+ * JSON Lines, one object per identity:
+ *   {"index":0,"type":"email","account":"a@example.com","found":2,
+ *    "breaches":[{"breach_id":"<uuid>","source_name":"...","records":[<breached_data>,...]}]}
+ * index counts from 0 in the order submitted; account is the normalised identity (null for
+ * password and social_security_number jobs: the store keeps only their keyed hashes); found
+ * is every record breach-search counted when the job ran, records at most the first 1,000
+ * of them in breach-search's order, grouped by breach in the order each breach first
+ * appears; a record erased since the job ran is left out. CSV has one row per record
+ * (bd_job_csv_header), or one row with found and empty record cells for an identity without
+ * records. */
+#ifndef BD_HTTP_JOB_RESULTS_H
+#define BD_HTTP_JOB_RESULTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/result.h"
+#include "core/slice.h"
+#include "store/store.h"
+
+#define BD_JOB_RECORDS_MAX 1000 /* records per identity in the results */
+
+/* Appends one identity's results (account.ptr NULL: none) to out. */
+bd_result bd_job_results_add(bd_buf *out, bd_slice account, int64_t found, const int64_t *ids,
+                             uint32_t n);
+
+typedef struct bd_job_render bd_job_render;
+
+/* NULL when out of memory. */
+bd_job_render *bd_job_render_new(void);
+/* NULL is ignored. */
+void bd_job_render_free(bd_job_render *r);
+/* Renders one chunk's stored results (blob) of a job of identity type `type` (a bd_field),
+ * whose first identity is number first_index, as JSON Lines or CSV rows (csv) appended to
+ * out, reading the records and their breaches from s (the caller holds a read view).
+ * BD_ERR_STORE for a blob bd_job_results_add did not make. */
+bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t first_index,
+                              bd_slice blob, bool csv, bd_buf *out);
+
+/* The CSV results' header row, with its \r\n. */
+const char *bd_job_csv_header(void);
+/* Appends one CSV cell (no separator): empty for NULL or "", else quoted, with "" for a
+ * quote, and a leading ' when the text starts with = + - @ tab or CR, so a spreadsheet
+ * never reads it as a formula. */
+bd_result bd_job_csv_cell(bd_buf *out, bd_slice v);
+
+#endif

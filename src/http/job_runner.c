@@ -1,0 +1,434 @@
+/* The bulk job runner (job_runner.h): claim, look up each chunk, store its results. */
+#include "http/job_runner.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http/job_results.h"
+#include "store/store.h"
+
+#define LEASE_S 10       /* a dead runner's job is taken over this long after its last chunk */
+#define IDLE_WAIT_MS 1000 /* how often an idle runner looks for jobs without a poke */
+#define EXPIRE_EVERY_S 60
+#define JOB_TTL_S (24 * 3600)
+#define TEXT_MAX (64u << 20) /* one chunk's inputs or results: 1,000 identities */
+
+struct bd_job_runner {
+    char uri[1024];
+    int64_t pause_ms;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool stopping, poked;
+    /* helpers: threads of their own with a store connection each, kept between jobs (a
+     * fresh SQLite connection maps the file anew and pays a page fault per page it reads) */
+    pthread_t helpers[BD_JOB_THREADS - 1];
+    int nhelpers;
+    struct job_share *current; /* the job they help with, under lock */
+    uint64_t generation;       /* grows with every job handed to them */
+    int busy;                  /* helpers still on the current job */
+    pthread_cond_t helper_cond, done_cond;
+};
+
+/* ---- one chunk ------------------------------------------------------------------------- */
+
+/* What a runner keeps between chunks, so a chunk allocates nothing once warm. */
+typedef struct {
+    bd_store *store;  /* writes: claims, chunks taken and stored */
+    bd_store *reader; /* the lookups, in one read view per job: a view begun anew after
+                       * another connection's commit would map the SQLite file anew, and
+                       * pay a page fault per page read again */
+    bd_buf inputs, results;
+    bd_slice keys[BD_JOB_CHUNK];
+    int64_t *ids; /* the ids found, key after key */
+    size_t nids, cap_ids;
+    size_t first[BD_JOB_CHUNK + 1]; /* each key's first id in ids; first[n] = nids */
+    size_t key;                     /* the key whose ids are arriving */
+    bd_result err;
+    bool said;        /* that a store could not be opened, until it can */
+    bool said_expire; /* that expired jobs could not be deleted, until they can */
+} work;
+
+/* The ids of every key arrive key after key, in search order. */
+static int take_id(void *ctx, size_t key, int64_t id)
+{
+    work *wk = ctx;
+    while (wk->key < key)
+        wk->first[++wk->key] = wk->nids;
+    if (wk->nids == wk->cap_ids) {
+        size_t cap = wk->cap_ids ? wk->cap_ids * 2 : 4096;
+        int64_t *more = realloc(wk->ids, cap * sizeof *more);
+        if (!more) {
+            wk->err = BD_ERR_NOMEM;
+            return 1;
+        }
+        wk->ids = more;
+        wk->cap_ids = cap;
+    }
+    wk->ids[wk->nids++] = id;
+    return 0;
+}
+
+static int stop_at_first(void *ctx, const bd_record_row *row)
+{
+    (void)ctx;
+    (void)row;
+    return 1;
+}
+
+/* The packed keys of wk->inputs into wk->keys; *n gets how many. */
+static bd_result unpack(work *wk, size_t *n)
+{
+    const uint8_t *p = (const uint8_t *)wk->inputs.data, *end = p + wk->inputs.len;
+    *n = 0;
+    while (p < end) {
+        size_t len = end - p >= 2 ? (size_t)p[0] | (size_t)p[1] << 8 : SIZE_MAX;
+        if (len > (size_t)(end - p) - 2 || *n == BD_JOB_CHUNK)
+            return BD_ERR_STORE; /* not what jobs.c packed */
+        wk->keys[(*n)++] = (bd_slice){(const char *)p + 2, len};
+        p += 2 + len;
+    }
+    return BD_OK;
+}
+
+/* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of each key's first
+ * records in one bulk lookup, a count for a key past BD_JOB_RECORDS_MAX, into wk->results.
+ * *n gets how many identities. */
+static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
+{
+    size_t count;
+    bd_result r = unpack(wk, &count);
+    *n = (int64_t)count;
+    if (r != BD_OK)
+        return r;
+    bd_buf_reset(&wk->results);
+    wk->nids = 0;
+    wk->key = 0;
+    wk->first[0] = 0;
+    wk->err = BD_OK;
+    r = bd_store_record_ids(wk->reader, (bd_field)j->type, wk->keys, count,
+                            BD_JOB_RECORDS_MAX + 1, take_id, wk);
+    if (r == BD_OK)
+        r = wk->err;
+    while (r == BD_OK && wk->key < count)
+        wk->first[++wk->key] = wk->nids;
+    bool secret = j->type == BD_FIELD_PASSWORD || j->type == BD_FIELD_SSN;
+    for (size_t i = 0; r == BD_OK && i < count; i++) {
+        int64_t found = (int64_t)(wk->first[i + 1] - wk->first[i]);
+        if (found > BD_JOB_RECORDS_MAX) { /* past the cap: counted as breach-search counts */
+            bd_record_query q;
+            memset(&q, 0, sizeof q);
+            q.field = (bd_field)j->type;
+            q.key = wk->keys[i];
+            q.limit = 1;
+            r = bd_store_record_search(wk->reader, &q, stop_at_first, NULL, &found);
+        }
+        int64_t kept = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
+        if (r == BD_OK)
+            r = bd_job_results_add(&wk->results, secret ? (bd_slice){NULL, 0} : wk->keys[i],
+                                   found, kept ? wk->ids + wk->first[i] : NULL, (uint32_t)kept);
+    }
+    return r;
+}
+
+/* ---- the thread ------------------------------------------------------------------------ */
+
+static bool stopping(bd_job_runner *rn)
+{
+    pthread_mutex_lock(&rn->lock);
+    bool s = rn->stopping;
+    pthread_mutex_unlock(&rn->lock);
+    return s;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* One job's chunks, shared by the threads that look them up: each takes the next chunk
+ * without results under the lock, so no two take the same one. */
+typedef struct job_share {
+    bd_job_runner *rn;
+    const bd_job_row *j;
+    pthread_mutex_t lock;
+    int64_t cursor; /* chunks below it are taken */
+    bool failed;    /* a chunk was not stored: the others stop too */
+} job_share;
+
+/* Takes chunks and stores their results until none is left, one fails, or the runner
+ * stops. */
+static void take_chunks_in_view(job_share *sh, work *wk)
+{
+    const bd_job_row *j = sh->j;
+    while (!stopping(sh->rn)) {
+        int64_t chunk_no = -1, n;
+        pthread_mutex_lock(&sh->lock);
+        bd_result r = sh->failed ? BD_ERR_NOT_FOUND
+                                 : bd_store_job_next_chunk(wk->store, j->uuid, sh->cursor,
+                                                           &chunk_no, &wk->inputs);
+        if (r == BD_OK)
+            sh->cursor = chunk_no + 1;
+        pthread_mutex_unlock(&sh->lock);
+        if (r == BD_ERR_NOT_FOUND)
+            return;
+        if (r == BD_OK)
+            r = run_chunk(wk, j, &n);
+        if (r == BD_OK && sh->rn->pause_ms > 0)
+            sleep_ms(sh->rn->pause_ms);
+        /* one writer at a time: two threads of one process meeting at SQLite's write lock
+         * would wait in its busy handler, which sleeps a millisecond and more */
+        pthread_mutex_lock(&sh->lock);
+        if (r == BD_OK)
+            r = bd_store_job_chunk_done(wk->store, j->uuid, j->lease, chunk_no, n,
+                                        (bd_slice){wk->results.data, wk->results.len},
+                                        (int64_t)time(NULL) + LEASE_S);
+        pthread_mutex_unlock(&sh->lock);
+        if (r != BD_OK) { /* the lease runs out and the job is claimed again */
+            fprintf(stderr, "breachd: job %s: chunk %lld not stored (%s); retried later\n",
+                    j->uuid, (long long)chunk_no, bd_result_str(r));
+            pthread_mutex_lock(&sh->lock);
+            sh->failed = true;
+            pthread_mutex_unlock(&sh->lock);
+            return;
+        }
+    }
+}
+
+/* Opens wk's connections that are not open yet; false (said once) when one cannot be. */
+static bool open_stores(const char *uri, work *wk)
+{
+    char why[256];
+    if (!wk->store && bd_store_open(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &wk->store,
+                                    why, sizeof why) != BD_OK)
+        wk->store = NULL;
+    else if (!wk->reader && bd_store_open(uri, BD_STORE_READ, &wk->reader, why, sizeof why) != BD_OK)
+        wk->reader = NULL;
+    if (wk->store && wk->reader) {
+        wk->said = false;
+        return true;
+    }
+    if (!wk->said)
+        fprintf(stderr, "breachd: job runner: %s\n", why);
+    wk->said = true;
+    return false;
+}
+
+/* The same, all in one read view of wk->reader. */
+static void take_chunks(job_share *sh, work *wk)
+{
+    if (bd_store_read_begin(wk->reader) == BD_OK)
+        take_chunks_in_view(sh, wk);
+    bd_store_read_end(wk->reader);
+}
+
+static work *work_new(const char *uri)
+{
+    work *wk = calloc(1, sizeof *wk);
+    if (!wk)
+        return NULL;
+    bd_buf_init(&wk->inputs, TEXT_MAX);
+    bd_buf_init(&wk->results, TEXT_MAX);
+    if (uri)
+        open_stores(uri, wk);
+    return wk;
+}
+
+static void work_free(work *wk)
+{
+    if (!wk)
+        return;
+    bd_store_close(wk->store);
+    bd_store_close(wk->reader);
+    bd_buf_free(&wk->inputs);
+    bd_buf_free(&wk->results);
+    free(wk->ids);
+    free(wk);
+}
+
+/* nice applies per thread on Linux: searches come first when the cores are busy */
+static void lower_priority(void)
+{
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+}
+
+static void *help(void *arg)
+{
+    bd_job_runner *rn = arg;
+    lower_priority();
+    work *wk = work_new(rn->uri);
+    uint64_t seen = 0;
+    pthread_mutex_lock(&rn->lock);
+    for (;;) {
+        while (!rn->stopping && rn->generation == seen)
+            pthread_cond_wait(&rn->helper_cond, &rn->lock);
+        if (rn->stopping)
+            break;
+        seen = rn->generation;
+        job_share *sh = rn->current;
+        pthread_mutex_unlock(&rn->lock);
+        if (wk && open_stores(rn->uri, wk))
+            take_chunks(sh, wk);
+        pthread_mutex_lock(&rn->lock);
+        rn->busy--;
+        pthread_cond_signal(&rn->done_cond);
+    }
+    pthread_mutex_unlock(&rn->lock);
+    work_free(wk);
+    return NULL;
+}
+
+/* Runs a claimed job on the runner's thread and its helpers until it is done, fails, or the
+ * runner stops. */
+static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
+{
+    if (j->attempts > BD_JOB_MAX_ATTEMPTS) {
+        fprintf(stderr, "breachd: job %s failed: claimed %lld times without finishing\n",
+                j->uuid, (long long)j->attempts);
+        bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED, (int64_t)time(NULL));
+        return;
+    }
+    job_share sh = {.rn = rn, .j = j};
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_mutex_lock(&rn->lock);
+    rn->current = &sh;
+    rn->generation++;
+    rn->busy = rn->nhelpers;
+    pthread_cond_broadcast(&rn->helper_cond);
+    pthread_mutex_unlock(&rn->lock);
+    take_chunks(&sh, wk);
+    pthread_mutex_lock(&rn->lock);
+    while (rn->busy > 0)
+        pthread_cond_wait(&rn->done_cond, &rn->lock);
+    rn->current = NULL;
+    pthread_mutex_unlock(&rn->lock);
+    pthread_mutex_destroy(&sh.lock);
+    int64_t chunk_no;
+    if (sh.failed || stopping(rn) ||
+        bd_store_job_next_chunk(wk->store, j->uuid, 0, &chunk_no, &wk->inputs) !=
+            BD_ERR_NOT_FOUND)
+        return;
+    bd_result r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE,
+                                      (int64_t)time(NULL));
+    if (r != BD_OK)
+        fprintf(stderr, "breachd: job %s: could not mark it done (%s)\n", j->uuid,
+                bd_result_str(r));
+}
+
+/* Waits for a poke, the stop, or ms; false once stopping. */
+static bool wait_for_work(bd_job_runner *rn, int64_t ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&rn->lock);
+    if (!rn->stopping && !rn->poked)
+        pthread_cond_timedwait(&rn->cond, &rn->lock, &until);
+    rn->poked = false;
+    bool go_on = !rn->stopping;
+    pthread_mutex_unlock(&rn->lock);
+    return go_on;
+}
+
+/* Deletes the jobs past their day. A store that takes no writes (a hot standby: its
+ * primary's servers do this) is said once, not every minute. */
+static void expire(work *wk, int64_t now)
+{
+    int64_t removed;
+    bd_result r = bd_store_job_expire(wk->store, now - JOB_TTL_S, &removed);
+    if (r != BD_OK && !wk->said_expire)
+        fprintf(stderr, "breachd: deleting expired jobs failed (%s); said once\n",
+                bd_result_str(r));
+    wk->said_expire = r != BD_OK;
+}
+
+static void *run(void *arg)
+{
+    bd_job_runner *rn = arg;
+    lower_priority();
+    work *wk = work_new(NULL);
+    if (!wk)
+        return NULL;
+    for (int i = 0; i < BD_JOB_THREADS - 1; i++) /* a helper that does not start: fewer */
+        if (pthread_create(&rn->helpers[rn->nhelpers], NULL, help, rn) == 0)
+            rn->nhelpers++;
+    int64_t expired_at = 0;
+    do {
+        if (!open_stores(rn->uri, wk))
+            continue;
+        int64_t now = (int64_t)time(NULL);
+        if (now - expired_at >= EXPIRE_EVERY_S) {
+            expire(wk, now);
+            expired_at = now;
+        }
+        bd_job_row j;
+        while (!stopping(rn) &&
+               bd_store_job_claim(wk->store, (int64_t)time(NULL), LEASE_S, &j) == BD_OK)
+            run_job(rn, wk, &j);
+    } while (wait_for_work(rn, IDLE_WAIT_MS));
+    for (int i = 0; i < rn->nhelpers; i++) /* stopping is set: each leaves its wait */
+        pthread_join(rn->helpers[i], NULL);
+    work_free(wk);
+    return NULL;
+}
+
+bd_job_runner *bd_job_runner_start(const char *uri, int64_t pause_ms)
+{
+    bd_job_runner *rn = calloc(1, sizeof *rn);
+    if (!rn)
+        return NULL;
+    snprintf(rn->uri, sizeof rn->uri, "%s", uri);
+    rn->pause_ms = pause_ms;
+    pthread_mutex_init(&rn->lock, NULL);
+    pthread_cond_init(&rn->cond, NULL);
+    pthread_cond_init(&rn->helper_cond, NULL);
+    pthread_cond_init(&rn->done_cond, NULL);
+    if (pthread_create(&rn->thread, NULL, run, rn) != 0) {
+        pthread_mutex_destroy(&rn->lock);
+        pthread_cond_destroy(&rn->cond);
+        pthread_cond_destroy(&rn->helper_cond);
+        pthread_cond_destroy(&rn->done_cond);
+        free(rn);
+        return NULL;
+    }
+    return rn;
+}
+
+void bd_job_runner_poke(bd_job_runner *rn)
+{
+    if (!rn)
+        return;
+    pthread_mutex_lock(&rn->lock);
+    rn->poked = true;
+    pthread_cond_signal(&rn->cond);
+    pthread_mutex_unlock(&rn->lock);
+}
+
+void bd_job_runner_stop(bd_job_runner *rn)
+{
+    if (!rn)
+        return;
+    pthread_mutex_lock(&rn->lock);
+    rn->stopping = true;
+    pthread_cond_signal(&rn->cond);
+    pthread_cond_broadcast(&rn->helper_cond);
+    pthread_mutex_unlock(&rn->lock);
+    pthread_join(rn->thread, NULL); /* joins the helpers it started */
+    pthread_mutex_destroy(&rn->lock);
+    pthread_cond_destroy(&rn->cond);
+    pthread_cond_destroy(&rn->helper_cond);
+    pthread_cond_destroy(&rn->done_cond);
+    free(rn);
+}

@@ -1,0 +1,40 @@
+/* The bulk job runner: a background thread per server that claims queued jobs from the
+ * store (store.h, "bulk lookup jobs"), one at a time, and looks their identities up a chunk
+ * at a time, with BD_JOB_THREADS - 1 helper threads taking chunks of the same job beside it.
+ * All run at a lower CPU priority than the request threads (nice 10), so with the cores busy
+ * the interactive searches come first.
+ *
+ * A claim is a lease of LEASE_S seconds, renewed with every chunk stored: a runner that dies
+ * (a crash, kill -9) leaves its job to be taken over when the lease runs out, by any server
+ * of the store, which resumes at the first chunk without results. A job claimed more than
+ * BD_JOB_MAX_ATTEMPTS times (a job that keeps failing or killing its runner) is marked
+ * failed. Jobs older than a day are deleted, with their results, at start and once a minute.
+ *
+ * Each thread looks its chunks up in one read view per job, on a read connection of its
+ * own, with one bulk lookup per chunk (bd_store_record_ids: a prepared statement reused per
+ * key on SQLite, one statement per chunk on PostgreSQL; the same rows, in the same order, as
+ * breach-search's), and stores each identity's record ids and count (http/job_results.h)
+ * with the job's progress in one transaction on its write connection, one thread at a time;
+ * the records themselves are read and written out when the results are downloaded. */
+#ifndef BD_HTTP_JOB_RUNNER_H
+#define BD_HTTP_JOB_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BD_JOB_MAX_ATTEMPTS 5
+#define BD_JOB_THREADS 2 /* threads looking up one job's chunks at once */
+
+typedef struct bd_job_runner bd_job_runner;
+
+/* Starts the runner on the store at uri (opened for writes by the thread). pause_ms, for
+ * tests only, sleeps that long after each chunk (0: none). NULL when out of memory or no
+ * thread could be started. */
+bd_job_runner *bd_job_runner_start(const char *uri, int64_t pause_ms);
+/* Wakes the runner to look for work now (a job was submitted). NULL is ignored. */
+void bd_job_runner_poke(bd_job_runner *r);
+/* Stops the thread (a job in progress keeps its stored chunks; its lease runs out and it is
+ * taken over) and frees. NULL is ignored. */
+void bd_job_runner_stop(bd_job_runner *r);
+
+#endif

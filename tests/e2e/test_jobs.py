@@ -1,0 +1,389 @@
+"""Bulk jobs (POST /v7/jobs, GET /v7/jobs/{id}, GET /v7/jobs/{id}/results): results equal to
+breach-search's for the same identities, JSON / CSV / text input, CSV results parsed back by
+Python's csv module with the formula guard, another key's job a 404, limits and quota, a
+restart mid-job (kill -9) that the job survives, a job that keeps dying reported failed, and
+expiry after a day."""
+import csv
+import http.client
+import io
+import json
+import os
+import signal
+import time
+import unittest
+import urllib.parse
+
+import openapi_check
+from harness import Ctl, Server
+
+B1 = "aaaaaaaa-0000-4000-8000-000000000001"  # 2024-01-10
+B2 = "aaaaaaaa-0000-4000-8000-000000000002"  # 2022-06-01
+B3 = "aaaaaaaa-0000-4000-8000-000000000003"  # 2022-06-01
+BREACHES = [
+    {"uuid": B1, "source_name": "Orbit", "date_leaked": "2024-01-10"},
+    {"uuid": B2, "source_name": "Nimbus", "date_leaked": "2022-06-01"},
+    {"uuid": B3, "source_name": "Quartz", "date_leaked": "2022-06-01"},
+]
+
+
+def records():
+    out = [
+        {"breach_uuid": B1, "email": "Jane.Doe@Example.COM", "password": "pässwörd",
+         "user_name": "=HYPERLINK(\"http://evil\")", "first_name": "-5+3",
+         "other_attributes": {"note": "a, \"quoted\"\nline"}},
+        {"breach_uuid": B2, "email": "jane.doe@example.com", "password": "Winter2024!",
+         "last_name": "@sum", "phone_number": "+1 (555) 010-2030"},
+        {"breach_uuid": B3, "email": "jane.doe@example.com", "password": "ab"},
+        {"breach_uuid": B2, "email": "jane.doe@example.com", "user_name": "second-in-nimbus"},
+    ]
+    for i in range(60):
+        out.append({"breach_uuid": [B1, B2, B3][i % 3], "email": "user%02d@bigcorp.example" % (i % 20),
+                    "password": "pw-%d" % i})
+    return out
+
+
+def identities():
+    ids = ["jane.doe@example.com", " JANE.DOE@example.com ", "nobody@nowhere.example"]
+    ids += ["user%02d@bigcorp.example" % i for i in range(20)]
+    ids += ["missing%d@example.org" % i for i in range(30)]
+    return ids
+
+
+def populated():
+    """A store of the breaches and records above; (its Ctl, a key)."""
+    ctl = Ctl().init()
+    ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+    ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in records())))
+    return ctl, ctl.key("jobs", "--plan", "enterprise")
+
+
+class Jobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl, cls.key = populated()
+        cls.other = cls.ctl.key("other")
+        cls.srv = Server(cls.ctl)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def call(self, method, path, body=None, ctype=None, key="__default__", accept=None, srv=None):
+        srv = srv or self.srv
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        h = {}
+        if key is not None:
+            h["x-api-key"] = self.key if key == "__default__" else key
+        if ctype:
+            h["Content-Type"] = ctype
+        if accept:
+            h["Accept"] = accept
+        conn.request(method, path, body=body, headers=h)
+        resp = conn.getresponse()
+        raw = resp.read()
+        hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        conn.close()
+        openapi_check.check(method, path, resp.status, hdrs, raw, srv.base, srv.hibp_base)
+        return resp.status, hdrs, raw
+
+    def submit(self, accounts, type_="email", srv=None, key="__default__", status=202):
+        st, hdrs, raw = self.call("POST", "/v7/jobs", json.dumps({"type": type_, "accounts": accounts}),
+                                  "application/json", srv=srv, key=key)
+        body = json.loads(raw)
+        self.assertEqual(st, status, body)
+        if status == 202:
+            self.assertEqual(hdrs["location"], "/v7/jobs/" + body["id"])
+            self.assertEqual(body["results_url"], "/v7/jobs/%s/results" % body["id"])
+            self.assertEqual(body["total"], len(accounts))
+        return body
+
+    def wait(self, job_id, srv=None, timeout=60, key="__default__"):
+        deadline = time.time() + timeout
+        while True:
+            st, _, raw = self.call("GET", "/v7/jobs/" + job_id, srv=srv, key=key)
+            body = json.loads(raw)
+            self.assertEqual(st, 200, body)
+            if body["status"] in ("done", "failed") or time.time() > deadline:
+                return body
+            time.sleep(0.05)
+
+    def results(self, job_id, srv=None, accept=None):
+        st, hdrs, raw = self.call("GET", "/v7/jobs/%s/results" % job_id, srv=srv, accept=accept)
+        self.assertEqual(st, 200, raw[:300])
+        if accept == "text/csv":
+            self.assertEqual(hdrs["content-type"], "text/csv; charset=utf-8")
+            return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
+        self.assertEqual(hdrs["content-type"], "application/x-ndjson")
+        return [json.loads(line) for line in raw.decode("utf-8").splitlines()]
+
+    def single(self, type_, account):
+        """breach-search's answer for one identity: (records_found, records in order)."""
+        path = "/v7/breach-search?" + urllib.parse.urlencode(
+            {"type": type_, "account": account, "number_of_records": 1000})
+        st, _, raw = self.call("GET", path)
+        body = json.loads(raw)
+        self.assertIn(st, (200, 404), body)
+        return body["records_found"], body["data"]
+
+    def expected_line(self, index, type_, account, normalised):
+        found, data = self.single(type_, account)
+        groups = {}
+        for r in data:
+            b = r["breach_details"]
+            groups.setdefault(b["uuid"], {"breach_id": b["uuid"], "source_name": b["site_name"],
+                                          "records": []})["records"].append(r["breached_data"])
+        return {"index": index, "type": type_, "account": normalised, "found": found,
+                "breaches": list(groups.values())}
+
+    # --- results ----------------------------------------------------------------------
+
+    def test_results_equal_single_searches(self):
+        ids = identities()
+        job = self.submit(ids)
+        self.assertEqual(self.wait(job["id"])["status"], "done")
+        lines = self.results(job["id"])
+        self.assertEqual(len(lines), len(ids))
+        for i, account in enumerate(ids):
+            want = self.expected_line(i, "email", account, account.strip().lower())
+            self.assertEqual(lines[i], want)
+        jane = lines[0]
+        self.assertEqual(jane["found"], 4)
+        self.assertEqual([b["source_name"] for b in jane["breaches"]], ["Orbit", "Nimbus", "Quartz"])
+        self.assertEqual(len(jane["breaches"][1]["records"]), 2)
+
+    def test_a_job_of_many_chunks_finishes_without_waiting_for_a_lease(self):
+        # 12 chunks: chunk 10 must not be taken before chunk 2 (PostgreSQL once ordered the
+        # chunk numbers as text and left 2..9 to a claim after the lease ran out)
+        ids = ["jane.doe@example.com" if i % 1000 == 999 else "n%d@example.com" % i
+               for i in range(11500)]
+        job = self.submit(ids)
+        t0 = time.time()
+        st = self.wait(job["id"], timeout=30)
+        self.assertEqual((st["status"], st["done"]), ("done", 11500))
+        self.assertLess(time.time() - t0, 5)
+        lines = self.results(job["id"])
+        self.assertEqual([l["index"] for l in lines], list(range(11500)))
+        self.assertEqual([l["index"] for l in lines if l["found"]], list(range(999, 11500, 1000)))
+
+    def test_other_types_and_secret_accounts_not_echoed(self):
+        job = self.submit(["Winter2024!", "pässwörd", "nope"], "password")
+        self.assertEqual(self.wait(job["id"])["status"], "done")
+        lines = self.results(job["id"])
+        for i, account in enumerate(["Winter2024!", "pässwörd", "nope"]):
+            self.assertEqual(lines[i], self.expected_line(i, "password", account, None))
+        self.assertEqual([l["found"] for l in lines], [1, 1, 0])
+        st, _, raw = self.call("GET", "/v7/jobs/%s/results" % job["id"], accept="text/csv")
+        self.assertNotIn(b"Winter2024", raw)
+        job = self.submit(["+15550102030"], "phonenumber")
+        self.assertEqual(self.wait(job["id"])["type"], "phone_number")
+        self.assertEqual(self.results(job["id"])[0]["found"], 1)
+
+    def test_csv_and_text_bodies_give_the_json_results(self):
+        ids = identities()[:10]
+        ref = self.submit(ids)
+        text = "\r\n".join(ids) + "\n\n"
+        table = "email,comment\n" + "\n".join('"%s",x' % a.replace('"', '""') for a in ids) + "\n"
+        got = []
+        for body, ctype in ((text, "text/plain; charset=utf-8"), (table, "text/csv")):
+            st, _, raw = self.call("POST", "/v7/jobs?type=email", body.encode(), ctype)
+            self.assertEqual(st, 202, raw)
+            got.append(json.loads(raw)["id"])
+        self.wait(ref["id"])
+        want = self.results(ref["id"])
+        for job_id in got:
+            self.assertEqual(self.wait(job_id)["total"], len(ids))
+            self.assertEqual(self.results(job_id), want)
+
+    def test_csv_results_parse_back_with_the_formula_guard(self):
+        ids = ["jane.doe@example.com", "nobody@nowhere.example", "user01@bigcorp.example"]
+        job = self.submit(ids)
+        self.wait(job["id"])
+        lines = self.results(job["id"])
+        rows = self.results(job["id"], accept="text/csv")
+        self.assertEqual(list(rows[0].keys()), [
+            "index", "type", "account", "found", "breach_id", "source_name", "user_name",
+            "first_name", "last_name", "email", "email_domain", "phone_number", "ip_address",
+            "bitcoin_address", "password", "password_hash", "other_attributes",
+            "social_security_number", "severity"])
+        want = []
+        for line in lines:
+            recs = [(b, r) for b in line["breaches"] for r in b["records"]]
+            if not recs:
+                want.append({"index": str(line["index"]), "type": "email", "account": line["account"],
+                             "found": "0", **{k: "" for k in list(rows[0].keys())[4:]}})
+            for b, r in recs:
+                row = {"index": str(line["index"]), "type": "email", "account": line["account"],
+                       "found": str(line["found"]), "breach_id": b["breach_id"],
+                       "source_name": b["source_name"]}
+                for k in list(rows[0].keys())[6:]:
+                    v = r[k] if r[k] is not None else ""
+                    row[k] = "'" + v if v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+                want.append(row)
+        self.assertEqual(rows, want)
+        guarded = [r for r in rows if r["user_name"].startswith("'=")]
+        self.assertEqual(guarded[0]["user_name"], "'=HYPERLINK(\"http://evil\")")
+        self.assertEqual(guarded[0]["first_name"], "'-5+3")
+        self.assertTrue(any(r["last_name"] == "'@sum" for r in rows))
+        # commas and quotes inside a cell come back whole
+        self.assertTrue(any('a, \\"quoted\\"' in r["other_attributes"] for r in rows), rows)
+
+    # --- ownership, errors, limits ------------------------------------------------------
+
+    def test_another_keys_job_is_not_found(self):
+        job = self.submit(["jane.doe@example.com"])
+        self.wait(job["id"])
+        for path in ("/v7/jobs/" + job["id"], "/v7/jobs/%s/results" % job["id"]):
+            st, _, raw = self.call("GET", path, key=self.other)
+            self.assertEqual((st, json.loads(raw)["error"]), (404, "not_found"))
+        st, _, raw = self.call("GET", "/v7/jobs/not-a-uuid")
+        self.assertEqual((st, json.loads(raw)["error"]), (404, "not_found"))
+
+    def test_bad_bodies_are_clear_4xx(self):
+        cases = [
+            (b'{"type":"email","accounts":[]}', "application/json", 422, "validation_error"),
+            (b'{"type":"shoe","accounts":["a@b.c"]}', "application/json", 422, "validation_error"),
+            (b'{"type":"email","accounts":["a@b.c", 7]}', "application/json", 422, "validation_error"),
+            (b'{"accounts":["a@b.c"]}', "application/json", 422, "validation_error"),
+            (b'[1,2', "application/json", 422, "validation_error"),
+            (b'a@b.c\n', "text/plain", 422, "validation_error"),  # no type
+            (b'a@b.c\n', "application/xml", 415, "unsupported_media_type"),
+            (b'"a@b.c\n', "text/csv", 422, "validation_error"),
+        ]
+        for body, ctype, status, code in cases:
+            st, _, raw = self.call("POST", "/v7/jobs", body, ctype)
+            self.assertEqual((st, json.loads(raw)["error"]), (status, code), (body, raw))
+        st, _, raw = self.call("POST", "/v7/jobs", json.dumps(
+            {"type": "email", "accounts": ["fine@example.com", "secret-not-an-email"]}), "application/json")
+        msg = json.loads(raw)["message"]
+        self.assertEqual(st, 422)
+        self.assertIn("identity 1", msg)
+        self.assertNotIn("secret-not-an-email", msg)
+        st, hdrs, raw = self.call("GET", "/v7/jobs")
+        self.assertEqual(st, 405)
+        self.assertEqual(hdrs["allow"], "POST")
+
+    def test_more_than_100000_identities_is_413(self):
+        ids = ["u%d@example.com" % i for i in range(100001)]
+        st, _, raw = self.call("POST", "/v7/jobs?type=email", "\n".join(ids).encode(), "text/plain")
+        body = json.loads(raw)
+        self.assertEqual((st, body["error"]), (413, "too_many_identities"))
+        self.assertIn("100000", body["message"])
+
+    def test_each_identity_counts_against_the_monthly_quota(self):
+        key = self.ctl.key("quota", "--quota", "10/month")
+        time.sleep(1.5)  # the key refresh picks it up
+        self.submit(["a%d@example.com" % i for i in range(8)], key=key)
+        st, _, raw = self.call("GET", "/v7/usage", key=key)
+        self.assertEqual(st, 200, (raw, self.srv.log()))
+        self.assertEqual(json.loads(raw)["requests_this_month"], 8, raw)
+        body = self.submit(["b%d@example.com" % i for i in range(5)], key=key, status=403)
+        self.assertEqual(body["error"], "quota_exhausted")
+        self.assertIn("5 identities", body["message"])
+        # the refused POST counted as one request (9 used): one more identity fits
+        self.submit(["c@example.com"], key=key)
+        st, _, raw = self.call("GET", "/v7/usage", key=key)
+        self.assertEqual(json.loads(raw)["requests_this_month"], 10, raw)
+
+
+class JobRestart(unittest.TestCase):
+    """A server killed mid-job: the next one finishes the job from its progress."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl, cls.key = populated()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ctl.cleanup()
+
+    call = Jobs.call
+    submit = Jobs.submit
+    wait = Jobs.wait
+    results = Jobs.results
+
+    def slow_server(self):
+        os.environ["BREACHD_TEST_JOB_PAUSE_MS"] = "300"
+        try:
+            return Server(self.ctl)
+        finally:
+            del os.environ["BREACHD_TEST_JOB_PAUSE_MS"]
+
+    def status(self, srv, job_id):
+        return json.loads(self.call("GET", "/v7/jobs/" + job_id, srv=srv)[2])
+
+    def kill_mid_job(self, ids):
+        srv = self.slow_server()
+        try:
+            job = self.submit(ids, srv=srv)
+            deadline = time.time() + 30
+            while self.status(srv, job["id"])["done"] < 1000 and time.time() < deadline:
+                time.sleep(0.05)
+            st = self.status(srv, job["id"])
+            self.assertEqual(st["status"], "running")
+            self.assertGreaterEqual(st["done"], 1000)
+            self.assertLess(st["done"], len(ids))
+        finally:  # killed however the checks went: no server outlives the test
+            srv.proc.send_signal(signal.SIGKILL)
+            srv.proc.wait()
+            srv.stderr.close()
+        return job, st["done"]
+
+    def test_kill_mid_job_and_the_next_server_finishes_it(self):
+        ids = ["user%02d@bigcorp.example" % (i % 25) if i % 7 == 0 else "n%d@example.com" % i
+               for i in range(5000)]
+        job, done_before = self.kill_mid_job(ids)
+        srv = Server(self.ctl)
+        try:
+            st = self.wait(job["id"], srv=srv, timeout=60)
+            self.assertEqual((st["status"], st["done"], st["total"]), ("done", 5000, 5000))
+            lines = self.results(job["id"], srv=srv)
+            self.assertEqual([l["index"] for l in lines], list(range(5000)))
+            fresh = self.submit(ids, srv=srv)
+            self.wait(fresh["id"], srv=srv)
+            self.assertEqual(lines, self.results(fresh["id"], srv=srv))
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_a_job_that_keeps_dying_is_reported_failed(self):
+        ids = ["n%d@example.com" % i for i in range(3000)]
+        job, _ = self.kill_mid_job(ids)
+        self.ctl.sql("UPDATE jobs SET attempts = 5 WHERE uuid = '%s'" % job["id"])
+        srv = Server(self.ctl)
+        try:
+            st = self.wait(job["id"], srv=srv, timeout=60)
+            self.assertEqual(st["status"], "failed")
+            self.assertIsNotNone(st["finished_at"])
+            code, _, raw = self.call("GET", "/v7/jobs/%s/results" % job["id"], srv=srv)
+            self.assertEqual((code, json.loads(raw)["error"]), (409, "job_failed"))
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_jobs_are_deleted_after_a_day(self):
+        srv = Server(self.ctl)
+        try:
+            job = self.submit(["jane.doe@example.com"], srv=srv)
+            self.wait(job["id"], srv=srv)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        self.ctl.sql("UPDATE jobs SET created_at = created_at - 86401 WHERE uuid = '%s'" % job["id"])
+        srv = Server(self.ctl)  # the runner deletes expired jobs when it starts
+        try:
+            deadline = time.time() + 10
+            while time.time() < deadline:
+                code, _, raw = self.call("GET", "/v7/jobs/" + job["id"], srv=srv)
+                if code == 404:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(code, 404)
+            self.assertEqual(self.ctl.sql("SELECT count(*) FROM job_chunks WHERE job = '%s'" % job["id"]),
+                             [["0"]])
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
