@@ -476,13 +476,20 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     char want[65], have[65];
     bd_secret_fingerprint(srv->secret, want);
     r = bd_store_meta_get(s, "secret_fingerprint", have, sizeof have);
-    if (r != BD_OK || strcmp(want, have) != 0) {
+    if (r == BD_OK ? strcmp(want, have) != 0 : r == BD_ERR_NOT_FOUND) {
         bd_store_close(s);
         char shown[512];
         bd_uri_redact(srv->db, shown, sizeof shown);
         snprintf(why, whylen, "the secret file %s does not belong to the store %s", secret_path,
                  shown);
         return BD_ERR_INVALID;
+    }
+    if (r != BD_OK) { /* the store failed: say so, not that the secret is wrong */
+        bd_store_close(s);
+        char shown[512];
+        bd_uri_redact(srv->db, shown, sizeof shown);
+        snprintf(why, whylen, "the store %s could not be read: %s", shown, bd_result_str(r));
+        return r;
     }
     srv->keys = bd_keyring_new();
     r = srv->keys ? bd_keyring_refresh(srv->keys, s) : BD_ERR_NOMEM;
