@@ -16,6 +16,18 @@ void bd_utc_text(int64_t t, char out[21])
         snprintf(out, 21, "1970-01-01T00:00:00Z");
 }
 
+void bd_json_utc_member(bd_json *w, const char *key, int64_t t)
+{
+    bd_json_key(w, key);
+    if (t <= 0) {
+        bd_json_null(w);
+        return;
+    }
+    char when[21];
+    bd_utc_text(t, when);
+    bd_json_cstring(w, when);
+}
+
 int64_t bd_now_us(void)
 {
     struct timespec ts;

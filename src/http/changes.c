@@ -10,18 +10,6 @@
 #define CHANGES_DEFAULT 100
 #define CHANGES_MAX 1000
 
-static void time_or_null(bd_json *w, const char *key, int64_t t)
-{
-    bd_json_key(w, key);
-    if (!t) {
-        bd_json_null(w);
-        return;
-    }
-    char when[21];
-    bd_utc_text(t, when);
-    bd_json_cstring(w, when);
-}
-
 static void member_int(bd_json *w, const char *key, int64_t v)
 {
     bd_json_key(w, key);
@@ -34,8 +22,8 @@ static void write_status(bd_req *rq, const bd_store_status *st)
     bd_reply_begin(rq, 200);
     bd_json_object_begin(w);
     member_int(w, "data_version", st->version);
-    time_or_null(w, "last_change_at", st->last_change_at);
-    time_or_null(w, "last_import_at", st->last_import_at);
+    bd_json_utc_member(w, "last_change_at", st->last_change_at);
+    bd_json_utc_member(w, "last_import_at", st->last_import_at);
     member_int(w, "breaches", st->breaches);
     member_int(w, "records", st->records);
     member_int(w, "cards", st->cards);
@@ -111,7 +99,7 @@ static int write_change(void *ctx, const bd_change_row *c)
     bool cards = c->kind == BD_CHANGE_CARDS_ADDED;
     bd_json_object_begin(w);
     member_int(w, "seq", c->seq);
-    time_or_null(w, "at", c->at);
+    bd_json_utc_member(w, "at", c->at);
     bd_json_key(w, "kind");
     bd_json_cstring(w, kind_name(c->kind));
     bd_json_member_string(w, cards ? "leak_id" : "breach_id", c->subject, true);

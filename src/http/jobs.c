@@ -73,18 +73,6 @@ static int take_identity(void *ctx, size_t index, bd_slice v)
     return 0;
 }
 
-static void write_time(bd_json *w, const char *key, int64_t t)
-{
-    bd_json_key(w, key);
-    if (t <= 0) {
-        bd_json_null(w);
-        return;
-    }
-    char text[21];
-    bd_utc_text(t, text);
-    bd_json_cstring(w, text);
-}
-
 static const char *status_name(bd_job_status s)
 {
     static const char *const names[] = {"queued", "running", "done", "failed"};
@@ -108,9 +96,9 @@ static void write_job(const bd_server *srv, bd_req *rq, const bd_job_row *j, int
     bd_json_int(w, j->total);
     bd_json_key(w, "done");
     bd_json_int(w, j->done);
-    write_time(w, "created_at", j->created_at);
-    write_time(w, "finished_at", j->finished_at);
-    write_time(w, "expires_at", j->created_at + JOB_TTL_S);
+    bd_json_utc_member(w, "created_at", j->created_at);
+    bd_json_utc_member(w, "finished_at", j->finished_at);
+    bd_json_utc_member(w, "expires_at", j->created_at + JOB_TTL_S);
     snprintf(url, sizeof url, "%s/jobs/%s", srv->base, j->uuid);
     bd_json_key(w, "url");
     bd_json_cstring(w, url);

@@ -98,6 +98,8 @@ void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id);
 
 /* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
 void bd_utc_text(int64_t t, char out[21]);
+/* A member whose value is t in that form, or null when t <= 0 (never, none). */
+void bd_json_utc_member(bd_json *w, const char *key, int64_t t);
 
 /* Sends rq's reply on conn (send.c): MHD_NO when libmicrohttpd could not queue it. */
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq);

@@ -4,18 +4,6 @@
  * answered when the quota is used up: a client can always learn when it resets. */
 #include "http/server_impl.h"
 
-static void time_or_null(bd_json *w, const char *key, int64_t t)
-{
-    bd_json_key(w, key);
-    if (!t) {
-        bd_json_null(w);
-        return;
-    }
-    char when[21];
-    bd_utc_text(t, when);
-    bd_json_cstring(w, when);
-}
-
 void bd_handle_usage(bd_server *srv, bd_req *rq)
 {
     if (!bd_params_check(rq, NULL, NULL))
@@ -50,8 +38,8 @@ void bd_handle_usage(bd_server *srv, bd_req *rq)
         bd_json_int(w, month < k->quota_per_month ? k->quota_per_month - month : 0);
     else
         bd_json_null(w);
-    time_or_null(w, "month_resets_at", bd_usage_month_end(rq->now_us / 1000000));
-    time_or_null(w, "expires_at", k->expires_at);
+    bd_json_utc_member(w, "month_resets_at", bd_usage_month_end(rq->now_us / 1000000));
+    bd_json_utc_member(w, "expires_at", k->expires_at);
     bd_json_object_end(w);
     bd_reply_finish(rq);
 }
