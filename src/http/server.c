@@ -457,6 +457,24 @@ static bd_result no_secret(bd_server *srv, char *why, size_t whylen)
     return BD_ERR_INVALID;
 }
 
+/* The store's secret fingerprint. A database server's hot standby may not have replayed
+ * the store's creation yet when breachd starts beside it, or may cancel a read while it
+ * replays: a missing row or a busy store is asked again for a few seconds there, as a
+ * client waits for its database to come up. A SQLite file answers at once. */
+static bd_result read_fingerprint(const bd_server *srv, bd_store *s, char *out, size_t cap)
+{
+    char dflt[sizeof srv->db + 8];
+    bool server_store = !bd_store_default_secret_path(srv->db, dflt, sizeof dflt);
+    for (int tries = 0;; tries++) {
+        bd_result r = bd_store_meta_get(s, "secret_fingerprint", out, cap);
+        bool transient = r == BD_ERR_BUSY || (r == BD_ERR_NOT_FOUND && server_store);
+        if (!transient || tries >= 50)
+            return r;
+        struct timespec pause = {0, 100 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* Loads the secret, checks it belongs to the store (so a wrong path or a foreign secret
  * fails at start), and loads the keys. */
 static bd_result open_store(bd_server *srv, char *why, size_t whylen)
@@ -475,7 +493,7 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
         return r;
     char want[65], have[65];
     bd_secret_fingerprint(srv->secret, want);
-    r = bd_store_meta_get(s, "secret_fingerprint", have, sizeof have);
+    r = read_fingerprint(srv, s, have, sizeof have);
     if (r == BD_OK ? strcmp(want, have) != 0 : r == BD_ERR_NOT_FOUND) {
         bd_store_close(s);
         char shown[512];
