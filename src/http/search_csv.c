@@ -49,11 +49,6 @@ static int take_breach(void *ctx, const bd_breach_row *b)
     return 0;
 }
 
-static const char *severity_name(bd_severity s)
-{
-    return s == BD_SEVERITY_HIGH ? "High" : s == BD_SEVERITY_MEDIUM ? "Medium" : "Low";
-}
-
 bd_result bd_csv_record(bd_req *rq, bd_csv_breach_memo *m, const bd_record_row *r)
 {
     if (m->id != r->breach_id) {
@@ -71,7 +66,7 @@ bd_result bd_csv_record(bd_req *rq, bd_csv_breach_memo *m, const bd_record_row *
         bd_slice_from(m->uuid), bd_slice_from(m->name), bd_slice_from(date), r->user_name,
         r->first_name, r->last_name, r->email, r->email_domain, r->phone_number,
         r->ip_address, r->bitcoin_address, r->password_masked, r->password_hash,
-        r->ssn_masked, r->other_attributes, bd_slice_from(severity_name(r->severity)),
+        r->ssn_masked, r->other_attributes, bd_slice_from(bd_severity_name(r->severity)),
     };
     bd_result res = BD_OK;
     for (size_t i = 0; res == BD_OK && i < sizeof cells / sizeof cells[0]; i++)
