@@ -6,16 +6,20 @@
 #include <string.h>
 
 /* What a browser may read besides the CORS-safelisted headers: the request id to quote,
- * the budget, when to retry, the tag to revalidate with, when a quota resets, and the
- * numbers of a CSV search page. */
+ * the budget, when to retry, the tag to revalidate with, when a quota resets, the numbers
+ * of a CSV search page, and where a new job or watch lives. */
 #define EXPOSE_HEADERS                                                                             \
     "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, "     \
     "Allow, ETag, X-Quota-Reset, X-Records-Found, X-Pagination-Token, X-Total-Elements, "         \
-    "X-Total-Pages, X-Page-Number, X-Page-Size, X-Number-Of-Elements"
-/* The key, and what HEROIC dashboards' HTTP libraries add (jQuery, axios, fetch). */
+    "X-Total-Pages, X-Page-Number, X-Page-Size, X-Number-Of-Elements, Location"
+/* The keys (v7's and HIBP v3's header), and what HEROIC dashboards' HTTP libraries add
+ * (jQuery, axios, fetch). */
 #define ALLOW_HEADERS                                                                              \
-    "x-api-key, content-type, accept, accept-language, cache-control, x-requested-with"
-#define ALLOW_METHODS "GET, HEAD, OPTIONS"
+    "x-api-key, hibp-api-key, content-type, accept, accept-language, cache-control, "            \
+    "x-requested-with"
+/* POST and DELETE for the watches and jobs a dashboard manages with its key: the key comes
+ * from a header, never a cookie, so a page can only use a key it already holds. */
+#define ALLOW_METHODS "GET, HEAD, POST, DELETE, OPTIONS"
 #define MAX_AGE "7200" /* seconds; Chromium caps a preflight's lifetime at two hours */
 
 /* host: a DNS name or an IPv4 address (letters, digits, '-', '.'), or "[v6]". */
