@@ -409,28 +409,6 @@ static void dedup_add(crypto_hash_sha256_state *st, bd_slice v)
         crypto_hash_sha256_update(st, (const uint8_t *)v.ptr, v.len);
 }
 
-void bd_import_remember_breach(importer *im, const char *uuid)
-{
-    char *recent = im->recent[bd_slice_hash(bd_slice_from(uuid)) & 63];
-    if (strcmp(recent, uuid) == 0)
-        return;
-    bool known = false;
-    for (size_t i = 0; i < im->ntouched && !known; i++)
-        known = strcmp(im->touched[i], uuid) == 0;
-    if (!known) {
-        if (im->ntouched == im->cap_touched) {
-            size_t cap = im->cap_touched ? im->cap_touched * 2 : 8;
-            void *p = realloc(im->touched, cap * sizeof *im->touched);
-            if (!p)
-                return; /* the count is refreshed by the next import of this breach */
-            im->touched = p;
-            im->cap_touched = cap;
-        }
-        memcpy(im->touched[im->ntouched++], uuid, BD_UUID_LEN + 1);
-    }
-    memcpy(recent, uuid, BD_UUID_LEN + 1);
-}
-
 bd_result bd_import_check_record(importer *im, staged *out)
 {
     const char *const *names = RECORD_FIELDS;

@@ -170,7 +170,7 @@ static bd_result write_row(importer *im, const staged *row, bool *inserted, char
             return BD_ERR_INVALID;
         }
         if (r == BD_OK)
-            bd_import_remember_breach(im, row->u.record.breach_uuid);
+            bd_import_tally_record(im, &row->u.record, *inserted);
         return r;
     case BD_IMPORT_CARDS:
         return bd_store_card_put(im->s, &row->u.card, inserted);
@@ -260,6 +260,11 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     }
     if (r == BD_OK && write)
         r = bd_store_begin(s);
+    if (r == BD_OK && write && o->kind == BD_IMPORT_RECORDS) {
+        int64_t last_id = 0;
+        r = bd_store_records_last_id(s, &last_id);
+        bd_import_tally_begin(&im, last_id);
+    }
     bd_watch_matcher *watches = NULL; /* alerts are written in the batch that matched */
     if (r == BD_OK && o->kind != BD_IMPORT_BREACHES)
         r = bd_watch_matcher_open(s, &watches);
@@ -364,8 +369,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                 fprintf(stderr, "\r\033[K%s: building indexes", path);
             r = bd_store_bulk_end(s, bulk_kind);
         }
-        for (size_t i = 0; i < im.ntouched && r == BD_OK; i++)
-            r = bd_store_breach_refresh_count(s, im.touched[i]);
+        if (r == BD_OK)
+            r = bd_import_tally_settle(&im);
         if (r == BD_OK && watches)
             r = bd_watch_matcher_write(watches);
         if (r == BD_OK)
@@ -393,7 +398,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     c->imported += local.imported;
     c->duplicates += local.duplicates;
     c->rejected += local.rejected;
-    free(im.touched);
+    bd_import_tally_end(&im);
     bd_reader_close(rd);
     return r;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/u64set.h"
 #include "ingest/fields.h"
 #include "ingest/import.h"
 
@@ -20,10 +21,17 @@ typedef struct {
     const bd_import_options *o;
     const bd_fields *f;
     char why[512];
-    /* breaches touched by a records import, to refresh their identity counts at the end */
+    /* breaches touched by a records import, to settle their identity counts at the end
+     * (tally.c), with what the import wrote into each */
     char (*touched)[BD_UUID_LEN + 1];
+    bd_breach_tally *tally;
     size_t ntouched, cap_touched;
     char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
+    size_t recent_ix[64];
+    int64_t last_id_before; /* the store's greatest record id when the import began */
+    bd_u64set idents;       /* (breach, identity) pairs of the inserted records */
+    bool counting;          /* idents holds them all (it stops at its limit) */
+    uint8_t ident_key[16];  /* SipHash key of idents, random per import */
     struct stage_batch *batch;        /* where the checking thread puts checked rows */
     char dry_breach[BD_UUID_LEN + 1]; /* a dry run: the breach looked up last */
     bool dry_breach_exists;
@@ -64,7 +72,12 @@ bd_result bd_import_check_card(importer *im, staged *out);
 /* Turns the arena offsets of every row of a full batch into pointers, once the arena is
  * final. */
 void bd_import_place_all(bd_import_kind kind, stage_batch *b);
-/* Notes a breach that records were written for, to refresh its identity count at the end. */
-void bd_import_remember_breach(importer *im, const char *uuid);
+/* tally.c: starts counting identities (last_id: bd_store_records_last_id before the first
+ * row); notes the breach of a record that was written and, when it was inserted, the record
+ * in the breach's tally; settles every touched breach's count; frees what it kept. */
+void bd_import_tally_begin(importer *im, int64_t last_id);
+void bd_import_tally_record(importer *im, const bd_record_in *r, bool inserted);
+bd_result bd_import_tally_settle(importer *im);
+void bd_import_tally_end(importer *im);
 
 #endif

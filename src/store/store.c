@@ -139,7 +139,26 @@ bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists)
 
 bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
 {
-    return s->ops->breach_refresh_count(s, uuid);
+    return s->ops->breach_refresh_count(s, uuid, -1);
+}
+
+bd_result bd_store_breach_settle_count(bd_store *s, const char *uuid, const bd_breach_tally *t)
+{
+    int64_t counted = -1;
+    if (t && t->identities >= 0) {
+        int64_t n = 0, min_id = 0;
+        bd_result r = s->ops->breach_records(s, uuid, &n, &min_id);
+        if (r != BD_OK)
+            return r;
+        if (n == t->inserted && (n == 0 || min_id > t->last_id_before))
+            counted = t->identities;
+    }
+    return s->ops->breach_refresh_count(s, uuid, counted);
+}
+
+bd_result bd_store_records_last_id(bd_store *s, int64_t *id)
+{
+    return s->ops->records_last_id(s, id);
 }
 
 bd_result bd_store_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx)

@@ -163,6 +163,22 @@ bd_result bd_store_breach_exists(bd_store *s, const char *uuid, bool *exists);
 /* Recomputes the derived identity count of the given breach. */
 bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid);
 
+/* What one import wrote into one breach. */
+typedef struct {
+    int64_t inserted;       /* records it inserted into the breach */
+    int64_t identities;     /* distinct identities among them (breach.pwned_count's rule); -1:
+                             * not counted */
+    int64_t last_id_before; /* bd_store_records_last_id when the import began */
+} bd_breach_tally;
+
+/* Sets a breach's derived identity count after an import: to the import's own count when
+ * every record of the breach is one it inserted (none at or below last_id_before, and as
+ * many as it inserted), so the records are not read again; else as
+ * bd_store_breach_refresh_count. */
+bd_result bd_store_breach_settle_count(bd_store *s, const char *uuid, const bd_breach_tally *t);
+/* The greatest record id so far; 0 when there is none. */
+bd_result bd_store_records_last_id(bd_store *s, int64_t *id);
+
 /* ---- the Have I Been Pwned API v3's reads ---------------------------------------------- */
 
 /* One breach by Name, ASCII case ignored; BD_ERR_NOT_FOUND when absent. */

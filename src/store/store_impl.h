@@ -28,7 +28,11 @@ typedef struct bd_store_ops {
     bd_result (*breach_by_id)(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
     bd_result (*breach_get)(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
     bd_result (*breach_exists)(bd_store *s, const char *uuid, bool *exists);
-    bd_result (*breach_refresh_count)(bd_store *s, const char *uuid);
+    /* counted >= 0: the count to set, else recounted from the records */
+    bd_result (*breach_refresh_count)(bd_store *s, const char *uuid, int64_t counted);
+    /* how many records a breach has, and the smallest record id among them (0: none) */
+    bd_result (*breach_records)(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id);
+    bd_result (*records_last_id)(bd_store *s, int64_t *id);
     bd_result (*breach_by_name)(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
     bd_result (*breaches_of_email)(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
     bd_result (*domain_breaches)(bd_store *s, bd_slice domain, int64_t max_records,

@@ -40,6 +40,47 @@ class Import(unittest.TestCase):
         stats = self.ctl.run("stats", check=0).stdout.decode()
         self.assertIn("total: 3 breach records, 0 cards", stats)
 
+    def test_breach_identity_counts_are_exact_after_every_kind_of_import(self):
+        # A breach without an imported pwned_count shows its distinct identities: a record's
+        # identity is its email, else user name, phone, IP, bitcoin address, SSN, hash.
+        # An import into a breach with no records counts them as it writes; any other is
+        # recounted by the store: both must give the same numbers.
+        other = "33333333-3333-4333-8333-333333333333"
+        first = [{"email": "a@example.com", "password": "one"},
+                 {"email": "A@example.com", "password": "two"},
+                 {"user_name": "dave"},
+                 {"user_name": "dave", "ip_address": "192.0.2.7"},
+                 {"ip_address": "192.0.2.7"},
+                 {"social_security_number": "123-45-6789"},
+                 {"password_hash": "5f4dcc3b5aa765d61d8327deb882cf99"},
+                 {"phone_number": "+1 202 555 0100"},
+                 {"user_name": "erin", "email": "erin@example.com"}]
+        later = [{"email": "a@example.com", "password": "three"}, {"email": "new@example.com"},
+                 {"user_name": "erin"}]
+
+        def rows(breach, items):
+            return "\n".join(json.dumps(dict(r, breach_uuid=breach)) for r in items) + "\n"
+
+        key = self.ctl.key("counts")
+        srv = Server(self.ctl)
+        try:
+            def count(breach):
+                st, body = srv.get("/v7/breaches/" + breach, key=key)
+                self.assertEqual(st, 200, body)
+                return body["pwned_count"]
+            self.ctl.import_("records", self.ctl.write("f.jsonl", rows(BREACH, first)))
+            self.assertEqual(count(BREACH), 7)
+            self.ctl.import_("records", self.ctl.write("l.jsonl", rows(BREACH, later)))
+            self.assertEqual(count(BREACH), 9)
+            self.ctl.import_("records", self.ctl.write("f.jsonl", rows(BREACH, first)))
+            self.assertEqual(count(BREACH), 9)
+            self.ctl.import_("records", self.ctl.write("o.jsonl", rows(other, first + first)), "--bulk")
+            self.assertEqual(count(other), 7)
+            self.ctl.import_("records", self.ctl.write("o2.jsonl", rows(other, later)), "--bulk")
+            self.assertEqual(count(other), 9)
+        finally:
+            srv.stop()
+
     def test_bad_lines_are_reported_by_number_and_the_rest_imported(self):
         lines = RECORDS.splitlines()
         text = "\n".join([lines[0], "{not json", lines[1],

@@ -215,6 +215,41 @@ TEST(test_breach_refresh_count_counts_distinct_identities_and_keeps_an_imported_
     CHECK_STR(breach_list(s, 0), "New/20200101/4,Mid/20150101/0,Old/20100101/100");
 }
 
+TEST(test_breach_settle_count_takes_an_import_s_count_only_when_the_breach_is_all_its_own)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    int64_t last = -1;
+    CHECK_INT(bd_store_records_last_id(s, &last), BD_OK);
+    CHECK_INT(last, 0);
+    put_email(s, NEW, "ann@a.example", 1);
+    put_email(s, NEW, "ann@a.example", 2);
+    put_email(s, NEW, "bob@a.example", 3);
+    /* every record of New is the import's: its count (a made-up 7, to tell it from a
+     * recount) is taken as it is */
+    bd_breach_tally t = {.inserted = 3, .identities = 7, .last_id_before = 0};
+    CHECK_INT(bd_store_breach_settle_count(s, NEW, &t), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/7,Mid/20150101/0,Old/20100101/100");
+    /* fewer inserted than the breach holds: another writer's records too, so recounted */
+    t.inserted = 2;
+    CHECK_INT(bd_store_breach_settle_count(s, NEW, &t), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/2,Mid/20150101/0,Old/20100101/100");
+    /* records from before the import: recounted */
+    CHECK_INT(bd_store_records_last_id(s, &last), BD_OK);
+    CHECK(last > 0);
+    put_email(s, NEW, "cat@a.example", 4);
+    t = (bd_breach_tally){.inserted = 1, .identities = 1, .last_id_before = last};
+    CHECK_INT(bd_store_breach_settle_count(s, NEW, &t), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/3,Mid/20150101/0,Old/20100101/100");
+    /* not counted (-1): recounted; an imported count stays */
+    t = (bd_breach_tally){.inserted = 3, .identities = -1, .last_id_before = 0};
+    CHECK_INT(bd_store_breach_settle_count(s, NEW, &t), BD_OK);
+    put_email(s, OLD, "dan@a.example", 5);
+    t = (bd_breach_tally){.inserted = 1, .identities = 9, .last_id_before = last + 1};
+    CHECK_INT(bd_store_breach_settle_count(s, OLD, &t), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/3,Mid/20150101/0,Old/20100101/100");
+}
+
 /* ---- records ----------------------------------------------------------------------- */
 
 TEST(test_record_put_reports_duplicates_and_a_missing_breach)
@@ -493,6 +528,7 @@ static void suite(void)
     RUN_CONTRACT(test_breach_get_and_exists_by_uuid);
     RUN_CONTRACT(test_breach_by_id_is_the_breach_of_a_record);
     RUN_CONTRACT(test_breach_refresh_count_counts_distinct_identities_and_keeps_an_imported_count);
+    RUN_CONTRACT(test_breach_settle_count_takes_an_import_s_count_only_when_the_breach_is_all_its_own);
     RUN_CONTRACT(test_record_put_reports_duplicates_and_a_missing_breach);
     RUN_CONTRACT(test_record_values_come_back_as_put);
     RUN_CONTRACT(test_record_search_finds_each_field_by_its_lookup_key);

@@ -136,7 +136,7 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_EMAIL, email, ok, &n);
     for (int i = 0; r == BD_OK && i < PQntuples(affected); i++)
-        r = pg_breach_refresh_count(s, PQgetvalue(affected, i, 0));
+        r = pg_breach_refresh_count(s, PQgetvalue(affected, i, 0), -1);
     if (r == BD_OK)
         r = pg_run(p, &ERASE_EMPTY_DOMAINS, NULL, NULL);
     if (r == BD_OK)

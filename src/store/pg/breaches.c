@@ -266,7 +266,11 @@ static bd_result count_of(pg_store *p, const char *uuid, int64_t *n)
     return BD_OK;
 }
 
-bd_result pg_breach_refresh_count(bd_store *s, const char *uuid)
+static const pg_stmt BREACH_SET_COUNT = {
+    PG_Q_BREACH_SET_COUNT,
+    "UPDATE breaches SET pwned_count_derived = $2 WHERE uuid = $1 AND pwned_count IS NULL"};
+
+bd_result pg_breach_refresh_count(bd_store *s, const char *uuid, int64_t counted)
 {
     pg_store *p = pg_of(s);
     bool own;
@@ -275,15 +279,50 @@ bd_result pg_breach_refresh_count(bd_store *s, const char *uuid)
         return r;
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
+    if (counted >= 0)
+        pg_param_int(&pp, counted);
     int64_t before = -1, after = -1;
     r = count_of(p, uuid, &before);
     if (r == BD_OK)
-        r = pg_run(p, &BREACH_REFRESH, &pp, NULL);
+        r = pg_run(p, counted >= 0 ? &BREACH_SET_COUNT : &BREACH_REFRESH, &pp, NULL);
     if (r == BD_OK)
         r = count_of(p, uuid, &after);
     if (r == BD_OK && after != before) /* the log says what changed, not what was looked at */
         r = pg_change_breach(p, BD_CHANGE_BREACH_CHANGED, uuid, 0);
     return pg_write_end(p, own, r);
+}
+
+static const pg_stmt BREACH_RECORDS = {
+    PG_Q_BREACH_RECORDS,
+    "SELECT count(*), coalesce(min(id), 0) FROM records "
+    "WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"};
+
+bd_result pg_breach_records(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, uuid);
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &BREACH_RECORDS, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    *n = pg_int(res, 0, 0);
+    *min_id = pg_int(res, 0, 1);
+    PQclear(res);
+    return BD_OK;
+}
+
+static const pg_stmt RECORDS_LAST_ID = {PG_Q_RECORDS_LAST_ID,
+                                        "SELECT coalesce(max(id), 0) FROM records"};
+
+bd_result pg_records_last_id(bd_store *s, int64_t *id)
+{
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &RECORDS_LAST_ID, &(pg_params){0}, &res);
+    if (r != BD_OK)
+        return r;
+    *id = pg_int(res, 0, 0);
+    PQclear(res);
+    return BD_OK;
 }
 
 bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx)

@@ -76,6 +76,9 @@ typedef enum {
     PG_Q_CHANGE_VERSION,
     PG_Q_STATUS,
     PG_Q_BREACH_COUNT,
+    PG_Q_BREACH_SET_COUNT,
+    PG_Q_BREACH_RECORDS,
+    PG_Q_RECORDS_LAST_ID,
     PG_Q_JOB_PUT,
     PG_Q_JOB_CHUNK_PUT,
     PG_Q_JOB_GET,
@@ -361,7 +364,9 @@ bd_result pg_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
-bd_result pg_breach_refresh_count(bd_store *s, const char *uuid);
+bd_result pg_breach_refresh_count(bd_store *s, const char *uuid, int64_t counted);
+bd_result pg_breach_records(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id);
+bd_result pg_records_last_id(bd_store *s, int64_t *id);
 bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
 bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
 bd_result pg_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records, bd_domain_cb cb,

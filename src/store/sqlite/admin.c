@@ -117,7 +117,7 @@ bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void
         *removed = sqlite3_changes(s->db);
     }
     for (size_t i = 0; i < affected.n && r == BD_OK; i++)
-        r = sq_breach_refresh_count(base, affected.uuids[i]);
+        r = sq_breach_refresh_count(base, affected.uuids[i], -1);
     if (r == BD_OK)
         r = sq_exec(s, ERASE_EMPTY_DOMAINS);
     if (r == BD_OK)

@@ -188,10 +188,10 @@ static bd_result count_of(sqlite_store *s, const char *uuid, int64_t *n)
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
 }
 
-bd_result sq_breach_refresh_count(bd_store *base, const char *uuid)
+bd_result sq_breach_refresh_count(bd_store *base, const char *uuid, int64_t counted)
 {
     sqlite_store *s = S(base);
-    sqlite3_stmt *st = sq_fixed(s, Q_BREACH_REFRESH);
+    sqlite3_stmt *st = sq_fixed(s, counted >= 0 ? Q_BREACH_SET_COUNT : Q_BREACH_REFRESH);
     if (!st)
         return BD_ERR_STORE;
     int64_t before, after;
@@ -199,12 +199,39 @@ bd_result sq_breach_refresh_count(bd_store *base, const char *uuid)
     if (r != BD_OK)
         return r;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    if (counted >= 0)
+        sqlite3_bind_int64(st, 2, counted);
     r = sq_step_done(s, st);
     if (r == BD_OK)
         r = count_of(s, uuid, &after);
     if (r == BD_OK && after != before) /* the log says what changed, not what was looked at */
         r = sq_change_breach(s, BD_CHANGE_BREACH_CHANGED, uuid, 0);
     return r;
+}
+
+bd_result sq_breach_records(bd_store *base, const char *uuid, int64_t *n, int64_t *min_id)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_BREACH_RECORDS);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *n = sqlite3_column_int64(st, 0);
+        *min_id = sqlite3_column_int64(st, 1);
+    }
+    sq_done(st);
+    return rc == SQLITE_ROW ? BD_OK : sq_map_rc(rc);
+}
+
+bd_result sq_records_last_id(bd_store *base, int64_t *id)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_RECORDS_LAST_ID);
+    if (!st)
+        return BD_ERR_STORE;
+    return sq_step_count(st, id);
 }
 
 bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void *ctx)

@@ -77,6 +77,9 @@ enum {
     Q_CHANGE_VERSION,
     Q_STATUS,
     Q_BREACH_COUNT,
+    Q_BREACH_SET_COUNT,
+    Q_BREACH_RECORDS,
+    Q_RECORDS_LAST_ID,
     Q_JOB_PUT,
     Q_JOB_CHUNK_PUT,
     Q_JOB_GET,
@@ -292,7 +295,9 @@ bd_result sq_breach_list(bd_store *base, int limit, bd_breach_cb cb, void *ctx);
 bd_result sq_breach_by_id(bd_store *base, int64_t id, bd_breach_cb cb, void *ctx);
 bd_result sq_breach_get(bd_store *base, const char *uuid, bd_breach_cb cb, void *ctx);
 bd_result sq_breach_exists(bd_store *base, const char *uuid, bool *exists);
-bd_result sq_breach_refresh_count(bd_store *base, const char *uuid);
+bd_result sq_breach_refresh_count(bd_store *base, const char *uuid, int64_t counted);
+bd_result sq_breach_records(bd_store *base, const char *uuid, int64_t *n, int64_t *min_id);
+bd_result sq_records_last_id(bd_store *base, int64_t *id);
 /* A breach's row id and date by uuid; BD_ERR_NOT_FOUND when absent. */
 bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date);
 bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void *ctx);

@@ -151,6 +151,12 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                        "LIMIT ?2",
     [Q_BREACH_COUNT] = "SELECT coalesce(pwned_count, pwned_count_derived) FROM breaches "
                        "WHERE uuid = ?1",
+    [Q_BREACH_SET_COUNT] = "UPDATE breaches SET pwned_count_derived = ?2 "
+                           "WHERE uuid = ?1 AND pwned_count IS NULL",
+    /* both off records_by_breach: a count of index entries, no record read */
+    [Q_BREACH_RECORDS] = "SELECT count(*), coalesce(min(id), 0) FROM records "
+                         "WHERE breach_id = (SELECT id FROM breaches WHERE uuid = ?1)",
+    [Q_RECORDS_LAST_ID] = "SELECT coalesce(max(id), 0) FROM records",
     [Q_CHANGE_VERSION] = "SELECT coalesce(max(seq), 0) FROM changes",
     [Q_STATUS] = "SELECT coalesce(max(seq), 0), coalesce(max(at), 0), "
                  "coalesce(max(CASE WHEN kind IN (4, 6) THEN at END), 0), "

@@ -1,0 +1,122 @@
+/* What a records import wrote into each breach, so that a breach's identity count
+ * (breach.pwned_count when none was imported: its distinct identities, a record's identity
+ * being the first it has of email, user name, phone, IP, bitcoin address, SSN, password
+ * hash) is settled without the store reading the breach's records again: for a breach
+ * whose records are all this import's, the import has counted them as it wrote them.
+ * Recounting sorted every identity of the breach: 2.4 s of a 1M-record load. */
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/import_impl.h"
+
+_Static_assert(sizeof ((importer *)0)->ident_key == crypto_shorthash_KEYBYTES, "SipHash key");
+
+/* 2^25 identities (a 512 MiB table at most); past them every touched breach is recounted. */
+#define MAX_IDENTITIES (1u << 25)
+
+void bd_import_tally_begin(importer *im, int64_t last_id)
+{
+    im->last_id_before = last_id;
+    bd_u64set_init(&im->idents, MAX_IDENTITIES);
+    randombytes_buf(im->ident_key, sizeof im->ident_key);
+    im->counting = true;
+}
+
+/* The index of uuid among the touched breaches, added when new; SIZE_MAX out of memory. */
+static size_t touch(importer *im, const char *uuid)
+{
+    size_t h = bd_slice_hash(bd_slice_from(uuid)) & 63;
+    if (strcmp(im->recent[h], uuid) == 0)
+        return im->recent_ix[h];
+    size_t i = 0;
+    while (i < im->ntouched && strcmp(im->touched[i], uuid) != 0)
+        i++;
+    if (i == im->ntouched) {
+        if (im->ntouched == im->cap_touched) {
+            size_t cap = im->cap_touched ? im->cap_touched * 2 : 8;
+            void *p = realloc(im->touched, cap * sizeof *im->touched);
+            if (!p)
+                return SIZE_MAX; /* the count is refreshed by the next import of this breach */
+            im->touched = p;
+            p = realloc(im->tally, cap * sizeof *im->tally);
+            if (!p)
+                return SIZE_MAX;
+            im->tally = p;
+            im->cap_touched = cap;
+        }
+        memcpy(im->touched[i], uuid, BD_UUID_LEN + 1);
+        im->tally[i] = (bd_breach_tally){.identities = im->counting ? 0 : -1,
+                                         .last_id_before = im->last_id_before};
+        im->ntouched++;
+    }
+    memcpy(im->recent[h], uuid, BD_UUID_LEN + 1);
+    im->recent_ix[h] = i;
+    return i;
+}
+
+/* The record's identity, in the order of the stores' count (SSN as lower-case hex); false
+ * when it has none. */
+static bool identity_of(const bd_record_in *r, bd_slice *v, char hex[], size_t hexlen)
+{
+    const bd_slice first[] = {r->email, r->user_name_key, r->phone_key, r->ip_address,
+                              r->bitcoin_address};
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        if (first[i].ptr) {
+            *v = first[i];
+            return true;
+        }
+    if (r->ssn_hmac.ptr && r->ssn_hmac.len * 2 < hexlen) {
+        sodium_bin2hex(hex, hexlen, (const unsigned char *)r->ssn_hmac.ptr, r->ssn_hmac.len);
+        *v = (bd_slice){hex, r->ssn_hmac.len * 2};
+        return true;
+    }
+    *v = r->password_hash;
+    return v->ptr != NULL;
+}
+
+static void stop_counting(importer *im)
+{
+    im->counting = false;
+    bd_u64set_free(&im->idents);
+    for (size_t i = 0; i < im->ntouched; i++)
+        im->tally[i].identities = -1;
+}
+
+void bd_import_tally_record(importer *im, const bd_record_in *r, bool inserted)
+{
+    size_t t = touch(im, r->breach_uuid);
+    if (t == SIZE_MAX || !inserted)
+        return;
+    im->tally[t].inserted++;
+    char hex[129];
+    bd_slice v;
+    if (!im->counting || !identity_of(r, &v, hex, sizeof hex))
+        return;
+    uint64_t h;
+    crypto_shorthash((unsigned char *)&h, (const unsigned char *)v.ptr, v.len, im->ident_key);
+    h ^= (uint64_t)(t + 1) * 0x9E3779B97F4A7C15u; /* one key space per breach */
+    int added = bd_u64set_add(&im->idents, h);
+    if (added < 0)
+        stop_counting(im);
+    else
+        im->tally[t].identities += added;
+}
+
+bd_result bd_import_tally_settle(importer *im)
+{
+    bd_result r = BD_OK;
+    for (size_t i = 0; i < im->ntouched && r == BD_OK; i++)
+        r = bd_store_breach_settle_count(im->s, im->touched[i], &im->tally[i]);
+    return r;
+}
+
+void bd_import_tally_end(importer *im)
+{
+    bd_u64set_free(&im->idents);
+    free(im->touched);
+    free(im->tally);
+    im->touched = NULL;
+    im->tally = NULL;
+    im->ntouched = im->cap_touched = 0;
+}
