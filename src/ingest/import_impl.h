@@ -72,6 +72,9 @@ bd_result bd_import_check_card(importer *im, staged *out);
 /* Turns the arena offsets of every row of a full batch into pointers, once the arena is
  * final. */
 void bd_import_place_all(bd_import_kind kind, stage_batch *b);
+/* Rows per transaction of a plain import into a store holding `rows` rows (import.c). */
+unsigned bd_import_batch_rows(int64_t rows);
+
 /* tally.c: starts counting identities (last_id: bd_store_records_last_id before the first
  * row); notes the breach of a record that was written and, when it was inserted, the record
  * in the breach's tally; settles every touched breach's count; frees what it kept. */
