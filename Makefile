@@ -19,6 +19,7 @@
 #   make bench-ranges    Pwned Passwords ranges: load rate, bytes per hash, /range/ vs nginx
 #   make bench-watch     watches: import commit to webhook received (1,000 watches, 1M records)
 #   make bench-watch-pg  the same on a PostgreSQL store
+#   make bench-import    import speed beside its floor: --dry-run, SQLite alone, plain, --bulk
 
 CC      ?= cc
 BUILD   ?= build
@@ -251,6 +252,25 @@ WATCH_COUNT ?= 1000
 bench-watch: all
 	python3 bench/watch_latency.py --records $(WATCH_RECORDS) --watches $(WATCH_COUNT) \
 	  --build $(BUILD) --results bench/RESULTS.md
+
+# Issue 18: import speed (1M records, 1M cards) beside what reading and parsing alone and
+# SQLite alone (inserting rows that are already prepared) take on this machine; writes the
+# import-1000000 section of bench/RESULTS.md. About 5 minutes (corpus generated once into
+# /tmp). bench-import-10m: the same at 10M records (about 15 minutes; cards: KINDS=records,cards).
+.PHONY: bench-import bench-import-10m
+KINDS ?= records
+bench-import: all
+	python3 bench/import_limits.py --records 1000000 --cards 1000000 --build $(BUILD) \
+	  --results bench/RESULTS.md
+bench-import-10m: all
+	python3 bench/import_limits.py --records 10000000 --cards 10000000 --kinds $(KINDS) \
+	  --build $(BUILD) --results bench/RESULTS.md
+
+# What other records layouts would buy: SQLite's own floor for the current schema, integer
+# keys, and one lookup table (bench/import_variants.py; about 5 minutes).
+.PHONY: bench-import-variants
+bench-import-variants: all
+	python3 bench/import_variants.py --build $(BUILD) --results bench/RESULTS.md
 
 # The same on a PostgreSQL store, a throwaway cluster (the watch-pg section).
 .PHONY: bench-watch-pg
