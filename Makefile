@@ -11,7 +11,7 @@
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
 #   make fuzz-http       raw request bytes into a running server for FUZZ_HTTP_SECONDS
 #   make check           what CI runs: test, test-sanitize, fuzz-quick
-#   make tsan            unit tests and the concurrency stress test under ThreadSanitizer
+#   make tsan            unit tests, the concurrency stress test and webhooks under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
 #   make bench-jobs      a bulk job of 100,000 emails against 100,000 single searches
@@ -180,6 +180,8 @@ tsan:
 	  python3 tests/e2e/run.py --build build-tsan test_robustness.py
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66" BREACHD_INSTRUMENTED=1 \
 	  python3 tests/e2e/run.py --build build-tsan test_import.py
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" BREACHD_INSTRUMENTED=1 \
+	  python3 tests/e2e/run.py --build build-tsan test_watches.py
 
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
             --errors-for-leak-kinds=definite --show-leak-kinds=definite

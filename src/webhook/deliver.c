@@ -13,27 +13,35 @@
 #include "webhook/payload.h"
 #include "webhook/send.h"
 
-#define LEASE_BATCH 16
+/* A slot holds one leased alert from its lease until its outcome is settled: the leasing
+ * thread fills free slots, a sender sends a queued one, the leasing thread settles a done
+ * one. A receiver that hangs holds one sender and its slot; the others go on. */
+typedef enum { SLOT_FREE, SLOT_QUEUED, SLOT_SENDING, SLOT_DONE } slot_state;
+
+/* One leased alert, copied out of the store's row: its body is built from it. */
+typedef struct {
+    slot_state state;
+    bd_alert_row row;
+    bd_buf text; /* the row's strings, which row's slices point into */
+    bool copied; /* false: the copy failed; given back without a send */
+    bool sent;   /* the outcome: delivered (2xx) */
+    long status;
+    const char *why;
+} slot;
 
 struct bd_deliverer {
     char *uri;
     const bd_webhook_policy *policy;
-    pthread_t tid;
+    pthread_t leaser;
+    pthread_t sender[BD_WEBHOOK_SENDERS];
+    int senders;
+    bool leaser_started;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t work; /* a slot was queued, or stop */
+    pthread_cond_t done; /* a slot is done, or stop */
     bool stop;
+    slot slots[BD_WEBHOOK_SENDERS];
 };
-
-/* One leased alert, copied out of the store's row: its body is built from it. */
-typedef struct {
-    bd_alert_row row;
-    bd_buf text; /* the row's strings, which row's slices point into */
-} leased;
-
-typedef struct {
-    leased items[LEASE_BATCH];
-    int n;
-} lease_batch;
 
 static _Atomic uint64_t count_delivered, count_failed, count_given_up;
 
@@ -59,9 +67,9 @@ int64_t bd_webhook_retry_delay_ms(int64_t attempts)
     return d < BD_WEBHOOK_MAX_RETRY_MS ? d : BD_WEBHOOK_MAX_RETRY_MS;
 }
 
-/* Copies slice v into the item's text; its place is fixed up once all are in (the buffer
+/* Copies slice v into the slot's text; its place is fixed up once all are in (the buffer
  * may move as it grows). */
-static size_t keep(leased *it, bd_slice v, bool *ok)
+static size_t keep(slot *it, bd_slice v, bool *ok)
 {
     size_t at = it->text.len;
     if (v.ptr && bd_buf_append(&it->text, v.ptr, v.len) != BD_OK)
@@ -69,54 +77,68 @@ static size_t keep(leased *it, bd_slice v, bool *ok)
     return at;
 }
 
+/* The lease's callback, on the leasing thread: a free slot is its own (senders take only
+ * queued ones) until it is queued under the lock. */
 static int take_leased(void *ctx, const bd_alert_row *row)
 {
-    lease_batch *b = ctx;
-    if (b->n == LEASE_BATCH)
+    bd_deliverer *d = ctx;
+    slot *it = NULL;
+    pthread_mutex_lock(&d->mu);
+    for (int i = 0; i < BD_WEBHOOK_SENDERS && !it; i++)
+        if (d->slots[i].state == SLOT_FREE)
+            it = &d->slots[i];
+    pthread_mutex_unlock(&d->mu);
+    if (!it)
         return 1;
-    leased *it = &b->items[b->n];
     bd_buf_reset(&it->text);
-    bool ok = true;
     const bd_slice *src[] = {&row->event_id,    &row->watch_shown, &row->breach_uuid,
                              &row->breach_name, &row->identities,  &row->url,
                              &row->secret};
     size_t at[7];
+    it->copied = true;
     for (int i = 0; i < 7; i++)
-        at[i] = keep(it, *src[i], &ok);
-    if (!ok)
-        return 0; /* its lease runs out and it is tried again */
+        at[i] = keep(it, *src[i], &it->copied);
     it->row = *row;
     bd_slice *dst[] = {&it->row.event_id,    &it->row.watch_shown, &it->row.breach_uuid,
                        &it->row.breach_name, &it->row.identities,  &it->row.url,
                        &it->row.secret};
     for (int i = 0; i < 7; i++)
-        if (src[i]->ptr)
-            *dst[i] = (bd_slice){it->text.data + at[i], src[i]->len};
-    b->n++;
+        *dst[i] = it->copied && src[i]->ptr ? (bd_slice){it->text.data + at[i], src[i]->len}
+                                            : (bd_slice){0};
+    pthread_mutex_lock(&d->mu);
+    it->state = SLOT_QUEUED;
+    pthread_mutex_unlock(&d->mu);
     return 0;
 }
 
-/* Sends one alert and records the outcome. */
-static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf *body)
+/* Sends one alert (a sender thread, no lock held). */
+static void send_one(bd_webhook_sender *snd, slot *it, bd_buf *body)
 {
     const bd_alert_row *a = &it->row;
     bd_json w;
     bd_buf_reset(body);
     bd_json_init(&w, body);
     bd_alert_write_json(&w, a, false);
-    int64_t attempts = a->attempts + 1;
-    long status = 0;
-    const char *why = "the alert's body could not be written";
+    it->status = 0;
+    it->why = "the alert's body could not be written";
     bd_result r = bd_json_result(&w);
     if (r == BD_OK) {
         int64_t ts = (int64_t)time(NULL);
         char sig[68];
         bd_webhook_sign(a->secret, ts, (bd_slice){body->data, body->len}, sig);
         r = bd_webhook_post(snd, a->url, a->event_id, ts, sig, (bd_slice){body->data, body->len},
-                            &status, &why);
+                            &it->status, &it->why);
     }
+    it->sent = r == BD_OK;
+}
+
+/* Records a done slot's outcome (the leasing thread). */
+static void settle(bd_store *s, slot *it)
+{
+    const bd_alert_row *a = &it->row;
+    int64_t attempts = a->attempts + 1;
     int64_t now = now_ms();
-    if (r == BD_OK) {
+    if (it->sent) {
         bd_store_alert_settle(s, a->seq, BD_ALERT_DELIVERED, attempts, now);
         count_delivered++;
         fprintf(stderr, "breachd: webhook: alert %lld of watch %lld delivered (attempt %lld)\n",
@@ -132,20 +154,46 @@ static void deliver_one(bd_store *s, bd_webhook_sender *snd, leased *it, bd_buf 
     /* the URL may carry a token of the receiver's: it is not logged */
     fprintf(stderr,
             "breachd: webhook: alert %lld of watch %lld, attempt %lld failed (HTTP %ld: %s)%s\n",
-            (long long)a->seq, (long long)a->watch_id, (long long)attempts, status, why ? why : "",
-            give_up ? "; given up after 24 h" : "");
+            (long long)a->seq, (long long)a->watch_id, (long long)attempts, it->status,
+            it->why ? it->why : "", give_up ? "; given up after 24 h" : "");
 }
 
-static bool stopping(bd_deliverer *d)
+static void *sender(void *arg)
 {
+    bd_deliverer *d = arg;
+    bd_webhook_sender *snd = bd_webhook_sender_new(d->policy);
+    bd_buf body;
+    bd_buf_init(&body, 1u << 20);
+    if (!snd)
+        fprintf(stderr, "breachd: webhook: a sender could not start (libcurl)\n");
     pthread_mutex_lock(&d->mu);
-    bool stop = d->stop;
+    while (snd && !d->stop) {
+        slot *it = NULL;
+        for (int i = 0; i < BD_WEBHOOK_SENDERS && !it; i++)
+            if (d->slots[i].state == SLOT_QUEUED)
+                it = &d->slots[i];
+        if (!it) {
+            pthread_cond_wait(&d->work, &d->mu);
+            continue;
+        }
+        it->state = SLOT_SENDING;
+        pthread_mutex_unlock(&d->mu);
+        if (it->copied)
+            send_one(snd, it, &body);
+        else
+            it->sent = false, it->status = 0, it->why = "out of memory";
+        pthread_mutex_lock(&d->mu);
+        it->state = SLOT_DONE;
+        pthread_cond_broadcast(&d->done);
+    }
     pthread_mutex_unlock(&d->mu);
-    return stop;
+    bd_buf_free(&body);
+    bd_webhook_sender_free(snd);
+    return NULL;
 }
 
-/* Waits up to ms, or until stop; returns whether to stop. */
-static bool pause_ms(bd_deliverer *d, int64_t ms)
+/* Waits up to ms for a done slot or stop (d->mu held); returns whether to stop. */
+static bool wait_ms(bd_deliverer *d, int64_t ms)
 {
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -155,61 +203,83 @@ static bool pause_ms(bd_deliverer *d, int64_t ms)
         until.tv_sec++;
         until.tv_nsec -= 1000000000;
     }
-    pthread_mutex_lock(&d->mu);
-    while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu, &until) == 0)
-        ;
-    bool stop = d->stop;
-    pthread_mutex_unlock(&d->mu);
-    return stop;
+    bool any = false;
+    while (!d->stop && !any) {
+        for (int i = 0; i < BD_WEBHOOK_SENDERS && !any; i++)
+            any = d->slots[i].state == SLOT_DONE;
+        if (!any && pthread_cond_timedwait(&d->done, &d->mu, &until) != 0)
+            break;
+    }
+    return d->stop;
 }
 
-static void *run(void *arg)
+static int count_state(const bd_deliverer *d, slot_state st)
+{
+    int n = 0;
+    for (int i = 0; i < BD_WEBHOOK_SENDERS; i++)
+        n += d->slots[i].state == st;
+    return n;
+}
+
+/* The leasing thread: the only one that uses the store. */
+static void *leaser(void *arg)
 {
     bd_deliverer *d = arg;
-    bd_webhook_sender *snd = bd_webhook_sender_new(d->policy);
-    lease_batch *b = calloc(1, sizeof *b);
-    bd_buf body;
-    bd_buf_init(&body, 1u << 20);
-    for (int i = 0; b && i < LEASE_BATCH; i++)
-        bd_buf_init(&b->items[i].text, 1u << 20);
     bd_store *s = NULL;
-    bool stop = !snd || !b;
-    if (stop)
-        fprintf(stderr, "breachd: webhook: out of memory; no webhooks are delivered\n");
-    while (!stop) {
-        if (!s) {
-            char why[256];
-            if (bd_store_open(d->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why,
-                              sizeof why) != BD_OK) {
-                s = NULL;
-                stop = pause_ms(d, 5000);
+    pthread_mutex_lock(&d->mu);
+    for (bool stop = false; !stop;) {
+        /* what the senders finished: recorded, the slots freed */
+        for (int i = 0; i < BD_WEBHOOK_SENDERS; i++) {
+            if (d->slots[i].state != SLOT_DONE)
                 continue;
+            pthread_mutex_unlock(&d->mu);
+            if (s)
+                settle(s, &d->slots[i]);
+            pthread_mutex_lock(&d->mu);
+            d->slots[i].state = SLOT_FREE;
+        }
+        int free_slots = count_state(d, SLOT_FREE);
+        int64_t pause = BD_WEBHOOK_POLL_MS;
+        if (free_slots > 0) {
+            pthread_mutex_unlock(&d->mu);
+            char why[256];
+            bool was_open = s != NULL;
+            if (!s && bd_store_open(d->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why,
+                                    sizeof why) != BD_OK)
+                s = NULL;
+            bd_result r = s ? bd_store_alert_lease(s, now_ms(), BD_WEBHOOK_LEASE_MS, free_slots,
+                                                   take_leased, d)
+                            : BD_ERR_STORE;
+            if (r != BD_OK && s) {
+                bd_store_close(s); /* reopened on the next round */
+                s = NULL;
             }
+            pthread_mutex_lock(&d->mu);
+            int leased = free_slots - count_state(d, SLOT_FREE);
+            if (leased > 0)
+                pthread_cond_broadcast(&d->work);
+            /* all slots taken may leave more due behind them: look again once one is done */
+            pause = r != BD_OK                ? (was_open ? 1000 : 5000)
+                    : leased == free_slots ? 5000
+                                           : BD_WEBHOOK_POLL_MS;
         }
-        b->n = 0;
-        bd_result r =
-            bd_store_alert_lease(s, now_ms(), BD_WEBHOOK_LEASE_MS, LEASE_BATCH, take_leased, b);
-        if (r != BD_OK) {
-            bd_store_close(s); /* reopened on the next round */
-            s = NULL;
-            stop = pause_ms(d, 1000);
-            continue;
-        }
-        int i = 0;
-        for (; i < b->n && !stopping(d); i++)
-            deliver_one(s, snd, &b->items[i], &body);
-        for (; i < b->n; i++) /* stopping: what was not sent is given back, due at once */
-            bd_store_alert_settle(s, b->items[i].row.seq, BD_ALERT_PENDING,
-                                  b->items[i].row.attempts, now_ms());
-        /* a full batch may have more behind it: no pause then */
-        stop = pause_ms(d, b->n == LEASE_BATCH ? 0 : BD_WEBHOOK_POLL_MS);
+        stop = wait_ms(d, count_state(d, SLOT_FREE) == 0 ? 5000 : pause);
+    }
+    /* stopping: wait for the sends in progress, record them; what was not sent is given
+     * back, due at once */
+    pthread_cond_broadcast(&d->work);
+    while (count_state(d, SLOT_SENDING) > 0)
+        pthread_cond_wait(&d->done, &d->mu);
+    pthread_mutex_unlock(&d->mu);
+    for (int i = 0; i < BD_WEBHOOK_SENDERS && s; i++) {
+        slot *it = &d->slots[i];
+        if (it->state == SLOT_DONE)
+            settle(s, it);
+        else if (it->state == SLOT_QUEUED)
+            bd_store_alert_settle(s, it->row.seq, BD_ALERT_PENDING, it->row.attempts, now_ms());
+        it->state = SLOT_FREE;
     }
     bd_store_close(s);
-    for (int i = 0; b && i < LEASE_BATCH; i++)
-        bd_buf_free(&b->items[i].text);
-    free(b);
-    bd_buf_free(&body);
-    bd_webhook_sender_free(snd);
     return NULL;
 }
 
@@ -225,13 +295,18 @@ bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *pol
     }
     d->policy = policy;
     pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-    if (pthread_create(&d->tid, NULL, run, d) != 0) {
-        snprintf(why, whylen, "the webhook delivery thread could not start");
-        pthread_mutex_destroy(&d->mu);
-        pthread_cond_destroy(&d->cv);
-        free(d->uri);
-        free(d);
+    pthread_cond_init(&d->work, NULL);
+    pthread_cond_init(&d->done, NULL);
+    for (int i = 0; i < BD_WEBHOOK_SENDERS; i++)
+        bd_buf_init(&d->slots[i].text, 1u << 20);
+    while (d->senders < BD_WEBHOOK_SENDERS &&
+           pthread_create(&d->sender[d->senders], NULL, sender, d) == 0)
+        d->senders++;
+    d->leaser_started =
+        d->senders == BD_WEBHOOK_SENDERS && pthread_create(&d->leaser, NULL, leaser, d) == 0;
+    if (!d->leaser_started) {
+        snprintf(why, whylen, "the webhook delivery threads could not start");
+        bd_deliverer_stop(d);
         return BD_ERR_IO;
     }
     *out = d;
@@ -244,11 +319,18 @@ void bd_deliverer_stop(bd_deliverer *d)
         return;
     pthread_mutex_lock(&d->mu);
     d->stop = true;
-    pthread_cond_broadcast(&d->cv);
+    pthread_cond_broadcast(&d->work);
+    pthread_cond_broadcast(&d->done);
     pthread_mutex_unlock(&d->mu);
-    pthread_join(d->tid, NULL);
+    if (d->leaser_started)
+        pthread_join(d->leaser, NULL);
+    for (int i = 0; i < d->senders; i++)
+        pthread_join(d->sender[i], NULL);
+    for (int i = 0; i < BD_WEBHOOK_SENDERS; i++)
+        bd_buf_free(&d->slots[i].text);
     pthread_mutex_destroy(&d->mu);
-    pthread_cond_destroy(&d->cv);
+    pthread_cond_destroy(&d->work);
+    pthread_cond_destroy(&d->done);
     free(d->uri);
     free(d);
 }

@@ -1,6 +1,8 @@
-/* The delivery thread of breachd: polls the store's alerts outbox every 200 ms, leases the
- * due alerts (so that several servers of one store do not send one alert at once), POSTs
- * each to its watch's URL, signed, and settles it: delivered on a 2xx; otherwise retried
+/* The delivery threads of breachd: one polls the store's alerts outbox every 200 ms and
+ * leases due alerts (so that several servers of one store do not send one alert at once),
+ * as many as it has idle senders; BD_WEBHOOK_SENDERS senders POST them to their watches'
+ * URLs, signed, at once, so a receiver that hangs holds back only the sender waiting on
+ * it; the leasing thread settles each: delivered on a 2xx; otherwise retried
  * after 1 s, doubling up to 1 h between attempts, and given up 24 h after the alert was
  * written. At least once: an alert whose outcome was not recorded (a crash mid-send) is sent
  * again when its lease runs out; receivers deduplicate by X-Breachd-Event-Id.
@@ -16,19 +18,21 @@
 #include "core/result.h"
 #include "webhook/policy.h"
 
+#define BD_WEBHOOK_SENDERS 4
 #define BD_WEBHOOK_POLL_MS 200
-#define BD_WEBHOOK_LEASE_MS 180000 /* a batch of 16 sends, at most 10 s each */
+#define BD_WEBHOOK_LEASE_MS 60000 /* one send, at most 10 s, with room to record it */
 #define BD_WEBHOOK_FIRST_RETRY_MS 1000
 #define BD_WEBHOOK_MAX_RETRY_MS 3600000 /* 1 h */
 #define BD_WEBHOOK_GIVE_UP_MS 86400000  /* 24 h */
 
 typedef struct bd_deliverer bd_deliverer;
 
-/* Starts the thread. BD_ERR_NOMEM, or BD_ERR_IO when libcurl or the thread cannot start
- * (why says which). The store is opened by the thread and reopened after failures. */
+/* Starts the threads. BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says
+ * which). The leasing thread opens the store and reopens it after failures. */
 bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *policy,
                              bd_deliverer **out, char *why, size_t whylen);
-/* Stops the thread after the send in progress (at most its 10 s timeout) and frees it. */
+/* Stops the threads after the sends in progress (at most their 10 s timeout), records
+ * their outcomes, gives back what was leased and not sent, and frees them. */
 void bd_deliverer_stop(bd_deliverer *d);
 
 /* What this process's delivery did since it started (for /metrics). */

@@ -27,9 +27,10 @@ def records(*emails):
 
 
 class Receiver:
-    """Records every POST it gets; answers status (200), with a Location when redirect."""
+    """Records every POST it gets; answers status (200), with a Location when redirect, after
+    delay seconds."""
 
-    def __init__(self, port=0, status=200, redirect=None):
+    def __init__(self, port=0, status=200, redirect=None, delay=0):
         self.got = []
         self.lock = threading.Lock()
         outer = self
@@ -39,6 +40,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 with outer.lock:
                     outer.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                time.sleep(delay)
                 self.send_response(status)
                 if redirect:
                     self.send_header("location", redirect)
@@ -174,6 +176,29 @@ class Watches(unittest.TestCase):
         time.sleep(1.0)
         self.assertEqual(len(self.receiver.deliveries()), 1)
         self.assertEqual(len(self.alerts()["alerts"]), 1)
+
+    def test_a_slow_receiver_does_not_hold_back_other_watches(self):
+        slow = Receiver(delay=6)  # answers within the 10 s timeout: delivered, late
+        self.receiver = Receiver()
+        try:
+            self.start(*ALLOW)
+            self.add_watch(slow.port, account="alice@example.com")
+            self.add_watch(self.receiver.port, account="bob@example.com")
+            # alice's alert comes first (one alert per watch, in watch order)
+            self.import_records(records("alice@example.com", "bob@example.com"))
+            got = self.receiver.wait(1, timeout=3)
+            self.assertEqual(len(got), 1, "bob's alert waited behind alice's slow receiver")
+            self.assertEqual(len(slow.deliveries()), 1)
+            self.assertEqual(json.loads(got[0][1])["watch"]["value"], "bob@example.com")
+            deadline = time.time() + 10
+            while time.time() < deadline and sum(
+                    a["delivery"] == "delivered" for a in self.alerts()["alerts"]) < 2:
+                time.sleep(0.2)
+            self.assertEqual(sorted(a["delivery"] for a in self.alerts()["alerts"]),
+                             ["delivered", "delivered"])
+            self.assertEqual(len(slow.deliveries()), 1)  # a slow 2xx is not sent again
+        finally:
+            slow.stop()
 
     def test_a_bulk_reimport_alerts_nothing(self):
         self.receiver = Receiver()

@@ -236,9 +236,12 @@ bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit
  *   - a lease reads the due alerts without a write (WAL: readers never wait);
  *   - a settled outcome is kept in the connection's memory and written, with all others
  *     kept, in one write transaction that is tried without waiting (busy timeout 0) at each
- *     lease and settle; until it lands, the kept outcome is what the lease goes by.
+ *     lease and settle; until it lands, the kept outcome is what the lease goes by;
+ *   - an alert leased and not yet settled is held in the connection's memory, so a second
+ *     lease (the deliverer's other senders) passes it by, as a lease row would.
  * An outcome lost with the process means the alert is sent again: at least once. */
 #define KEPT_MAX 4096
+#define HELD_MAX 64
 
 typedef struct {
     int64_t seq, attempts, next_ms;
@@ -250,7 +253,26 @@ struct sq_outbox {
     bool holder;
     kept_outcome kept[KEPT_MAX];
     int nkept;
+    int64_t held[HELD_MAX]; /* leased, not settled */
+    int nheld;
 };
+
+static bool held(const sq_outbox *o, int64_t seq)
+{
+    for (int i = 0; i < o->nheld; i++)
+        if (o->held[i] == seq)
+            return true;
+    return false;
+}
+
+static void release(sq_outbox *o, int64_t seq)
+{
+    for (int i = 0; i < o->nheld; i++)
+        if (o->held[i] == seq) {
+            o->held[i] = o->held[--o->nheld];
+            return;
+        }
+}
 
 static const kept_outcome *kept_of(const sq_outbox *o, int64_t seq)
 {
@@ -364,21 +386,26 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
     if (r != BD_OK)
         return r;
     sqlite3_bind_int64(st, 1, now_ms);
-    sqlite3_bind_int(st, 2, limit + o->nkept); /* the kept ones may come first: skipped */
-    int rc, n = 0;
-    while (n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    /* the kept and held ones may come first: skipped */
+    sqlite3_bind_int(st, 2, limit + o->nkept + o->nheld);
+    int rc = SQLITE_DONE, n = 0;
+    while (n < limit && o->nheld < HELD_MAX && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_alert_row a = alert_of(st);
         const kept_outcome *k = kept_of(o, a.seq);
-        if (k && (k->state != BD_ALERT_PENDING || k->next_ms > now_ms))
+        if ((k && (k->state != BD_ALERT_PENDING || k->next_ms > now_ms)) || held(o, a.seq))
             continue;
+        o->held[o->nheld++] = a.seq;
         if (k)
             a.attempts = k->attempts;
         a.url = sq_col_slice(st, 13);
         a.secret = sq_col_slice(st, 14);
-        cb(ctx, &a);
+        if (cb(ctx, &a) != 0) { /* not taken */
+            release(o, a.seq);
+            break;
+        }
         n++;
     }
-    r = n == limit || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
     sq_done(st);
     return r;
 }
@@ -390,6 +417,7 @@ bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int
     sq_outbox *o = outbox(s);
     if (!o)
         return BD_ERR_NOMEM;
+    release(o, seq);
     kept_outcome *k = (kept_outcome *)kept_of(o, seq);
     if (!k && o->nkept == KEPT_MAX) {
         bd_result r = write_kept(s, o, true); /* full: wait for the lock this time */
