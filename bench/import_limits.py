@@ -20,7 +20,6 @@ Prints a Markdown section; --results FILE replaces the import section of bench/R
 """
 import argparse
 import os
-import re
 import resource
 import shutil
 import sqlite3
@@ -28,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import results_md
 
 TARGET = {"records": 200000, "cards": 100000}
 
@@ -217,12 +218,7 @@ def main():
     print(text)
     if a.results:
         tag = a.label or "import-%d" % a.records
-        with open(a.results) as f:
-            doc = f.read()
-        m = re.search(r"<!-- bench:%s:begin -->.*?<!-- bench:%s:end -->\n" % (tag, tag), doc, re.S)
-        doc = doc[:m.start()] + text + doc[m.end():] if m else doc.rstrip("\n") + "\n\n" + text
-        with open(a.results, "w") as f:
-            f.write(doc)
+        results_md.replace_section(a.results, tag, text)
 
 
 def report(a, corpus, res, kinds):

@@ -21,12 +21,13 @@ of bench/RESULTS.md.
 import argparse
 import hashlib
 import os
-import re
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+import results_md
 
 BATCH = 50000
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA temp_store=MEMORY",
@@ -208,12 +209,7 @@ def main():
     text = "\n".join(out) + "\n"
     print(text)
     if a.results:
-        with open(a.results) as f:
-            doc = f.read()
-        m = re.search(r"<!-- bench:import-variants:begin -->.*?<!-- bench:import-variants:end -->\n", doc, re.S)
-        doc = doc[:m.start()] + text + doc[m.end():] if m else doc.rstrip("\n") + "\n\n" + text
-        with open(a.results, "w") as f:
-            f.write(doc)
+        results_md.replace_section(a.results, "import-variants", text)
 
 
 if __name__ == "__main__":

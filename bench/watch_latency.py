@@ -28,6 +28,8 @@ import tempfile
 import threading
 import time
 
+import results_md
+
 BREACH = "22222222-2222-4222-8222-222222222222"
 
 
@@ -227,12 +229,7 @@ def main():
     text = "\n".join(out) + "\n"
     print(text)
     if a.results:
-        with open(a.results) as f:
-            doc = f.read()
-        m = re.search(r"<!-- bench:%s:begin -->.*?<!-- bench:%s:end -->\n" % (tag, tag), doc, re.S)
-        doc = doc[:m.start()] + text + doc[m.end():] if m else doc.rstrip("\n") + "\n\n" + text
-        with open(a.results, "w") as f:
-            f.write(doc)
+        results_md.replace_section(a.results, tag, text)
     subprocess.run(["rm", "-rf", work])
     if a.pg_uri:
         subprocess.run(["psql", a.pg_uri, "-X", "-q", "-c",
