@@ -260,13 +260,12 @@ bd_result pg_flush(bd_store *s)
 
 bd_result pg_alerts_erase_email(pg_store *p, const char *email)
 {
-    bd_buf quoted;
+    bd_buf quoted; /* the email as a JSON string, as the identities hold it */
     bd_buf_init(&quoted, 4 * 1024);
-    bd_result r = bd_buf_append_char(&quoted, '"');
-    if (r == BD_OK)
-        r = bd_json_escape(&quoted, bd_slice_from(email));
-    if (r == BD_OK)
-        r = bd_buf_append_char(&quoted, '"');
+    bd_json w;
+    bd_json_init(&w, &quoted);
+    bd_json_string(&w, bd_slice_from(email));
+    bd_result r = bd_json_result(&w);
     if (r == BD_OK) {
         pg_params pp = {0};
         pg_param_text(&pp, (bd_slice){quoted.data, quoted.len});

@@ -461,13 +461,12 @@ void sq_landed_card(sqlite_store *s, const bd_card_in *c)
 /* Erasure reaches the alerts too: their identities are copies of record values. */
 bd_result sq_alerts_erase_email(sqlite_store *s, const char *email)
 {
-    bd_buf quoted;
+    bd_buf quoted; /* the email as a JSON string, as the identities hold it */
     bd_buf_init(&quoted, 4 * 1024);
-    bd_result r = bd_buf_append_char(&quoted, '"');
-    if (r == BD_OK)
-        r = bd_json_escape(&quoted, bd_slice_from(email));
-    if (r == BD_OK)
-        r = bd_buf_append_char(&quoted, '"');
+    bd_json w;
+    bd_json_init(&w, &quoted);
+    bd_json_string(&w, bd_slice_from(email));
+    bd_result r = bd_json_result(&w);
     sqlite3_stmt *st = NULL;
     if (r == BD_OK)
         r = run_dynamic(s,
