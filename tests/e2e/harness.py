@@ -175,15 +175,16 @@ class Server:
             with open(self.stderr_path, "rb") as f:
                 raise AssertionError("breachd did not start: %s" % f.read().decode(errors="replace"))
 
-    def request(self, path, key=None, method="GET", headers=None, source=None):
+    def request(self, path, key=None, method="GET", headers=None, source=None, body=None,
+                timeout=30):
         """Returns (status, headers dict with lower-case names, raw body bytes). source: send
         from another loopback address (127.0.0.2, ...), as another client would."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30,
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout,
                                           source_address=(source, 0) if source else None)
         h = dict(headers or {})
         if key is not None:
             h["x-api-key"] = key
-        conn.request(method, path, headers=h)
+        conn.request(method, path, body=body, headers=h)
         resp = conn.getresponse()
         body = resp.read()
         hdrs = {k.lower(): v for k, v in resp.getheaders()}

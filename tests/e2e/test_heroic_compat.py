@@ -1,7 +1,6 @@
 """HEROIC v7 as its clients see it (issue 16, section 3): the fields HEROIC's published
 OpenAPI document (7.3.0) adds, token-only continuation, lenient parameters (empty means
 absent, jQuery's `_`, case-insensitive types), --empty-search-status and CORS."""
-import http.client
 import json
 import subprocess
 import time
@@ -329,27 +328,21 @@ class Cors(FlagServer):
         st, hdrs, _ = self.preflight(DASH, "/v7/watches", method="POST")
         self.assertEqual(st, 204)
         self.assertIn("POST", [m.strip() for m in hdrs["access-control-allow-methods"].split(",")])
-        conn = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=30)
         body = json.dumps({"type": "email", "account": "kim@corp.example",
                            "url": "https://hooks.example.com/breachd", "secret": "s" * 32})
-        conn.request("POST", "/v7/watches", body=body, headers={
-            "Origin": DASH, "x-api-key": self.key, "Content-Type": "application/json"})
-        resp = conn.getresponse()
-        raw = resp.read()
-        hdrs = {k.lower(): v for k, v in resp.getheaders()}
-        self.assertEqual(resp.status, 201, raw)
+        st, hdrs, raw = self.srv.request("/v7/watches", key=self.key, method="POST", body=body,
+                                         headers={"Origin": DASH, "Content-Type": "application/json"})
+        self.assertEqual(st, 201, raw)
         self.assertCors(hdrs, DASH)
         exposed = [h.strip() for h in hdrs["access-control-expose-headers"].split(",")]
         self.assertIn("Location", exposed)
         watch = str(json.loads(raw)["id"])
         st, hdrs, _ = self.preflight(DASH, "/v7/watches/" + watch, method="DELETE")
         self.assertEqual(st, 204)
-        conn.request("DELETE", "/v7/watches/" + watch, headers={"Origin": DASH, "x-api-key": self.key})
-        resp = conn.getresponse()
-        resp.read()
-        self.assertEqual(resp.status, 204)
-        self.assertEqual(resp.getheader("access-control-allow-origin"), DASH)
-        conn.close()
+        st, hdrs, _ = self.srv.request("/v7/watches/" + watch, key=self.key, method="DELETE",
+                                       headers={"Origin": DASH})
+        self.assertEqual(st, 204)
+        self.assertEqual(hdrs["access-control-allow-origin"], DASH)
 
     def test_preflight_from_another_origin_is_a_403_without_cors_headers(self):
         st, hdrs, raw = self.preflight("https://evil.example")

@@ -2,7 +2,6 @@
 real breachctl importing, the real breachd delivering with --webhook-allow 127.0.0.0/8."""
 import hashlib
 import hmac
-import http.client
 import http.server
 import json
 import os
@@ -12,7 +11,6 @@ import threading
 import time
 import unittest
 
-import openapi_check
 from harness import STORE, Ctl, Server, binary, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
@@ -81,18 +79,10 @@ def free_port():
 
 def call(srv, method, path, key, body=None):
     """(status, parsed JSON or None) of one request with an optional JSON body."""
-    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
     data = json.dumps(body).encode() if isinstance(body, dict) else body
-    h = {"x-api-key": key}
-    if data is not None:
-        h["content-type"] = "application/json"
-    conn.request(method, srv.base + path, body=data, headers=h)
-    resp = conn.getresponse()
-    raw = resp.read()
-    hdrs = {k.lower(): v for k, v in resp.getheaders()}
-    conn.close()
-    openapi_check.check(method, srv.base + path, resp.status, hdrs, raw, srv.base, srv.hibp_base)
-    return resp.status, (json.loads(raw) if raw else None)
+    h = {"content-type": "application/json"} if data is not None else {}
+    status, _, raw = srv.request(srv.base + path, key=key, method=method, headers=h, body=data)
+    return status, (json.loads(raw) if raw else None)
 
 
 class Watches(unittest.TestCase):
