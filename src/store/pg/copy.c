@@ -468,18 +468,24 @@ static bd_result put_bulk_password(pg_store *p, const uint8_t *ok, const bd_reco
     return res;
 }
 
-bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id)
+bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_went_in)
 {
     if (p->copy.passwords_staged == 0)
         return BD_OK;
     pg_params pp = {.result_format = 1};
-    pg_param_int(&pp, first_id);
     PGresult *res;
-    bd_result r = pg_run_sql(p,
-                             "SELECT DISTINCT ON (b.ok, b.dedup) b.pw_sha1, b.pw_ntlm "
-                             "FROM pg_temp.bd_password_staging b JOIN records r "
-                             "ON r.ok = b.ok AND r.dedup = b.dedup WHERE r.id > $1",
-                             &pp, false, &res);
+    bd_result r;
+    if (all_went_in) { /* a staged row per stored record: the join would keep them all */
+        r = pg_run_sql(p, "SELECT pw_sha1, pw_ntlm FROM pg_temp.bd_password_staging", &pp,
+                       false, &res);
+    } else {
+        pg_param_int(&pp, first_id);
+        r = pg_run_sql(p,
+                       "SELECT DISTINCT ON (b.ok, b.dedup) b.pw_sha1, b.pw_ntlm "
+                       "FROM pg_temp.bd_password_staging b JOIN records r "
+                       "ON r.ok = b.ok AND r.dedup = b.dedup WHERE r.id > $1",
+                       &pp, false, &res);
+    }
     if (r == BD_OK)
         r = pg_range_add_moved(p, res);
     PQclear(res);

@@ -284,8 +284,9 @@ void pg_copy_end_transaction(pg_store *p, bool committed);
 void pg_copy_connection_reset(pg_store *p); /* the staging table went with the connection */
 int64_t pg_take_late_duplicates(bd_store *s);
 /* A bulk record load's end: adds the password hashes of the records of the load that
- * survived its dedup (ids past first_id) to the ranges. */
-bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id);
+ * survived its dedup (ids past first_id) to the ranges; all_went_in: none was removed, so
+ * every staged hash counts. */
+bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_went_in);
 /* A bulk load's end, after its duplicates are gone: tells the landed callback (if any) of
  * the records (or cards) of the load that stayed, those with an id past first_id. */
 bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id);
