@@ -193,12 +193,17 @@ valgrind: all
 # bench/RESULTS.md. See bench/README.md. Both also run the imports and scenarios on a
 # PostgreSQL store (a throwaway cluster): bench-quick takes about six minutes, bench about
 # ten plus the PostgreSQL imports (BENCH_ARGS=--no-pg skips that part).
-bench: all
+# PostgreSQL alone executing one statement, the floor under the PostgreSQL targets
+$(BUILD)/pg_floor: bench/pg_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libpq) -lpthread
+
+bench: all $(BUILD)/pg_floor
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label full --records 1000000 --cards 1000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
 
-bench-quick: all
+bench-quick: all $(BUILD)/pg_floor
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label quick --records 50000 --cards 50000 \
 	  --duration 6 --warmup 2 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)

@@ -41,7 +41,7 @@ def email_owner_key(email):
 def write_s1_params(emails, path):
     with open(path, "w") as f:
         for e in emails:
-            f.write("%s\t\\x%s\t2\n" % (e, email_owner_key(e).hex()))
+            f.write("%s\t%s\t2\n" % (e, email_owner_key(e).hex()))  # ok is a uuid
     return path
 
 
@@ -54,22 +54,27 @@ def write_range_params(prefixes, path):
 
 
 def _cpu(pid):
-    """CPU seconds of pid and its children (a postmaster's backends)."""
-    total = 0
-    pids = [pid]
+    """CPU seconds of a postmaster and its backends so far: its own, its live children's,
+    and those of the children it has reaped (a backend's time moves there when its
+    connection ends)."""
+    tck = os.sysconf("SC_CLK_TCK")
+
+    def stat(q):
+        with open("/proc/%d/stat" % q) as f:
+            return [int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15]]
+    utime, stime, cutime, cstime = stat(pid)
+    total = utime + stime + cutime + cstime
     try:
         with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            pids += [int(x) for x in f.read().split()]
+            children = [int(x) for x in f.read().split()]
     except OSError:
-        pass
-    for q in pids:
+        children = []
+    for q in children:
         try:
-            with open("/proc/%d/stat" % q) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(stat(q)[:2])
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return total / tck
 
 
 def serve(floor_bin, uri, sql, params, seconds, connections, threads, db_pid=None):

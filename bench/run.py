@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 
+import pg_floors
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 LUA = os.path.join(BENCH, "lua")
@@ -68,6 +70,8 @@ T_PG_S1_RATIO = 0.35  # scenario 1 on PostgreSQL vs the nginx ceiling
 T_PG_P99_FACTOR = 3.0  # every scenario's p99 on PostgreSQL within this factor of SQLite's
 T_PG_BULK_RECORDS, T_PG_BULK_CARDS = 100_000, 50_000  # import --bulk into PostgreSQL
 PG_CLUSTER = os.path.join(ROOT, "scripts", "pg-cluster.sh")
+# The tables PostgreSQL alone rebuilds from their own rows for the floor of --bulk
+FLOOR_TABLES = ("records", "cards", "card_words", "card_owner_words")
 # The bench's tuning of the throwaway cluster, on top of what scripts/pg-cluster.sh sets on
 # its command line (fsync, synchronous_commit and full_page_writes off, max_connections 200:
 # those stay as the script sets them; a command-line setting wins over ALTER SYSTEM).
@@ -353,6 +357,8 @@ class Bench:
                 b, digest, time.strftime("%H:%M", time.localtime(os.path.getmtime(src))))
         self.breachctl = os.path.join(bindir, "breachctl")
         self.breachd = os.path.join(bindir, "breachd")
+        # PostgreSQL alone (bench/pg_floor.c, built by the bench targets)
+        self.floor_bin = os.path.join(ROOT, a.build, "pg_floor")
         self.r["binaries"] = self.binaries
         if a.baseline_build:
             # A/B: the baseline's server only; the store is built by the candidate's breachctl
@@ -848,6 +854,52 @@ class Bench:
         pg["script_settings"] = {k: psql(uri, "SHOW %s" % k) for k in PG_SCRIPT_SETTINGS}
         return uri
 
+    def pg_floor_s1(self, db):
+        """PostgreSQL alone executing scenario 1's statement (pg_floors.serve), with as
+        many connections as breachd holds (one per thread) and as wrk keeps open, each
+        --ratio-runs times; the better median is the floor. Its CPU per statement, with
+        what the nginx ceiling's run spent per request on HTTP (nginx, wrk, loopback
+        softirq), gives the most requests per second the cores could serve."""
+        a = self.a
+        params = pg_floors.write_s1_params(self.lines("emails.txt"),
+                                           os.path.join(self.work, "pg-s1-params.tsv"))
+        out = {"by_connections": {}}
+        for conns in sorted({a.threads, a.connections}):
+            log("PostgreSQL alone (bench/pg_floor): scenario 1's statement, %d connections, "
+                "%d thread(s), %d round(s)" % (conns, min(conns, a.wrk_threads), a.ratio_runs))
+            runs = [pg_floors.serve(self.floor_bin, db, pg_floors.S1_SQL, params, a.duration,
+                                    conns, min(conns, a.wrk_threads), self.db_pid)
+                    for _ in range(a.ratio_runs)]
+            for x in runs:
+                log("  floor  %9.0f statements/s  postgres cores %.2f  client cores %.2f"
+                    % (x["per_second"], x["db_cores"], x["client_cores"]))
+            med = dict(sorted(runs, key=lambda x: x["per_second"])[len(runs) // 2])
+            med["runs"] = runs
+            out["by_connections"][str(conns)] = med
+        best = max(out["by_connections"].values(), key=lambda x: x["per_second"])
+        ngx = self.r["nginx"]
+        us = lambda cores, rate: 1e6 * cores / rate
+        out["budget_us"] = {
+            "postgres": round(us(best["db_cores"], best["per_second"]), 1),
+            "libpq client": round(us(best["client_cores"], best["per_second"]), 1),
+            "nginx": round(us(ngx["server_cores"], ngx["rps"]), 1),
+            "wrk": round(us(ngx["wrk_cores"], ngx["rps"]), 1),
+            "softirq": round(us(ngx["irq_cores"], ngx["rps"]), 1)}
+        out["cores"] = os.cpu_count()
+        out["bound_rps"] = round(out["cores"] * 1e6 / sum(out["budget_us"].values()), 1)
+        out["per_second"] = best["per_second"]
+        out["ratio"] = round(best["per_second"] / ngx["rps"], 6)
+        out["bound_ratio"] = round(out["bound_rps"] / ngx["rps"], 6)
+        return out
+
+    def pg_files(self):
+        """A directory the database server may write files into (it runs as 'postgres'
+        when we are root)."""
+        d = os.path.join(self.work, "pg-files")
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, 0o777)
+        return d
+
     def pg_stop(self):
         if not self.pg_dir:
             return
@@ -893,6 +945,8 @@ class Bench:
                     pg["store_bytes"] = self.store_bytes(db)
                 else:
                     pg["bulk_store_bytes"] = self.store_bytes(db)
+                    log("PostgreSQL alone: the same tables rebuilt from their own rows")
+                    pg["load_floor"] = pg_floors.load(db, FLOOR_TABLES, self.pg_files())
                     psql(uri, "DROP DATABASE %s WITH (FORCE)" % name)
             pg["import_mode"] = "bulk" if a.bulk_only else "plain"
             self.key = self.create_key(load_db, load_secret, "-pg")
@@ -923,6 +977,7 @@ class Bench:
                         sid, script, args, port, pid, max(3, a.duration // 2),
                         name="pg-" + sid + "-c1", connections=1)
             pg["breachd_exit"] = self.stop(p)
+            pg["floor_s1"] = self.pg_floor_s1(load_db)
         except (SystemExit, Exception) as e:
             pg["error"] = str(e) or type(e).__name__
             log("PostgreSQL part FAILED: %s" % pg["error"])
@@ -1065,8 +1120,12 @@ class Bench:
                  ">= %s/s" % fmt_int(T_PG_BULK_RECORDS), ">= %s/s" % fmt_int(T_PG_BULK_CARDS))
         if ps:
             s1 = ps["s1"]
-            target(names[0], "%s x (%s vs %s req/s)" % (fmt_ratio(s1["ratio"]),
-                                                       fmt_int(s1["rps"]), fmt_int(ngx["rps"])),
+            floor = pg.get("floor_s1")
+            target(names[0], "%s x (%s vs %s req/s)%s"
+                   % (fmt_ratio(s1["ratio"]), fmt_int(s1["rps"]), fmt_int(ngx["rps"]),
+                      "; PostgreSQL alone %s x, the CPU budget's bound %s x"
+                      % (fmt_ratio(floor["ratio"]), fmt_ratio(floor["bound_ratio"]))
+                      if floor else ""),
                    goals[0], s1["ratio"] >= T_PG_S1_RATIO, s1)
             ratios = {sid: pg_p99_ratio(s[sid], ps[sid]) for sid in ps}
             worst = max(ratios, key=ratios.get)
@@ -1082,9 +1141,12 @@ class Bench:
         bulk = pg.get("import_bulk") or (pg.get("import") if pg.get("import_mode") == "bulk"
                                          else None)
         for i, kind, goal in ((2, "records", T_PG_BULK_RECORDS), (3, "cards", T_PG_BULK_CARDS)):
+            floor = load_floor_rate(pg, kind)
             if bulk:
-                target(names[i], "%s %s/s" % (fmt_int(bulk[kind]["per_s"]), kind), goals[i],
-                       bulk[kind]["per_s"] >= goal)
+                target(names[i], "%s %s/s%s" % (fmt_int(bulk[kind]["per_s"]), kind,
+                                                "; PostgreSQL alone %s/s" % fmt_int(floor)
+                                                if floor else ""),
+                       goals[i], bulk[kind]["per_s"] >= goal)
             else:
                 target(names[i], "not measured", goals[i], False)
 
@@ -1126,6 +1188,17 @@ def ab_summary(runs):
                            for rb, rc in zip(b["runs"], c["runs"])]
     out["met"] = out["rps_ratio"] >= T_AB_RATIO and not b["errors"] and not c["errors"]
     return out
+
+
+def load_floor_rate(pg, kind):
+    """Rows per second of PostgreSQL alone rebuilding a kind's tables (pg_floors.load):
+    records are the records table; cards are cards with their word tables."""
+    f = pg.get("load_floor")
+    if not f:
+        return None
+    tables = ("records",) if kind == "records" else ("cards", "card_words", "card_owner_words")
+    seconds = sum(f["tables"][t]["seconds"] for t in tables)
+    return f["tables"][tables[0]]["rows"] / seconds if seconds else None
 
 
 def pg_p99_ratio(sqlite_run, pg_run):
@@ -1474,6 +1547,7 @@ def section_pg(r):
                 w("")
                 w("PostgreSQL %s: %s requests got no reply within wrk's 10 s timeout; the real "
                   "p99 is higher than shown." % (name, fmt_int(x["errors"]["timeout"])))
+    L += section_pg_floors(r)
     smoke, pgsmoke = r.get("smoke") or {}, pg.get("pg_smoke") or {}
     if pgsmoke:
         differ = ["%s (%s vs %s found, %s vs %s bytes)"
@@ -1484,6 +1558,77 @@ def section_pg(r):
         w("Smoke test before the load, one request per scenario on each store: %s."
           % ("the same counts and reply sizes on both" if not differ else
              "**replies differ**: " + "; ".join(differ)))
+    return L
+
+
+def section_pg_floors(r):
+    """What PostgreSQL alone did in the same run (bench/pg_floors.py): the floors under the
+    PostgreSQL targets."""
+    pg, p, ngx = r["pg"], r["params"], r["nginx"]
+    floor, lf = pg.get("floor_s1"), pg.get("load_floor")
+    if not floor and not lf:
+        return []
+    L = ["", "#### PostgreSQL alone: the floor under the targets", ""]
+    w = L.append
+    if floor:
+        s1 = pg["scenarios"]["s1"]
+        w("`bench/pg_floor` (bench/pg_floor.c) executed scenario 1's very statement, prepared, "
+          "with the scenario's emails in turn, from threads that do nothing else (libpq's "
+          "asynchronous calls), %d s per run, after breachd had stopped: with as many "
+          "connections as breachd holds (one per thread) and as wrk keeps open. breachd "
+          "sends that statement and does more per request, beside wrk on the same cores, "
+          "so the better of the two rates bounds scenario 1's." % p["duration"])
+        w("")
+        w("| | per second (median) | ÷ nginx ceiling (%s req/s) | postgres cores | client cores "
+          "| runs |" % fmt_int(ngx["rps"]))
+        w("|---|--:|--:|--:|--:|---|")
+        for conns, x in floor["by_connections"].items():
+            w("| PostgreSQL alone, %s connections | **%s** | **%s** | %.2f | %.2f | %s |"
+              % (conns, fmt_int(x["per_second"]), fmt_ratio(x["per_second"] / ngx["rps"]),
+                 x["db_cores"], x["client_cores"],
+                 ", ".join(fmt_int(y["per_second"]) for y in x["runs"])))
+        w("| breachd on PostgreSQL, scenario 1 | %s | %s | %s | %.2f (breachd) | %s |"
+          % (fmt_int(s1["rps"]), fmt_ratio(s1["ratio"]),
+             "n/a" if s1.get("db_cores") is None else "%.2f" % s1["db_cores"],
+             s1["server_cores"] or 0.0, ", ".join(fmt_int(x["rps"]) for x in s1["runs"])))
+        w("| target | %s | %.2f | | | |" % (fmt_int(T_PG_S1_RATIO * ngx["rps"]), T_PG_S1_RATIO))
+        w("")
+        b = floor["budget_us"]
+        w("CPU per request, in microseconds: PostgreSQL's and the client's per statement at "
+          "the better rate above; nginx's, wrk's and the loopback's (softirq) per request in "
+          "the ceiling's run. A server that answered each request with that statement and "
+          "spent on HTTP no more than nginx spends serving a file could serve at most "
+          "%d cores ÷ their sum:" % floor["cores"])
+        w("")
+        w("| %s | sum | most requests/s | ÷ nginx |" % " | ".join(b))
+        w("|%s--:|--:|--:|" % ("--:|" * len(b)))
+        w("| %s | %.1f | **%s** | **%s** |"
+          % (" | ".join("%.1f" % v for v in b.values()), sum(b.values()),
+             fmt_int(floor["bound_rps"]), fmt_ratio(floor["bound_ratio"])))
+        w("")
+    if lf:
+        w("PostgreSQL alone making the `--bulk` store's tables queryable again from their own "
+          "rows (`COPY ... TO` a binary file, then timed by the server: `COPY ... FROM` it "
+          "into a table without indexes, each index of the real table built on it, "
+          "`ANALYZE`): what a bulk load cannot avoid asking of the server, without reading, "
+          "parsing, hashing or sending a row, removing duplicates or counting.")
+        w("")
+        w("| table | rows | indexes | COPY s | indexes s | ANALYZE s | total s |")
+        w("|---|--:|--:|--:|--:|--:|--:|")
+        for t, f in lf["tables"].items():
+            w("| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |"
+              % (t, fmt_int(f["rows"]), f["indexes"], f["copy_s"], f["index_s"],
+                 f["analyze_s"], f["seconds"]))
+        w("")
+        bulk = pg.get("import_bulk") or {}
+        w("| kind | PostgreSQL alone, per second | `import --bulk`, per second | target |")
+        w("|---|--:|--:|--:|")
+        for kind, goal in (("records", T_PG_BULK_RECORDS), ("cards", T_PG_BULK_CARDS)):
+            rate = load_floor_rate(pg, kind)
+            w("| %s | **%s** | %s | %s |" % (kind, fmt_int(rate) if rate else "n/a",
+                                             fmt_int(bulk[kind]["per_s"]) if kind in bulk
+                                             else "n/a", fmt_int(goal)))
+        w("")
     return L
 
 
