@@ -45,7 +45,9 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
 #define CARD_COUNT_REBUILD                                                                         \
     "DELETE FROM card_counts;"                                                                     \
     "INSERT INTO card_counts(kind, key, n) SELECT 0, bin, count(*) FROM cards GROUP BY bin "       \
-    "UNION ALL SELECT 1, tail, count(*) FROM cards GROUP BY tail"
+    "UNION ALL SELECT 1, tail, count(*) FROM cards GROUP BY tail "                                 \
+    "UNION ALL SELECT 2, word || ' ' || expire_date, count(*) FROM card_owner_words "              \
+    "GROUP BY word, expire_date"
 
 /* The greatest id in a table: the ids past it are a bulk load's. */
 static bd_result last_id(pg_store *p, const char *sql, int64_t *id)

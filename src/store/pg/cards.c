@@ -7,7 +7,7 @@
  *   statement doing the same for many (copy.c). The words are split here, by the tokenizer
  *   SQLite's FTS5 index uses (cards_sql.c), so a word matches on both stores alike.
  * - card_search is one statement: the count and the page. It counts from one row of
- *   card_counts for a lone plain prefix or tail, and one range of card_owner_words for an
+ *   card_counts for a lone plain prefix or tail, and one range of card_counts for an
  *   owner word within expiry ranges, as SQLite does, and a lone word, prefix or phrase off
  *   card_words alone; anything else through the cards table.
  * - The page is ordered by the sort keys, then card_id in the first key's direction. SQLite
@@ -31,13 +31,15 @@ static const pg_stmt CARD_PUT = {
     "leak_discover_date, leak_size, leak_tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
     "$11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (card_id) DO NOTHING "
     "RETURNING id, bin, tail, expire_date), "
-    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, 1 FROM ins, "
-    "LATERAL (VALUES (0::smallint, ins.bin), (1::smallint, ins.tail)) AS k(kind, key) "
+    "ow AS (SELECT DISTINCT t.word, ins.expire_date, ins.id FROM ins, "
+    "unnest(string_to_array($20::text, ' ')) AS t(word) WHERE ins.expire_date IS NOT NULL), "
+    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, 1 FROM ("
+    "SELECT v.kind, v.key FROM ins, "
+    "LATERAL (VALUES (0::smallint, ins.bin), (1::smallint, ins.tail)) AS v(kind, key) "
+    "UNION ALL SELECT 2::smallint, ow.word || ' ' || ow.expire_date FROM ow) AS k "
     "ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + 1), "
     "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) "
-    "SELECT DISTINCT t.word, ins.expire_date, ins.id FROM ins, "
-    "unnest(string_to_array($20::text, ' ')) AS t(word) WHERE ins.expire_date IS NOT NULL "
-    "ON CONFLICT DO NOTHING), "
+    "SELECT word, expire_date, id FROM ow ON CONFLICT DO NOTHING), "
     "words AS (INSERT INTO card_words(col, word, id, pos) "
     "SELECT 0, t.word, ins.id, t.pos FROM ins, "
     "unnest(string_to_array($20::text, ' ')) WITH ORDINALITY AS t(word, pos) "
@@ -243,14 +245,62 @@ static void owner_word_where(pg_card_sql *c, const bd_card_cond *k, const bd_buf
     }
 }
 
+#define OWNER_KEY_MAX 256
+
+/* Emits word + sep + v, at most OWNER_KEY_MAX bytes, as a value of the statement. */
+static void owner_word_key(pg_card_sql *c, const bd_buf *word, char sep, bd_slice v)
+{
+    char key[OWNER_KEY_MAX];
+    memcpy(key, word->data, word->len);
+    key[word->len] = sep;
+    memcpy(key + word->len + 1, v.ptr, v.len);
+    pg_card_value(c, key, word->len + 1 + v.len);
+}
+
+/* The count of a query owner_word_with_expiry accepted, off card_counts (kind 2: a row per
+ * owner word and expiry, keyed "word expiry"): a sum over the word's expiry dates in the
+ * ranges, some dozens of rows, instead of reading every card of the word in card_owner_words
+ * (0.6 of a scenario-5 search's 0.9 ms at 1M cards). Words hold no space, and a key's
+ * date part compares as the date does, so the word's keys lie in ["word ", "word!") and a
+ * range of dates is a range of keys. False when a key would not fit (a very long word). */
+static bool owner_word_count(pg_card_sql *c, const bd_card_cond *k, const bd_buf *word)
+{
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *r = k->kids[i];
+        if (r->kind == BD_CC_RANGE && (word->len + 1 + r->low.len > OWNER_KEY_MAX ||
+                                       word->len + 1 + r->high.len > OWNER_KEY_MAX))
+            return false;
+    }
+    pg_card_emit(c, "SELECT coalesce(sum(n), 0) FROM card_counts WHERE kind = 2 AND key >= ");
+    owner_word_key(c, word, ' ', (bd_slice){"", 0});
+    pg_card_emit(c, " AND key < ");
+    owner_word_key(c, word, '!', (bd_slice){"", 0});
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *r = k->kids[i];
+        if (r->kind != BD_CC_RANGE)
+            continue;
+        if (r->low.ptr) {
+            pg_card_emit(c, r->low_inclusive ? " AND key >= " : " AND key > ");
+            owner_word_key(c, word, ' ', r->low);
+        }
+        if (r->high.ptr) {
+            pg_card_emit(c, r->high_inclusive ? " AND key <= " : " AND key < ");
+            owner_word_key(c, word, ' ', r->high);
+        }
+    }
+    return true;
+}
+
 /* The query counting q's cards: off the count or word tables where q's shape allows. */
 static void count_query(pg_card_sql *c, const bd_card_query *q, bd_buf *word)
 {
     if (count_from_summary(c, q))
         return;
     if (owner_word_with_expiry(q->where, word)) {
-        pg_card_emit(c, "SELECT count(*) FROM card_owner_words w");
-        owner_word_where(c, q->where, word);
+        if (!owner_word_count(c, q->where, word)) {
+            pg_card_emit(c, "SELECT count(*) FROM card_owner_words w");
+            owner_word_where(c, q->where, word);
+        }
     } else if (!pg_card_word_count(c, q->where)) {
         pg_card_emit(c, "SELECT count(*) FROM cards c WHERE ");
         pg_card_cond(c, q->where);

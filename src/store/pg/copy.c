@@ -100,13 +100,15 @@ static const char CARD_STAGE_CREATE[] =
     "number_masked), " \
     "got AS (SELECT ins.id, ins.bin, ins.tail, ins.expire_date, src.owner_words, " \
     "src.bank_words FROM ins JOIN src ON src.card_id = ins.card_id), " \
-    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM got, " \
-    "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS k(kind, key) " \
+    "ow AS (SELECT DISTINCT t.word, got.expire_date, got.id FROM got, " \
+    "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL), " \
+    "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM (" \
+    "SELECT v.kind, v.key FROM got, " \
+    "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS v(kind, key) " \
+    "UNION ALL SELECT 2::smallint, ow.word || ' ' || ow.expire_date FROM ow) AS k " \
     "GROUP BY k.kind, k.key ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + excluded.n), " \
     "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) " \
-    "SELECT DISTINCT t.word, got.expire_date, got.id FROM got, " \
-    "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL " \
-    "ON CONFLICT DO NOTHING), " \
+    "SELECT word, expire_date, id FROM ow ON CONFLICT DO NOTHING), " \
     "words AS (INSERT INTO card_words(col, word, id, pos) " \
     "SELECT 0, t.word, got.id, t.pos FROM got, " \
     "unnest(string_to_array(got.owner_words, ' ')) WITH ORDINALITY AS t(word, pos) " \

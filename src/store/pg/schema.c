@@ -219,6 +219,12 @@ static const char *const MIGRATIONS[] = {
      "CREATE INDEX IF NOT EXISTS jobs_by_created ON jobs(created_at);"
      "CREATE TABLE IF NOT EXISTS job_chunks(job text NOT NULL, chunk integer NOT NULL,"
      "  inputs bytea NOT NULL, results bytea, PRIMARY KEY(job, chunk));"),
+    /* 15 (owner-word counts): card_counts kind 2, a row per owner word and expiry keyed
+     * "word expiry", so that an owner word's count within expiry ranges sums some dozens
+     * of rows instead of reading each of the word's cards (cards.c, owner_word_count). */
+    ("DELETE FROM card_counts WHERE kind = 2;"
+     "INSERT INTO card_counts(kind, key, n) SELECT 2, word || ' ' || expire_date, count(*)"
+     "  FROM card_owner_words GROUP BY word, expire_date;"),
 };
 /* clang-format on */
 
