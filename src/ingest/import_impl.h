@@ -26,8 +26,8 @@ typedef struct {
     char (*touched)[BD_UUID_LEN + 1];
     bd_breach_tally *tally;
     size_t ntouched, cap_touched;
-    char recent[64][BD_UUID_LEN + 1]; /* touched breaches by hash: rows interleave breaches */
-    size_t recent_ix[64];
+    size_t *touched_at; /* open-addressed index of touched by uuid hash: i + 1, 0 free */
+    size_t touched_slots; /* a power of two, at least twice ntouched (rows interleave breaches) */
     int64_t last_id_before; /* the store's greatest record id when the import began */
     bd_u64set idents;       /* (breach, identity) pairs of the inserted records */
     bool counting;          /* idents holds them all (it stops at its limit) */
