@@ -238,7 +238,9 @@ bench-size: all
 # (so sizes at 100M are measured without a 100M load), loaded into SQLite (timed; bytes per
 # hash), then GET /range/ against nginx serving the median answer, alternating, and one
 # connection's latency: about 2 minutes (the download, 440 MB in /tmp, is kept for reuse).
-# bench-ranges-pg loads the same file into a throwaway PostgreSQL cluster.
+# bench-ranges-pg loads the same file into a throwaway PostgreSQL cluster, serves /range/
+# from it the same way, and measures PostgreSQL alone executing the range statement
+# (bench/pg_floor.c) beside it: about 5 minutes.
 RANGES_N ?= 10000000
 RANGES_DENSITY ?= 100000000
 .PHONY: bench-ranges bench-ranges-pg
@@ -246,9 +248,10 @@ bench-ranges: all
 	bench/install-bench-deps.sh
 	python3 bench/ranges.py --hashes $(RANGES_N) --density-of $(RANGES_DENSITY) --build $(BUILD)
 
-bench-ranges-pg: all
+bench-ranges-pg: all $(BUILD)/pg_floor
+	bench/install-bench-deps.sh
 	scripts/pg-cluster.sh run sh -c 'python3 bench/ranges.py --hashes $(RANGES_N) \
-	  --density-of $(RANGES_DENSITY) --build $(BUILD) --no-sqlite --no-http \
+	  --density-of $(RANGES_DENSITY) --build $(BUILD) --no-sqlite --pg-http --pg-vacuum \
 	  --pg-uri "$$BREACHD_PG_URI"'
 
 # Watches: import commit to webhook received, 1,000 watches and an import of 1M records on a

@@ -7,9 +7,10 @@
  * line of PARAMS_FILE (tab-separated, text format: a bytea parameter is written \x<hex>),
  * the lines taken in turn. Each thread keeps its share of the connections busy without
  * blocking on any one of them (libpq's asynchronous calls and poll), so the client spends
- * as little as a client can per statement: what it measures is the database server. Results
- * are asked for in binary, as breachd asks for them. Prints one JSON object: statements
- * executed, seconds, statements per second, and the client's own CPU seconds.
+ * as little as a client can per statement: what it measures is the database server.
+ * Results are asked for in binary and a session plans a prepared statement once, as
+ * breachd's do. Prints one JSON object: statements executed, seconds, statements per
+ * second, and the client's own CPU seconds.
  *
  * A bench tool, not part of breachd: built by `make $(BUILD)/pg_floor`. */
 #include <libpq-fe.h>
@@ -110,6 +111,8 @@ static void *run(void *arg)
             fprintf(stderr, "pg_floor: %s", PQerrorMessage(conns[i]));
             exit(1);
         }
+        /* as breachd's sessions (src/store/pg/conn.c): planned once, not per execution */
+        PQclear(PQexec(conns[i], "SET plan_cache_mode = force_generic_plan"));
         PGresult *r = PQprepare(conns[i], "floor", g_sql, 0, NULL);
         if (PQresultStatus(r) != PGRES_COMMAND_OK) {
             fprintf(stderr, "pg_floor: %s", PQerrorMessage(conns[i]));

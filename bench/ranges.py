@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import random
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -21,7 +22,8 @@ import sys
 import tempfile
 import time
 
-from run import free_port, start_nginx, wait_port
+import pg_floors
+from run import free_port, machine_cpu, proc_cpu_seconds, start_nginx, wait_port
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(BENCH, "lua")
@@ -109,11 +111,19 @@ def get(port, path):
     return r.status, body
 
 
-def wrk(port, data, seconds, conns, name, logs):
+def wrk(port, data, seconds, conns, name, logs, server_pid=None):
+    """One wrk run; with server_pid, also the CPU per request of the server (with its
+    children), of wrk and of the loopback (softirq), in microseconds."""
     env = dict(os.environ, BENCH_DATA=data, BENCH_LUA=LUA, BENCH_KEY="")
     cmd = ["wrk", "-t%d" % min(2, conns), "-c%d" % conns, "-d%ds" % seconds, "--timeout", "10s",
            "--latency", "-s", os.path.join(LUA, "s7_range.lua"), "http://127.0.0.1:%d" % port]
+    srv0 = proc_cpu_seconds(server_pid) if server_pid else 0.0
+    _, irq0, _ = machine_cpu()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, env=env, timeout=seconds + 60)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, irq1, _ = machine_cpu()
+    srv1 = proc_cpu_seconds(server_pid) if server_pid else 0.0
     out = p.stdout.decode()
     with open(os.path.join(logs, name + ".txt"), "w") as f:
         f.write(out)
@@ -127,12 +137,18 @@ def wrk(port, data, seconds, conns, name, logs):
            "errors": {k: j[k] for k in j if k.startswith("err_") and j[k]}}
     if "Non-2xx" in out:
         res["non_2xx"] = True
+    if server_pid:
+        per = 1e6 / max(1, j["requests"])
+        res["cpu_us"] = {"server": round((srv1 - srv0) * per, 1),
+                         "wrk": round((ru1.ru_utime - ru0.ru_utime + ru1.ru_stime - ru0.ru_stime)
+                                      * per, 1),
+                         "softirq": round((irq1 - irq0) * per, 1)}
     log("  %-10s %8d req/s  p50 %6.2f ms  p99 %6.2f ms  %d B" % (
         name, res["rps"], res["p50_ms"], res["p99_ms"], res["bytes_per_resp"]))
     return res
 
 
-def serve(a, db, work, extra=()):
+def serve(a, db, work, extra=(), floor_uri=None):
     port = free_port()
     srv = subprocess.Popen([os.path.join(a.build, "breachd"), "--db", db, *extra, "--listen",
                             "127.0.0.1:%d" % port, "--range-auth", "none", "--threads",
@@ -152,7 +168,8 @@ def serve(a, db, work, extra=()):
     try:
         for k in range(a.runs):
             b = wrk(port, work, a.duration, a.connections, "breachd-%d" % (k + 1), work)
-            n = wrk(ngx_port, work, a.duration, a.connections, "nginx-%d" % (k + 1), work)
+            n = wrk(ngx_port, work, a.duration, a.connections, "nginx-%d" % (k + 1), work,
+                    server_pid=ngx.pid)
             out["runs"].append({"breachd": b, "nginx": n, "ratio": round(b["rps"] / n["rps"], 3)})
         out["one_connection"] = wrk(port, work, a.duration, 1, "breachd-1conn", work)
         out["one_connection_nginx"] = wrk(ngx_port, work, a.duration, 1, "nginx-1conn", work)
@@ -162,6 +179,42 @@ def serve(a, db, work, extra=()):
             p.wait()
     ratios = sorted(r["ratio"] for r in out["runs"])
     out["ratio_median"] = ratios[len(ratios) // 2]
+    if floor_uri:
+        out["floor"] = range_floor(a, floor_uri, prefixes, work, out)
+    return out
+
+
+def range_floor(a, uri, prefixes, work, served):
+    """PostgreSQL alone executing a range request's statement (pg_floors.serve) with
+    breachd's and wrk's number of connections; with what nginx, wrk and the loopback spent
+    per request in the ceiling's runs (medians), the most requests/s two cores allow."""
+    params = pg_floors.write_range_params(prefixes, os.path.join(work, "range-params.tsv"))
+    db_pid = None
+    if os.environ.get("BREACHD_PG_DIR"):
+        with open(os.path.join(os.environ["BREACHD_PG_DIR"], "data", "postmaster.pid")) as f:
+            db_pid = int(f.readline())
+    floor_bin = os.path.join(a.build, "pg_floor")
+    out = {"by_connections": {}}
+    for conns in sorted({a.threads, a.connections}):
+        runs = [pg_floors.serve(floor_bin, uri, pg_floors.RANGE_SQL, params, a.duration, conns,
+                                min(conns, 2), db_pid) for _ in range(a.runs)]
+        for x in runs:
+            log("  floor, %d connections: %.0f statements/s, postgres cores %s, client %.2f"
+                % (conns, x["per_second"], x.get("db_cores"), x["client_cores"]))
+        out["by_connections"][conns] = sorted(runs, key=lambda x: x["per_second"])[len(runs) // 2]
+    best = max(out["by_connections"].values(), key=lambda x: x["per_second"])
+    med = lambda k: sorted(r["nginx"]["cpu_us"][k] for r in served["runs"])[len(served["runs"]) // 2]
+    budget = {"libpq client": round(1e6 * best["client_cores"] / best["per_second"], 1),
+              "nginx": med("server"), "wrk": med("wrk"), "softirq": med("softirq")}
+    if best.get("db_cores"):
+        budget["postgres"] = round(1e6 * best["db_cores"] / best["per_second"], 1)
+    nginx_rps = sorted(r["nginx"]["rps"] for r in served["runs"])[len(served["runs"]) // 2]
+    out["budget_us"] = budget
+    out["bound_rps"] = round((os.cpu_count() or 1) * 1e6 / sum(budget.values()))
+    out["bound_ratio"] = round(out["bound_rps"] / nginx_rps, 3)
+    out["floor_ratio"] = round(best["per_second"] / nginx_rps, 3)
+    log("  floor: %.3f x nginx; CPU budget %s us: at most %d req/s, %.3f x nginx"
+        % (out["floor_ratio"], budget, out["bound_rps"], out["bound_ratio"]))
     return out
 
 
@@ -212,7 +265,8 @@ def main():
                 if a.pg_vacuum:  # what autovacuum would do a minute after the load
                     subprocess.run(["psql", "-q", a.pg_uri, "-c", "VACUUM ANALYZE password_ranges"],
                                    check=True, timeout=600)
-                r["pg_http"] = serve(a, a.pg_uri, work, ["--secret", secret])
+                r["pg_http"] = serve(a, a.pg_uri, work, ["--secret", secret],
+                                     floor_uri=a.pg_uri)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(r, indent=1))
