@@ -112,7 +112,7 @@ static bd_result check_names(importer *im, const char *const *allowed)
     for (size_t i = 0; i < bd_fields_count(im->f); i++) {
         const char *name = bd_fields_name(im->f, i);
         const char *const *a = allowed;
-        while (*a && strcmp(*a, name) != 0)
+        while (*a && ((*a)[0] != name[0] || strcmp(*a, name) != 0))
             a++;
         if (!*a && name[strspn(name, NAME_CHARS)] == '\0' && strlen(name) <= 32)
             return reject(im, "unknown field '%s'", name);

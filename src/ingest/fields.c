@@ -99,10 +99,13 @@ bd_result bd_fields_append(bd_fields *f, const char *p, size_t n)
     return BD_OK;
 }
 
+/* A row's checks ask for some twenty names among its fields: the first byte rules out most
+ * before a call to strcmp (10% of the checking thread's time in a 1M-record import). */
 bool bd_fields_get(const bd_fields *f, const char *name, bd_slice *v)
 {
     for (size_t i = 0; i < f->n; i++) {
-        if (strcmp(f->bytes.data + f->e[i].name_off, name) == 0)
+        const char *n = f->bytes.data + f->e[i].name_off;
+        if (n[0] == name[0] && strcmp(n, name) == 0)
             return bd_fields_value(f, i, v);
     }
     return false;
