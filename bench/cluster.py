@@ -27,8 +27,12 @@ import subprocess
 import sys
 import time
 
+import procs
+import report
 import run
-from run import Bench, fmt_int, fmt_ratio, log, median_run, psql, pg_uri_db, sh, wait_port
+from procs import log, pg_uri_db, psql, sh, wait_port
+from report import fmt_int, fmt_ratio, median_run
+from run import Bench
 
 T_SHARED_COST = 0.15  # --shared-limits may cost at most this share of scenario 1's req/s
 SETUPS = [
@@ -95,7 +99,7 @@ class Cluster(Bench):
         os.makedirs(os.path.join(prefix, "tmp"), exist_ok=True)
         os.chmod(self.work, 0o711)
         os.chmod(prefix, 0o755)
-        lb1, lb2 = run.free_port(), run.free_port()
+        lb1, lb2 = procs.free_port(), procs.free_port()
         conf = (NGINX_LB.replace("@PREFIX@", prefix).replace("@P1@", str(p1))
                 .replace("@P2@", str(p2)).replace("@LB1@", str(lb1)).replace("@LB2@", str(lb2)))
         path = os.path.join(prefix, "nginx.conf")
@@ -116,7 +120,7 @@ class Cluster(Bench):
 
     def run(self):
         a = self.a
-        self.r["machine"] = run.machine_info()
+        self.r["machine"] = procs.machine_info()
         self.r["mode"] = "cluster"
         self.r["pg"] = pg = {}
         self.standby_dir = None
@@ -245,13 +249,13 @@ def section(r):
 
 def write_section(r, path):
     label = "cluster"
-    text = open(path).read() if os.path.exists(path) else run.HEADER
+    text = open(path).read() if os.path.exists(path) else report.HEADER
     cost, gain = verdicts(r)
     fig = {"label": label, "shared_cost": round(cost, 4), "two_vs_one": round(gain, 4),
            **{sid: {"rps": x["rps"], "p99_ms": x["p99_ms"]} for sid, x in r["setups"].items()}}
-    block = (run.BEGIN % label + "\n" + section(r) + "\n" + run.FIGURES % (label, json.dumps(fig))
-             + "\n" + run.END % label)
-    b, e = run.BEGIN % label, run.END % label
+    block = (report.BEGIN % label + "\n" + section(r) + "\n" + report.FIGURES % (label, json.dumps(fig))
+             + "\n" + report.END % label)
+    b, e = report.BEGIN % label, report.END % label
     if b in text and e in text:
         text = text[:text.index(b)] + block + text[text.index(e) + len(e):]
     else:
@@ -276,7 +280,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--corpus", metavar="DIR")
     ap.add_argument("--build", default="build")
-    ap.add_argument("--results", default=os.path.join(run.BENCH, "RESULTS.md"))
+    ap.add_argument("--results", default=os.path.join(procs.BENCH, "RESULTS.md"))
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()

@@ -23,7 +23,7 @@ import tempfile
 import time
 
 import pg_floors
-from run import free_port, machine_cpu, proc_cpu_seconds, start_nginx, wait_port
+from procs import free_port, machine_cpu, proc_cpu_seconds, start_nginx, wait_port
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 LUA = os.path.join(BENCH, "lua")
