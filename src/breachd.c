@@ -21,7 +21,7 @@ static const char USAGE[] =
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
     "               [--cors-origin ORIGIN]... [--range-auth key|none]\n"
-    "               [--webhook-allow CIDR]...\n";
+    "               [--webhook-allow CIDR]... [--alert-retention DAYS]\n";
 
 int main(int argc, char **argv)
 {
@@ -32,6 +32,7 @@ int main(int argc, char **argv)
     cfg.cors_origins = cors;
     static bd_webhook_policy webhooks; /* read by the server's workers and the delivery thread */
     cfg.webhooks = &webhooks;
+    int64_t alert_retention_days = 30;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int64_t n;
@@ -87,6 +88,9 @@ int main(int argc, char **argv)
                                 "fd00::/8 (at most %d)\n", BD_WEBHOOK_ALLOW_MAX);
                 return 2;
             }
+        } else if (bd_arg_value(argc, argv, &i, "--alert-retention", &v) &&
+                   bd_parse_i64(v, 0, 36500, &n)) {
+            alert_retention_days = n;
         } else if (bd_arg_value(argc, argv, &i, "--empty-search-status", &v) &&
                    bd_parse_i64(v, 200, 404, &n) && (n == 200 || n == 404)) {
             cfg.empty_search_status = (int)n;
@@ -128,7 +132,8 @@ int main(int argc, char **argv)
         return 2;
     }
     bd_deliverer *deliverer;
-    if (bd_deliverer_start(cfg.db, &webhooks, &deliverer, why, sizeof why) != BD_OK) {
+    if (bd_deliverer_start(cfg.db, &webhooks, alert_retention_days * 86400, &deliverer, why,
+                           sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: %s\n", why);
         bd_server_stop(srv, 0);
         return 2;

@@ -370,6 +370,12 @@ bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, 
     return s->ops->alert_settle(s, seq, state, attempts, next_ms);
 }
 
+bd_result bd_store_alert_prune(bd_store *s, int64_t before_s, int limit, int64_t *removed)
+{
+    *removed = 0;
+    return limit > 0 ? s->ops->alert_prune(s, before_s, limit, removed) : BD_ERR_INVALID;
+}
+
 void bd_store_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
 {
     s->ops->on_landed(s, cb, ctx);

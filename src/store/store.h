@@ -583,6 +583,12 @@ bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, in
 bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
                                 int64_t next_ms);
 
+/* Deletes up to limit alerts delivered or given up (not pending) that were written before
+ * before_s (Unix seconds), oldest first; *removed tells how many. Outside any open
+ * transaction. A backend with one writer at a time (SQLite) removes none while another
+ * connection writes (BD_OK, *removed 0): the next call tries again. */
+bd_result bd_store_alert_prune(bd_store *s, int64_t before_s, int limit, int64_t *removed);
+
 /* Rows that land: an importer that matches watches learns here which of its puts went in
  * (a backend that decides duplicates when the rows land calls cb then, not at the put).
  * Lookup keys and shown values are by bd_field; ptr NULL when the row has none. */

@@ -83,6 +83,7 @@ typedef struct bd_store_ops {
                              bd_alert_cb cb, void *ctx);
     bd_result (*alert_settle)(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
                               int64_t next_ms);
+    bd_result (*alert_prune)(bd_store *s, int64_t before_s, int limit, int64_t *removed);
     void (*on_landed)(bd_store *s, bd_landed_cb cb, void *ctx);
     bd_result (*flush)(bd_store *s);
     bd_result (*job_create)(bd_store *s, const bd_job_row *j, const bd_slice *chunks,

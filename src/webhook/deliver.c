@@ -32,6 +32,7 @@ typedef struct {
 struct bd_deliverer {
     char *uri;
     const bd_webhook_policy *policy;
+    int64_t retention_s; /* alerts delivered or given up kept this long; 0: for ever */
     pthread_t leaser;
     pthread_t sender[BD_WEBHOOK_SENDERS];
     int senders;
@@ -222,10 +223,28 @@ static int count_state(const bd_deliverer *d, slot_state st)
 }
 
 /* The leasing thread: the only one that uses the store. */
+/* Removes the alerts past the retention, a thousand at a time (a short write each: an
+ * import waits for none of them long), at most a million a round. */
+static void prune(bd_store *s, int64_t retention_s)
+{
+    int64_t before = now_ms() / 1000 - retention_s, total = 0, n = 0;
+    for (int round = 0; round < 1000; round++) {
+        if (bd_store_alert_prune(s, before, 1000, &n) != BD_OK)
+            break;
+        total += n;
+        if (n < 1000)
+            break;
+    }
+    if (total > 0)
+        fprintf(stderr, "breachd: removed %lld delivered or failed alerts older than %lld days\n",
+                (long long)total, (long long)(retention_s / 86400));
+}
+
 static void *leaser(void *arg)
 {
     bd_deliverer *d = arg;
     bd_store *s = NULL;
+    int64_t next_prune_ms = 0;
     pthread_mutex_lock(&d->mu);
     for (bool stop = false; !stop;) {
         /* what the senders finished: recorded, the slots freed */
@@ -253,6 +272,10 @@ static void *leaser(void *arg)
             if (r != BD_OK && s) {
                 bd_store_close(s); /* reopened on the next round */
                 s = NULL;
+            }
+            if (r == BD_OK && d->retention_s > 0 && now_ms() >= next_prune_ms) {
+                prune(s, d->retention_s);
+                next_prune_ms = now_ms() + BD_ALERT_PRUNE_EVERY_MS;
             }
             pthread_mutex_lock(&d->mu);
             int leased = free_slots - count_state(d, SLOT_FREE);
@@ -284,7 +307,7 @@ static void *leaser(void *arg)
 }
 
 bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *policy,
-                             bd_deliverer **out, char *why, size_t whylen)
+                             int64_t retention_s, bd_deliverer **out, char *why, size_t whylen)
 {
     *out = NULL;
     bd_deliverer *d = calloc(1, sizeof *d);
@@ -294,6 +317,7 @@ bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *pol
         return BD_ERR_NOMEM;
     }
     d->policy = policy;
+    d->retention_s = retention_s;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work, NULL);
     pthread_cond_init(&d->done, NULL);

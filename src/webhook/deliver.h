@@ -7,6 +7,9 @@
  * written. At least once: an alert whose outcome was not recorded (a crash mid-send) is sent
  * again when its lease runs out; receivers deduplicate by X-Breachd-Event-Id.
  *
+ * The leasing thread also removes, once an hour, the alerts delivered or given up that are
+ * older than the retention (their identities are kept no longer than they are useful).
+ *
  * Ownership: bd_deliverer_start copies the store URI; the policy is borrowed and must
  * outlive the deliverer. */
 #ifndef BD_WEBHOOK_DELIVER_H
@@ -24,13 +27,15 @@
 #define BD_WEBHOOK_FIRST_RETRY_MS 1000
 #define BD_WEBHOOK_MAX_RETRY_MS 3600000 /* 1 h */
 #define BD_WEBHOOK_GIVE_UP_MS 86400000  /* 24 h */
+#define BD_ALERT_PRUNE_EVERY_MS 3600000 /* 1 h, and once at start */
 
 typedef struct bd_deliverer bd_deliverer;
 
-/* Starts the threads. BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says
- * which). The leasing thread opens the store and reopens it after failures. */
+/* Starts the threads. retention_s: how long alerts delivered or given up are kept (0: for
+ * ever). BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing
+ * thread opens the store and reopens it after failures. */
 bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *policy,
-                             bd_deliverer **out, char *why, size_t whylen);
+                             int64_t retention_s, bd_deliverer **out, char *why, size_t whylen);
 /* Stops the threads after the sends in progress (at most their 10 s timeout), records
  * their outcomes, gives back what was leased and not sent, and frees them. */
 void bd_deliverer_stop(bd_deliverer *d);

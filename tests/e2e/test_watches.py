@@ -167,6 +167,41 @@ class Watches(unittest.TestCase):
         self.assertEqual(len(self.receiver.deliveries()), 1)
         self.assertEqual(len(self.alerts()["alerts"]), 1)
 
+    def test_settled_alerts_past_the_retention_are_removed_pending_ones_kept(self):
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port)
+        self.import_records(records("alice@example.com"), "a.jsonl")
+        self.assertEqual(len(self.receiver.wait(1)), 1)
+        self.import_records(records("x@example.com", "alice@example.com"), "b.jsonl")
+        self.assertEqual(len(self.receiver.wait(2)), 2)
+        time.sleep(0.5)  # the outcomes are recorded
+        self.assertEqual([a["delivery"] for a in self.alerts()["alerts"]],
+                         ["delivered", "delivered"])
+        self.assertEqual(self.srv.stop(), 0)
+        # the first alert written 31 days ago, the second 29; then a pending one as old
+        first, second = [a["cursor"] for a in self.alerts_via_sql()]
+        day = 86400
+        self.ctl.sql("UPDATE alerts SET created_at = %d WHERE seq = %d"
+                     % (int(time.time()) - 31 * day, first))
+        self.ctl.sql("UPDATE alerts SET created_at = %d, state = 0, next_attempt_ms = %d "
+                     "WHERE seq = %d" % (int(time.time()) - 31 * day,
+                                         (int(time.time()) + 3600) * 1000, second))
+        self.start(*ALLOW)  # the default retention: 30 days, pruned at start
+        deadline = time.time() + 10
+        while len(self.alerts()["alerts"]) > 1 and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual([a["cursor"] for a in self.alerts()["alerts"]], [second])
+        self.assertIn("removed 1 delivered or failed alerts older than 30 days", self.srv.log())
+        self.srv.stop()
+        self.start(*ALLOW, "--alert-retention", "0")  # kept for ever: nothing is removed
+        self.srv.stop()
+        self.assertEqual(len(self.alerts_via_sql()), 1)
+        self.srv = None
+
+    def alerts_via_sql(self):
+        return [{"cursor": int(r[0])} for r in self.ctl.sql("SELECT seq FROM alerts ORDER BY seq")]
+
     def test_a_slow_receiver_does_not_hold_back_other_watches(self):
         slow = Receiver(delay=6)  # answers within the 10 s timeout: delivered, late
         self.receiver = Receiver()

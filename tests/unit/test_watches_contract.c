@@ -180,6 +180,64 @@ TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
     CHECK_STR(alerts_of(s, 1, 0), want);
 }
 
+/* The event ids of key 1's alerts, in order, as "a,b,". */
+static const char *events_of(bd_store *s)
+{
+    static char events[512];
+    const char *all = alerts_of(s, 1, 0);
+    events[0] = '\0';
+    for (const char *p = all; *p;) {
+        const char *colon = strchr(p, ':'), *end = strchr(p, ';');
+        size_t n = strlen(events);
+        snprintf(events + n, sizeof events - n, "%.*s,", (int)(colon - p), p);
+        p = end + 1;
+    }
+    return events;
+}
+
+TEST(test_prune_removes_only_old_alerts_that_are_settled_oldest_first)
+{
+    bd_store *s = fresh();
+    int64_t w;
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    static const struct {
+        const char *event;
+        int64_t created_at;
+    } ALERTS[] = {{"old-delivered", 1000}, {"old-failed", 1001},  {"old-pending", 1002},
+                  {"old-delivered-2", 1003}, {"new-delivered", 5000}};
+    for (size_t i = 0; i < sizeof ALERTS / sizeof ALERTS[0]; i++) {
+        bd_alert_in x = alert(ALERTS[i].event, w, 0);
+        x.created_at = ALERTS[i].created_at;
+        CHECK_INT(bd_store_alert_add(s, &x), BD_OK);
+    }
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store *d = open_uri(fx_store[0].uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_lease(d, 99999999, 60000, 16, alert_cb, NULL), BD_OK);
+    static const bd_alert_state OUTCOME[] = {BD_ALERT_DELIVERED, BD_ALERT_FAILED,
+                                             BD_ALERT_PENDING, BD_ALERT_DELIVERED,
+                                             BD_ALERT_DELIVERED};
+    int64_t seq = 0;
+    for (size_t i = 0; i < 5; i++) {
+        CHECK_INT(bd_store_alert_list(d, 1, seq, 1, seq_cb, NULL), BD_OK);
+        seq = first_seq;
+        CHECK_INT(bd_store_alert_settle(d, seq, OUTCOME[i], 1, 99999999), BD_OK);
+    }
+    close_store(d); /* the outcomes are written */
+    int64_t removed = -1;
+    CHECK_INT(bd_store_alert_prune(s, 5000, 0, &removed), BD_ERR_INVALID);
+    CHECK_INT(bd_store_alert_prune(s, 5000, 2, &removed), BD_OK);
+    CHECK_INT(removed, 2);
+    CHECK_STR(events_of(s), "old-pending,old-delivered-2,new-delivered,");
+    CHECK_INT(bd_store_alert_prune(s, 5000, 1000, &removed), BD_OK);
+    CHECK_INT(removed, 1);
+    CHECK_STR(events_of(s), "old-pending,new-delivered,");
+    CHECK_INT(bd_store_alert_prune(s, 5000, 1000, &removed), BD_OK);
+    CHECK_INT(removed, 0);
+}
+
 typedef struct {
     char text[512];
     int n;
@@ -282,6 +340,7 @@ static void suite(void)
     RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
     RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
+    RUN_CONTRACT(test_prune_removes_only_old_alerts_that_are_settled_oldest_first);
     RUN_CONTRACT(test_landed_rows_are_the_ones_that_went_in);
     RUN_CONTRACT(test_a_bulk_load_lands_the_records_and_cards_it_kept);
 }

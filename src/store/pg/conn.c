@@ -362,6 +362,7 @@ static const bd_store_ops PG_OPS = {
     .alert_list = pg_alert_list,
     .alert_lease = pg_alert_lease,
     .alert_settle = pg_alert_settle,
+    .alert_prune = pg_alert_prune,
     .on_landed = pg_on_landed,
     .flush = pg_flush,
     .job_create = pg_job_create,

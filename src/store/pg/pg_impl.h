@@ -334,6 +334,7 @@ bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limi
                          void *ctx);
 bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,
                           int64_t next_ms);
+bd_result pg_alert_prune(bd_store *s, int64_t before_s, int limit, int64_t *removed);
 void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx);
 bd_result pg_flush(bd_store *s);
 /* Erasures (admin.c): an email's copies in alerts become "[erased]"; a breach's alerts lose

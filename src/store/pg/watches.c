@@ -246,6 +246,24 @@ bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_
                       &pp, true, NULL);
 }
 
+bd_result pg_alert_prune(bd_store *s, int64_t before_s, int limit, int64_t *removed)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, before_s);
+    pg_param_int(&pp, limit);
+    PGresult *res;
+    bd_result r = pg_run_sql(pg_of(s),
+                             "DELETE FROM alerts WHERE seq IN (SELECT seq FROM alerts "
+                             "WHERE state <> 0 AND created_at < $1::bigint ORDER BY seq "
+                             "LIMIT $2::integer)",
+                             &pp, true, &res);
+    if (r == BD_OK) {
+        *removed = pg_changes(res);
+        PQclear(res);
+    }
+    return r;
+}
+
 void pg_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
 {
     pg_store *p = pg_of(s);

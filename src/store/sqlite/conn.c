@@ -87,6 +87,7 @@ static const bd_store_ops sqlite_ops = {
     .alert_list = sq_alert_list,
     .alert_lease = sq_alert_lease,
     .alert_settle = sq_alert_settle,
+    .alert_prune = sq_alert_prune,
     .on_landed = sq_on_landed,
     .flush = sq_flush,
     .job_create = sq_job_create,

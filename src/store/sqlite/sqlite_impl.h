@@ -353,6 +353,7 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
                          bd_alert_cb cb, void *ctx);
 bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int64_t attempts,
                           int64_t next_ms);
+bd_result sq_alert_prune(bd_store *base, int64_t before_s, int limit, int64_t *removed);
 void sq_on_landed(bd_store *base, bd_landed_cb cb, void *ctx);
 /* Writes the outcomes delivery kept and frees its state (at close). */
 typedef struct sq_outbox sq_outbox;

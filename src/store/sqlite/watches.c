@@ -303,6 +303,24 @@ static bool deliverer(sqlite_store *s, sq_outbox *o)
     return o->holder;
 }
 
+/* Begins a write transaction if the file's writer lock is free now (*begun), without
+ * waiting for it: the lock being taken is the common case during an import. */
+static bd_result begin_if_free(sqlite_store *s, bool *begun)
+{
+    *begun = false;
+    sqlite3_stmt *begin = sq_fixed(s, Q_BEGIN);
+    if (!begin)
+        return BD_ERR_STORE;
+    sqlite3_busy_timeout(s->db, 0);
+    int rc = sqlite3_step(begin);
+    sq_done(begin);
+    sqlite3_busy_timeout(s->db, 10000);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return BD_OK;
+    *begun = rc == SQLITE_DONE;
+    return sq_map_rc(rc);
+}
+
 /* Writes the kept outcomes if the file's writer lock is free now; keeps them otherwise. */
 static bd_result write_kept(sqlite_store *s, sq_outbox *o, bool wait)
 {
@@ -311,17 +329,11 @@ static bd_result write_kept(sqlite_store *s, sq_outbox *o, bool wait)
     bd_result r;
     if (wait) {
         r = sq_run_fixed(s, Q_BEGIN);
-    } else { /* quietly: the lock being taken is the common case during an import */
-        sqlite3_stmt *begin = sq_fixed(s, Q_BEGIN);
-        if (!begin)
-            return BD_ERR_STORE;
-        sqlite3_busy_timeout(s->db, 0);
-        int rc = sqlite3_step(begin);
-        sq_done(begin);
-        sqlite3_busy_timeout(s->db, 10000);
-        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    } else {
+        bool begun;
+        r = begin_if_free(s, &begun);
+        if (r == BD_OK && !begun)
             return BD_OK;
-        r = sq_map_rc(rc);
     }
     sqlite3_stmt *st = NULL;
     if (r == BD_OK)
@@ -428,6 +440,30 @@ bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int
         k = &o->kept[o->nkept++];
     *k = (kept_outcome){.seq = seq, .attempts = attempts, .next_ms = next_ms, .state = state};
     return write_kept(s, o, false);
+}
+
+bd_result sq_alert_prune(bd_store *base, int64_t before_s, int limit, int64_t *removed)
+{
+    sqlite_store *s = S(base);
+    if (!sqlite3_get_autocommit(s->db))
+        return BD_ERR_INVALID;
+    bool begun;
+    bd_result r = begin_if_free(s, &begun);
+    if (r != BD_OK || !begun)
+        return r;
+    sqlite3_stmt *st = NULL;
+    r = run_dynamic(s,
+                    "DELETE FROM alerts WHERE seq IN (SELECT seq FROM alerts WHERE state <> 0 "
+                    "AND created_at < ?1 ORDER BY seq LIMIT ?2)",
+                    &st);
+    if (r == BD_OK) {
+        sqlite3_bind_int64(st, 1, before_s);
+        sqlite3_bind_int(st, 2, limit);
+        r = sq_step_done(s, st);
+    }
+    if (r == BD_OK)
+        *removed = sqlite3_changes64(s->db);
+    return own_end(s, true, r);
 }
 
 void sq_on_landed(bd_store *base, bd_landed_cb cb, void *ctx)
