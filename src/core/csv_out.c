@@ -22,14 +22,9 @@ static bool needs_quotes(bd_slice v)
     return false;
 }
 
-bd_result bd_csv_cell(bd_buf *b, bd_slice v, bool first)
+static bd_result cell(bd_buf *b, bd_slice v, bool quoted)
 {
-    bd_result r = first ? BD_OK : bd_buf_append(b, ",", 1);
-    if (r != BD_OK || !v.ptr)
-        return r;
-    bool quoted = needs_quotes(v);
-    if (quoted)
-        r = bd_buf_append(b, "\"", 1);
+    bd_result r = quoted ? bd_buf_append(b, "\"", 1) : BD_OK;
     if (r == BD_OK && needs_guard(v))
         r = bd_buf_append(b, "'", 1);
     size_t from = 0;
@@ -46,6 +41,19 @@ bd_result bd_csv_cell(bd_buf *b, bd_slice v, bool first)
     if (r == BD_OK && quoted)
         r = bd_buf_append(b, "\"", 1);
     return r;
+}
+
+bd_result bd_csv_cell(bd_buf *b, bd_slice v, bool first)
+{
+    bd_result r = first ? BD_OK : bd_buf_append(b, ",", 1);
+    if (r != BD_OK || !v.ptr)
+        return r;
+    return cell(b, v, needs_quotes(v));
+}
+
+bd_result bd_csv_cell_quoted(bd_buf *b, bd_slice v)
+{
+    return v.ptr && v.len ? cell(b, v, true) : BD_OK;
 }
 
 bd_result bd_csv_int(bd_buf *b, int64_t v, bool first)

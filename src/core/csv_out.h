@@ -11,8 +11,12 @@
 #include "core/buf.h"
 #include "core/slice.h"
 
-/* Appends one cell (first: no separator before it); v.ptr NULL is an empty cell. */
+/* Appends one cell (first: no separator before it); v.ptr NULL is an empty cell. Quoted
+ * when it holds a comma, quote or line break (a quote doubled), and led by ' when it starts
+ * with = + - @ tab or CR, so that a spreadsheet never reads it as a formula. */
 bd_result bd_csv_cell(bd_buf *b, bd_slice v, bool first);
+/* The same without a separator, and quoted whatever it holds; nothing for NULL or "". */
+bd_result bd_csv_cell_quoted(bd_buf *b, bd_slice v);
 /* Appends one cell holding a number (never guarded: it is ours). */
 bd_result bd_csv_int(bd_buf *b, int64_t v, bool first);
 /* Appends one cell holding a finite double in shortest round-trip form; empty when absent. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/csv_out.h"
 #include "core/json.h"
 #include "http/request.h"
 
@@ -143,22 +144,6 @@ const char *bd_job_csv_header(void)
     return CSV_HEADER;
 }
 
-bd_result bd_job_csv_cell(bd_buf *out, bd_slice v)
-{
-    if (!v.ptr || v.len == 0)
-        return BD_OK;
-    bd_result r = bd_buf_append_char(out, '"');
-    if (r == BD_OK && strchr("=+-@\t\r", v.ptr[0]))
-        r = bd_buf_append_char(out, '\'');
-    for (size_t i = 0, from = 0; r == BD_OK && i <= v.len; i++) {
-        if (i == v.len || v.ptr[i] == '"') {
-            r = bd_buf_append(out, v.ptr + from, i - from + (i < v.len)); /* a quote twice */
-            from = i;
-        }
-    }
-    return r == BD_OK ? bd_buf_append_char(out, '"') : r;
-}
-
 static bd_result csv_cells(bd_buf *out, const bd_record_row *r)
 {
     const bd_slice cells[] = {r->user_name,     r->first_name,       r->last_name,
@@ -169,7 +154,7 @@ static bd_result csv_cells(bd_buf *out, const bd_record_row *r)
     for (size_t i = 0; res == BD_OK && i < sizeof cells / sizeof cells[0]; i++) {
         res = bd_buf_append_char(out, ',');
         if (res == BD_OK)
-            res = bd_job_csv_cell(out, cells[i]);
+            res = bd_csv_cell_quoted(out, cells[i]);
     }
     if (res == BD_OK)
         res = bd_buf_append_char(out, ',');
@@ -320,11 +305,11 @@ static int render_record(void *ctx, const bd_record_row *row)
     bd_write_breached_data(&w, row);
     f->json_end = r->json.len;
     f->csv_at = r->csv.len;
-    bd_result res = bd_job_csv_cell(&r->csv, (bd_slice){f->breach->uuid, BD_UUID_LEN});
+    bd_result res = bd_csv_cell_quoted(&r->csv, (bd_slice){f->breach->uuid, BD_UUID_LEN});
     if (res == BD_OK)
         res = bd_buf_append_char(&r->csv, ',');
     if (res == BD_OK)
-        res = bd_job_csv_cell(&r->csv, (bd_slice){f->breach->name, strlen(f->breach->name)});
+        res = bd_csv_cell_quoted(&r->csv, (bd_slice){f->breach->name, strlen(f->breach->name)});
     if (res == BD_OK)
         res = csv_cells(&r->csv, row);
     f->csv_end = r->csv.len;
@@ -415,7 +400,7 @@ static void write_rows(bd_job_render *r, bd_buf *out, int64_t index, const char 
         snprintf(head, sizeof head, "%lld,%s,", (long long)index, type);
         bd_result res = bd_buf_append_str(out, head);
         if (res == BD_OK)
-            res = bd_job_csv_cell(out, id->account);
+            res = bd_csv_cell_quoted(out, id->account);
         if (res == BD_OK)
             res = bd_buf_printf(out, ",%lld,", (long long)id->found);
         const rendered *f = kept ? r->list[i] : NULL;

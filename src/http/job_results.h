@@ -48,9 +48,5 @@ bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t f
 
 /* The CSV results' header row, with its \r\n. */
 const char *bd_job_csv_header(void);
-/* Appends one CSV cell (no separator): empty for NULL or "", else quoted, with "" for a
- * quote, and a leading ' when the text starts with = + - @ tab or CR, so a spreadsheet
- * never reads it as a formula. */
-bd_result bd_job_csv_cell(bd_buf *out, bd_slice v);
 
 #endif

@@ -1,4 +1,5 @@
 /* CSV output cells (core/csv_out.h) and the Accept header's choice of CSV (http/accept.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/csv_out.h"
@@ -75,11 +76,40 @@ TEST(test_accept_chooses_csv_only_when_preferred)
     CHECK(!bd_accept_prefers_csv(",;=,q=1;,"));
 }
 
+static const char *quoted_cell(const char *v, char out[64])
+{
+    bd_buf b;
+    bd_buf_init(&b, 64);
+    CHECK_INT(bd_csv_cell_quoted(&b, v ? (bd_slice){v, strlen(v)} : (bd_slice){NULL, 0}), BD_OK);
+    snprintf(out, 64, "%.*s", (int)b.len, b.len ? b.data : "");
+    bd_buf_free(&b);
+    return out;
+}
+
+/* A bulk job's CSV results quote every cell. */
+TEST(test_csv_always_quoted_cells_are_never_formulas)
+{
+    char out[64];
+    CHECK_STR(quoted_cell(NULL, out), "");
+    CHECK_STR(quoted_cell("", out), "");
+    CHECK_STR(quoted_cell("plain", out), "\"plain\"");
+    CHECK_STR(quoted_cell("a \"b\", c", out), "\"a \"\"b\"\", c\"");
+    CHECK_STR(quoted_cell("=1+1", out), "\"'=1+1\"");
+    CHECK_STR(quoted_cell("+1", out), "\"'+1\"");
+    CHECK_STR(quoted_cell("-1", out), "\"'-1\"");
+    CHECK_STR(quoted_cell("@x", out), "\"'@x\"");
+    CHECK_STR(quoted_cell("\tx", out), "\"'\tx\"");
+    CHECK_STR(quoted_cell("\rx", out), "\"'\rx\"");
+    CHECK_STR(quoted_cell("\"", out), "\"\"\"\"");
+    CHECK_STR(quoted_cell("a=b", out), "\"a=b\"");
+}
+
 int main(void)
 {
     RUN(test_csv_cells_are_quoted_only_when_needed);
     RUN(test_csv_formula_cells_are_guarded);
     RUN(test_csv_numbers_and_header);
+    RUN(test_csv_always_quoted_cells_are_never_formulas);
     RUN(test_accept_chooses_csv_only_when_preferred);
     return TEST_EXIT();
 }

@@ -1,12 +1,10 @@
-/* A bulk job's body (http/job_input.h) in its three formats, and the CSV cells of its
- * results (http/job_results.h): exact identities handed on, refusals, the cap, the formula
- * guard. */
+/* A bulk job's body (http/job_input.h) in its three formats: exact identities handed on,
+ * refusals, the cap. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "http/job_input.h"
-#include "http/job_results.h"
 #include "test.h"
 
 /* The identities handed on, joined by '|'. */
@@ -132,33 +130,6 @@ TEST(test_job_input_formats_by_content_type)
     CHECK(!bd_job_input_format_of(NULL, &f));
 }
 
-static const char *cell(const char *v, char out[64])
-{
-    bd_buf b;
-    bd_buf_init(&b, 64);
-    CHECK_INT(bd_job_csv_cell(&b, v ? (bd_slice){v, strlen(v)} : (bd_slice){NULL, 0}), BD_OK);
-    snprintf(out, 64, "%.*s", (int)b.len, b.len ? b.data : "");
-    bd_buf_free(&b);
-    return out;
-}
-
-TEST(test_job_csv_cells_are_quoted_and_never_formulas)
-{
-    char out[64];
-    CHECK_STR(cell(NULL, out), "");
-    CHECK_STR(cell("", out), "");
-    CHECK_STR(cell("plain", out), "\"plain\"");
-    CHECK_STR(cell("a \"b\", c", out), "\"a \"\"b\"\", c\"");
-    CHECK_STR(cell("=1+1", out), "\"'=1+1\"");
-    CHECK_STR(cell("+1", out), "\"'+1\"");
-    CHECK_STR(cell("-1", out), "\"'-1\"");
-    CHECK_STR(cell("@x", out), "\"'@x\"");
-    CHECK_STR(cell("\tx", out), "\"'\tx\"");
-    CHECK_STR(cell("\rx", out), "\"'\rx\"");
-    CHECK_STR(cell("\"", out), "\"\"\"\"");
-    CHECK_STR(cell("a=b", out), "\"a=b\"");
-}
-
 int main(void)
 {
     RUN(test_job_input_json_hands_on_accounts_in_order);
@@ -167,6 +138,5 @@ int main(void)
     RUN(test_job_input_csv_takes_first_cells_and_skips_a_header);
     RUN(test_job_input_stops_past_the_maximum);
     RUN(test_job_input_formats_by_content_type);
-    RUN(test_job_csv_cells_are_quoted_and_never_formulas);
     return TEST_EXIT();
 }
