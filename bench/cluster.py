@@ -23,14 +23,13 @@ import re
 import resource
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 
 import procs
 import report
 import run
-from procs import log, pg_uri_db, psql, sh, wait_port
+from procs import log, pg_uri_db, psql, sh
 from report import fmt_int, fmt_ratio, median_run
 from run import Bench
 
@@ -102,15 +101,8 @@ class Cluster(Bench):
         lb1, lb2 = procs.free_port(), procs.free_port()
         conf = (NGINX_LB.replace("@PREFIX@", prefix).replace("@P1@", str(p1))
                 .replace("@P2@", str(p2)).replace("@LB1@", str(lb1)).replace("@LB2@", str(lb2)))
-        path = os.path.join(prefix, "nginx.conf")
-        with open(path, "w") as f:
-            f.write(conf)
-        p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", path, "-e",
-                              os.path.join(prefix, "error.log")],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = procs.run_nginx(prefix, conf, (lb1, lb2))
         self.children.append(p)
-        if not wait_port(lb1, p) or not wait_port(lb2, p):
-            raise SystemExit("nginx did not start; see %s/error.log" % prefix)
         return p, lb1, lb2
 
     def leases(self, port):

@@ -197,15 +197,23 @@ def start_nginx(work, body, threads, content_type=None):
                 .replace("@WORKERS@", str(threads)))
     if content_type:
         conf = conf.replace('"application/json; charset=utf-8"', '"%s"' % content_type)
-    conf_path = os.path.join(prefix, "nginx.conf")
-    with open(conf_path, "w") as f:
+    return run_nginx(prefix, conf, (port,)), port
+
+
+def run_nginx(prefix, conf, ports):
+    """Starts nginx with conf (written to prefix/nginx.conf) and waits until it listens on
+    every one of ports; returns the process."""
+    path = os.path.join(prefix, "nginx.conf")
+    with open(path, "w") as f:
         f.write(conf)
-    p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", conf_path, "-e",
+    p = subprocess.Popen(["nginx", "-p", prefix + "/", "-c", path, "-e",
                           os.path.join(prefix, "error.log")],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if not wait_port(port, p):
+    if not all(wait_port(port, p) for port in ports):
+        p.kill()
+        p.wait()
         raise SystemExit("nginx did not start; see %s/error.log" % prefix)
-    return p, port
+    return p
 
 
 def wait_port(port, proc, timeout=15):

@@ -206,6 +206,13 @@ def fmt_rate(x):
     return fmt_int(x) if x >= 10 else "%.1f" % x
 
 
+def fmt_other(run):
+    """The *other processes* cell of a run: their cores, with the busiest named."""
+    if run["other_cores"] is None:
+        return "n/a"
+    return "%.2f%s" % (run["other_cores"], " (%s)" % run["other_top"] if run["other_top"] else "")
+
+
 def fmt_int(n):
     return "{:,}".format(int(round(n)))
 
@@ -364,8 +371,7 @@ def section(r):
              "n/a" if name.startswith("nginx") else "%.1f MiB" % s["hwm_mib"],
              "n/a" if s["server_cores"] is None else "%.2f" % s["server_cores"],
              s["wrk_cores"], s["irq_cores"],
-             "n/a" if s["other_cores"] is None else "%.2f%s" % (
-                 s["other_cores"], " (%s)" % s["other_top"] if s["other_top"] else ""),
+             fmt_other(s),
              s["steal_cores"]))
     for name, s in rows:
         if s["errors"].get("timeout"):
@@ -526,8 +532,7 @@ def section_pg(r):
                  "n/a" if x["server_cores"] is None else "%.2f" % x["server_cores"],
                  "n/a" if x.get("db_cores") is None else "%.2f" % x["db_cores"],
                  x["wrk_cores"], x["irq_cores"],
-                 "n/a" if x["other_cores"] is None else "%.2f%s" % (
-                     x["other_cores"], " (%s)" % x["other_top"] if x["other_top"] else ""),
+                 fmt_other(x),
                  x["steal_cores"]))
         for name, x in runs:
             if x["errors"].get("timeout"):
@@ -699,8 +704,7 @@ def section_ab(r):
                      s["max_ms"], error_count(s), s["rss_anon_mib"], s["rss_file_mib"],
                      "n/a" if s["server_cores"] is None else "%.2f" % s["server_cores"],
                      s["wrk_cores"], s["irq_cores"],
-                     "n/a" if s["other_cores"] is None else "%.2f%s" % (
-                         s["other_cores"], " (%s)" % s["other_top"] if s["other_top"] else ""),
+                     fmt_other(s),
                      s["steal_cores"]))
     w("")
     return "\n".join(L)
