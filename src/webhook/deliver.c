@@ -222,17 +222,19 @@ static int count_state(const bd_deliverer *d, slot_state st)
     return n;
 }
 
-/* The leasing thread: the only one that uses the store. */
-/* Removes the alerts past the retention, a thousand at a time (a short write each: an
- * import waits for none of them long), at most a million a round. */
+#define PRUNE_BATCH 1000
+#define PRUNE_ROUNDS 1000
+
+/* Removes the alerts past the retention, PRUNE_BATCH at a time (a short write each: an
+ * import waits for none of them long), at most PRUNE_ROUNDS batches a round. */
 static void prune(bd_store *s, int64_t retention_s)
 {
     int64_t before = now_ms() / 1000 - retention_s, total = 0, n = 0;
-    for (int round = 0; round < 1000; round++) {
-        if (bd_store_alert_prune(s, before, 1000, &n) != BD_OK)
+    for (int round = 0; round < PRUNE_ROUNDS; round++) {
+        if (bd_store_alert_prune(s, before, PRUNE_BATCH, &n) != BD_OK)
             break;
         total += n;
-        if (n < 1000)
+        if (n < PRUNE_BATCH)
             break;
     }
     if (total > 0)
@@ -240,6 +242,7 @@ static void prune(bd_store *s, int64_t retention_s)
                 (long long)total, (long long)(retention_s / 86400));
 }
 
+/* The leasing thread: the only one that uses the store. */
 static void *leaser(void *arg)
 {
     bd_deliverer *d = arg;
