@@ -394,7 +394,7 @@ class UpgradeOrder(unittest.TestCase):
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 15; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs 16; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
                           "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
@@ -403,7 +403,7 @@ class UpgradeOrder(unittest.TestCase):
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["15"]])
+                                          "'schema_version'"), [["16"]])
             # migration 12 seeded the change log with what the store held
             self.assertEqual(psql(ctl.db, "SELECT sum(n) FROM changes WHERE kind = 4"),
                              [[str(len(owners))]])

@@ -1,6 +1,7 @@
 /* Statistics, erasure and backup on PostgreSQL.
  *
- * Erasure deletes the rows in one transaction and keeps the per-domain counts right. The
+ * Erasure deletes the rows in one transaction and keeps the per-domain counts and lookup
+ * rows (record_domains) right. The
  * deleted row versions stay in the table files until VACUUM reclaims them (and in the
  * write-ahead log and any archive of it): PostgreSQL has no secure_delete, so the
  * operations guide must say to vacuum after an erasure. */
@@ -30,6 +31,12 @@ static const pg_stmt ERASE_EMAIL_DOMAINS = {
                               "  WHERE ok = $2 AND email = $1 AND email_domain IS NOT NULL"
                               "  GROUP BY 1) AS gone "
                               "WHERE domain_counts.domain = gone.domain"};
+/* Run before the records go: their domains' lookup rows (record_domains). */
+static const pg_stmt ERASE_EMAIL_ROUTES = {
+    PG_Q_ERASE_EMAIL_ROUTES,
+    "DELETE FROM record_domains d USING records r WHERE r.ok = $2 AND r.email = $1 "
+    "AND r.email_domain IS NOT NULL AND d.domain = r.email_domain "
+    "AND d.breach_date = r.breach_date AND d.id = r.id"};
 static const pg_stmt ERASE_EMAIL = {PG_Q_ERASE_EMAIL,
                                     "DELETE FROM records WHERE ok = $2 AND email = $1"};
 static const pg_stmt ERASE_BREACH_DOMAINS = {
@@ -38,6 +45,12 @@ static const pg_stmt ERASE_BREACH_DOMAINS = {
                                "  WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"
                                "  AND email_domain IS NOT NULL GROUP BY 1) AS gone "
                                "WHERE domain_counts.domain = gone.domain"};
+static const pg_stmt ERASE_BREACH_ROUTES = {
+    PG_Q_ERASE_BREACH_ROUTES,
+    "DELETE FROM record_domains d USING records r "
+    "WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
+    "AND r.email_domain IS NOT NULL AND d.domain = r.email_domain "
+    "AND d.breach_date = r.breach_date AND d.id = r.id"};
 static const pg_stmt ERASE_BREACH_RECORDS = {
     PG_Q_ERASE_BREACH_RECORDS,
     "DELETE FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"};
@@ -134,6 +147,8 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_EMAIL_DOMAINS, email, ok, NULL);
     if (r == BD_OK)
+        r = run_with_text(p, &ERASE_EMAIL_ROUTES, email, ok, NULL);
+    if (r == BD_OK)
         r = run_with_text(p, &ERASE_EMAIL, email, ok, &n);
     for (int i = 0; r == BD_OK && i < PQntuples(affected); i++)
         r = pg_breach_refresh_count(s, PQgetvalue(affected, i, 0), -1);
@@ -160,6 +175,8 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
         return r;
     int64_t n = 0, breaches = 0;
     r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL, NULL);
+    if (r == BD_OK)
+        r = run_with_text(p, &ERASE_BREACH_ROUTES, uuid, NULL, NULL);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH_RECORDS, uuid, NULL, &n);
     if (r == BD_OK)

@@ -2,7 +2,8 @@
  * what the SQLite store gives, row for row and in the same order.
  *
  * - card_put is one statement: the card, its BIN's and tail's counts, its owner's words
- *   with its expiry (card_owner_words), and the words of its owner and bank with their
+ *   with its expiry (card_owner_words), its BIN lookup row (card_bins, which routes a BIN
+ *   page to one shard of a Citus cluster), and the words of its owner and bank with their
  *   positions (card_words); inside a transaction the cards are streamed and moved by a
  *   statement doing the same for many (copy.c). The words are split here, by the tokenizer
  *   SQLite's FTS5 index uses (cards_sql.c), so a word matches on both stores alike.
@@ -30,16 +31,18 @@ static const pg_stmt CARD_PUT = {
     "length, number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
     "leak_discover_date, leak_size, leak_tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
     "$11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (card_id) DO NOTHING "
-    "RETURNING id, bin, tail, expire_date), "
-    "ow AS (SELECT DISTINCT t.word, ins.expire_date, ins.id FROM ins, "
+    "RETURNING id, card_id, created_at, bin, tail, expire_date), "
+    "ow AS (SELECT DISTINCT t.word, ins.expire_date, ins.card_id FROM ins, "
     "unnest(string_to_array($20::text, ' ')) AS t(word) WHERE ins.expire_date IS NOT NULL), "
     "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, 1 FROM ("
     "SELECT v.kind, v.key FROM ins, "
     "LATERAL (VALUES (0::smallint, ins.bin), (1::smallint, ins.tail)) AS v(kind, key) "
     "UNION ALL SELECT 2::smallint, ow.word || ' ' || ow.expire_date FROM ow) AS k "
     "ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + 1), "
-    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) "
-    "SELECT word, expire_date, id FROM ow ON CONFLICT DO NOTHING), "
+    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, card_id) "
+    "SELECT word, expire_date, card_id FROM ow ON CONFLICT DO NOTHING), "
+    "bins AS (INSERT INTO card_bins(bin, created_at, card_id) "
+    "SELECT bin, created_at, card_id FROM ins), "
     "words AS (INSERT INTO card_words(col, word, id, pos) "
     "SELECT 0, t.word, ins.id, t.pos FROM ins, "
     "unnest(string_to_array($20::text, ' ')) WITH ORDINALITY AS t(word, pos) "
@@ -373,10 +376,109 @@ static bool plan_fits_every_value(const bd_card_query *q, bool by_word)
     }
 }
 
+/* ---- pages routed by a lookup table ------------------------------------------------------ */
+
+/* Whether q is a BIN page in createdAt order: a lone plain 6-digit BIN prefix, which
+ * card_bins holds in that order (and which a Citus cluster keeps on one shard). */
+static bool bin_page(const bd_card_query *q)
+{
+    const bd_card_cond *k = q->where;
+    return k->kind == BD_CC_NUMBER && !k->length && k->min_length <= 12 && !k->last4[0] &&
+           strlen(k->bin) == 6 && plain_digits(k->bin) && q->nsort == 1 &&
+           q->sort[0].column == BD_CARD_CREATED_AT;
+}
+
+/* Whether q is an owner word within expiry ranges in expiry order alone: card_owner_words
+ * holds its page in that order. On true, word holds the word. */
+static bool owner_word_page(const bd_card_query *q, bd_buf *word)
+{
+    return q->nsort == 1 && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
+           owner_word_with_expiry(q->where, word);
+}
+
+/* The cards of a page whose card ids (column 0 of ids, rows with a NULL id skipped) came off
+ * a lookup table, in q's order. On a Citus cluster the card ids prune the statement to the
+ * shards that hold the page. */
+static bd_result fetch_page(pg_store *p, const bd_card_query *q, PGresult *ids, bd_card_cb cb,
+                            void *ctx)
+{
+    pg_card_sql *c = &p->card;
+    pg_card_sql_begin(c);
+    for (int i = 0, n = PQntuples(ids); i < n; i++)
+        if (!PQgetisnull(ids, i, 0))
+            pg_card_add_value(c, PQgetvalue(ids, i, 0), (size_t)PQgetlength(ids, i, 0));
+    if (c->nvals == 0)
+        return c->err;
+    pg_card_emit(c, "SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, c.cvv, "
+                    "c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
+                    "c.leak_discover_date, c.leak_size, c.leak_tags FROM cards c "
+                    "WHERE c.card_id = ANY($1::text[])");
+    order_by(c, q, false, false);
+    pg_params pp = {0};
+    pg_card_params(c, &pp);
+    PGresult *res;
+    bd_result r = c->err;
+    if (r == BD_OK)
+        r = pg_run_sql(p, c->sql.data, &pp, true, &res);
+    if (r == BD_OK) {
+        each_card(res, cb, ctx);
+        PQclear(res);
+    }
+    return r;
+}
+
+/* A BIN page or an owner word's page in expiry order, in two statements, each on one shard
+ * of a Citus cluster or a few: the page's card ids off the lookup table, with the data
+ * version and the count; then the cards (fetch_page). */
+static bd_result search_routed(pg_store *p, const bd_card_query *q, bool by_bin, int64_t *found,
+                               bd_card_cb cb, void *ctx)
+{
+    pg_card_sql *c = &p->card;
+    bd_buf *word = &c->owner_word;
+    bool desc = q->sort[0].descending;
+    pg_card_emit(c, "SELECT l.card_id, " PG_DATA_VERSION_SQL ", (");
+    count_query(c, q, word);
+    if (by_bin) {
+        pg_card_emit(c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT b.card_id, "
+                        "b.created_at AS k FROM card_bins b WHERE b.bin = ");
+        pg_card_value(c, q->where->bin, 6);
+        pg_card_emit(c, desc ? " ORDER BY b.created_at DESC, b.card_id DESC"
+                             : " ORDER BY b.created_at ASC, b.card_id ASC");
+    } else {
+        pg_card_emit(c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT w.card_id, "
+                        "w.expire_date AS k FROM card_owner_words w");
+        owner_word_where(c, q->where, word);
+        pg_card_emit(c, desc ? " ORDER BY w.expire_date DESC, w.card_id DESC"
+                             : " ORDER BY w.expire_date ASC, w.card_id ASC");
+    }
+    pg_params pp = {0};
+    pg_card_params(c, &pp);
+    pg_param_int(&pp, q->limit);
+    pg_param_int(&pp, q->offset);
+    if (c->err == BD_OK)
+        c->err = bd_buf_printf(&c->sql, " LIMIT $%d OFFSET $%d) AS l ON true ORDER BY l.k %s, "
+                                        "l.card_id %s",
+                               pp.n - 1, pp.n, desc ? "DESC" : "ASC", desc ? "DESC" : "ASC");
+    PGresult *ids;
+    bd_result r = c->err;
+    if (r == BD_OK)
+        r = pg_run_sql(p, c->sql.data, &pp, true, &ids);
+    if (r != BD_OK)
+        return r;
+    pg_note_version(p, pg_slice(ids, 0, 1));
+    *found = pg_int(ids, 0, 2);
+    r = fetch_page(p, q, ids, cb, ctx);
+    PQclear(ids);
+    return r;
+}
+
+/* ---- searches ---------------------------------------------------------------------------- */
+
 /* The search is one statement, so one round trip and one snapshot: a single row holding
  * the data version and the count (subqueries run once), joined to the page's rows, if
  * any (a page past the last card still tells the count). The page keeps its order through
- * the outer ORDER BY on its own columns, which sorts at most a page. */
+ * the outer ORDER BY on its own columns, which sorts at most a page. A BIN page and an
+ * owner word's page in expiry order are two (search_routed). */
 bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
                          void *ctx)
 {
@@ -387,6 +489,8 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     pg_card_sql *c = &p->card;
     pg_card_sql_begin(c);
     bd_buf *word = &c->owner_word;
+    if (bin_page(q) || owner_word_page(q, word))
+        return search_routed(p, q, bin_page(q), found, cb, ctx);
     pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
                      "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
                      "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL
@@ -401,7 +505,7 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
                    owner_word_with_expiry(q->where, word);
     if (by_word) {
-        pg_card_emit(c, "card_owner_words w JOIN cards c ON c.id = w.id");
+        pg_card_emit(c, "card_owner_words w JOIN cards c ON c.card_id = w.card_id");
         owner_word_where(c, q->where, word);
     } else {
         pg_card_emit(c, "cards c WHERE ");

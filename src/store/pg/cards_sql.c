@@ -111,6 +111,11 @@ void pg_card_value(pg_card_sql *c, const char *p, size_t n)
     emit_ref(c, add_value(c, p, n));
 }
 
+void pg_card_add_value(pg_card_sql *c, const char *p, size_t n)
+{
+    add_value(c, p, n);
+}
+
 void pg_card_params(pg_card_sql *c, pg_params *pp)
 {
     if (c->nvals == 0)

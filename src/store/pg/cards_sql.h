@@ -22,6 +22,8 @@ const char *pg_card_col(bd_card_column c);
 void pg_card_emit(pg_card_sql *c, const char *text);
 /* Appends a value to the array and "(($1::text[])[n])" naming it to the SQL. */
 void pg_card_value(pg_card_sql *c, const char *p, size_t n);
+/* Adds a value to the array without naming it in the SQL (which names the whole array). */
+void pg_card_add_value(pg_card_sql *c, const char *p, size_t n);
 /* Appends cond k as an SQL boolean over "cards c", with SQLite's meaning to the letter. */
 void pg_card_cond(pg_card_sql *c, const bd_card_cond *k);
 /* When k is a word match (BD_CC_WORDS), appends a query counting its cards straight off

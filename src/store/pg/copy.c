@@ -48,15 +48,20 @@ static const char RECORD_STAGE_CREATE[] =
  * the batch) skipped, and the domain counts moved by what went in ($1: counts are kept,
  * i.e. no bulk load recounts them at its end). Returns a row per record that went in with
  * its password's SHA-1 and NTLM hashes (NULL when it had none; binary), for the password
- * ranges (ranges.c): only a record that went in counts its password. Two staged rows with
+ * ranges (ranges.c): only a record that went in counts its password; and each record that
+ * went in with a domain gets its lookup row in record_domains. Two staged rows with
  * one dedup key have the same password; rows without one stay out of the join's sort. */
 #define RECORD_STAGE_MOVE_SQL(returning, columns)                                                  \
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS                  \
     " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "                    \
-    "RETURNING email_domain, ok, dedup" returning "), "                                            \
+    "RETURNING email_domain, ok, dedup, id AS rid, breach_date AS rdate, "                         \
+    PG_RECORD_PRESENT_SQL " AS present" returning "), "                                            \
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM ins "     \
     "WHERE email_domain IS NOT NULL AND $1::boolean GROUP BY email_domain "                        \
-    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n) "                        \
+    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + excluded.n), "                       \
+    "routed AS (INSERT INTO record_domains(domain, ok, id, breach_date, present) "                 \
+    "SELECT email_domain, ok, rid, rdate, present FROM ins "                                       \
+    "WHERE email_domain IS NOT NULL AND $1::boolean) "                                             \
     "SELECT s.pw_sha1, s.pw_ntlm" columns " FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) "  \
     "ok, dedup, pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "               \
     "ORDER BY ok, dedup, seq) s USING (ok, dedup)"
@@ -90,25 +95,28 @@ static const char CARD_STAGE_CREATE[] =
 
 /* The move: the first of each card id in the batch, in put order, unless stored before;
  * then, for the cards that went in, their BIN's and tail's counts, their owner's words with
- * their expiry (card_owner_words) and the words of owner and bank with their positions
- * (card_words), as card_put does for one card. Returns how many cards went in. */
+ * their expiry (card_owner_words), their BIN lookup rows (card_bins) and the words of owner
+ * and bank with their positions (card_words), as card_put does for one card. Returns how
+ * many cards went in. */
 #define CARD_STAGE_MOVE_HEAD \
     "WITH src AS (SELECT DISTINCT ON (card_id) * FROM pg_temp.bd_card_staging " \
     "ORDER BY card_id, seq), " \
     "ins AS (INSERT INTO cards(" CARD_COLUMNS ") SELECT " CARD_COLUMNS " FROM src ORDER BY seq " \
     "ON CONFLICT (card_id) DO NOTHING RETURNING id, card_id, bin, tail, expire_date, " \
-    "number_masked), " \
-    "got AS (SELECT ins.id, ins.bin, ins.tail, ins.expire_date, src.owner_words, " \
+    "number_masked, created_at), " \
+    "got AS (SELECT ins.id, ins.card_id, ins.bin, ins.tail, ins.expire_date, src.owner_words, " \
     "src.bank_words FROM ins JOIN src ON src.card_id = ins.card_id), " \
-    "ow AS (SELECT DISTINCT t.word, got.expire_date, got.id FROM got, " \
+    "ow AS (SELECT DISTINCT t.word, got.expire_date, got.card_id FROM got, " \
     "unnest(string_to_array(got.owner_words, ' ')) AS t(word) WHERE got.expire_date IS NOT NULL), " \
     "counted AS (INSERT INTO card_counts(kind, key, n) SELECT k.kind, k.key, count(*) FROM (" \
     "SELECT v.kind, v.key FROM got, " \
     "LATERAL (VALUES (0::smallint, got.bin), (1::smallint, got.tail)) AS v(kind, key) " \
     "UNION ALL SELECT 2::smallint, ow.word || ' ' || ow.expire_date FROM ow) AS k " \
     "GROUP BY k.kind, k.key ON CONFLICT (kind, key) DO UPDATE SET n = card_counts.n + excluded.n), " \
-    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, id) " \
-    "SELECT word, expire_date, id FROM ow ON CONFLICT DO NOTHING), " \
+    "owner_words AS (INSERT INTO card_owner_words(word, expire_date, card_id) " \
+    "SELECT word, expire_date, card_id FROM ow ON CONFLICT DO NOTHING), " \
+    "bins AS (INSERT INTO card_bins(bin, created_at, card_id) " \
+    "SELECT bin, created_at, card_id FROM ins), " \
     "words AS (INSERT INTO card_words(col, word, id, pos) " \
     "SELECT 0, t.word, got.id, t.pos FROM got, " \
     "unnest(string_to_array(got.owner_words, ' ')) WITH ORDINALITY AS t(word, pos) " \
@@ -140,7 +148,7 @@ static const struct {
                                  "COPY pg_temp.bd_password_staging FROM STDIN (FORMAT binary)",
                                  "TRUNCATE pg_temp.bd_password_staging"},
     [PG_STAGE_OWNER_WORDS] = {NULL,
-                              "COPY card_owner_words(word, expire_date, id) FROM STDIN "
+                              "COPY card_owner_words(word, expire_date, card_id) FROM STDIN "
                               "(FORMAT binary)",
                               NULL},
 };
@@ -633,9 +641,9 @@ static bd_result put_word_rows(bd_buf *b, int col, bd_slice words, int64_t id)
     return r;
 }
 
-/* card_owner_words rows (word, expire_date, id): each owner word once, for a card with an
- * expiry. */
-static bd_result put_owner_word_rows(pg_store *p, const bd_card_in *c, bd_slice words, int64_t id)
+/* card_owner_words rows (word, expire_date, card_id): each owner word once, for a card with
+ * an expiry. */
+static bd_result put_owner_word_rows(pg_store *p, const bd_card_in *c, bd_slice words)
 {
     if (!c->expire_date[0])
         return BD_OK;
@@ -663,7 +671,7 @@ static bd_result put_owner_word_rows(pg_store *p, const bd_card_in *c, bd_slice 
         if (r == BD_OK)
             r = put_str(b, c->expire_date, false);
         if (r == BD_OK)
-            r = put_int(b, id, 8);
+            r = put_str(b, c->id, false);
     }
     return r;
 }
@@ -688,7 +696,7 @@ static bd_result put_bulk_card(pg_store *p, const bd_card_in *c, bd_slice owner_
     if (r == BD_OK)
         r = put_word_rows(&p->copy.word_rows, 1, bank_words, id);
     if (r == BD_OK)
-        r = put_owner_word_rows(p, c, owner_words, id);
+        r = put_owner_word_rows(p, c, owner_words);
     if (r == BD_OK) {
         p->bulk_next_card_id = id;
     } else { /* the card's word rows go with it */

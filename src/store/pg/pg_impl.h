@@ -62,6 +62,8 @@ typedef enum {
     PG_Q_ERASE_BREACH_RECORDS,
     PG_Q_ERASE_BREACH,
     PG_Q_ERASE_EMPTY_DOMAINS,
+    PG_Q_ERASE_EMAIL_ROUTES,
+    PG_Q_ERASE_BREACH_ROUTES,
     PG_Q_CARD_PUT,
     PG_Q_RATE_TAKE,
     PG_Q_RATE_GIVE_BACK,
@@ -301,6 +303,21 @@ extern const char *const pg_domain_count_rebuild;
 /* CREATE INDEX statements of the card lookup indexes, which a bulk card load may drop and
  * rebuild like the record ones (card_put keeps the word and count tables meanwhile). */
 extern const char *const pg_card_indexes;
+
+/* A record's lookup row in record_domains, which routes a domain search to one shard of a
+ * Citus cluster (docs/SCALING.md): bit f of `present` is set when the record has field f
+ * (bd_field order), for the =yes and =no filters. Over a records row, columns unqualified. */
+#define PG_RECORD_PRESENT_SQL                                                                      \
+    "((email IS NOT NULL)::int | 2 | ((phone_key IS NOT NULL)::int << 2)"                          \
+    " | ((user_name_key IS NOT NULL)::int << 3) | ((ip_address IS NOT NULL)::int << 4)"            \
+    " | ((ssn_hmac IS NOT NULL)::int << 5) | ((password_hmac IS NOT NULL)::int << 6)"              \
+    " | ((password_hash IS NOT NULL)::int << 7) | ((bitcoin_address IS NOT NULL)::int << 8)"       \
+    ")::smallint"
+/* The records with an id past $1 get their lookup rows (a bulk load's end). */
+#define PG_RECORD_DOMAINS_OF_LOAD                                                                  \
+    "INSERT INTO record_domains(domain, ok, id, breach_date, present) SELECT email_domain, ok, "   \
+    "id, breach_date, " PG_RECORD_PRESENT_SQL " FROM records WHERE id > $1 "                      \
+    "AND email_domain IS NOT NULL"
 
 /* The owner key (owner.c): what records are distributed by in a Citus cluster, and so
  * what an email search and an email's erasure name besides the email. */

@@ -12,9 +12,9 @@
 #include "store/pg/pg_impl.h"
 
 /* A record put outside a transaction: one round trip, the insert, skipped for a duplicate
- * (same dedup hash), and the domain's count moved only when the record went in ($21:
- * counts are kept, i.e. no bulk load is recounting them at its end). Returns how many
- * records went in: 1 or 0. Inside a transaction records are streamed (copy.c). */
+ * (same dedup hash), and the domain's count and lookup row added only when the record went
+ * in ($21: counts are kept, i.e. no bulk load is recounting them at its end). Returns how
+ * many records went in: 1 or 0. Inside a transaction records are streamed (copy.c). */
 static const pg_stmt RECORD_PUT = {
     PG_Q_RECORD_PUT,
     "WITH ins AS (INSERT INTO records(ok, breach_id, breach_date, user_name, user_name_key, "
@@ -22,10 +22,14 @@ static const pg_stmt RECORD_PUT = {
     "bitcoin_address, password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
     "other_attributes, severity, dedup) "
     "VALUES ($22, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-    "$18, $19, $20) ON CONFLICT (ok, dedup) DO NOTHING RETURNING email_domain), "
+    "$18, $19, $20) ON CONFLICT (ok, dedup) DO NOTHING RETURNING email_domain, ok, id, "
+    "breach_date, " PG_RECORD_PRESENT_SQL " AS present), "
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, 1 FROM ins "
     "WHERE email_domain IS NOT NULL AND $21::boolean "
-    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1) "
+    "ON CONFLICT (domain) DO UPDATE SET n = domain_counts.n + 1), "
+    "routed AS (INSERT INTO record_domains(domain, ok, id, breach_date, present) "
+    "SELECT email_domain, ok, id, breach_date, present FROM ins "
+    "WHERE email_domain IS NOT NULL AND $21::boolean) "
     "SELECT count(*) FROM ins"};
 
 #define STR_(x) #x
@@ -268,6 +272,125 @@ static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
     }
 }
 
+/* ---- domain searches, routed ---------------------------------------------------------- */
+
+/* Whether q runs off record_domains: a domain search with no value filter (a =yes or =no
+ * filter is a bit of the lookup row). One with a value filter runs as any other search, off
+ * the records' indexes, planned for its values. */
+static bool routed_by_domain(const bd_record_query *q)
+{
+    return q->field == BD_FIELD_EMAIL_DOMAIN && !has_equals_filter(q);
+}
+
+/* Appends the =yes/=no filters of q as one test of the lookup row's bits (as t). */
+static bd_result present_test(bd_buf *b, const bd_record_query *q, const char *t)
+{
+    unsigned mask = 0, want = 0;
+    for (int f = 0; f < BD_FIELD_COUNT; f++) {
+        if (q->filter[f].mode == BD_FILTER_PRESENT || q->filter[f].mode == BD_FILTER_ABSENT)
+            mask |= 1u << f;
+        if (q->filter[f].mode == BD_FILTER_PRESENT)
+            want |= 1u << f;
+    }
+    return mask ? bd_buf_printf(b, " AND (%s.present & %u) = %u", t, mask, want) : BD_OK;
+}
+
+/* The page's records, by owner key and id: on a Citus cluster the owner keys prune the
+ * statement to the shards of the page's owners. The id is a filter, not an index condition
+ * (id + 0): two arrays on one index would be probed as their cross product. oks and ids are
+ * array literals. */
+static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_record_cb cb,
+                            void *ctx)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, oks);
+    pg_param_str(&pp, ids);
+    PGresult *res;
+    bd_result r = pg_run_sql(
+        p,
+        "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
+        "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
+        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id "
+        "FROM records r WHERE r.ok = ANY($1::uuid[]) AND r.id + 0 = ANY($2::bigint[]) "
+        "ORDER BY r.breach_date DESC, r.id DESC",
+        &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    each_record(res, cb, ctx);
+    PQclear(res);
+    return BD_OK;
+}
+
+/* A domain search in two statements, each on one shard of a Citus cluster or a few: the
+ * page's owner keys and ids in search order off the domain's lookup rows, with the data
+ * version and, for a first page, the count; then the records themselves (fetch_page). A
+ * record erased between the two is left out of the page, as it would be a moment later. */
+static bd_result search_by_domain(pg_store *p, bd_record_query *q, bd_record_cb cb, void *ctx,
+                                  int64_t *found)
+{
+    pg_params pp = {0};
+    pg_param_text(&pp, q->key);
+    bd_buf_reset(&p->where);
+    bd_buf_reset(&p->sql);
+    bd_result r = present_test(&p->where, q, "d");
+    if (r == BD_OK)
+        r = bd_buf_append_str(&p->sql, "SELECT k.ok, k.id, " PG_DATA_VERSION_SQL);
+    if (r == BD_OK && found) {
+        r = bd_record_query_whole_domain(q)
+                ? bd_buf_append_str(&p->sql, ", (SELECT n FROM domain_counts WHERE domain = $1)")
+                : bd_buf_printf(&p->sql,
+                                ", (SELECT count(*) FROM record_domains d WHERE d.domain = $1%s)",
+                                p->where.data ? p->where.data : "");
+    }
+    if (r == BD_OK)
+        r = bd_buf_printf(&p->sql,
+                          " FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT d.ok, d.id, "
+                          "d.breach_date FROM record_domains d WHERE d.domain = $1%s",
+                          p->where.data ? p->where.data : "");
+    if (r == BD_OK && q->has_after) {
+        pg_param_int(&pp, q->after_date);
+        pg_param_int(&pp, q->after_id);
+        r = bd_buf_printf(&p->sql, " AND (d.breach_date, d.id) < ($%d::integer, $%d::bigint)",
+                          pp.n - 1, pp.n);
+    }
+    if (r == BD_OK) {
+        pg_param_int(&pp, q->limit);
+        r = bd_buf_printf(&p->sql,
+                          " ORDER BY d.breach_date DESC, d.id DESC LIMIT $%d) AS k ON true "
+                          "ORDER BY k.breach_date DESC, k.id DESC",
+                          pp.n);
+    }
+    PGresult *res;
+    if (r == BD_OK)
+        r = pg_run_sql(p, p->sql.data, &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    pg_note_version(p, pg_slice(res, 0, 2));
+    if (found && !PQgetisnull(res, 0, 3))
+        *found = pg_int(res, 0, 3);
+    /* the two array literals, one after the other in p->where */
+    bd_buf_reset(&p->where);
+    int rows = PQgetisnull(res, 0, 0) ? 0 : PQntuples(res);
+    r = bd_buf_append_char(&p->where, '{');
+    for (int i = 0; r == BD_OK && i < rows; i++) {
+        r = i ? bd_buf_append_char(&p->where, ',') : BD_OK;
+        r = r == BD_OK ? bd_buf_append_str(&p->where, PQgetvalue(res, i, 0)) : r;
+    }
+    size_t ids_at = p->where.len + 2;
+    r = r == BD_OK ? bd_buf_append(&p->where, "}\0{", 3) : r;
+    for (int i = 0; r == BD_OK && i < rows; i++) {
+        r = i ? bd_buf_append_char(&p->where, ',') : BD_OK;
+        r = r == BD_OK ? bd_buf_append_str(&p->where, PQgetvalue(res, i, 1)) : r;
+    }
+    r = r == BD_OK ? bd_buf_append(&p->where, "}", 2) : r;
+    PQclear(res);
+    if (r != BD_OK || rows == 0)
+        return r;
+    return fetch_page(p, p->where.data, p->where.data + ids_at, cb, ctx);
+}
+
+/* ---- searches ----------------------------------------------------------------------- */
+
 /* The search is one statement, so one round trip: the page, the data version its rows
  * were read at (column 16) and, for a first page, the count (column 17), all from the
  * statement's one snapshot. The count and the version are subqueries run once, not per
@@ -281,6 +404,8 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         return BD_ERR_INVALID;
     if (found)
         *found = 0;
+    if (routed_by_domain(q))
+        return search_by_domain(p, q, cb, ctx, found);
     pg_params pp = {0};
     bd_buf_reset(&p->where);
     bd_buf_reset(&p->sql);
