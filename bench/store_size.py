@@ -5,8 +5,8 @@ table's size with its indexes and TOAST (pg_total_relation_size).
 
     scripts/pg-cluster.sh run python3 bench/store_size.py --n 1000000   (make bench-size)
 
-A record's bytes are records' and domain_counts'; a card's are cards', card_words',
-card_owner_words' and card_counts'. Prints a Markdown table."""
+A record's bytes are records', record_domains' and domain_counts'; a card's are cards',
+card_bins', card_words', card_owner_words' and card_counts'. Prints a Markdown table."""
 import argparse
 import os
 import subprocess
@@ -16,8 +16,8 @@ import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
-RECORD_TABLES = ("records", "domain_counts")
-CARD_TABLES = ("cards", "card_words", "card_owner_words", "card_counts")
+RECORD_TABLES = ("records", "record_domains", "domain_counts")
+CARD_TABLES = ("cards", "card_bins", "card_words", "card_owner_words", "card_counts")
 
 
 def psql(uri, sql):

@@ -42,6 +42,26 @@ static inline int64_t admin_count(const char *sql)
     return n;
 }
 
+/* Records and their lookup rows in record_domains (the routing of a Citus cluster,
+ * docs/SCALING.md) that disagree, counted both ways: a lookup row naming no such record (or
+ * one with another domain, owner, date or fields), or a record with a domain and no row.
+ * 0 when they agree. The fields' bits are bd_field's order, restated here. */
+static inline int64_t domain_rows_astray(void)
+{
+    return admin_count(
+        "SELECT (SELECT count(*) FROM record_domains d WHERE NOT EXISTS (SELECT 1 FROM records r "
+        "WHERE r.id = d.id AND r.ok = d.ok AND r.email_domain = d.domain "
+        "AND r.breach_date = d.breach_date AND d.present = (CASE WHEN r.email IS NULL THEN 0 "
+        "ELSE 1 END + 2 + CASE WHEN r.phone_key IS NULL THEN 0 ELSE 4 END + CASE WHEN "
+        "r.user_name_key IS NULL THEN 0 ELSE 8 END + CASE WHEN r.ip_address IS NULL THEN 0 "
+        "ELSE 16 END + CASE WHEN r.ssn_hmac IS NULL THEN 0 ELSE 32 END + CASE WHEN "
+        "r.password_hmac IS NULL THEN 0 ELSE 64 END + CASE WHEN r.password_hash IS NULL THEN 0 "
+        "ELSE 128 END + CASE WHEN r.bitcoin_address IS NULL THEN 0 ELSE 256 END))) + "
+        "(SELECT count(*) FROM records r WHERE r.email_domain IS NOT NULL AND NOT EXISTS ("
+        "SELECT 1 FROM record_domains d WHERE d.id = r.id AND d.domain = r.email_domain)) + "
+        "(SELECT count(*) - count(DISTINCT id) FROM record_domains)");
+}
+
 /* Connects the admin and names the run's schema prefix_<pid>. Returns 0 to go on, or the
  * exit status when the run ends here: 0 skipped (no server named), 1 no connection. */
 static inline int pg_fixture_connect(const char *prefix)

@@ -93,6 +93,7 @@ TEST(test_pg_batch_duplicates_are_counted_at_commit)
     CHECK_STR(domain_emails("c.example"),
               "ned@c.example,max@c.example,lee@c.example,kim@c.example");
     CHECK_INT(domain_count("c.example"), 4); /* the domain count moved by what went in */
+    CHECK_INT(domain_rows_astray(), 0);       /* ... and the lookup rows by the same */
 }
 
 TEST(test_pg_batch_put_again_is_all_duplicates)
@@ -218,6 +219,8 @@ TEST(test_pg_batch_bulk_load_with_duplicates)
     CHECK_INT(admin_count("SELECT count(*) FROM pg_indexes WHERE tablename = 'records' "
                           "AND schemaname = current_schema() AND indexname LIKE 'records_by_%'"),
               10);
+    CHECK_INT(domain_rows_astray(), 0);
+    CHECK(admin_count("SELECT count(*) FROM record_domains WHERE domain = 'u.example'") == 2);
 }
 
 TEST(test_pg_batch_put_outside_a_transaction_knows_duplicates_at_once)

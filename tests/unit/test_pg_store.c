@@ -119,6 +119,10 @@ TEST(test_pg_erasure_leaves_no_count_of_an_emptied_domain)
     CHECK_INT(bd_store_erase_breach(st, B2, &removed), BD_OK);
     CHECK_INT(admin_count(counts), 0);
     CHECK_INT(admin_count("SELECT count(*) FROM domain_counts WHERE domain = 'e.example'"), 1);
+    CHECK_INT(admin_count("SELECT count(*) FROM record_domains WHERE domain IN "
+                          "('lone.example', 'gone.example')"),
+              0);
+    CHECK_INT(domain_rows_astray(), 0);
 }
 
 /* Puts a record of breach B1 whose only identity is field (or none when NULL), with dedup
