@@ -276,14 +276,15 @@ class CitusReadiness(unittest.TestCase):
                 self.check_reads(name, path, reads)
 
     def test_a_following_domain_page_reads_the_shards_its_first_page_does(self):
-        first = [(p, r) for n, p, r in SEARCHES if n == "email domain (scenario 2)"]
+        first = [(p, r) for n, p, r in SEARCHES if n.endswith("(scenario 2)")]
         self.assertEqual(len(first), 1)
         path, reads = first[0]
-        status, _, body = self.srv.request(path + "&number_of_records=10", key=self.key)
+        path = path.replace("number_of_records=100", "number_of_records=10")
+        status, _, body = self.srv.request(path, key=self.key)
         self.assertEqual(status, 200, body[:300])
         token = json.loads(body)["pagination_token"]
         self.assertTrue(token)
-        self.check_reads("the next page", path + "&number_of_records=10&paging_token=" +
+        self.check_reads("the next page", path + "&paging_token=" +
                          urllib.parse.quote(token, safe=""), reads)
 
 
