@@ -29,7 +29,8 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
 /* The domains' lookup rows (record_domains), which a bulk record load adds at its end from
  * the records that stayed, and whose key it then builds by sorting once. */
 #define DOMAIN_KEY_DROP "ALTER TABLE record_domains DROP CONSTRAINT record_domains_pkey"
-#define DOMAIN_KEY_ADD "ALTER TABLE record_domains ADD PRIMARY KEY (domain, breach_date, id)"
+#define DOMAIN_KEY_ADD                                                                             \
+    "ALTER TABLE record_domains ADD PRIMARY KEY (domain, breach_date, id) INCLUDE (ok, present)"
 
 /* The word tables' keys, which a bulk card load builds once at its end: it puts each word
  * row once (copy.c), so nothing needs them to be unique meanwhile. */
