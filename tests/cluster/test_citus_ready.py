@@ -34,9 +34,11 @@ SCALING = os.path.join(ROOT, "docs", "SCALING.md")
 
 # Every statement breachd runs gets its plan logged, in JSON, with its parameters as $n (the
 # store plans its statements generically). Sequential scans are priced out, so a scan of a
-# whole table in a plan means no index could serve it.
+# whole table in a plan means no index could serve it. The searches are routed as on a Citus
+# coordinator (breachd finds the extension there; here the setting asks for it).
 EXPLAINED = ("-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 "
-             "-c auto_explain.log_format=json -c enable_seqscan=off")
+             "-c auto_explain.log_format=json -c enable_seqscan=off "
+             "-c breachd.routed_searches=on")
 SCANS = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Bitmap Index Scan")
 INDEXED = ("Index Scan", "Index Only Scan", "Bitmap Heap Scan")
 

@@ -38,14 +38,16 @@ static void admin_sql(const char *sql)
     PQclear(res);
 }
 
-static bool open_dataset(dataset *d, const char *name)
+/* routed: the PostgreSQL store routes its searches as on a Citus coordinator. */
+static bool open_dataset_as(dataset *d, const char *name, bool routed)
 {
     char sql[256], u[1024], why[512], path[128];
     snprintf(d->schema, sizeof d->schema, "bdcards_%ld_%s", (long)getpid(), name);
     snprintf(sql, sizeof sql, "CREATE SCHEMA %s", d->schema);
     admin_sql(sql);
-    snprintf(u, sizeof u, "%s%coptions=-csearch_path%%3D%s", base_uri,
-             strchr(base_uri, '?') ? '&' : '?', d->schema);
+    snprintf(u, sizeof u, "%s%coptions=-csearch_path%%3D%s%s", base_uri,
+             strchr(base_uri, '?') ? '&' : '?', d->schema,
+             routed ? "%20-cbreachd.routed_searches%3Don" : "");
     d->pg = d->lite = NULL;
     bd_result r = bd_pg_open(u, BD_STORE_WRITE | BD_STORE_CREATE, &d->pg, why, sizeof why);
     if (r != BD_OK)
@@ -55,6 +57,11 @@ static bool open_dataset(dataset *d, const char *name)
     if (r != BD_OK)
         TEST_FAIL("open %s: %s", path, why);
     return d->pg && d->lite;
+}
+
+static bool open_dataset(dataset *d, const char *name)
+{
+    return open_dataset_as(d, name, false);
 }
 
 static void close_dataset(dataset *d)
@@ -807,8 +814,9 @@ static void load_bulk(dataset *d, const card_src *cards, size_t n)
     }
 }
 
-/* A BIN page in date order and an owner word's page in expiry order are read off lookup
- * tables on PostgreSQL (card_bins, card_owner_words) and their cards fetched by card id:
+/* Routed as on a Citus coordinator, a BIN page in date order and an owner word's page in
+ * expiry order are read off lookup tables (card_bins, card_owner_words) and their cards
+ * fetched by card id:
  * every page of every BIN and of owner words within expiry ranges, in both directions, is
  * SQLite's, after cards went in by a bulk load holding duplicates (which keep the first card
  * of an id: the lookup rows must be the first's), then by a bulk load into a table that
@@ -816,8 +824,9 @@ static void load_bulk(dataset *d, const card_src *cards, size_t n)
 TEST(test_routed_pages_agree_with_sqlite_after_bulk_loads_with_duplicates)
 {
     dataset d;
-    if (!open_dataset(&d, "routed"))
+    if (!open_dataset_as(&d, "routed", true))
         return;
+    CHECK(pg_of(d.pg)->routed);
     static random_card cards[NRANDOM + 100];
     static card_src src[NRANDOM + 100];
     for (unsigned i = 0; i < NRANDOM + 100; i++) {

@@ -125,6 +125,101 @@ TEST(test_pg_erasure_leaves_no_count_of_an_emptied_domain)
     CHECK_INT(domain_rows_astray(), 0);
 }
 
+/* One page of q on store s as "id email" lines, its count (a first page) into *found, and
+ * the last row's keyset position into q for the next page (has_after false when none). */
+static char page_text[8192];
+static bd_record_query *page_query;
+static int page_row(void *ctx, const bd_record_row *row)
+{
+    (void)ctx;
+    size_t n = strlen(page_text);
+    snprintf(page_text + n, sizeof page_text - n, "%lld %.*s\n", (long long)row->id,
+             (int)row->email.len, row->email.ptr);
+    page_query->after_date = row->breach_date;
+    page_query->after_id = row->id;
+    page_query->has_after = true;
+    return 0;
+}
+
+static const char *page_of(bd_store *s, bd_record_query *q, int64_t *found)
+{
+    page_text[0] = '\0';
+    page_query = q;
+    bool first = !q->has_after;
+    q->has_after = false;
+    bd_record_query run = *q;
+    run.has_after = !first;
+    CHECK_INT(bd_store_record_search(s, &run, page_row, NULL, first ? found : NULL), BD_OK);
+    return page_text;
+}
+
+/* Routed as on a Citus coordinator (breachd.routed_searches on), a domain search runs off
+ * record_domains and fetches its page by owner key and id: every page, count and following
+ * page, with and without =yes/=no filters, is what the one-statement search gives, whether
+ * the records went in one by one, in a batch or after an erasure. */
+TEST(test_pg_routed_domain_search_pages_as_the_one_statement_search)
+{
+    char param[256], u[1024], why[512];
+    snprintf(param, sizeof param,
+             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    uri_with(u, sizeof u, param);
+    bd_store *routed = NULL;
+    CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
+    CHECK(pg_of(routed)->routed);
+    CHECK(!pg_of(st)->routed);
+    const char *b3 = "33333333-3333-4333-8333-333333333333"; /* B2 was erased */
+    put_breach(b3, "Three", 20230101, -1);
+    for (int i = 0; i < 30; i++) {
+        char email[64];
+        snprintf(email, sizeof email, "r%02d@route.example", i);
+        bool ins = false;
+        if (i == 10)
+            CHECK_INT(bd_store_begin(st), BD_OK);
+        CHECK_INT(put_record(i % 3 ? B1 : b3, email, i % 4 ? NULL : P1, 500 + i, &ins), BD_OK);
+        if (i == 19)
+            CHECK_INT(bd_store_commit(st), BD_OK);
+    }
+    int64_t removed = 0;
+    CHECK_INT(bd_store_erase_email(st, "r07@route.example", ignore_stats, NULL, &removed), BD_OK);
+    CHECK_INT(removed, 1);
+    static const bd_filter_mode modes[] = {BD_FILTER_NONE, BD_FILTER_PRESENT, BD_FILTER_ABSENT};
+    static const int limits[] = {1, 4, 7, 100};
+    int pages = 0;
+    for (size_t m = 0; m < 3; m++)
+        for (size_t l = 0; l < 4; l++) {
+            bd_record_query a = by(BD_FIELD_EMAIL_DOMAIN, "route.example", 13);
+            a.filter[BD_FIELD_PASSWORD].mode = modes[m];
+            a.filter[BD_FIELD_EMAIL].mode = m == 2 ? BD_FILTER_PRESENT : BD_FILTER_NONE;
+            a.limit = limits[l];
+            bd_record_query b = a;
+            for (int page = 0;; page++, pages++) {
+                int64_t na = -1, nb = -2;
+                char want[sizeof page_text];
+                snprintf(want, sizeof want, "%s", page_of(st, &a, &na));
+                CHECK_STR(page_of(routed, &b, &nb), want);
+                if (page == 0)
+                    CHECK_INT(nb, na);
+                CHECK(page > 0 || na == (m == 0 ? 29 : m == 1 ? 8 : 21));
+                if (!a.has_after || !want[0])
+                    break;
+                CHECK_INT(b.after_id, a.after_id);
+            }
+        }
+    CHECK(pages > 40);
+    bd_record_query v = by(BD_FIELD_EMAIL_DOMAIN, "route.example", 13);
+    v.filter[BD_FIELD_PASSWORD].mode = BD_FILTER_EQUALS; /* a value filter: not routed */
+    v.filter[BD_FIELD_PASSWORD].key = (bd_slice){P1, 32};
+    bd_record_query w = v;
+    int64_t na = -1, nb = -2;
+    char want[sizeof page_text];
+    snprintf(want, sizeof want, "%s", page_of(st, &v, &na));
+    CHECK_STR(page_of(routed, &w, &nb), want);
+    CHECK_INT(nb, na);
+
+    CHECK_INT(domain_rows_astray(), 0);
+    bd_store_close(routed);
+}
+
 /* Puts a record of breach B1 whose only identity is field (or none when NULL), with dedup
  * hash n, by a row insert (outside a transaction) or by COPY (inside one). */
 static void put_identity(const char *field, const char *v, int n, bool streamed)
@@ -344,6 +439,7 @@ int main(void)
         RUN(test_pg_store_lives_in_the_schema_of_the_search_path);
         RUN(test_pg_each_search_is_one_snapshot_with_its_data_version);
         RUN(test_pg_erasure_leaves_no_count_of_an_emptied_domain);
+        RUN(test_pg_routed_domain_search_pages_as_the_one_statement_search);
         RUN(test_pg_owner_keys_are_the_ones_migration_8_computes);
         RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
         RUN(test_pg_backup_is_refused_and_there_is_no_log_to_truncate);

@@ -477,8 +477,9 @@ static bd_result search_routed(pg_store *p, const bd_card_query *q, bool by_bin,
 /* The search is one statement, so one round trip and one snapshot: a single row holding
  * the data version and the count (subqueries run once), joined to the page's rows, if
  * any (a page past the last card still tells the count). The page keeps its order through
- * the outer ORDER BY on its own columns, which sorts at most a page. A BIN page and an
- * owner word's page in expiry order are two (search_routed). */
+ * the outer ORDER BY on its own columns, which sorts at most a page. Where searches are
+ * routed (pg_store.routed), a BIN page and an owner word's page in expiry order are two
+ * (search_routed). */
 bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
                          void *ctx)
 {
@@ -489,7 +490,7 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     pg_card_sql *c = &p->card;
     pg_card_sql_begin(c);
     bd_buf *word = &c->owner_word;
-    if (bin_page(q) || owner_word_page(q, word))
+    if (p->routed && (bin_page(q) || owner_word_page(q, word)))
         return search_routed(p, q, bin_page(q), found, cb, ctx);
     pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
                      "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "

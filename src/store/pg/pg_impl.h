@@ -28,6 +28,7 @@ typedef enum {
     PG_Q_META_SET,
     PG_Q_VERSION_BUMP,
     PG_Q_PING,
+    PG_Q_ROUTED,
     PG_Q_BREACH_PUT,
     PG_Q_BREACH_LIST,
     PG_Q_BREACH_LIST_LIMIT,
@@ -179,6 +180,11 @@ typedef struct {
     int64_t bulk_first_card_id; /* ... the cards with a greater id are the load's */
     int64_t bulk_next_card_id;  /* the last id the load gave a card */
     bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
+    /* Searches that a lookup table routes (a domain's, a BIN page, an owner word's page in
+     * expiry order) run as two statements, each on one shard of a Citus cluster or a few,
+     * instead of one: on a Citus coordinator, or where the session has
+     * breachd.routed_searches on (pg_session_setup; docs/SCALING.md). */
+    bool routed;
     /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
      * breaches at the first miss, emptied when a breach is erased or a transaction rolls
      * back (it may name a breach that is gone) */

@@ -6,7 +6,8 @@
  * each key's frequency: a search with value filters runs as an unnamed statement, planned
  * for its very values (a big domain with a rare password is driven by the password's
  * index); one without runs as a prepared statement, whose plan does not depend on the
- * value. q->plan is not used. */
+ * value. q->plan is not used. Where searches are routed (pg_store.routed), a domain search
+ * runs off its lookup rows (search_by_domain). */
 #include <string.h>
 
 #include "store/pg/pg_impl.h"
@@ -295,10 +296,11 @@ static bd_result present_test(bd_buf *b, const bd_record_query *q, const char *t
     return mask ? bd_buf_printf(b, " AND (%s.present & %u) = %u", t, mask, want) : BD_OK;
 }
 
-/* The page's records, by owner key and id: on a Citus cluster the owner keys prune the
- * statement to the shards of the page's owners. The id is a filter, not an index condition
- * (id + 0): two arrays on one index would be probed as their cross product. oks and ids are
- * array literals. */
+/* The page's records, by owner key and id, a primary-key probe each: on a Citus cluster
+ * the owner keys (ok = ANY) prune the statement to the shards of the page's owners. (With
+ * both arrays as conditions of the key, PostgreSQL 15 would probe their cross product; with
+ * the owner keys alone it reads every record of each owner: 0.83 ms for a page of 100 at
+ * 1M, 0.28 ms as pairs.) oks and ids are array literals, in the same order. */
 static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_record_cb cb,
                             void *ctx)
 {
@@ -311,7 +313,8 @@ static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_re
         "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
         "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
         "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id "
-        "FROM records r WHERE r.ok = ANY($1::uuid[]) AND r.id + 0 = ANY($2::bigint[]) "
+        "FROM unnest($2::bigint[], $1::uuid[]) AS k(id, ok) JOIN records r "
+        "ON r.id = k.id AND r.ok = k.ok WHERE r.ok = ANY($1::uuid[]) "
         "ORDER BY r.breach_date DESC, r.id DESC",
         &pp, true, &res);
     if (r != BD_OK)
@@ -404,7 +407,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         return BD_ERR_INVALID;
     if (found)
         *found = 0;
-    if (routed_by_domain(q))
+    if (p->routed && routed_by_domain(q))
         return search_by_domain(p, q, cb, ctx, found);
     pg_params pp = {0};
     bd_buf_reset(&p->where);
