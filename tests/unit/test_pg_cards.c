@@ -841,7 +841,7 @@ TEST(test_routed_pages_agree_with_sqlite_after_bulk_loads_with_duplicates)
     CHECK_INT(lookup_rows_astray(&d), 0);
     /* into a table holding cards: cards 100-399, then the ids of 50-74 again */
     memcpy(second, src + 100, (NRANDOM - 100) * sizeof *src);
-    memcpy(second + NRANDOM - 100, src + NRANDOM + 50, 25 * sizeof *src);
+    memcpy(second + (NRANDOM - 100), src + NRANDOM + 50, 25 * sizeof *src);
     load_bulk(&d, second, NRANDOM - 100 + 25);
     CHECK_INT(lookup_rows_astray(&d), 0);
     /* a batch: the ids of 75-99 again (PostgreSQL finds duplicates at the commit) */
