@@ -177,6 +177,16 @@ def ab_summary(runs):
     return out
 
 
+def timeout_notes(w, runs, prefix):
+    """A sentence for each run some of whose requests wrk gave up on."""
+    for name, x in runs:
+        if x["errors"].get("timeout"):
+            w("")
+            w("%s%s: %s requests got no reply within wrk's 10 s timeout; wrk leaves them out "
+              "of its latency percentiles, so the real p99 of that run is higher than shown."
+              % (prefix, name, fmt_int(x["errors"]["timeout"])))
+
+
 def load_floor_rate(pg, kind):
     """Rows per second of PostgreSQL alone rebuilding a kind's tables (pg_floors.load):
     records are the records table and its domain lookup rows; cards are cards with their BIN
@@ -375,12 +385,7 @@ def section(r):
              s["wrk_cores"], s["irq_cores"],
              fmt_other(s),
              s["steal_cores"]))
-    for name, s in rows:
-        if s["errors"].get("timeout"):
-            w("")
-            w("%s: %s requests got no reply within wrk's 10 s timeout; wrk leaves them out of "
-              "its latency percentiles, so the real p99 of that run is higher than shown."
-              % (name, fmt_int(s["errors"]["timeout"])))
+    timeout_notes(w, rows, "")
     if r.get("unloaded"):
         w("")
         w("The same scenarios over **one connection** (wrk `-t1 -c1`, %d s after the warm-up): "
@@ -536,11 +541,7 @@ def section_pg(r):
                  x["wrk_cores"], x["irq_cores"],
                  fmt_other(x),
                  x["steal_cores"]))
-        for name, x in runs:
-            if x["errors"].get("timeout"):
-                w("")
-                w("PostgreSQL %s: %s requests got no reply within wrk's 10 s timeout; the real "
-                  "p99 is higher than shown." % (name, fmt_int(x["errors"]["timeout"])))
+        timeout_notes(w, runs, "PostgreSQL ")
     L += section_pg_floors(r)
     smoke, pgsmoke = r.get("smoke") or {}, pg.get("pg_smoke") or {}
     if pgsmoke:

@@ -490,8 +490,9 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     pg_card_sql *c = &p->card;
     pg_card_sql_begin(c);
     bd_buf *word = &c->owner_word;
-    if (p->routed && (bin_page(q) || owner_word_page(q, word)))
-        return search_routed(p, q, bin_page(q), found, cb, ctx);
+    bool by_bin = bin_page(q);
+    if (p->routed && (by_bin || owner_word_page(q, word)))
+        return search_routed(p, q, by_bin, found, cb, ctx);
     pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
                      "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
                      "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL

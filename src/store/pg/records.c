@@ -246,6 +246,12 @@ static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t 
     return r;
 }
 
+/* The columns each_record reads, in its order, over records as r. */
+#define RECORD_ROW_COLUMNS                                                                         \
+    "r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, r.email_domain, "      \
+    "r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, r.password_hash, "        \
+    "r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
+
 /* Calls cb for each record row of res, in the order of the query. */
 static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
 {
@@ -310,10 +316,7 @@ static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_re
     PGresult *res;
     bd_result r = pg_run_sql(
         p,
-        "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
-        "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
-        "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id "
-        "FROM unnest($2::bigint[], $1::uuid[]) AS k(id, ok) JOIN records r "
+        "SELECT " RECORD_ROW_COLUMNS " FROM unnest($2::bigint[], $1::uuid[]) AS k(id, ok) JOIN records r "
         "ON r.id = k.id AND r.ok = k.ok WHERE r.ok = ANY($1::uuid[]) "
         "ORDER BY r.breach_date DESC, r.id DESC",
         &pp, true, &res);
@@ -419,9 +422,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
     if (r == BD_OK)
         r = bd_buf_append_str(
             &p->sql,
-            "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
-            "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
-            "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id, " PG_DATA_VERSION_SQL);
+            "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL);
     /* a whole domain is counted from its one row of domain_counts; its key is $1 */
     if (r == BD_OK && found)
         r = bd_record_query_whole_domain(q)
@@ -538,10 +539,8 @@ bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_
         pg_params pp = {0};
         pg_param_str(&pp, arr.data);
         r = pg_run_sql(p,
-                       "SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, "
-                       "r.email, r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, "
-                       "r.password_masked, r.password_hash, r.ssn_masked, r.other_attributes, "
-                       "r.severity, r.breach_id FROM records r WHERE r.id = ANY($1::bigint[])",
+                       "SELECT " RECORD_ROW_COLUMNS " FROM records r "
+                       "WHERE r.id = ANY($1::bigint[])",
                        &pp, true, &res);
     }
     bd_buf_free(&arr);
