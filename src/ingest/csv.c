@@ -251,8 +251,10 @@ bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, cha
         }
         for (size_t k = 0; k < h->n; k++) {
             if (strcmp(h->names.data + h->off[k], name) == 0) {
-                bd_why(why, whylen, "the header names column \"%.64s\" twice (columns %zu and %zu)",
-                       name, k + 1, col);
+                /* by position only: a headerless file's first row stands as its header,
+                 * and a cell repeated there may well be a password */
+                bd_why(why, whylen, "columns %zu and %zu of the header have the same name", k + 1,
+                       col);
                 r = BD_ERR_INVALID;
                 goto fail;
             }

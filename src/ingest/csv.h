@@ -54,8 +54,9 @@ const char *bd_csv_header_name(const bd_csv_header *h, size_t i);
  * dropped) into h, replacing what it held. A UTF-8 byte order mark at the start is skipped.
  * Returns BD_OK; BD_ERR_INVALID (why set, h left empty) for a malformed record, an empty
  * column name, a name holding a NUL byte, a name that appears twice, or more than
- * BD_FIELDS_MAX columns; BD_ERR_NOMEM. why is truncated to whylen and may be NULL when whylen
- * is 0. */
+ * BD_FIELDS_MAX columns; BD_ERR_NOMEM. why names columns by position and never quotes a
+ * name (the first row of a headerless file may hold passwords). why is truncated to whylen
+ * and may be NULL when whylen is 0. */
 bd_result bd_csv_parse_header(const char *rec, size_t len, bd_csv_header *h, char *why,
                               size_t whylen);
 
