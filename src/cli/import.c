@@ -21,7 +21,7 @@ static const char USAGE[] =
     "                        [--format jsonl|csv|tsv|combo|stealer] [--separator C]\n"
     "                        [--map 'Column=field,...'] [--columns a,b,c] [--drop-unmapped]\n"
     "                        [--lossy] [--dry-run] [--strict] [--bulk] [--secret FILE]\n"
-    "                        [--no-password-ranges]\n"
+    "                        [--no-password-ranges] [--decompress-memory-limit MiB]\n"
     "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n";
 
 /* Imports each file of a Pwned Passwords download: 0, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
@@ -173,9 +173,10 @@ static bool parse_format(const char *format, const char *sep, bd_import_options 
 static bool check_combination(const bd_import_options *o, bool pwned)
 {
     bool login_lines = o->format == BD_FMT_COMBO || o->format == BD_FMT_STEALER;
-    if (pwned && (o->dry_run || o->map || o->columns || o->drop_unmapped || o->lossy)) {
+    if (pwned &&
+        (o->dry_run || o->map || o->columns || o->drop_unmapped || o->lossy || o->memory_limit)) {
         fprintf(stderr, "breachctl import: pwned-passwords takes none of --dry-run, --map, "
-                        "--columns, --drop-unmapped, --lossy\n");
+                        "--columns, --drop-unmapped, --lossy, --decompress-memory-limit\n");
         return false;
     }
     if (login_lines && (o->kind != BD_IMPORT_RECORDS || !o->breach_uuid)) {
@@ -228,7 +229,7 @@ static int import_files(bd_store *s, const uint8_t *secret, const file_list *fil
 int bd_cmd_import(int argc, char **argv)
 {
     const char *db = NULL, *secret_path = NULL, *breach_text = NULL, *format = NULL, *mode = NULL,
-               *sep = NULL, *map_spec = NULL, *columns = NULL;
+               *sep = NULL, *map_spec = NULL, *columns = NULL, *mem_limit = NULL;
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
     bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false;
@@ -246,6 +247,7 @@ int bd_cmd_import(int argc, char **argv)
                               {"--bulk", NULL, &bulk},
                               {"--mode", &mode, NULL},
                               {"--no-password-ranges", NULL, &no_ranges},
+                              {"--decompress-memory-limit", &mem_limit, NULL},
                               {NULL, NULL, NULL}};
     if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
         return BD_EXIT_FAIL;
@@ -278,6 +280,15 @@ int bd_cmd_import(int argc, char **argv)
     }
     if (!parse_format(format, sep, &o))
         return BD_EXIT_FAIL;
+    if (mem_limit) {
+        int64_t mib;
+        if (!bd_parse_i64(mem_limit, 1, 65536, &mib)) {
+            fprintf(stderr, "breachctl import: --decompress-memory-limit is a number of MiB "
+                            "from 1 to 65536\n");
+            return BD_EXIT_FAIL;
+        }
+        o.memory_limit = (uint64_t)mib << 20;
+    }
     if (strcmp(kind, "breaches") == 0)
         o.kind = BD_IMPORT_BREACHES;
     else if (strcmp(kind, "records") == 0)

@@ -234,6 +234,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                             .columns = o->columns,
                             .drop_unmapped = o->drop_unmapped,
                             .fields = bd_import_field_names(o->kind),
+                            .memory_limit = o->memory_limit,
                             .utf8 = o->lossy                        ? BD_UTF8_LOSSY
                                     : o->kind == BD_IMPORT_BREACHES ? BD_UTF8_KEEP
                                                                     : BD_UTF8_STRICT};

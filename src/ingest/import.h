@@ -37,6 +37,8 @@ typedef struct {
                                 breaches are stored repaired (as always) */
     bool dry_run;            /* read and check every row, write nothing: counts say what would
                                 be imported (records: the breach is looked up, read-only) */
+    uint64_t memory_limit;   /* compressed input: what the decoder may use, in bytes
+                                (source.h); 0: the default */
 } bd_import_options;
 
 typedef struct {

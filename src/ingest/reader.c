@@ -343,7 +343,8 @@ static bd_format format_of_name(const char *path)
 }
 
 /* Opens the file (or takes standard input) and the decoder in front of it. */
-static bd_result open_input(bd_reader *r, const char *path, char *why, size_t whylen)
+static bd_result open_input(bd_reader *r, const char *path, const bd_reader_options *o, char *why,
+                            size_t whylen)
 {
     char err[128];
     int fd = STDIN_FILENO;
@@ -366,7 +367,7 @@ static bd_result open_input(bd_reader *r, const char *path, char *why, size_t wh
         if (S_ISREG(st.st_mode))
             r->bytes_total = (int64_t)st.st_size;
     }
-    bd_result res = bd_source_open(fd, own, &r->src, why, whylen);
+    bd_result res = bd_source_open_limited(fd, own, o->memory_limit, &r->src, why, whylen);
     if (res != BD_OK && own)
         close(fd);
     return res;
@@ -474,7 +475,7 @@ bd_result bd_reader_open_with(const char *path, const bd_reader_options *o, bd_r
         res = BD_ERR_INVALID;
         goto fail;
     }
-    res = open_input(r, path, why, whylen);
+    res = open_input(r, path, o, why, whylen);
     if (res == BD_OK && table)
         res = open_table(r, path, o, why, whylen);
     if (res == BD_OK && r->fmt == BD_FMT_COMBO && !r->sep)

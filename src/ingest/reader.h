@@ -36,6 +36,7 @@ typedef struct {
     bool drop_unmapped;        /* CSV/TSV: drop columns neither mapped nor named like a field */
     const char *const *fields; /* the import's field names (NULL-terminated), for planning */
     bd_utf8_mode utf8;
+    uint64_t memory_limit; /* what a decoder may use, in bytes (source.h); 0: the default */
 } bd_reader_options;
 
 /* Longest physical line, and longest CSV record, the reader accepts (bytes, line break

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define IN_CAP (128u * 1024)
 #define SNIFF_LEN 10 /* bzip2: "BZh" level, then a 6-byte block or end-of-stream magic */
@@ -24,8 +25,9 @@ struct bd_source {
     unsigned char *in; /* IN_CAP bytes; [in_pos, in_len) not yet decoded */
     size_t in_pos, in_len;
     bool in_eof;
-    bool ended; /* the decoder finished a stream; another may follow */
-    bool live;  /* the decoder holds state to free */
+    bool ended;            /* the decoder finished a stream; another may follow */
+    bool live;             /* the decoder holds state to free */
+    uint64_t memory_limit; /* bytes the decoder may use (source.h) */
     bd_result failed;
     char failed_why[200];
     uint64_t raw;
@@ -115,13 +117,20 @@ static bd_result start(bd_source *s)
         memset(&s->z, 0, sizeof s->z);
         ok = inflateInit2(&s->z, 15 + 16) == Z_OK;
         break;
-    case BD_SRC_ZSTD:
+    case BD_SRC_ZSTD: {
+        /* the largest window within the limit: 2^log bytes, within what libzstd takes */
+        ZSTD_bounds b = ZSTD_dParam_getBounds(ZSTD_d_windowLogMax);
+        int log = b.lowerBound;
+        while (log < b.upperBound && ((uint64_t)1 << (log + 1)) <= s->memory_limit)
+            log++;
         s->zs = ZSTD_createDStream();
-        ok = s->zs && !ZSTD_isError(ZSTD_initDStream(s->zs));
+        ok = s->zs && !ZSTD_isError(ZSTD_initDStream(s->zs)) &&
+             !ZSTD_isError(ZSTD_DCtx_setParameter(s->zs, ZSTD_d_windowLogMax, log));
         break;
+    }
     case BD_SRC_XZ:
         s->lz = (lzma_stream)LZMA_STREAM_INIT;
-        ok = lzma_stream_decoder(&s->lz, UINT64_MAX, LZMA_CONCATENATED) == LZMA_OK;
+        ok = lzma_stream_decoder(&s->lz, s->memory_limit, LZMA_CONCATENATED) == LZMA_OK;
         break;
     case BD_SRC_BZIP2:
         memset(&s->bz, 0, sizeof s->bz);
@@ -170,6 +179,26 @@ static bd_result restart(bd_source *s)
 
 static const char corrupt[] = "decompression failed: the %s data is corrupt (%s)";
 
+/* Whole MiB, rounded up. */
+static unsigned long long mib(uint64_t bytes)
+{
+    return (unsigned long long)(bytes / (1u << 20) + (bytes % (1u << 20) != 0));
+}
+
+/* A stream whose header asks for more memory than the limit: needed 0 when not known. */
+static bd_result over_limit(bd_source *s, uint64_t needed)
+{
+    char need[64] = "more memory than the limit";
+    if (needed)
+        snprintf(need, sizeof need, "%llu MiB of memory, more than the limit", mib(needed));
+    s->failed = BD_ERR_IO;
+    snprintf(s->failed_why, sizeof s->failed_why,
+             "decompression failed: the %s data needs %s of %llu MiB "
+             "(--decompress-memory-limit raises it)",
+             bd_source_kind_name(s->kind), need, mib(s->memory_limit));
+    return BD_ERR_IO;
+}
+
 /* Decodes some buffered input into dst: *made bytes, *ended when a stream finished. */
 static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *ended)
 {
@@ -200,6 +229,8 @@ static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *e
         ZSTD_inBuffer ib = {in, avail, 0};
         ZSTD_outBuffer ob = {dst, cap, 0};
         size_t ret = ZSTD_decompressStream(s->zs, &ob, &ib);
+        if (ZSTD_isError(ret) && ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge)
+            return over_limit(s, 0);
         if (ZSTD_isError(ret))
             return fail(s, corrupt, ZSTD_getErrorName(ret));
         used = ib.pos;
@@ -222,6 +253,8 @@ static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *e
                         "decompression failed: unexpected end of file (the %s data is "
                         "truncated)%s",
                         "");
+        else if (ret == LZMA_MEMLIMIT_ERROR)
+            return over_limit(s, lzma_memusage(&s->lz));
         else if (ret != LZMA_OK && ret != LZMA_BUF_ERROR)
             return fail(s, corrupt, ret == LZMA_MEM_ERROR ? "out of memory" : "liblzma error");
         break;
@@ -249,6 +282,12 @@ static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *e
 
 bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t whylen)
 {
+    return bd_source_open_limited(fd, own_fd, 0, out, why, whylen);
+}
+
+bd_result bd_source_open_limited(int fd, bool own_fd, uint64_t memory_limit, bd_source **out,
+                                 char *why, size_t whylen)
+{
     *out = NULL;
     bd_source *s = calloc(1, sizeof *s);
     unsigned char *in = malloc(IN_CAP);
@@ -261,6 +300,7 @@ bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t
     s->fd = fd;
     s->own_fd = own_fd;
     s->in = in;
+    s->memory_limit = memory_limit ? memory_limit : BD_SOURCE_MEMORY_LIMIT_DEFAULT;
     /* the first bytes decide: read until SNIFF_LEN are in hand or the input ends (a pipe
      * may hand them over a few at a time) */
     while (s->in_len < SNIFF_LEN && !s->in_eof) {

@@ -23,15 +23,28 @@ bd_source_kind bd_source_sniff(const unsigned char *p, size_t n);
 /* "plain", "gzip", "zstd", "xz", "bzip2". */
 const char *bd_source_kind_name(bd_source_kind k);
 
+/* What a decoder may ask for, by default: a compressed stream states how much memory its
+ * decoding needs (xz: the dictionary, zstd: the window), up to gigabytes for a few bytes of
+ * data, so more than this is refused instead of allocated. gzip (a 32 KiB window) and bzip2
+ * (at most 900 KB blocks) need a small fixed amount and are not limited. */
+#define BD_SOURCE_MEMORY_LIMIT_DEFAULT ((uint64_t)256 << 20)
+
 /* Wraps fd (closed by bd_source_close when own_fd). Reads the first bytes to recognise a
- * compressed stream. Returns BD_OK with *out set; BD_ERR_IO (why set) on a read error or a
- * decoder that cannot start; BD_ERR_NOMEM. On failure nothing is left to close except fd
- * when !own_fd. */
+ * compressed stream. memory_limit is the most, in bytes, the decoder may use (0: the
+ * default above): liblzma's own accounting for xz; for zstd the window, which must be at
+ * most the largest power of two within the limit. A stream over it fails at its header
+ * with BD_ERR_IO, why naming the limit in MiB. Returns BD_OK with *out set; BD_ERR_IO (why
+ * set) on a read error or a decoder that cannot start; BD_ERR_NOMEM. On failure nothing is
+ * left to close except fd when !own_fd. */
+bd_result bd_source_open_limited(int fd, bool own_fd, uint64_t memory_limit, bd_source **out,
+                                 char *why, size_t whylen);
+/* bd_source_open_limited with the default limit. */
 bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t whylen);
 
 /* Reads up to cap decompressed bytes into dst: BD_OK with *got > 0, or *got == 0 at the end
  * of the input; BD_ERR_IO (why set) on a read error or corrupt or truncated compressed data
- * ("unexpected end of file" for a stream cut short). After BD_ERR_IO every later call fails
+ * ("unexpected end of file" for a stream cut short), or a stream that needs more memory than
+ * the limit ("... more than the limit of N MiB ..."). After BD_ERR_IO every later call fails
  * the same way. Several concatenated streams of one kind (gzip members, zstd frames, xz
  * streams, bzip2 streams) are read as one. */
 bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char *why,

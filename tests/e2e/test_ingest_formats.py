@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import unittest
+import zlib
 
 from harness import Ctl, fixture
 
@@ -24,6 +25,22 @@ def zstd_frame(data):
     block = 1 | (len(data) << 3)  # last block, raw
     return (b"\x28\xb5\x2f\xfd" + bytes([0x20, len(data)]) +
             block.to_bytes(3, "little") + data)
+
+
+def xz_declaring(code, data):
+    """An xz stream of data whose block header declares an LZMA2 dictionary of
+    (2 | (code & 1)) << (code // 2 + 11) bytes, its CRC32 made right again."""
+    z = bytearray(lzma.compress(data, preset=1))  # a 1 MiB dictionary
+    size, flags, p = (z[12] + 1) * 4, z[13], 14
+    for bit in (0x40, 0x80):  # compressed and uncompressed sizes, when present
+        if flags & bit:
+            while z[p] & 0x80:
+                p += 1
+            p += 1
+    assert z[p:p + 2] == b"\x21\x01", z[12:12 + size]  # LZMA2, one byte of properties
+    z[p + 2] = code
+    z[12 + size - 4:12 + size] = zlib.crc32(bytes(z[12:12 + size - 4])).to_bytes(4, "little")
+    return bytes(z)
 
 
 class Formats(unittest.TestCase):
@@ -205,6 +222,32 @@ class Formats(unittest.TestCase):
         p = self.ctl.import_("records", self.ctl.write("cut.gz", cut), "--format", "combo",
                              "--breach", BREACH, check=2)
         self.assertIn(b"unexpected end of file (the gzip data is truncated)", p.stderr)
+
+    def test_decompression_memory_is_limited(self):
+        text = b"ann@example.com:pw1\n"
+        huge = self.ctl.write("huge.xz", xz_declaring(34, text))  # a 512 MiB dictionary
+        combo = ("--format", "combo", "--breach", BREACH)
+        p = self.ctl.import_("records", huge, *combo, check=2)
+        self.assertIn(b"huge.xz: read 0, imported 0, duplicates 0, rejected 0\n"
+                      b"breachctl import: decompression failed: the xz data needs 513 MiB of "
+                      b"memory, more than the limit of 256 MiB (--decompress-memory-limit "
+                      b"raises it)\n", p.stderr)
+        honest = self.ctl.write("honest.xz", xz_declaring(16, text))  # 1 MiB, as made
+        p = self.ctl.import_("records", honest, *combo, "--decompress-memory-limit", "1",
+                             check=2)
+        self.assertIn(b"the xz data needs 2 MiB of memory, more than the limit of 1 MiB",
+                      p.stderr)
+        p = self.ctl.import_("records", honest, *combo, "--decompress-memory-limit", "2")
+        self.assertIn(b"honest.xz: read 1, imported 1, duplicates 0, rejected 0\n", p.stderr)
+        self.assertEqual([r[:3] for r in self.rows()], [("ann@example.com", "-", "*w1")])
+        for bad in ("0", "65537", "1.5", "-1", "1M", ""):
+            p = self.ctl.import_("records", honest, *combo, "--decompress-memory-limit", bad,
+                                 check=2)
+            self.assertEqual(p.stderr, b"breachctl import: --decompress-memory-limit is a "
+                                       b"number of MiB from 1 to 65536\n", bad)
+        p = self.ctl.import_("pwned-passwords", honest, "--decompress-memory-limit", "64",
+                             check=2)
+        self.assertIn(b"pwned-passwords takes none of", p.stderr)
 
     # ---- encodings, BOM and CRLF -------------------------------------------------------
 

@@ -67,11 +67,15 @@ static int fd_of(const void *p, size_t n)
     return fd;
 }
 
+/* The decoders' memory limit read_all opens with (0: bd_source_open, the default). */
+static uint64_t limit;
+
 /* Reads everything with reads of at most cap bytes: the result, *out and *outlen. */
 static bd_result read_all(int fd, size_t cap, bd_source_kind *kind, char **out, size_t *outlen)
 {
     bd_source *s;
-    bd_result r = bd_source_open(fd, true, &s, why, sizeof why);
+    bd_result r = limit ? bd_source_open_limited(fd, true, limit, &s, why, sizeof why)
+                        : bd_source_open(fd, true, &s, why, sizeof why);
     if (r != BD_OK)
         return r;
     *kind = bd_source_kind_of(s);
@@ -198,6 +202,121 @@ TEST(test_text_that_looks_a_little_like_magic_stays_plain)
     free(out);
 }
 
+/* An xz stream of text whose block header declares an LZMA2 dictionary of (2 | (code & 1))
+ * << (code / 2 + 11) bytes (code 40: 4 GiB - 1), its CRC32 made right again: what a
+ * decoder without a memory limit would allocate before reading a byte of the data. */
+static unsigned char *xz_declaring(unsigned code, const char *text, size_t *n)
+{
+    unsigned char *z = compress_as(BD_SRC_XZ, text, strlen(text), n);
+    size_t at = 12, size = ((size_t)z[at] + 1) * 4, p = at + 2;
+    unsigned flags = z[at + 1];
+    for (unsigned bit = 0x40; bit <= 0x80; bit <<= 1) /* compressed, uncompressed size */
+        if (flags & bit) {
+            while (z[p] & 0x80)
+                p++;
+            p++;
+        }
+    CHECK_INT(z[p], 0x21);  /* LZMA2 */
+    CHECK_INT(z[p + 1], 1); /* one byte of properties: the dictionary size */
+    z[p + 2] = (unsigned char)code;
+    uint32_t crc = lzma_crc32(z + at, size - 4, 0);
+    for (int i = 0; i < 4; i++)
+        z[at + size - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
+    return z;
+}
+
+/* A zstd frame (RFC 8878) holding text in one raw block, its window descriptor byte wd
+ * (exponent << 3 | mantissa: a window of 2^(10 + exponent) bytes plus eighths). */
+static unsigned char *zstd_declaring(unsigned wd, const char *text, size_t *n)
+{
+    size_t len = strlen(text);
+    unsigned char *z = malloc(len + 9);
+    memcpy(z, "\x28\xb5\x2f\xfd", 4);
+    z[4] = 0x00; /* not single-segment: a window descriptor follows; no checksum */
+    z[5] = (unsigned char)wd;
+    uint32_t block = 1u | (uint32_t)len << 3; /* the last block, raw */
+    for (int i = 0; i < 3; i++)
+        z[6 + i] = (unsigned char)(block >> (8 * i));
+    memcpy(z + 9, text, len);
+    *n = len + 9;
+    return z;
+}
+
+TEST(test_a_huge_declared_xz_dictionary_is_refused_naming_the_limit)
+{
+    const char *text = "ann@example.com:pw1\n";
+    char *out;
+    size_t n, outlen;
+    bd_source_kind got;
+    unsigned char *z = xz_declaring(16, text, &n); /* honest: 1 MiB */
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_OK);
+    CHECK(outlen == strlen(text) && memcmp(out, text, outlen) == 0);
+    free(out);
+    free(z);
+    z = xz_declaring(36, text, &n); /* 1 GiB */
+    why[0] = '\0';
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_ERR_IO);
+    CHECK_STR(why, "decompression failed: the xz data needs 1025 MiB of memory, more than the "
+                   "limit of 256 MiB (--decompress-memory-limit raises it)");
+    CHECK_INT(outlen, 0);
+    free(out);
+    free(z);
+}
+
+TEST(test_a_huge_declared_zstd_window_is_refused_naming_the_limit)
+{
+    const char *text = "ann@example.com:pw1\n";
+    char *out;
+    size_t n, outlen;
+    bd_source_kind got;
+    unsigned char *z = zstd_declaring(10u << 3, text, &n); /* 1 MiB */
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_OK);
+    CHECK(outlen == strlen(text) && memcmp(out, text, outlen) == 0);
+    free(out);
+    free(z);
+    z = zstd_declaring(20u << 3, text, &n); /* 1 GiB */
+    why[0] = '\0';
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_ERR_IO);
+    CHECK_STR(why, "decompression failed: the zstd data needs more memory than the limit of "
+                   "256 MiB (--decompress-memory-limit raises it)");
+    CHECK_INT(outlen, 0);
+    free(out);
+    free(z);
+}
+
+TEST(test_the_memory_limit_can_be_set_either_way)
+{
+    const char *text = "ann@example.com:pw1\n";
+    char *out;
+    size_t n, outlen;
+    bd_source_kind got;
+    unsigned char *x = xz_declaring(16, text, &n); /* a 1 MiB dictionary, ~1.1 MiB in all */
+    limit = (uint64_t)1 << 20;
+    CHECK_INT(read_all(fd_of(x, n), 4096, &got, &out, &outlen), BD_ERR_IO);
+    CHECK_STR(why, "decompression failed: the xz data needs 2 MiB of memory, more than the "
+                   "limit of 1 MiB (--decompress-memory-limit raises it)");
+    free(out);
+    limit = (uint64_t)2 << 20;
+    CHECK_INT(read_all(fd_of(x, n), 4096, &got, &out, &outlen), BD_OK);
+    CHECK(outlen == strlen(text) && memcmp(out, text, outlen) == 0);
+    free(out);
+    free(x);
+    unsigned char *z = zstd_declaring(11u << 3, text, &n); /* a 2 MiB window */
+    limit = (uint64_t)2 << 20;
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_OK);
+    CHECK(outlen == strlen(text) && memcmp(out, text, outlen) == 0);
+    free(out);
+    limit = (uint64_t)3 << 20; /* the window is a power of two within it: 2 MiB */
+    free(z);
+    z = zstd_declaring(11u << 3 | 1, text, &n); /* 2.25 MiB */
+    CHECK_INT(read_all(fd_of(z, n), 4096, &got, &out, &outlen), BD_ERR_IO);
+    CHECK_STR(why, "decompression failed: the zstd data needs more memory than the limit of "
+                   "3 MiB (--decompress-memory-limit raises it)");
+    free(out);
+    free(z);
+    limit = 0;
+}
+
 int main(void)
 {
     RUN(test_every_kind_is_recognised_by_its_magic_and_read_back_exactly);
@@ -205,5 +324,8 @@ int main(void)
     RUN(test_a_truncated_stream_is_an_unexpected_end_of_file);
     RUN(test_corrupt_data_is_an_io_error_naming_the_kind);
     RUN(test_text_that_looks_a_little_like_magic_stays_plain);
+    RUN(test_a_huge_declared_xz_dictionary_is_refused_naming_the_limit);
+    RUN(test_a_huge_declared_zstd_window_is_refused_naming_the_limit);
+    RUN(test_the_memory_limit_can_be_set_either_way);
     return TEST_EXIT();
 }
