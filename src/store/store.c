@@ -1,15 +1,16 @@
-/* The store interface's front: picks the backend by the URI scheme and forwards each call
+/* The store interface's front: picks the backend by the URI's form and forwards each call
  * through the backend's operations table (store_impl.h). */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "store/store_impl.h"
+#include "store/uri.h"
 
-/* A libpq connection URI names a PostgreSQL store; anything else is a SQLite file path. */
+/* A libpq connection URI or keyword/value string names a PostgreSQL store; anything else
+ * is a SQLite file path. */
 static bool is_postgres(const char *uri)
 {
-    return strncasecmp(uri, "postgresql://", 13) == 0 || strncasecmp(uri, "postgres://", 11) == 0;
+    return bd_uri_is_postgres(uri);
 }
 
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
@@ -334,7 +335,12 @@ bd_result bd_store_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per
 
 bd_result bd_store_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx)
 {
-    return s->ops->watch_list(s, key_id, cb, ctx);
+    return s->ops->watch_list(s, key_id, 0, cb, ctx);
+}
+
+bd_result bd_store_watch_list_live(bd_store *s, int64_t now_s, bd_watch_cb cb, void *ctx)
+{
+    return now_s > 0 ? s->ops->watch_list(s, 0, now_s, cb, ctx) : BD_ERR_INVALID;
 }
 
 bd_result bd_store_watch_remove(bd_store *s, int64_t key_id, int64_t id)

@@ -40,7 +40,8 @@ enum {
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap);
 
 /* Opens a connection to the store named by uri: a SQLite file path, or a postgres:// or
- * postgresql:// libpq connection URI (a PostgreSQL database). On failure, *out is NULL
+ * postgresql:// libpq connection URI or a libpq keyword/value string ("host=... dbname=...",
+ * store/uri.h: bd_uri_is_postgres) naming a PostgreSQL database. On failure, *out is NULL
  * and why holds a sentence for the operator, never a password from the URI.
  * BD_ERR_NOT_FOUND when the store does not exist and CREATE was not asked; BD_ERR_BUSY when
  * it cannot be reached. */
@@ -526,6 +527,9 @@ bd_result bd_store_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per
                              int64_t *id);
 /* The watches of key_id (0: of every key), by id. */
 bd_result bd_store_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+/* The watches of every key that is neither revoked nor expired at now_s (Unix seconds, > 0;
+ * else BD_ERR_INVALID), by id: what an import matches. */
+bd_result bd_store_watch_list_live(bd_store *s, int64_t now_s, bd_watch_cb cb, void *ctx);
 /* Removes watch id of key_id (0: whoever owns it), and gives up its alerts not yet
  * delivered. BD_ERR_NOT_FOUND when key_id holds no such watch. Bumps the generation. */
 bd_result bd_store_watch_remove(bd_store *s, int64_t key_id, int64_t id);
@@ -573,7 +577,8 @@ bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int li
  * and secret. Several servers may call it at once: each alert goes to one of them (until its
  * lease runs out). Outside any open transaction; it never waits for an import's writes.
  * A backend with one writer at a time (SQLite) may instead let one connection per store
- * deliver at a time (the others get nothing) and ignore lease_ms. */
+ * deliver at a time (the others get nothing) and ignore lease_ms. A due alert whose key is
+ * revoked, expired at now_ms or gone is not handed out: it is given up (FAILED) in passing. */
 bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
                                bd_alert_cb cb, void *ctx);
 /* The outcome of one attempt at seq: delivered (state DELIVERED), retry at next_ms (state

@@ -1,6 +1,8 @@
-/* Store URIs without their passwords, for messages and logs. */
+/* Store URIs without their passwords, for messages and logs; libpq keyword/value strings
+ * read as libpq reads them (fe-connect.c, conninfo_parse). */
 #include <ctype.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store/uri.h"
 
@@ -42,9 +44,8 @@ static int hex_value(char c)
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* Whether a query parameter's name (n bytes, percent-encoded) ends in "password": libpq
- * decodes names, and "sslpassword" is as secret as "password". */
-static bool is_password_name(const char *name, size_t n)
+/* libpq decodes a URI's parameter names, and "sslpassword" is as secret as "password". */
+bool bd_uri_is_password_name(const char *name, size_t n)
 {
     static const char want[] = "password";
     char tail[sizeof want - 1];
@@ -97,7 +98,7 @@ static void put_query(redacted *w, const char *q)
     bool first = true;
     while (*q) {
         size_t n = strcspn(q, "&"), name = strcspn(q, "=&");
-        if (n && !is_password_name(q, name)) {
+        if (n && !bd_uri_is_password_name(q, name)) {
             put(w, first ? "?" : "&", 1);
             put(w, q, n);
             first = false;
@@ -108,11 +109,78 @@ static void put_query(redacted *w, const char *q)
     }
 }
 
+/* Spaces as libpq's keyword/value reader skips them. */
+static const char *skip_spaces(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        p++;
+    return p;
+}
+
+bool bd_uri_is_postgres(const char *uri)
+{
+    if (strncasecmp(uri, "postgresql://", 13) == 0 || strncasecmp(uri, "postgres://", 11) == 0)
+        return true;
+    const char *p = skip_spaces(uri);
+    if (!isalpha((unsigned char)*p) && *p != '_')
+        return false;
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    return *skip_spaces(p) == '=';
+}
+
+int bd_conninfo_next(const char **p, bd_conninfo_pair *pair)
+{
+    const char *c = skip_spaces(*p);
+    *p = c;
+    if (!*c)
+        return 0;
+    pair->keyword = c;
+    while (*c && *c != '=' && !isspace((unsigned char)*c))
+        c++;
+    pair->keyword_len = (size_t)(c - pair->keyword);
+    c = skip_spaces(c);
+    if (*c != '=')
+        return -1;
+    c = skip_spaces(c + 1);
+    bool quoted = *c == '\'';
+    pair->value = quoted ? ++c : c;
+    while (*c && (quoted ? *c != '\'' : !isspace((unsigned char)*c)))
+        c += c[0] == '\\' && c[1] ? 2 : 1;
+    if (quoted && !*c)
+        return -1;
+    pair->value_len = (size_t)(c - pair->value);
+    pair->end = quoted ? c + 1 : c;
+    *p = pair->end;
+    return 1;
+}
+
+/* "host=h password=x dbname=d" -> "host=h dbname=d"; from a part that is not a pair on,
+ * "...": it may hold a password libpq could not read as one. */
+static void put_keywords(redacted *w, const char *p)
+{
+    bd_conninfo_pair pair;
+    bool first = true;
+    int r;
+    while ((r = bd_conninfo_next(&p, &pair)) == 1) {
+        if (bd_uri_is_password_name(pair.keyword, pair.keyword_len))
+            continue;
+        if (!first)
+            put(w, " ", 1);
+        put(w, pair.keyword, (size_t)(pair.end - pair.keyword));
+        first = false;
+    }
+    if (r < 0)
+        put(w, first ? "..." : " ...", first ? 3 : 4);
+}
+
 bool bd_uri_redact(const char *uri, char *out, size_t cap)
 {
     redacted w = {out, cap, 0, true};
     const char *rest = after_scheme(uri);
-    if (!rest) {
+    if (!rest && bd_uri_is_postgres(uri)) {
+        put_keywords(&w, uri);
+    } else if (!rest) {
         put(&w, uri, strlen(uri));
     } else {
         const char *at = userinfo_end(rest);

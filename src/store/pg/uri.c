@@ -1,6 +1,7 @@
 /* Passwords out of connection URIs, for messages (see uri.h). Parsing follows libpq's own
  * URI reader (fe-connect.c, conninfo_uri_parse_options): the user information is what
- * precedes the first '@' met before any '/', and query keys are percent-decoded. */
+ * precedes the first '@' met before any '/', and query keys are percent-decoded. A
+ * keyword/value string is read by store/uri.h's bd_conninfo_next, as conninfo_parse reads it. */
 #include "store/pg/uri.h"
 
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <strings.h>
 
 #include "core/slice.h"
+#include "store/uri.h"
 
 typedef struct {
     char *p;
@@ -158,6 +160,38 @@ static void collect_param(void *ctx, bd_slice whole, bd_slice key, bd_slice valu
         add_secret(ctx, value);
 }
 
+/* A keyword/value string's passwords: each as written and with its backslash escapes
+ * undone; from a part libpq cannot read as a pair on, every word between spaces, '=' and
+ * quotes (libpq quotes the word it stopped at, and it may be a password written without
+ * its keyword). */
+static void collect_keywords(secrets *s, const char *p)
+{
+    bd_conninfo_pair pair;
+    int r;
+    while ((r = bd_conninfo_next(&p, &pair)) == 1) {
+        if (!bd_uri_is_password_name(pair.keyword, pair.keyword_len) || pair.value_len == 0)
+            continue;
+        s->v[s->n++] = (bd_slice){pair.value, pair.value_len};
+        char *plain = s->buf + s->used;
+        size_t n = 0;
+        for (size_t i = 0; i < pair.value_len; i++) {
+            if (pair.value[i] == '\\' && i + 1 < pair.value_len)
+                i++;
+            plain[n++] = pair.value[i];
+        }
+        s->v[s->n++] = (bd_slice){plain, n};
+        s->used += n;
+    }
+    static const char apart[] = " \t\n\r\f\v='";
+    while (r < 0 && *p) {
+        size_t n = strcspn(p, apart);
+        if (n)
+            s->v[s->n++] = (bd_slice){p, n};
+        p += n;
+        p += strspn(p, apart);
+    }
+}
+
 /* The longest secret that text starts with, or 0. */
 static size_t secret_at(const secrets *s, const char *text)
 {
@@ -173,9 +207,7 @@ bd_result pg_uri_scrub(const char *uri, const char *text, char *out, size_t cap)
     writer w = {out, cap, 0, false};
     if (cap)
         out[0] = '\0';
-    size_t len = strlen(uri), slots = 4;
-    for (const char *p = uri; *p; p++)
-        slots += *p == '&' ? 2 : 0;
+    size_t len = strlen(uri), slots = 4 + 2 * len; /* at most two per byte of the URI */
     secrets s = {calloc(slots, sizeof(bd_slice)), 0, malloc(len + 1), 0};
     if (!s.v || !s.buf) {
         free(s.v);
@@ -189,6 +221,8 @@ bd_result pg_uri_scrub(const char *uri, const char *text, char *out, size_t cap)
         if (u.password.ptr)
             add_secret(&s, u.password);
         each_param(u.query, collect_param, &s);
+    } else if (bd_uri_is_postgres(uri)) {
+        collect_keywords(&s, uri);
     }
     for (const char *p = text; *p;) {
         size_t n = secret_at(&s, p);
