@@ -37,10 +37,11 @@ const char *bd_watch_type_name(int type);
 
 typedef struct bd_watch_matcher bd_watch_matcher;
 
-/* Loads s's watches and, when there are any, listens to the rows s lands. BD_ERR_NOMEM or a
- * store error; *out NULL then. */
+/* Loads the watches of s's keys that are neither revoked nor expired and, when there are
+ * any, listens to the rows s lands. BD_ERR_NOMEM or a store error; *out NULL then. */
 bd_result bd_watch_matcher_open(bd_store *s, bd_watch_matcher **out);
-/* Reloads the watches when they changed since the last load (one read of the generation). */
+/* Reloads the watches when they or the keys changed since the last load (a read of each
+ * generation), or a minute has passed (a key may have expired meanwhile). */
 bd_result bd_watch_matcher_refresh(bd_watch_matcher *m);
 /* Inside the open write transaction, just before its commit: lands what was put, then
  * writes one alert per watch and breach that the landed rows matched, and forgets them. */

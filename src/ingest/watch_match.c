@@ -30,9 +30,14 @@ typedef struct {
     size_t shown_len[BD_ALERT_MAX_IDENTITIES];
 } match_acc;
 
+/* A key that expires stops matching within this many seconds (a revoked one or a watch
+ * removed: from the next batch, by the generations). */
+#define RELOAD_EVERY_S 60
+
 struct bd_watch_matcher {
     bd_store *s;
-    int64_t generation;
+    int64_t generation, key_generation; /* of the watches and keys loaded */
+    int64_t loaded_at;                  /* Unix seconds */
     watch_entry *w;
     int nw;
     int *heads; /* nheads chains */
@@ -133,7 +138,9 @@ static bd_result load(bd_watch_matcher *m)
 {
     free_watches(m);
     load_ctx lc = {.m = m, .r = BD_OK};
-    bd_result r = bd_store_watch_list(m->s, 0, add_watch, &lc);
+    m->loaded_at = (int64_t)time(NULL);
+    /* only the watches of keys that are neither revoked nor expired */
+    bd_result r = bd_store_watch_list_live(m->s, m->loaded_at, add_watch, &lc);
     if (r == BD_OK)
         r = lc.r;
     if (r == BD_OK && m->nw > 0) {
@@ -168,6 +175,8 @@ bd_result bd_watch_matcher_open(bd_store *s, bd_watch_matcher **out)
     m->s = s;
     bd_result r = bd_store_watch_generation(s, &m->generation);
     if (r == BD_OK)
+        r = bd_store_key_generation(s, &m->key_generation);
+    if (r == BD_OK)
         r = load(m);
     if (r != BD_OK) {
         bd_watch_matcher_close(m);
@@ -179,12 +188,18 @@ bd_result bd_watch_matcher_open(bd_store *s, bd_watch_matcher **out)
 
 bd_result bd_watch_matcher_refresh(bd_watch_matcher *m)
 {
-    int64_t gen;
+    int64_t gen, key_gen;
     bd_result r = bd_store_watch_generation(m->s, &gen);
-    if (r != BD_OK || gen == m->generation)
+    if (r == BD_OK)
+        r = bd_store_key_generation(m->s, &key_gen);
+    if (r != BD_OK)
         return r;
+    if (gen == m->generation && key_gen == m->key_generation &&
+        (int64_t)time(NULL) - m->loaded_at < RELOAD_EVERY_S)
+        return BD_OK;
     bd_watch_matcher_discard(m); /* accumulators point at entries by index */
     m->generation = gen;
+    m->key_generation = key_gen;
     return load(m);
 }
 

@@ -73,7 +73,8 @@ typedef struct bd_store_ops {
     bd_result (*range_load)(bd_store *s, bd_range_mode mode, const uint8_t *hash,
                             uint32_t count);
     bd_result (*watch_add)(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
-    bd_result (*watch_list)(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+    bd_result (*watch_list)(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb,
+                            void *ctx);
     bd_result (*watch_remove)(bd_store *s, int64_t key_id, int64_t id);
     bd_result (*watch_generation)(bd_store *s, int64_t *gen);
     bd_result (*alert_add)(bd_store *s, const bd_alert_in *a);

@@ -364,6 +364,61 @@ class Watches(unittest.TestCase):
         _, _, metrics = self.srv.request("/metrics")
         self.assertIn(b"\nbreachd_webhook_given_up_total 1\n", metrics)
 
+    def key_id(self, name):
+        return int(self.ctl.sql("SELECT id FROM api_keys WHERE name = '%s'" % name)[0][0])
+
+    def alert_states(self, key_id):
+        return [int(r[0]) for r in self.ctl.sql(
+            "SELECT state FROM alerts WHERE key_id = %d ORDER BY seq" % key_id)]
+
+    def check_an_ended_keys_watches_go_quiet(self, name, end_key):
+        """A key's alert pending (its receiver down), then the key ended by end_key(id): the
+        pending alert is given up instead of delivered once the receiver is back, and a later
+        matching import writes no alert for it, while another key's watch on the same value
+        is delivered."""
+        owner = self.key_id(name)
+        other = self.ctl.key("other")
+        port = free_port()
+        self.start(*ALLOW)
+        self.add_watch(port)
+        self.import_records(records("alice@example.com"), "a.jsonl")
+        self.wait_attempts(1)
+        end_key(owner)
+        live = Receiver()
+        try:
+            self.add_watch(live.port, key=other)
+            self.receiver = Receiver(port)
+            deadline = time.time() + 10  # the retry is due within 2 s of the first attempt
+            while (time.time() < deadline and self.alert_states(owner) != [2]
+                   and not self.receiver.deliveries()):
+                time.sleep(0.1)
+            self.assertEqual(self.receiver.deliveries(), [])
+            self.assertEqual(self.alert_states(owner), [2])  # given up, not delivered
+            self.import_records(records("bob@example.com", "alice@example.com"), "b.jsonl")
+            got = live.wait(1)
+            self.assertEqual(len(got), 1)
+            self.assertEqual(json.loads(got[0][1])["identities"], ["alice@example.com"])
+            time.sleep(1.0)
+            self.assertEqual(self.receiver.deliveries(), [])
+            self.assertEqual(self.alert_states(owner), [2])  # nothing new was written
+            self.assertEqual(len(live.deliveries()), 1)
+        finally:
+            live.stop()
+
+    def test_a_revoked_keys_watches_neither_match_nor_deliver(self):
+        self.check_an_ended_keys_watches_go_quiet(
+            "owner", lambda key_id: self.ctl.run("keys", "revoke", str(key_id), check=0))
+
+    def test_an_expired_keys_watches_neither_match_nor_deliver(self):
+        self.key = self.ctl.key("expiring", "--expires", time.strftime(
+            "%Y-%m-%d", time.gmtime(time.time() + 3 * 86400)))
+
+        def expire(key_id):  # as if its date had passed
+            self.ctl.sql("UPDATE api_keys SET expires_at = %d WHERE id = %d"
+                         % (int(time.time()) - 1, key_id))
+
+        self.check_an_ended_keys_watches_go_quiet("expiring", expire)
+
     def test_watch_on_a_private_address_is_refused(self):
         self.start()  # no --webhook-allow
         for url in ("http://127.0.0.1:9/hook", "http://10.1.2.3/hook", "http://[::1]:8080/",

@@ -68,6 +68,16 @@ TEST(test_watches_belong_to_their_key_with_a_limit)
     CHECK_STR(watches_of(s, 1), want);
 }
 
+/* Keys 1 and 2, active: an alert whose key is missing is never leased. */
+static void two_keys(bd_store *s)
+{
+    int64_t id;
+    add_key(s, "k1", 1, &id);
+    CHECK_INT(id, 1);
+    add_key(s, "k2", 2, &id);
+    CHECK_INT(id, 2);
+}
+
 static char alerts_text[2048];
 
 static int alert_cb(void *ctx, const bd_alert_row *a)
@@ -145,6 +155,7 @@ TEST(test_alerts_land_with_their_transaction_and_list_after_a_cursor)
 TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
 {
     bd_store *s = fresh();
+    two_keys(s);
     int64_t w;
     bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
     CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
@@ -198,6 +209,7 @@ static const char *events_of(bd_store *s)
 TEST(test_prune_removes_only_old_alerts_that_are_settled_oldest_first)
 {
     bd_store *s = fresh();
+    two_keys(s);
     int64_t w;
     bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
     CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
@@ -236,6 +248,65 @@ TEST(test_prune_removes_only_old_alerts_that_are_settled_oldest_first)
     CHECK_STR(events_of(s), "old-pending,new-delivered,");
     CHECK_INT(bd_store_alert_prune(s, 5000, 1000, &removed), BD_OK);
     CHECK_INT(removed, 0);
+}
+
+/* Keys 1 (active), 2 (revoked), 3 (expired at 1000) and 4 (expiring at 3000), a watch each,
+ * and at 2000: only the watches of 1 and 4 are loaded for an import, and only their alerts
+ * are leased; the others' pending alerts are given up by the lease. */
+TEST(test_a_revoked_or_expired_keys_watches_neither_load_nor_lease)
+{
+    bd_store *s = fresh();
+    int64_t ids[5], w[5];
+    for (int k = 1; k <= 4; k++) {
+        bd_key_row kr = {.name = bd_slice_from("k"),
+                         .plan = BD_SLICE_LIT("standard"),
+                         .rate_per_hour = 1000,
+                         .exact_per_day = 20,
+                         .created_at = 500,
+                         .expires_at = k == 3 ? 1000 : k == 4 ? 3000 : 0};
+        memset(kr.hash, k, sizeof kr.hash);
+        CHECK_INT(bd_store_key_add(s, &kr, &ids[k]), BD_OK);
+        CHECK_INT(ids[k], k);
+        bd_watch_row a = watch(k, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+        CHECK_INT(bd_store_watch_add(s, &a, 0, &w[k]), BD_OK);
+    }
+    CHECK_INT(bd_store_key_revoke(s, 2, 1500), BD_OK);
+    listed[0] = '\0';
+    CHECK_INT(bd_store_watch_list_live(s, 2000, list_cb, NULL), BD_OK);
+    char want[256];
+    int64_t lo = w[1] < w[4] ? w[1] : w[4], hi = w[1] < w[4] ? w[4] : w[1];
+    snprintf(want, sizeof want,
+             "%lld:%d:0:a@t.example:signing-secret-16b;%lld:%d:0:a@t.example:signing-secret-16b;",
+             (long long)lo, lo == w[1] ? 1 : 4, (long long)hi, hi == w[1] ? 1 : 4);
+    CHECK_STR(listed, want);
+    CHECK_INT(bd_store_watch_list_live(s, 0, list_cb, NULL), BD_ERR_INVALID);
+    listed[0] = '\0';
+    CHECK_INT(bd_store_watch_list_live(s, 3000, list_cb, NULL), BD_OK); /* 4 expires at 3000 */
+    snprintf(want, sizeof want, "%lld:1:0:a@t.example:signing-secret-16b;", (long long)w[1]);
+    CHECK_STR(listed, want);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    for (int k = 1; k <= 4; k++) {
+        char event[16];
+        snprintf(event, sizeof event, "e-%d", k);
+        bd_alert_in x = alert(event, w[k], 0);
+        x.key_id = k;
+        CHECK_INT(bd_store_alert_add(s, &x), BD_OK);
+    }
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store *d = open_uri(fx_store[0].uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    alerts_text[0] = '\0';
+    CHECK_INT(bd_store_alert_lease(d, 2000000, 60000, 16, alert_cb, NULL), BD_OK);
+    snprintf(want, sizeof want,
+             "e-1:%lld::2:[\"a@t.example\"]:0:0:http://h.example/;"
+             "e-4:%lld::2:[\"a@t.example\"]:0:0:http://h.example/;",
+             (long long)w[1], (long long)w[4]);
+    CHECK_STR(alerts_text, want);
+    close_store(d); /* outcomes kept by a connection are written by its close at the latest */
+    for (int k = 1; k <= 4; k++) {
+        snprintf(want, sizeof want, "e-%d:%lld::2:[\"a@t.example\"]:%d:0:-;", k,
+                 (long long)w[k], k == 2 || k == 3 ? 2 : 0);
+        CHECK_STR(alerts_of(s, k, 0), want);
+    }
 }
 
 typedef struct {
@@ -341,6 +412,7 @@ static void suite(void)
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
     RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
     RUN_CONTRACT(test_prune_removes_only_old_alerts_that_are_settled_oldest_first);
+    RUN_CONTRACT(test_a_revoked_or_expired_keys_watches_neither_load_nor_lease);
     RUN_CONTRACT(test_landed_rows_are_the_ones_that_went_in);
     RUN_CONTRACT(test_a_bulk_load_lands_the_records_and_cards_it_kept);
 }

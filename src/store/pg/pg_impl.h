@@ -347,7 +347,8 @@ bd_result pg_status_get(bd_store *s, bd_store_status *out);
 
 /* The operations, by file. */
 bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
-bd_result pg_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx);
+bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb,
+                        void *ctx);
 bd_result pg_watch_remove(bd_store *s, int64_t key_id, int64_t id);
 bd_result pg_watch_generation(bd_store *s, int64_t *gen);
 bd_result pg_alert_add(bd_store *s, const bd_alert_in *a);

@@ -58,15 +58,19 @@ bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, 
     return pg_write_end(p, own, r);
 }
 
-bd_result pg_watch_list(bd_store *s, int64_t key_id, bd_watch_cb cb, void *ctx)
+bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb,
+                        void *ctx)
 {
     pg_params pp = {0};
     pg_param_int(&pp, key_id);
+    pg_param_int(&pp, live_at);
     PGresult *res;
     bd_result r = pg_run_sql(pg_of(s),
                              "SELECT id, key_id, type, key, shown, url, secret, created_at "
-                             "FROM watches WHERE $1::bigint = 0 OR key_id = $1::bigint "
-                             "ORDER BY id",
+                             "FROM watches WHERE ($1::bigint = 0 OR key_id = $1::bigint) "
+                             "AND ($2::bigint = 0 OR key_id IN (SELECT id FROM api_keys "
+                             "WHERE revoked_at = 0 AND (expires_at = 0 "
+                             "OR expires_at > $2::bigint))) ORDER BY id",
                              &pp, true, &res);
     if (r != BD_OK)
         return r;
@@ -208,16 +212,22 @@ bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limi
     pg_param_int(&pp, now_ms);
     pg_param_int(&pp, now_ms + lease_ms);
     pg_param_int(&pp, limit);
+    pg_param_int(&pp, now_ms / 1000);
     PGresult *res;
+    /* An alert whose key is revoked, expired or gone is given up (state 2) in passing, not
+     * leased. */
     bd_result r = pg_run_sql(
         pg_of(s),
-        "WITH due AS (SELECT seq FROM alerts WHERE state = 0 AND next_attempt_ms <= $1::bigint "
-        "AND lease_until_ms <= $1::bigint ORDER BY next_attempt_ms, seq LIMIT $3::bigint "
-        "FOR UPDATE SKIP LOCKED), "
-        "a AS (UPDATE alerts u SET lease_until_ms = $2::bigint FROM due WHERE u.seq = due.seq "
+        "WITH due AS (SELECT d.seq, k.id IS NOT NULL AND k.revoked_at = 0 AND "
+        "(k.expires_at = 0 OR k.expires_at > $4::bigint) AS live FROM alerts d "
+        "LEFT JOIN api_keys k ON k.id = d.key_id WHERE d.state = 0 "
+        "AND d.next_attempt_ms <= $1::bigint AND d.lease_until_ms <= $1::bigint "
+        "ORDER BY d.next_attempt_ms, d.seq LIMIT $3::bigint FOR UPDATE OF d SKIP LOCKED), "
+        "a AS (UPDATE alerts u SET lease_until_ms = CASE WHEN due.live THEN $2::bigint ELSE 0 END, "
+        "state = CASE WHEN due.live THEN 0 ELSE 2 END FROM due WHERE u.seq = due.seq "
         "RETURNING u.*) "
         "SELECT " ALERT_COLUMNS ", w.url, w.secret FROM a JOIN watches w ON w.id = a.watch_id "
-        "ORDER BY a.seq",
+        "WHERE a.state = 0 ORDER BY a.seq",
         &pp, true, &res);
     if (r != BD_OK)
         return r;

@@ -343,7 +343,8 @@ bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash,
 
 /* Watches and the alerts outbox (watches.c). */
 bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
-bd_result sq_watch_list(bd_store *base, int64_t key_id, bd_watch_cb cb, void *ctx);
+bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watch_cb cb,
+                        void *ctx);
 bd_result sq_watch_remove(bd_store *base, int64_t key_id, int64_t id);
 bd_result sq_watch_generation(bd_store *base, int64_t *gen);
 bd_result sq_alert_add(bd_store *base, const bd_alert_in *a);

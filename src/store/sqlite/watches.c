@@ -90,17 +90,21 @@ bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_ke
     return own_end(s, own, r);
 }
 
-bd_result sq_watch_list(bd_store *base, int64_t key_id, bd_watch_cb cb, void *ctx)
+bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watch_cb cb,
+                        void *ctx)
 {
     sqlite_store *s = S(base);
     sqlite3_stmt *st;
     bd_result r = run_dynamic(s,
                               "SELECT " WATCH_COLUMNS " FROM watches "
-                              "WHERE ?1 = 0 OR key_id = ?1 ORDER BY id",
+                              "WHERE (?1 = 0 OR key_id = ?1) AND (?2 = 0 OR key_id IN "
+                              "(SELECT id FROM api_keys WHERE revoked_at = 0 "
+                              "AND (expires_at = 0 OR expires_at > ?2))) ORDER BY id",
                               &st);
     if (r != BD_OK)
         return r;
     sqlite3_bind_int64(st, 1, key_id);
+    sqlite3_bind_int64(st, 2, live_at);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_watch_row w = {
@@ -282,6 +286,19 @@ static const kept_outcome *kept_of(const sq_outbox *o, int64_t seq)
     return NULL;
 }
 
+/* Keeps the outcome of seq to be written; false when there is no room for it. */
+static bool keep_outcome(sq_outbox *o, int64_t seq, bd_alert_state state, int64_t attempts,
+                         int64_t next_ms)
+{
+    kept_outcome *k = (kept_outcome *)kept_of(o, seq);
+    if (!k && o->nkept == KEPT_MAX)
+        return false;
+    if (!k)
+        k = &o->kept[o->nkept++];
+    *k = (kept_outcome){.seq = seq, .attempts = attempts, .next_ms = next_ms, .state = state};
+    return true;
+}
+
 /* Whether this connection is the store's deliverer (taking the lock when it is free). */
 static bool deliverer(sqlite_store *s, sq_outbox *o)
 {
@@ -389,10 +406,13 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
         return BD_OK;
     bd_result r = write_kept(s, o, false);
     sqlite3_stmt *st = NULL;
+    /* live: the alert's key is neither revoked nor expired (nor gone) */
     if (r == BD_OK)
         r = run_dynamic(s,
-                        "SELECT " ALERT_COLUMNS ", w.url, w.secret FROM alerts a "
-                        "JOIN watches w ON w.id = a.watch_id WHERE a.state = 0 "
+                        "SELECT " ALERT_COLUMNS ", w.url, w.secret, k.id IS NOT NULL AND "
+                        "k.revoked_at = 0 AND (k.expires_at = 0 OR k.expires_at > ?3) "
+                        "FROM alerts a JOIN watches w ON w.id = a.watch_id "
+                        "LEFT JOIN api_keys k ON k.id = a.key_id WHERE a.state = 0 "
                         "AND a.next_attempt_ms <= ?1 ORDER BY a.next_attempt_ms, a.seq LIMIT ?2",
                         &st);
     if (r != BD_OK)
@@ -400,12 +420,19 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
     sqlite3_bind_int64(st, 1, now_ms);
     /* the kept and held ones may come first: skipped */
     sqlite3_bind_int(st, 2, limit + o->nkept + o->nheld);
+    sqlite3_bind_int64(st, 3, now_ms / 1000);
     int rc = SQLITE_DONE, n = 0;
+    bool dropped = false;
     while (n < limit && o->nheld < HELD_MAX && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_alert_row a = alert_of(st);
         const kept_outcome *k = kept_of(o, a.seq);
         if ((k && (k->state != BD_ALERT_PENDING || k->next_ms > now_ms)) || held(o, a.seq))
             continue;
+        if (!sqlite3_column_int(st, 15)) { /* given up in passing; a full list: next time */
+            dropped |= keep_outcome(o, a.seq, BD_ALERT_FAILED, k ? k->attempts : a.attempts,
+                                    now_ms);
+            continue;
+        }
         o->held[o->nheld++] = a.seq;
         if (k)
             a.attempts = k->attempts;
@@ -419,6 +446,8 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
     }
     r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
     sq_done(st);
+    if (r == BD_OK && dropped)
+        r = write_kept(s, o, false);
     return r;
 }
 
@@ -430,15 +459,12 @@ bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int
     if (!o)
         return BD_ERR_NOMEM;
     release(o, seq);
-    kept_outcome *k = (kept_outcome *)kept_of(o, seq);
-    if (!k && o->nkept == KEPT_MAX) {
+    if (!keep_outcome(o, seq, state, attempts, next_ms)) {
         bd_result r = write_kept(s, o, true); /* full: wait for the lock this time */
         if (r != BD_OK)
             return r;
+        keep_outcome(o, seq, state, attempts, next_ms);
     }
-    if (!k)
-        k = &o->kept[o->nkept++];
-    *k = (kept_outcome){.seq = seq, .attempts = attempts, .next_ms = next_ms, .state = state};
     return write_kept(s, o, false);
 }
 
