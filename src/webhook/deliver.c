@@ -226,8 +226,9 @@ static int count_state(const bd_deliverer *d, slot_state st)
 #define PRUNE_ROUNDS 1000
 
 /* Removes the alerts past the retention, PRUNE_BATCH at a time (a short write each: an
- * import waits for none of them long), at most PRUNE_ROUNDS batches a round. */
-static void prune(bd_store *s, int64_t retention_s)
+ * import waits for none of them long), at most PRUNE_ROUNDS batches a round; returns how
+ * many. */
+static int64_t prune(bd_store *s, int64_t retention_s)
 {
     int64_t before = now_ms() / 1000 - retention_s, total = 0, n = 0;
     for (int round = 0; round < PRUNE_ROUNDS; round++) {
@@ -240,14 +241,23 @@ static void prune(bd_store *s, int64_t retention_s)
     if (total > 0)
         fprintf(stderr, "breachd: removed %lld delivered or failed alerts older than %lld days\n",
                 (long long)total, (long long)(retention_s / 86400));
+    return total;
 }
+
+/* After a prune the removed identities are gone from the store's main file, but a
+ * write-ahead log (SQLite's) still holds the pages that had them: emptied as after an
+ * erasure (bd_store_truncate_log), which needs the readers of older snapshots to move on and
+ * no import writing. Until it succeeds it is tried again every SCRUB_RETRY_MS. */
+#define SCRUB_WAIT_MS 2000
+#define SCRUB_RETRY_MS 30000
 
 /* The leasing thread: the only one that uses the store. */
 static void *leaser(void *arg)
 {
     bd_deliverer *d = arg;
     bd_store *s = NULL;
-    int64_t next_prune_ms = 0;
+    int64_t next_prune_ms = 0, next_scrub_ms = 0;
+    bool scrub_due = false;
     pthread_mutex_lock(&d->mu);
     for (bool stop = false; !stop;) {
         /* what the senders finished: recorded, the slots freed */
@@ -277,8 +287,12 @@ static void *leaser(void *arg)
                 s = NULL;
             }
             if (r == BD_OK && d->retention_s > 0 && now_ms() >= next_prune_ms) {
-                prune(s, d->retention_s);
+                scrub_due |= prune(s, d->retention_s) > 0;
                 next_prune_ms = now_ms() + BD_ALERT_PRUNE_EVERY_MS;
+            }
+            if (r == BD_OK && scrub_due && now_ms() >= next_scrub_ms) {
+                scrub_due = bd_store_truncate_log(s, SCRUB_WAIT_MS) != BD_OK;
+                next_scrub_ms = now_ms() + SCRUB_RETRY_MS;
             }
             pthread_mutex_lock(&d->mu);
             int leased = free_slots - count_state(d, SLOT_FREE);

@@ -8,7 +8,8 @@
  * again when its lease runs out; receivers deduplicate by X-Breachd-Event-Id.
  *
  * The leasing thread also removes, once an hour, the alerts delivered or given up that are
- * older than the retention (their identities are kept no longer than they are useful).
+ * older than the retention (their identities are kept no longer than they are useful), and
+ * then empties the store's write-ahead log of their copies, as an erasure does.
  *
  * Ownership: bd_deliverer_start copies the store URI; the policy is borrowed and must
  * outlive the deliverer. */

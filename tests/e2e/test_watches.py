@@ -199,6 +199,30 @@ class Watches(unittest.TestCase):
         self.assertEqual(len(self.alerts_via_sql()), 1)
         self.srv = None
 
+    @unittest.skipIf(STORE == "pg", "the bytes of a SQLite store's files")
+    def test_a_pruned_alert_leaves_the_store_file_and_its_log(self):
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port)
+        self.import_records(records("alice@example.com"))
+        self.assertEqual(len(self.receiver.wait(1)), 1)
+        deadline = time.time() + 10
+        while time.time() < deadline and self.alerts()["alerts"][0]["delivery"] != "delivered":
+            time.sleep(0.1)
+        self.assertEqual(self.srv.stop(), 0)
+        # an identity found nowhere else in the store, in an alert past the retention
+        marker = "pruned-%s@example.com" % os.urandom(6).hex()
+        self.ctl.sql("UPDATE alerts SET identities = '[\"%s\"]', created_at = %d"
+                     % (marker, int(time.time()) - 31 * 86400))
+        self.assertTrue(marker.encode() in self.ctl.store_bytes())
+        self.start(*ALLOW)  # prunes at start
+        deadline = time.time() + 10
+        while time.time() < deadline and marker.encode() in self.ctl.store_bytes():
+            time.sleep(0.2)
+        self.assertIn("removed 1 delivered or failed alerts older than 30 days", self.srv.log())
+        self.assertEqual(self.alerts()["alerts"], [])
+        self.assertFalse(marker.encode() in self.ctl.store_bytes(), "in the main file or the log")
+
     def alerts_via_sql(self):
         return [{"cursor": int(r[0])} for r in self.ctl.sql("SELECT seq FROM alerts ORDER BY seq")]
 

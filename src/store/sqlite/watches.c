@@ -473,8 +473,12 @@ bd_result sq_alert_prune(bd_store *base, int64_t before_s, int limit, int64_t *r
     sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         return BD_ERR_INVALID;
-    bool begun;
-    bd_result r = begin_if_free(s, &begun);
+    /* the identities are overwritten in the main file, as an erasure's rows are; the log's
+     * copies go with bd_store_truncate_log, which the caller runs after a prune */
+    bd_result r = sq_exec(s, "PRAGMA secure_delete=ON");
+    bool begun = false;
+    if (r == BD_OK)
+        r = begin_if_free(s, &begun);
     if (r != BD_OK || !begun)
         return r;
     sqlite3_stmt *st = NULL;
