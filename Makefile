@@ -86,6 +86,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The programs and every unit test binary, built once before suites run side by side
+# (scripts/test.sh), so that no two suites build the same file at once.
+.PHONY: build-tests
+build-tests: all $(UNITBIN)
+
 unit: $(UNITBIN)
 	@set -e; for t in $(UNITBIN); do echo "== $$t"; $$t; done
 
@@ -124,11 +129,12 @@ test-cluster: all
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
 # the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster, then
 # the cluster tests (primary + standby).
+# The three suites run side by side (scripts/run-together.sh): they mostly wait.
+SANMAKE := BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang
 test-sanitize:
-	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 all
-	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test
-	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test-pg
-	BREACHD_INSTRUMENTED=1 $(MAKE) BUILD=build-asan SAN=1 CC=clang test-cluster
+	$(MAKE) BUILD=build-asan SAN=1 CC=clang -j2 build-tests
+	scripts/run-together.sh asan-sqlite '$(SANMAKE) test' asan-pg '$(SANMAKE) test-pg' \
+	  asan-cluster '$(SANMAKE) test-cluster'
 
 # Fuzz targets: the library is rebuilt with coverage instrumentation in build-fuzz/.
 FUZZSRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -149,16 +155,19 @@ build-fuzz/%: tests/fuzz/%.c fuzz-lib
 	clang $(REQ_CFLAGS) -fsanitize=fuzzer,address,undefined -g -O1 -o $@ $< \
 	  build-fuzz/libbreachd.a $(LDLIBS)
 
+# One run per target, so `make -j2 fuzz-quick` keeps both cores busy (scripts/test.sh does).
 # A finding fails the target (the log's tail is shown either way; a pipe into tail would
 # hide the fuzzer's exit status).
-fuzz-quick: $(FUZZBIN)
-	@set -e; for f in $(FUZZBIN); do n=$$(basename $$f); mkdir -p build-fuzz/corpus/$$n; \
+FUZZQUICKRUNS := $(FUZZBIN:build-fuzz/%=fuzz-quick-%)
+.PHONY: fuzz-quick $(FUZZQUICKRUNS)
+fuzz-quick: $(FUZZQUICKRUNS)
+$(FUZZQUICKRUNS): fuzz-quick-%: build-fuzz/%
+	@n=$*; mkdir -p build-fuzz/corpus/$$n; \
 	  t=$(FUZZ_QUICK); [ $$n = fuzz_http ] && t=$(FUZZ_HTTP_QUICK); \
-	  echo "== $$n ($${t}s)"; \
-	  if $$f -max_total_time=$$t -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
+	  if build-fuzz/$$n -max_total_time=$$t -dict=tests/fuzz/$$n.dict -artifact_prefix=build-fuzz/ \
 	    build-fuzz/corpus/$$n tests/fuzz/corpus/$$n > build-fuzz/$$n.log 2>&1; then \
-	    tail -n 2 build-fuzz/$$n.log; \
-	  else tail -n 40 build-fuzz/$$n.log; echo "fuzz-quick: $$n found a problem"; exit 1; fi; done
+	    echo "== $$n ($${t}s): $$(tail -n 1 build-fuzz/$$n.log)"; \
+	  else tail -n 40 build-fuzz/$$n.log; echo "fuzz-quick: $$n found a problem"; exit 1; fi
 
 # The server's whole request path (libmicrohttpd, guard, routing, handlers) on raw bytes.
 fuzz-http: build-fuzz/fuzz_http

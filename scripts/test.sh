@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: the OpenAPI document through a
-# published validator, unit and end-to-end tests (gcc build)
-# on a SQLite store, then the PostgreSQL contract tests and the same end-to-end suite on a
-# throwaway PostgreSQL cluster, the cluster tests (two breachd instances on a primary and
-# its hot standby), both suites again under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang build), a clang warning check, and a short run of every fuzz target.
+# published validator; then, side by side, unit and end-to-end tests (gcc build) on a
+# SQLite store, the PostgreSQL contract tests and the same end-to-end suite on a throwaway
+# PostgreSQL cluster, and the cluster tests (two breachd instances on a primary and its hot
+# standby); the same three again under AddressSanitizer + UndefinedBehaviorSanitizer (clang
+# build); a clang warning check; and a short run of every fuzz target, two at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-make -j"$(nproc)" all
+make -j"$(nproc)" build-tests
 make npm-deps
 # the published client libraries must run here, not be skipped for want of node
 export BREACHD_REQUIRE_CLIENTS=1
 make test-openapi
-make test
-make test-pg
-make test-cluster
+# clang: the warning check, and the sanitizer build the second pass runs
 make CC=clang BUILD=build-clang -j"$(nproc)" all
+# Each pass runs its three suites side by side (they mostly wait on servers and timers):
+# SQLite, PostgreSQL, and the primary + hot standby cluster.
+scripts/run-together.sh sqlite 'make test' pg 'make test-pg' cluster 'make test-cluster'
 make test-sanitize
-make fuzz-quick
+make -j"$(nproc)" fuzz-quick
 echo "test.sh: every test passed"

@@ -18,9 +18,12 @@ for name in ("BREACHD_PG_URI", "BREACHD_PG_STANDBY_URI", "BREACHD_PG_STANDBY_DIR
 os.environ["BREACHD_BUILD"] = args.build
 os.environ["BREACHD_STORE"] = "pg"
 sys.path.insert(0, here)
+sys.path.insert(1, os.path.join(os.path.dirname(here), "e2e"))
+import timed_runner  # noqa: E402
+
 loader = unittest.TestLoader()
 # as unittest's own -k: a pattern without wildcards matches anywhere in the name
 loader.testNamePatterns = [p if "*" in p else "*%s*" % p for p in args.patterns or []] or None
 suite = loader.discover(here, pattern="test_*.py", top_level_dir=here)
-result = unittest.TextTestRunner(verbosity=2).run(suite)
+result = timed_runner.run(suite, verbosity=2)
 sys.exit(0 if result.wasSuccessful() else 1)

@@ -12,5 +12,7 @@ args = parser.parse_args()
 os.environ["BREACHD_BUILD"] = args.build
 sys.path.insert(0, here)
 suite = unittest.defaultTestLoader.discover(here, pattern=args.pattern, top_level_dir=here)
-result = unittest.TextTestRunner(verbosity=1).run(suite)
+import timed_runner  # noqa: E402
+
+result = timed_runner.run(suite)
 sys.exit(0 if result.wasSuccessful() else 1)

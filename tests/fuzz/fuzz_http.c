@@ -5,6 +5,7 @@
  * handlers behind authentication are reached. Whatever the bytes, the server must answer
  * with a well-formed HTTP status line or close, never crash, hang or stop serving. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -23,14 +24,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static bd_server *srv;
 static uint16_t port;
 static char key_text[BD_KEY_TEXT_LEN + 1];
+static char store_dir[] = "/tmp/breachd-fuzz-http-XXXXXX";
+
+/* libFuzzer ends a timed run with exit(): the store's folder (the store, its WAL and the
+ * secret beside it, no subfolders) goes with the process instead of piling up in /tmp. */
+static void remove_store_dir(void)
+{
+    DIR *d = opendir(store_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[sizeof store_dir + 256];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", store_dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(store_dir);
+}
 
 static void start(void)
 {
-    char dir[] = "/tmp/breachd-fuzz-http-XXXXXX";
-    if (!mkdtemp(dir))
+    if (!mkdtemp(store_dir))
         abort();
+    atexit(remove_store_dir);
     static char db[128];
-    snprintf(db, sizeof db, "%s/store.db", dir);
+    snprintf(db, sizeof db, "%s/store.db", store_dir);
     char *argv[] = {"--db", db, NULL};
     if (bd_cmd_demo(2, argv) != 0)
         abort();
