@@ -15,6 +15,8 @@ static const char USAGE[] =
     "  erase --email ADDRESS | --breach UUID   remove an identity's records, or a breach\n"
     "  backup --to FILE                   a consistent copy of the store, while it serves\n"
     "  watch add|list|remove              watches of an API key, alerted by webhook\n"
+    "--db takes a SQLite file or a PostgreSQL URI or keyword string; --db-file FILE reads\n"
+    "it from a file (mode 0600), BREACHD_DB from the environment: no password in ps.\n"
     "Exit status: 0 success, 1 some input lines rejected, 2 usage error or failure.\n";
 
 int main(int argc, char **argv)

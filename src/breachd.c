@@ -12,7 +12,7 @@
 #include "webhook/deliver.h"
 
 static const char USAGE[] =
-    "usage: breachd --db PATH [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
+    "usage: breachd --db PATH|URI [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
     "               [--hibp-base-path /api/v3] [--hibp-domain-max N]\n"
     "               [--hibp-catalog-auth key|none]\n"
     "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
@@ -21,7 +21,9 @@ static const char USAGE[] =
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
     "               [--cors-origin ORIGIN]... [--range-auth key|none]\n"
-    "               [--webhook-allow CIDR]... [--alert-retention DAYS]\n";
+    "               [--webhook-allow CIDR]... [--alert-retention DAYS]\n"
+    "--db-file FILE and --shared-limits-file FILE read the URI from a file (mode 0600),\n"
+    "BREACHD_DB and BREACHD_SHARED_LIMITS from the environment: no password in ps.\n";
 
 int main(int argc, char **argv)
 {
@@ -33,14 +35,20 @@ int main(int argc, char **argv)
     static bd_webhook_policy webhooks; /* read by the server's workers and the delivery thread */
     cfg.webhooks = &webhooks;
     int64_t alert_retention_days = 30;
+    bd_uri_arg db = {&BD_OPT_DB, NULL, NULL}, limits = {&BD_OPT_SHARED_LIMITS, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int64_t n;
+        int taken = bd_uri_arg_take(&db, "breachd", argc, argv, &i);
+        if (!taken)
+            taken = bd_uri_arg_take(&limits, "breachd", argc, argv, &i);
+        if (taken < 0)
+            return 2;
+        if (taken)
+            continue;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(USAGE, stdout);
             return 0;
-        } else if (bd_arg_value(argc, argv, &i, "--db", &v)) {
-            cfg.db = v;
         } else if (bd_arg_value(argc, argv, &i, "--secret", &v)) {
             cfg.secret_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--listen", &v)) {
@@ -51,8 +59,6 @@ int main(int argc, char **argv)
             cfg.tls_key = v;
         } else if (bd_arg_value(argc, argv, &i, "--access-log", &v)) {
             cfg.access_log = v;
-        } else if (bd_arg_value(argc, argv, &i, "--shared-limits", &v)) {
-            cfg.shared_limits = v;
         } else if (bd_arg_value(argc, argv, &i, "--range-auth", &v) &&
                    (strcmp(v, "none") == 0 || strcmp(v, "key") == 0)) {
             cfg.range_open = strcmp(v, "none") == 0;
@@ -106,8 +112,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    cfg.db = bd_uri_arg_done(&db);
+    cfg.shared_limits = bd_uri_arg_done(&limits);
     if (!cfg.db) {
-        fprintf(stderr, "breachd: --db is required\n%s", USAGE);
+        fprintf(stderr, "breachd: --db (or --db-file, or BREACHD_DB) is required\n%s", USAGE);
         return 2;
     }
 

@@ -3,6 +3,7 @@
 #define BD_CLI_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* When argv[*i] is the option name (with its value next, or after '='), sets *value, moves
@@ -21,12 +22,56 @@ typedef struct {
     bool *flag;
 } bd_option;
 
-/* Parses a command's arguments against opts (ended by an entry with a NULL name). Other
+/* Parses a command's arguments against opts (ended by an entry with a NULL name). An
+ * option named after a bd_uri_option ("--db") is taken through bd_uri_arg: its file form
+ * and environment variable are accepted too, and its text is overwritten in argv. Other
  * arguments ("-" included) are positional: up to npos_max of them go to pos, counted in
  * *npos. On an unknown option, a missing value or too many positional arguments, prints
  * "<cmd>: <reason>" on stderr and returns false. pos and npos may be NULL when npos_max
  * is 0. */
 bool bd_parse_options(const char *cmd, int argc, char **argv, const bd_option *opts,
                       const char **pos, int npos_max, int *npos);
+
+/* Options that name a store, whose value may carry its password: "--db" and
+ * "--shared-limits". Each may instead come from a file (its "-file" form) or from the
+ * environment (BREACHD_DB, BREACHD_SHARED_LIMITS), which other local users cannot read,
+ * and a value given on the command line is overwritten there once read (docs/OPERATIONS.md,
+ * "Store passwords"). */
+typedef struct {
+    const char *name; /* "--db" */
+    const char *file; /* "--db-file" */
+    const char *env;  /* "BREACHD_DB" */
+} bd_uri_option;
+
+extern const bd_uri_option BD_OPT_DB;
+extern const bd_uri_option BD_OPT_SHARED_LIMITS;
+
+/* The option of that name, or NULL. */
+const bd_uri_option *bd_uri_option_named(const char *name);
+
+/* A store URI being gathered from one command line. */
+typedef struct {
+    const bd_uri_option *opt;
+    const char *value; /* NULL until given; the program's private copy, kept until exit */
+    const char *given; /* the option that gave it (opt->name or opt->file) */
+} bd_uri_arg;
+
+/* When argv[*i] is a's option ("--db URI", "--db=URI") or its file form ("--db-file PATH",
+ * "--db-file=PATH"), takes the URI, moves *i past it and returns 1. A URI from the command
+ * line is copied, and argv's text is overwritten with the URI without its password
+ * (bd_uri_redact) and NUL bytes, so /proc/PID/cmdline and ps show no password from then on.
+ * A file holds the URI alone (surrounding spaces and newlines dropped); it must be a
+ * regular file no other user can read or write (like libpq's .pgpass). Returns 0 when
+ * argv[*i] is neither form; -1 after saying why on stderr ("<cmd>: ...") when the value is
+ * missing, the file cannot be used, or both forms were given. */
+int bd_uri_arg_take(bd_uri_arg *a, const char *cmd, int argc, char **argv, int *i);
+
+/* The gathered URI: the one given, else the environment variable's value when set and not
+ * empty, else NULL. */
+const char *bd_uri_arg_done(bd_uri_arg *a);
+
+/* Reads a store URI from path into a new string (the caller frees it). On failure returns
+ * NULL with why holding "<option>: <reason>" (option names the file in messages). */
+char *bd_uri_file_read(const char *option, const char *path, char *why, size_t whylen);
 
 #endif

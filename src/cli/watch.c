@@ -29,12 +29,16 @@ typedef struct {
 
 static bool parse(int argc, char **argv, watch_args *a)
 {
+    bd_uri_arg db = {&BD_OPT_DB, NULL, NULL};
     for (int i = 0; i < argc; i++) {
         const char *v = NULL;
         const char **slot = NULL;
-        if (bd_arg_value(argc, argv, &i, "--db", &v))
-            slot = &a->db;
-        else if (bd_arg_value(argc, argv, &i, "--key", &v))
+        int taken = bd_uri_arg_take(&db, "breachctl watch", argc, argv, &i);
+        if (taken < 0)
+            return false;
+        if (taken)
+            continue;
+        if (bd_arg_value(argc, argv, &i, "--key", &v))
             slot = &a->key;
         else if (bd_arg_value(argc, argv, &i, "--type", &v))
             slot = &a->type;
@@ -69,6 +73,7 @@ static bool parse(int argc, char **argv, watch_args *a)
         }
         *slot = v;
     }
+    a->db = bd_uri_arg_done(&db);
     return true;
 }
 

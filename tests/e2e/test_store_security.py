@@ -4,6 +4,7 @@ through a planted symbolic link."""
 import glob
 import json
 import os
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -12,7 +13,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server, binary, fixture, sqlite_only
+from harness import STORE, Ctl, Server, binary, fixture, sqlite_only
 
 BETA = "22222222-2222-4222-8222-222222222222"
 GONE_BREACH = "66666666-6666-4666-8666-666666666666"
@@ -252,6 +253,179 @@ class BackupTarget(unittest.TestCase):
             self.assertEqual(db.execute("SELECT count(*) FROM breaches").fetchone()[0], 4)
         finally:
             db.close()
+
+
+class StorePasswordOutOfSight(unittest.TestCase):
+    """A store's password never shows in /proc/PID/cmdline (what ps shows every local user)
+    nor in a message; the URI can come from a file (--db-file, --shared-limits-file) or the
+    environment (BREACHD_DB, BREACHD_SHARED_LIMITS) instead of the command line."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.key = cls.ctl.key("uri", "--plan", "enterprise")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ctl.cleanup()
+
+    def cmdline_while_connecting(self, program, *args, env=None):
+        """Starts program with args ('{port}' stands for a listener that accepts and never
+        answers), waits until it connects there (its options are parsed by then), and
+        returns its /proc/PID/cmdline."""
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        silent.settimeout(15)
+        port = silent.getsockname()[1]
+        argv = [binary(program)] + [a.replace("{port}", str(port)) for a in args]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env=env)
+        try:
+            conn, _ = silent.accept()
+            with open("/proc/%d/cmdline" % proc.pid, "rb") as f:
+                cmdline = f.read()
+            conn.close()
+            return cmdline
+        finally:
+            proc.kill()
+            proc.communicate()
+            silent.close()
+
+    def test_breachd_db_password_is_overwritten_in_cmdline(self):
+        line = self.cmdline_while_connecting(
+            "breachd", "--db", "postgresql://u:pw-db-7731@127.0.0.1:{port}/x",
+            "--listen", "127.0.0.1:0")
+        self.assertNotIn(b"pw-db-7731", line)
+        self.assertIn(b"\x00--db\x00postgresql://u@127.0.0.1:", line)
+        self.assertIn(b"\x00--listen\x00127.0.0.1:0\x00", line)
+
+    def test_breachd_shared_limits_password_is_overwritten_in_cmdline(self):
+        line = self.cmdline_while_connecting(
+            "breachd", *self.ctl.store_args(), "--listen", "127.0.0.1:0", "--shared-limits",
+            "postgresql://u@127.0.0.1:{port}/x?sslmode=disable&password=pw-limits-4410")
+        self.assertNotIn(b"pw-limits-4410", line)
+        self.assertIn(b"\x00--shared-limits\x00postgresql://u@127.0.0.1:", line)
+
+    def test_a_keyword_string_password_is_overwritten_in_cmdline(self):
+        line = self.cmdline_while_connecting(
+            "breachctl", "stats", "--db=host=127.0.0.1 port={port} password=pw-kw-5521 "
+            "dbname=x", "--secret", "/nonexistent")
+        self.assertNotIn(b"pw-kw-5521", line)
+        self.assertIn(b"\x00--db=host=127.0.0.1 port=", line)
+        self.assertIn(b" dbname=x", line)
+
+    def test_breachctl_db_password_is_overwritten_in_cmdline(self):
+        line = self.cmdline_while_connecting(
+            "breachctl", "keys", "list", "--db", "postgres://u:pw-ctl-8842@127.0.0.1:{port}/x",
+            "--secret", "/nonexistent")
+        self.assertNotIn(b"pw-ctl-8842", line)
+        self.assertIn(b"\x00--db\x00postgres://u@127.0.0.1:", line)
+
+    @unittest.skipIf(STORE != "pg", "a PostgreSQL store")
+    def test_a_server_started_with_a_password_serves_and_hides_it(self):
+        uri = self.ctl.db + "&password=pw-real-3391"
+        srv = Server(self.ctl, "--db", uri)  # the later --db wins
+        try:
+            with open("/proc/%d/cmdline" % srv.proc.pid, "rb") as f:
+                line = f.read()
+            self.assertNotIn(b"pw-real-3391", line)
+            self.assertEqual(srv.request("/v7/breaches", key=self.key)[0], 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        self.assertNotIn("pw-real-3391", srv.log())
+
+    def uri_file(self, name, text, mode=0o600):
+        path = self.ctl.write(name, text)
+        os.chmod(path, mode)
+        return path
+
+    def start_without_db(self, *args, env=None):
+        """A server whose store comes from args or env instead of --db."""
+        secret = ["--secret", self.ctl.secret] if self.ctl.secret else []
+        saved = self.ctl.store_args
+        self.ctl.store_args = lambda: [*args, *secret]
+        old = dict(os.environ)
+        os.environ.update(env or {})
+        try:
+            return Server(self.ctl)
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+            self.ctl.store_args = saved
+
+    def serves(self, srv):
+        try:
+            self.assertEqual(srv.request("/v7/breaches", key=self.key)[0], 200)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_db_file_and_environment_name_the_store(self):
+        path = self.uri_file("db.uri", self.ctl.db + "\n")
+        self.serves(self.start_without_db("--db-file", path))
+        self.serves(self.start_without_db(env={"BREACHD_DB": self.ctl.db}))
+        secret = ["--secret", self.ctl.secret] if self.ctl.secret else []
+        p = subprocess.run([binary("breachctl"), "keys", "list", "--db-file", path, *secret],
+                           capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"uri", p.stdout)
+        p = subprocess.run([binary("breachctl"), "stats", *secret], capture_output=True,
+                           timeout=60, env=dict(os.environ, BREACHD_DB=self.ctl.db))
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_shared_limits_file_and_environment_name_the_store(self):
+        away = "postgresql://u:pw-away-1184@127.0.0.1:1/x"
+        path = self.uri_file("limits.uri", away + "\n")
+        for extra, env in ((["--shared-limits-file", path], None),
+                           ([], dict(os.environ, BREACHD_SHARED_LIMITS=away))):
+            err = self.refused("breachd", *self.ctl.store_args(), "--listen", "127.0.0.1:0",
+                               *extra, env=env)
+            self.assertIn("cannot connect to postgresql://u@127.0.0.1:1/x: ", err)
+            self.assertNotIn("pw-away", err)
+        if STORE != "pg":
+            return  # shared limits live in a PostgreSQL store
+        self.serves(Server(self.ctl, "--shared-limits-file", self.uri_file("ok.uri", self.ctl.db)))
+        os.environ["BREACHD_SHARED_LIMITS"] = self.ctl.db
+        try:
+            srv = Server(self.ctl)
+        finally:
+            os.environ.pop("BREACHD_SHARED_LIMITS")
+        self.serves(srv)
+
+    def refused(self, program, *args, env=None):
+        p = subprocess.run([binary(program), *args], capture_output=True, timeout=60, env=env)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout, b"")
+        return p.stderr.decode()
+
+    def test_uri_file_refusals_say_why(self):
+        loose = self.uri_file("loose.uri", self.ctl.db, 0o644)
+        empty = self.uri_file("empty.uri", "\n")
+        good = self.uri_file("good.uri", self.ctl.db)
+        missing = os.path.join(self.ctl.dir, "missing.uri")
+        for program, cmd in (("breachd", []), ("breachctl", ["stats"])):
+            err = self.refused(program, *cmd, "--db-file", loose)
+            self.assertIn("--db-file: %s is open to other users (chmod 600 it)" % loose, err)
+            err = self.refused(program, *cmd, "--db-file", empty)
+            self.assertIn("--db-file: %s holds no store URI" % empty, err)
+            err = self.refused(program, *cmd, "--db-file", missing)
+            self.assertIn("--db-file: cannot read %s: No such file or directory" % missing, err)
+            err = self.refused(program, *cmd, "--db-file", good, "--db", self.ctl.db)
+            self.assertIn("give --db or --db-file, not both", err)
+
+    def test_a_keyword_string_is_a_postgres_store_named_without_its_password(self):
+        kw = "host=127.0.0.1 port=1 password=pw-kw-6123 dbname=x connect_timeout=5"
+        for program, cmd in (("breachd", ["--listen", "127.0.0.1:0"]), ("breachctl", ["stats"])):
+            err = self.refused(program, *cmd, "--db", kw)
+            self.assertIn("cannot connect to host=127.0.0.1 port=1 dbname=x connect_timeout=5: ",
+                          err)
+            self.assertIn("refused", err)  # libpq's reason
+            self.assertNotIn("pw-kw-6123", err)
+        err = self.refused("breachctl", "stats", "--db",
+                           "host=127.0.0.1 port=1 password='pw-kw 7734")  # unterminated
+        self.assertIn("cannot connect to host=127.0.0.1 port=1 ...: ", err)
+        self.assertNotIn("pw-kw", err)
+        self.assertNotIn("7734", err)
 
 
 if __name__ == "__main__":
