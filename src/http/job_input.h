@@ -1,6 +1,8 @@
 /* The identities of a bulk job's request body (POST {base}/jobs): a JSON object, CSV or plain
- * text, read without allocation per identity. Nothing here knows HTTP; fuzz_job_input drives
- * it with arbitrary bytes.
+ * text, read in place without allocation per identity (no JSON document is built: a JSON body
+ * is checked and its accounts counted first, so one of more than BD_JOB_MAX_IDENTITIES is
+ * refused before any is handed on). Nothing here knows HTTP; fuzz_job_input drives it with
+ * arbitrary bytes.
  *
  *   JSON        {"type": "email", "accounts": ["a@example.com", ...]}: exactly these two
  *               members ("type" may be left to the caller, see bd_job_input_read), every
@@ -34,9 +36,12 @@ typedef int (*bd_job_identity_cb)(void *ctx, size_t index, bd_slice value);
 /* Reads body. type is the type named outside the body (the "type" query parameter; ptr NULL
  * when none): a CSV or text body needs it, a JSON body names it there or in its "type"
  * member (both: they must agree). type_out (BD_JOB_TYPE_MAX bytes) gets the type's text,
- * NUL-terminated, before the first identity is passed on. Returns BD_OK with *count identities passed to cb; BD_ERR_LIMIT when the body holds
- * more than BD_JOB_MAX_IDENTITIES (cb has seen the first that many); BD_ERR_INVALID with a
- * sentence in why (naming no identity) for a malformed body; BD_ERR_NOMEM. */
+ * NUL-terminated, before the first identity is passed on. Returns BD_OK with *count
+ * identities passed to cb; BD_ERR_LIMIT when the body holds more than BD_JOB_MAX_IDENTITIES
+ * (a JSON body: before any is passed on; CSV and text: after the first that many);
+ * BD_ERR_INVALID with a sentence in why for a malformed body, which says where (an identity
+ * by its index, a fault of JSON by line and column) and never quotes the body's text;
+ * BD_ERR_NOMEM. */
 bd_result bd_job_input_read(bd_slice body, bd_job_input_format fmt, bd_slice type,
                             char *type_out, bd_job_identity_cb cb, void *ctx,
                             size_t *count, char *why, size_t whylen);

@@ -130,6 +130,85 @@ TEST(test_job_input_formats_by_content_type)
     CHECK(!bd_job_input_format_of(NULL, &f));
 }
 
+/* A refusal of a malformed JSON body says where (line and column), never what it found
+ * there: the text near a fault is someone's identity, maybe a password. */
+TEST(test_job_input_json_errors_give_positions_not_values)
+{
+    seen s;
+    char type[BD_JOB_TYPE_MAX], why[200];
+    const struct {
+        const char *body, *secret, *where;
+    } bad[] = {
+        {"{\"type\":\"password\",\"accounts\":[\"FirstPassw0rd\" \"SecondPassw0rd\"]}",
+         "Passw0rd", "line 1, column 48"},
+        {"{\"type\":\"password\",\n\"accounts\":[\"Hunter2Secret\n\"]}", "Hunter2", "line 2, column 27"},
+        {"{\"type\":\"password\",\"accounts\":[\"ab\\qSecretWord\"]}", "SecretWord", "line 1, column 35"},
+        {"{\"type\":\"password\",\"accounts\":[\"Open\xff" "Secret\"]}", "Secret", "line 1, column 37"},
+        {"{\"type\":\"password\",\"accounts\":[\"OpenSecret", "OpenSecret", "line 1, column 32"},
+        {"{\"type\":\"password\",\"accounts\":[\"a\"]} TrailingSecret", "TrailingSecret",
+         "line 1, column 38"},
+        {"{\"type\":\"password\",\"accounts\":[tru]}", "tru", "line 1, column 32"},
+        {"{\"type\":\"password\",\"accounts\":[\"a\\u0000SecretNul\"]}", "SecretNul", "line 1, column 34"},
+        {"{\"type\":\"password\",\"SecretName\":[]}", "SecretName", "column"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_INT(read_as(BD_JOB_INPUT_JSON, bad[i].body, NULL, &s, type, why), BD_ERR_INVALID);
+        if (!strstr(why, bad[i].where) || strstr(why, bad[i].secret) || strstr(why, "near"))
+            TEST_FAIL("body %zu: %s", i, why);
+    }
+}
+
+/* Member order, escaped member names and whitespace are JSON's business, not the reader's. */
+TEST(test_job_input_json_takes_any_member_order)
+{
+    seen s;
+    char type[BD_JOB_TYPE_MAX], why[200];
+    CHECK_INT(read_as(BD_JOB_INPUT_JSON,
+                      " \r\n{ \"accounts\" : [ \"a@b.c\" ,\t\"d\\\"e\\\\f\\/\\n\\ud83d\\ude00\" ] ,"
+                      " \"t\\u0079pe\" : \"email\" } \n",
+                      NULL, &s, type, why),
+              BD_OK);
+    CHECK_STR(s.got, "a@b.c|d\"e\\f/\n\xf0\x9f\x98\x80");
+    CHECK_STR(type, "email");
+    const char *bad[] = {"{\"type\":\"email\",\"accounts\":[\"a\"],\"accounts\":[\"b\"]}",
+                         "{\"type\":\"email\",\"accounts\":[\"a\",]}",
+                         "{\"type\":\"email\",\"accounts\":[\"\\ud83d\"]}",
+                         "{\"type\":\"email\",\"accounts\":[[[[[[\"a\"]]]]]]}",
+                         "{\"type\":\"email\",\"accounts\":[\"a\"],}", "", "  "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_INT(read_as(BD_JOB_INPUT_JSON, bad[i], NULL, &s, type, why), BD_ERR_INVALID);
+        CHECK(why[0] != '\0');
+        CHECK_INT((long)s.n, 0);
+    }
+    CHECK_INT(read_as(BD_JOB_INPUT_JSON, "{\"type\":\"email\",\"accounts\":[\"a\",{}]}", NULL, &s,
+                      type, why),
+              BD_ERR_INVALID);
+    CHECK_STR(why, "accounts[1] is not a string");
+}
+
+/* A body of more identities than a job takes is refused before any is handed on (or
+ * checked), however small each is: nothing is built for them. */
+TEST(test_job_input_json_counts_before_handing_on)
+{
+    size_t n = BD_JOB_MAX_IDENTITIES + 1, calls = 0, count = 0;
+    char *body = malloc(n * 3 + 64);
+    CHECK(body != NULL);
+    size_t at = (size_t)snprintf(body, 64, "{\"type\":\"email\",\"accounts\":[");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(body + at, i ? ",\"\"" : "\"\"", i ? 3 : 2);
+        at += i ? 3 : 2;
+    }
+    memcpy(body + at, "]}", 2);
+    at += 2;
+    char type[BD_JOB_TYPE_MAX], why[200];
+    bd_result r = bd_job_input_read((bd_slice){body, at}, BD_JOB_INPUT_JSON, (bd_slice){NULL, 0},
+                                    type, count_only, &calls, &count, why, sizeof why);
+    CHECK_INT(r, BD_ERR_LIMIT);
+    CHECK_INT((long)calls, 0);
+    CHECK_INT((long)count, 0);
+    free(body);
+}
+
 int main(void)
 {
     RUN(test_job_input_json_hands_on_accounts_in_order);
@@ -138,5 +217,8 @@ int main(void)
     RUN(test_job_input_csv_takes_first_cells_and_skips_a_header);
     RUN(test_job_input_stops_past_the_maximum);
     RUN(test_job_input_formats_by_content_type);
+    RUN(test_job_input_json_errors_give_positions_not_values);
+    RUN(test_job_input_json_takes_any_member_order);
+    RUN(test_job_input_json_counts_before_handing_on);
     return TEST_EXIT();
 }
