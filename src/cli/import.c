@@ -22,13 +22,17 @@ static const char USAGE[] =
     "                        [--map 'Column=field,...'] [--columns a,b,c] [--drop-unmapped]\n"
     "                        [--lossy] [--dry-run] [--strict] [--bulk] [--secret FILE]\n"
     "                        [--no-password-ranges] [--decompress-memory-limit MiB]\n"
-    "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n";
+    "                        [--follow-links]\n"
+    "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n"
+    "                        [--follow-links]\n";
 
 /* Imports each file of a Pwned Passwords download: 0, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
-static int import_pwned(bd_store *s, const char **files, int nfiles, const char *mode)
+static int import_pwned(bd_store *s, const char **files, int nfiles, const char *mode, bool follow)
 {
-    bd_pwned_options o = {
-        .mode = BD_PWNED_DETECT, .report = stderr, .progress = isatty(STDERR_FILENO)};
+    bd_pwned_options o = {.mode = BD_PWNED_DETECT,
+                          .report = stderr,
+                          .progress = isatty(STDERR_FILENO),
+                          .follow_links = follow};
     if (mode && strcmp(mode, "sha1") == 0) {
         o.mode = BD_RANGE_SHA1;
     } else if (mode && strcmp(mode, "ntlm") == 0) {
@@ -50,7 +54,7 @@ static int import_pwned(bd_store *s, const char **files, int nfiles, const char 
             fputc('\n', stderr);
             return BD_EXIT_FAIL;
         }
-        if (c.rejected)
+        if (c.rejected || c.links_skipped)
             status = BD_EXIT_REJECTED;
     }
     return status;
@@ -58,10 +62,19 @@ static int import_pwned(bd_store *s, const char **files, int nfiles, const char 
 
 /* The files to import, in order: each argument as given, a directory's regular files sorted
  * by name, or the matches of a glob pattern that names no file itself (for a quoted pattern).
- * Owns its strings. */
+ * Owns its strings.
+ *
+ * Symbolic links are not followed unless --follow-links: a dump may hold links to files
+ * outside it (b.txt -> /etc/shadow), and a shell's glob names them like any file, so a link
+ * is passed over with a message wherever it comes from (named, in a directory, in a glob's
+ * match), counted in skipped for the exit status. A named link to a pipe or a socket is
+ * read: the shell names <(...) by one, and it reaches no file. The reader checks again as
+ * it opens (O_NOFOLLOW). */
 typedef struct {
     char **v;
     size_t n, cap;
+    bool follow;    /* --follow-links */
+    size_t skipped; /* links passed over */
 } file_list;
 
 static bool list_add(file_list *l, const char *path)
@@ -89,50 +102,139 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Says that path is passed over because link (path itself or a directory on its way) is a
+ * symbolic link. The names are escaped; nothing of what the link leads to is read. */
+static void skip_link(file_list *l, const char *path, const char *link)
+{
+    l->skipped++;
+    if (strcmp(path, link) == 0)
+        bd_term_printf(stderr,
+                       "breachctl import: skipping %s: a symbolic link (--follow-links follows "
+                       "links)",
+                       path);
+    else
+        bd_term_printf(stderr,
+                       "breachctl import: skipping %s: %s is a symbolic link (--follow-links "
+                       "follows links)",
+                       path, link);
+    fputc('\n', stderr);
+}
+
 /* Adds the regular files of dir (not its subdirectories, nor names starting with '.'),
- * sorted by name. false (said) when it cannot be read. */
+ * sorted by name. Without --follow-links a link to a file is passed over with a message; a
+ * link to a directory or to nothing is passed over silently, like a subdirectory. false
+ * (said) when it cannot be read. */
 static bool add_directory(file_list *l, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        fprintf(stderr, "breachctl import: cannot read the directory %s\n", dir);
+        bd_term_printf(stderr, "breachctl import: cannot read the directory %s", dir);
+        fputc('\n', stderr);
         return false;
     }
     size_t from = l->n;
     bool ok = true;
     struct dirent *e;
     while (ok && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
         char path[4096];
-        struct stat st;
         int n = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (n < 0 || (size_t)n >= sizeof path || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        ok = list_add(l, path);
+        if (e->d_name[0] != '.' && n > 0 && (size_t)n < sizeof path)
+            ok = list_add(l, path);
     }
     closedir(d);
     qsort(l->v + from, l->n - from, sizeof *l->v, by_name);
+    size_t kept = from; /* now each name in order: files kept, the rest freed */
+    for (size_t i = from; i < l->n; i++) {
+        struct stat st;
+        bool seen = lstat(l->v[i], &st) == 0, link = seen && S_ISLNK(st.st_mode);
+        if (link)
+            seen = stat(l->v[i], &st) == 0;
+        bool file = seen && S_ISREG(st.st_mode);
+        if (file && link && !l->follow) {
+            skip_link(l, l->v[i], l->v[i]);
+            file = false;
+        }
+        if (file)
+            l->v[kept++] = l->v[i];
+        else
+            free(l->v[i]);
+    }
+    l->n = kept;
     if (!ok)
         fputs("breachctl import: out of memory\n", stderr);
     return ok;
 }
 
+/* Whether a component of path from byte from on (the parts a glob matched) is a symbolic
+ * link: the first such prefix of path in *link (malloc'ed), else *link NULL. */
+static bool link_in(const char *path, size_t from, char **link)
+{
+    *link = strdup(path);
+    if (!*link)
+        return true; /* out of memory: taken as a link, so passed over */
+    for (size_t i = from, n = strlen(path); i <= n; i++) {
+        if ((i < n && path[i] != '/') || i == from || path[i - 1] == '/')
+            continue; /* not the end of a component */
+        (*link)[i] = '\0';
+        struct stat st;
+        if (lstat(*link, &st) == 0 && S_ISLNK(st.st_mode))
+            return true;
+        (*link)[i] = path[i];
+    }
+    free(*link);
+    *link = NULL;
+    return false;
+}
+
+/* Adds the matches of a quoted glob pattern, in glob's (name) order. Without
+ * --follow-links a match is passed over with a message when a component the pattern
+ * matched (not the directories it names outright) is a symbolic link. false when there is
+ * no match (the pattern is then taken as a name), or out of memory (*ok false). */
+static bool add_glob(file_list *l, const char *pattern, bool *ok)
+{
+    glob_t g;
+    *ok = true;
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return false;
+    size_t wild = strcspn(pattern, "*?["), from = wild;
+    while (from > 0 && pattern[from - 1] != '/')
+        from--; /* the pattern's own directories end here */
+    for (size_t i = 0; *ok && i < g.gl_pathc; i++) {
+        char *link = NULL;
+        if (!l->follow && strlen(g.gl_pathv[i]) >= from && link_in(g.gl_pathv[i], from, &link))
+            skip_link(l, g.gl_pathv[i], link ? link : g.gl_pathv[i]);
+        else
+            *ok = list_add(l, g.gl_pathv[i]);
+        free(link);
+    }
+    globfree(&g);
+    return true;
+}
+
+/* Whether arg, named on the command line, is a symbolic link to pass over (said). */
+static bool named_link(file_list *l, const char *arg)
+{
+    struct stat st;
+    if (l->follow || strcmp(arg, "-") == 0 || lstat(arg, &st) != 0 || !S_ISLNK(st.st_mode))
+        return false;
+    if (stat(arg, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return false; /* a pipe: <(...) */
+    skip_link(l, arg, arg);
+    return true;
+}
+
 static bool expand(file_list *l, const char *arg)
 {
     struct stat st;
-    if (strcmp(arg, "-") != 0 && stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+    if (strcmp(arg, "-") == 0)
+        return list_add(l, arg);
+    if (named_link(l, arg))
+        return true;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
         return add_directory(l, arg);
-    if (strcmp(arg, "-") != 0 && stat(arg, &st) != 0 && strpbrk(arg, "*?[")) {
-        glob_t g;
-        if (glob(arg, 0, NULL, &g) == 0) {
-            bool ok = true;
-            for (size_t i = 0; ok && i < g.gl_pathc; i++)
-                ok = list_add(l, g.gl_pathv[i]);
-            globfree(&g);
-            return ok;
-        }
-    }
+    bool ok;
+    if (stat(arg, &st) != 0 && strpbrk(arg, "*?[") && add_glob(l, arg, &ok))
+        return ok;
     return list_add(l, arg); /* a missing file is reported when it is opened */
 }
 
@@ -232,7 +334,8 @@ int bd_cmd_import(int argc, char **argv)
                *sep = NULL, *map_spec = NULL, *columns = NULL, *mem_limit = NULL;
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
-    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false;
+    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false,
+         follow = false;
     const bd_option opts[] = {{"--db", &db, NULL},
                               {"--secret", &secret_path, NULL},
                               {"--breach", &breach_text, NULL},
@@ -248,6 +351,7 @@ int bd_cmd_import(int argc, char **argv)
                               {"--mode", &mode, NULL},
                               {"--no-password-ranges", NULL, &no_ranges},
                               {"--decompress-memory-limit", &mem_limit, NULL},
+                              {"--follow-links", NULL, &follow},
                               {NULL, NULL, NULL}};
     if (!bd_parse_options("breachctl import", argc, argv, opts, args, 257, &nargs))
         return BD_EXIT_FAIL;
@@ -265,7 +369,8 @@ int bd_cmd_import(int argc, char **argv)
                            .columns = columns,
                            .drop_unmapped = drop,
                            .lossy = lossy,
-                           .dry_run = dry};
+                           .dry_run = dry,
+                           .follow_links = follow};
     bool pwned = strcmp(kind, "pwned-passwords") == 0;
     if (mode && !pwned) {
         fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");
@@ -318,13 +423,14 @@ int bd_cmd_import(int argc, char **argv)
     }
     o.progress = isatty(STDERR_FILENO);
 
-    file_list files = {0};
+    file_list files = {.follow = follow};
     int status = BD_EXIT_FAIL;
     bd_store *s = NULL;
     uint8_t secret[BD_SECRET_LEN];
     /* a pwned-passwords directory is a per-prefix download: bd_pwned_import reads it */
     for (int i = 1; i < nargs; i++)
-        if (!(pwned ? list_add(&files, args[i]) : expand(&files, args[i])))
+        if (pwned ? !named_link(&files, args[i]) && !list_add(&files, args[i])
+                  : !expand(&files, args[i]))
             goto out;
     if (files.n == 0) {
         fprintf(stderr, "breachctl import: no files to import\n");
@@ -333,8 +439,10 @@ int bd_cmd_import(int argc, char **argv)
     if (bd_cli_open_as(db, secret_path, dry ? BD_STORE_READ : BD_STORE_WRITE, &s, secret) !=
         BD_EXIT_OK)
         goto out;
-    status = pwned ? import_pwned(s, (const char **)files.v, (int)files.n, mode)
+    status = pwned ? import_pwned(s, (const char **)files.v, (int)files.n, mode, follow)
                    : import_files(s, secret, &files, &o);
+    if (files.skipped && status == BD_EXIT_OK)
+        status = BD_EXIT_REJECTED; /* not all of what was named was read */
 out:
     bd_store_close(s);
     list_free(&files);

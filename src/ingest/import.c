@@ -235,6 +235,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                             .drop_unmapped = o->drop_unmapped,
                             .fields = bd_import_field_names(o->kind),
                             .memory_limit = o->memory_limit,
+                            .follow_links = o->follow_links,
                             .utf8 = o->lossy                        ? BD_UTF8_LOSSY
                                     : o->kind == BD_IMPORT_BREACHES ? BD_UTF8_KEEP
                                                                     : BD_UTF8_STRICT};

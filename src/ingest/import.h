@@ -39,10 +39,13 @@ typedef struct {
                                 be imported (records: the breach is looked up, read-only) */
     uint64_t memory_limit;   /* compressed input: what the decoder may use, in bytes
                                 (source.h); 0: the default */
+    bool follow_links;       /* read a path that is a symbolic link to a file (without it
+                                only a link to a pipe or socket is read: bd_reader_open) */
 } bd_import_options;
 
 typedef struct {
     uint64_t read, imported, duplicates, rejected;
+    uint64_t links_skipped; /* pwned-passwords: symbolic links in a directory passed over */
 } bd_import_counts;
 
 /* The field names rows of kind may carry, NULL-terminated (static). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/term.h"
+#include "ingest/source.h"
 
 /* Hashes per transaction. The download is sorted, so a batch fills a run of buckets one
  * after the other and each is written once; bigger batches only cost memory (28 bytes a
@@ -100,32 +101,43 @@ static bool ends_with(const char *s, const char *tail)
     return n >= t && strcmp(s + n - t, tail) == 0;
 }
 
-/* Opens a plain file, or a .gz one through `gzip -dc`. */
-static bd_result input_open(input *in, const char *path, char *why, size_t whylen)
+/* Opens a plain file, or a .gz one through `gzip -dc` reading it on its standard input.
+ * Either way breachd opens the file, so a symbolic link is refused unless follow
+ * (bd_source_open_path). */
+static bd_result input_open(input *in, const char *path, bool follow, char *why, size_t whylen)
 {
     in->gzip = 0;
+    int fd = bd_source_open_path(path, follow, why, whylen);
+    if (fd < 0)
+        return BD_ERR_IO;
     if (!ends_with(path, ".gz")) {
-        in->f = fopen(path, "r");
-        if (!in->f)
+        in->f = fdopen(fd, "r");
+        if (!in->f) {
             snprintf(why, whylen, "%s: cannot open: %s", path, strerror(errno));
+            close(fd);
+        }
         return in->f ? BD_OK : BD_ERR_IO;
     }
     int fds[2];
     if (pipe(fds) != 0) {
         snprintf(why, whylen, "%s: cannot start gzip: %s", path, strerror(errno));
+        close(fd);
         return BD_ERR_IO;
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd, STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     posix_spawn_file_actions_addclose(&fa, fds[1]);
-    char a0[] = "gzip", a1[] = "-dc", a2[] = "--";
-    char *argv[] = {a0, a1, a2, (char *)path, NULL};
+    posix_spawn_file_actions_addclose(&fa, fd);
+    char a0[] = "gzip", a1[] = "-dc";
+    char *argv[] = {a0, a1, NULL};
     extern char **environ;
     int rc = posix_spawnp(&in->gzip, "gzip", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
+    close(fd);
     if (rc != 0) {
         close(fds[0]);
         in->gzip = 0;
@@ -244,7 +256,7 @@ static bd_result load_line(loader *ld, const char *path, uint64_t no, bd_slice l
 static bd_result load_file(loader *ld, const char *path, int32_t prefix, char *why, size_t whylen)
 {
     input in;
-    bd_result r = input_open(&in, path, why, whylen);
+    bd_result r = input_open(&in, path, ld->o->follow_links, why, whylen);
     if (r != BD_OK)
         return r;
     char *line = NULL;
@@ -330,6 +342,15 @@ static bd_result load_dir(loader *ld, const char *dir, char *why, size_t whylen)
     char path[4096];
     for (size_t i = 0; i < n && r == BD_OK; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        if (!ld->o->follow_links && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+            FILE *report = ld->o->report ? ld->o->report : stderr;
+            bd_term_printf(report, "skipping %s: a symbolic link (--follow-links follows links)",
+                           path);
+            fputc('\n', report);
+            ld->local.links_skipped++;
+            continue; /* and a file swapped for a link after this is refused at its open */
+        }
         r = load_file(ld, path, name_prefix(names[i]), why, whylen);
     }
     if (r == BD_ERR_NOMEM)
@@ -369,5 +390,6 @@ bd_result bd_pwned_import(bd_store *s, const char *path, const bd_pwned_options 
     c->read += ld.local.read;
     c->imported += ld.local.imported;
     c->rejected += ld.local.rejected;
+    c->links_skipped += ld.local.links_skipped;
     return r;
 }

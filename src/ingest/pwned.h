@@ -25,10 +25,13 @@ bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode
                               uint32_t *count, const char **why);
 
 typedef struct {
-    int mode;       /* BD_PWNED_DETECT, or a bd_range_mode every line must have */
-    bool progress;  /* a progress line on stderr */
-    FILE *report;   /* rejected lines are reported here */
-    unsigned batch; /* hashes per transaction; 0: the default */
+    int mode;          /* BD_PWNED_DETECT, or a bd_range_mode every line must have */
+    bool progress;     /* a progress line on stderr */
+    FILE *report;      /* rejected lines are reported here */
+    unsigned batch;    /* hashes per transaction; 0: the default */
+    bool follow_links; /* read a file that is a symbolic link: without it a link in the
+                          directory is passed over (said on report, counted in
+                          links_skipped) and a named one refused (bd_source_open_path) */
 } bd_pwned_options;
 
 /* Loads a file or a per-prefix directory. Counts accumulate into *c (imported: hashes

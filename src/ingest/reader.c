@@ -350,13 +350,14 @@ static bd_result open_input(bd_reader *r, const char *path, const bd_reader_opti
     int fd = STDIN_FILENO;
     bool own = strcmp(path, "-") != 0;
     if (own) {
-        fd = open(path, O_RDONLY | O_CLOEXEC);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
+        fd = bd_source_open_path(path, o->follow_links, why, whylen);
+        if (fd < 0)
+            return BD_ERR_IO;
+        if (fstat(fd, &st) != 0) {
             errno_text(errno, err, sizeof err);
             bd_why(why, whylen, "cannot open %s: %s", path, err);
-            if (fd >= 0)
-                close(fd);
+            close(fd);
             return BD_ERR_IO;
         }
         if (S_ISDIR(st.st_mode)) {

@@ -37,6 +37,7 @@ typedef struct {
     const char *const *fields; /* the import's field names (NULL-terminated), for planning */
     bd_utf8_mode utf8;
     uint64_t memory_limit; /* what a decoder may use, in bytes (source.h); 0: the default */
+    bool follow_links;     /* open path when it is a symbolic link too (see bd_reader_open) */
 } bd_reader_options;
 
 /* Longest physical line, and longest CSV record, the reader accepts (bytes, line break
@@ -54,12 +55,16 @@ typedef struct bd_reader bd_reader;
  * o->columns names the columns, and the columns are planned when o->map or
  * o->drop_unmapped is set (colmap.h). A combo list without a separator has it detected from
  * the lines of its first 256 KiB (bd_combo_detect_separator).
+ * Unless o->follow_links, a path that is a symbolic link is opened only when the link leads
+ * to a pipe or a socket (the /dev/fd/N of a shell's process substitution): the check is the
+ * open itself (O_NOFOLLOW), so a file swapped for a link after it was listed is not read.
  * Returns BD_OK with *out set; BD_ERR_IO (why set) when the file cannot be opened, is a
- * directory, the header cannot be read (empty file, read error, corrupt compressed data); or
- * BD_ERR_INVALID (why set) when the header row or --columns is malformed (duplicate or empty
- * column names), the plan fails, --map/--columns/--drop-unmapped are given for a format
- * without columns, or no combo separator is found; BD_ERR_NOMEM. Any failure leaves *out NULL
- * and nothing to close. why is truncated to whylen. */
+ * symbolic link as above ("it is a symbolic link"), is a directory, the header cannot be read
+ * (empty file, read error, corrupt compressed data); or BD_ERR_INVALID (why set) when the header
+ * row or --columns is malformed (duplicate or empty column names), the plan fails,
+ * --map/--columns/--drop-unmapped are given for a format without columns, or no combo separator is
+ * found; BD_ERR_NOMEM. Any failure leaves *out NULL and nothing to close. why is truncated to
+ * whylen. */
 bd_result bd_reader_open_with(const char *path, const bd_reader_options *o, bd_reader **out,
                               char *why, size_t whylen);
 /* bd_reader_open_with with only the format set. */

@@ -6,10 +6,12 @@
 
 #include <bzlib.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -279,6 +281,35 @@ static bd_result step(bd_source *s, char *dst, size_t cap, size_t *made, bool *e
 }
 
 /* ---- the public side --------------------------------------------------------------- */
+
+int bd_source_open_path(const char *path, bool follow_links, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
+    if (fd < 0 && errno == ELOOP && !follow_links) {
+        /* a symbolic link: read only when it leads to a pipe or a socket (the shell's <(...)
+         * names one by a link); O_NONBLOCK: opening what it leads to never waits */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        struct stat st;
+        int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+        bool to_pipe = flags >= 0 && fstat(fd, &st) == 0 &&
+                       (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+                       fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
+        if (!to_pipe) {
+            if (fd >= 0)
+                close(fd);
+            bd_why(why, whylen,
+                   "cannot open %s: it is a symbolic link (--follow-links follows links)", path);
+            return -1;
+        }
+    }
+    if (fd < 0) {
+        char err[128];
+        if (strerror_r(errno, err, sizeof err) != 0)
+            snprintf(err, sizeof err, "error %d", errno);
+        bd_why(why, whylen, "cannot open %s: %s", path, err);
+    }
+    return fd;
+}
 
 bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t whylen)
 {

@@ -41,6 +41,14 @@ bd_result bd_source_open_limited(int fd, bool own_fd, uint64_t memory_limit, bd_
 /* bd_source_open_limited with the default limit. */
 bd_result bd_source_open(int fd, bool own_fd, bd_source **out, char *why, size_t whylen);
 
+/* Opens path for reading (O_CLOEXEC): the descriptor, or -1 with why set ("cannot open
+ * PATH: reason"). Unless follow_links, a path that is a symbolic link is opened only when the
+ * link leads to a pipe or a socket (the /dev/fd/N by which a shell names <(...)), else
+ * refused ("cannot open PATH: it is a symbolic link (--follow-links follows links)"): the
+ * check is the open itself (O_NOFOLLOW), so a file swapped for a link after it was listed is
+ * not read. Only the last component of path is checked. */
+int bd_source_open_path(const char *path, bool follow_links, char *why, size_t whylen);
+
 /* Reads up to cap decompressed bytes into dst: BD_OK with *got > 0, or *got == 0 at the end
  * of the input; BD_ERR_IO (why set) on a read error or corrupt or truncated compressed data
  * ("unexpected end of file" for a stream cut short), or a stream that needs more memory than

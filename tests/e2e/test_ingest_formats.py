@@ -11,7 +11,7 @@ import subprocess
 import unittest
 import zlib
 
-from harness import Ctl, fixture
+from harness import Ctl, binary, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
 ROWS = ("SELECT COALESCE(email, '-'), COALESCE(user_name, '-'), COALESCE(password_masked, '-'), "
@@ -337,6 +337,92 @@ class Formats(unittest.TestCase):
         # a quoted glob is expanded by breachctl, in name order
         err = self.records(os.path.join(d, "[ab].txt"), extra=("--format", "combo"))
         self.assertIn("total: read 2, imported 0, duplicates 2, rejected 0\n", err)
+
+    # ---- symbolic links ----------------------------------------------------------------
+
+    def test_symbolic_links_are_skipped_unless_follow_links(self):
+        """A dump may hold links to files elsewhere (b.txt -> /etc/shadow): none is read,
+        whether breachctl walks the directory, expands a quoted glob or the shell names it,
+        until --follow-links; a link to a directory is passed over like a subdirectory."""
+        combo = ("--format", "combo", "--breach", BREACH)
+        outside = self.ctl.write("shadow", "deploy:CorrectHorseBatteryStaple\n")
+        other = os.path.join(self.ctl.dir, "elsewhere")
+        os.makedirs(other)
+        with open(os.path.join(other, "x.txt"), "w") as fh:
+            fh.write("root:ToorToor\n")
+        d = os.path.join(self.ctl.dir, "dump")
+        os.makedirs(d)
+        with open(os.path.join(d, "a.txt"), "w") as fh:
+            fh.write("ann@example.com:pw1\n")
+        os.symlink(outside, os.path.join(d, "b.txt"))
+        os.symlink(other, os.path.join(d, "c"))
+        skip = "breachctl import: skipping %s: a symbolic link (--follow-links follows links)\n"
+        imported_a = "%s/a.txt: read 1, imported %d, duplicates %d, rejected 0\n"
+        for args, want in (((d,), (1, 0)),                               # a directory
+                           ((os.path.join(d, "*.txt"),), (0, 1)),         # a quoted glob
+                           ((os.path.join(d, "a.txt"), os.path.join(d, "b.txt")), (0, 1))):
+            p = self.ctl.import_("records", *args, *combo, check=1)
+            err = p.stderr.decode()
+            self.assertEqual(err, skip % os.path.join(d, "b.txt") + imported_a % ((d,) + want),
+                             args)
+        # a glob through a linked directory reads nothing behind it either
+        p = self.ctl.import_("records", os.path.join(d, "*", "x.txt"), *combo, check=2)
+        self.assertEqual(p.stderr.decode(),
+                         "breachctl import: skipping %s/c/x.txt: %s/c is a symbolic link "
+                         "(--follow-links follows links)\n"
+                         "breachctl import: no files to import\n" % (d, d))
+        # nor a named link to a directory
+        p = self.ctl.import_("records", os.path.join(d, "c"), *combo, check=2)
+        self.assertEqual(p.stderr.decode(), skip % os.path.join(d, "c") +
+                         "breachctl import: no files to import\n")
+        self.assertEqual([r[:3] for r in self.rows()], [("ann@example.com", "-", "*w1")])
+        # a pipe the shell names (process substitution: /dev/fd/N, a link) is still read
+        r, w = os.pipe()
+        os.write(w, b"pipe@example.com:pw2\n")
+        os.close(w)
+        p = subprocess.run([binary("breachctl"), "import", "records", "/dev/fd/%d" % r, *combo,
+                            *self.ctl.store_args()], pass_fds=(r,), capture_output=True,
+                           timeout=60)
+        os.close(r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b"read 1, imported 1, duplicates 0, rejected 0\n", p.stderr)
+        # --follow-links reads what the links lead to; a linked directory is still not walked
+        p = self.ctl.import_("records", d, *combo, "--follow-links")
+        self.assertEqual(p.stderr.decode(),
+                         imported_a % (d, 0, 1) +
+                         "%s/b.txt: read 1, imported 1, duplicates 0, rejected 0\n" % d +
+                         "total: read 2, imported 1, duplicates 1, rejected 0\n")
+        p = self.ctl.import_("records", os.path.join(d, "*", "x.txt"), *combo, "--follow-links")
+        self.assertEqual(p.stderr.decode(),
+                         "%s/c/x.txt: read 1, imported 1, duplicates 0, rejected 0\n" % d)
+        self.assertEqual([r[:3] for r in self.rows()],
+                         [("ann@example.com", "-", "*w1"), ("pipe@example.com", "-", "*w2"),
+                          ("-", "deploy", "*" * 23 + "le"),
+                          ("-", "root", "******or")])
+
+    def test_a_pwned_passwords_directory_passes_over_its_links(self):
+        suffix = "0" * 34 + "1:5\n"  # a SHA-1 suffix of 35 hex digits, count 5
+        outside = self.ctl.write("elsewhere.txt", suffix)
+        d = os.path.join(self.ctl.dir, "ranges")
+        os.makedirs(d)
+        with open(os.path.join(d, "AAAAA.txt"), "w") as fh:
+            fh.write(suffix)
+        os.symlink(outside, os.path.join(d, "BBBBB.txt"))
+        with open(outside, "rb") as fh:  # and a gzip one, read by a gzip child
+            self.ctl.write("elsewhere.gz", gzip.compress(fh.read()))
+        os.symlink(os.path.join(self.ctl.dir, "elsewhere.gz"), os.path.join(d, "CCCCC.gz"))
+        p = self.ctl.import_("pwned-passwords", d, check=1)
+        self.assertEqual(p.stderr.decode(),
+                         "skipping %s/BBBBB.txt: a symbolic link (--follow-links follows links)\n"
+                         "skipping %s/CCCCC.gz: a symbolic link (--follow-links follows links)\n"
+                         "%s: read 1, imported 1, rejected 0\n" % (d, d, d))
+        link = os.path.join(d, "BBBBB.txt")
+        p = self.ctl.import_("pwned-passwords", link, check=2)
+        self.assertEqual(p.stderr.decode(), "breachctl import: skipping %s: a symbolic link "
+                         "(--follow-links follows links)\nbreachctl import: no files to "
+                         "import\n" % link)
+        p = self.ctl.import_("pwned-passwords", d, "--follow-links")
+        self.assertEqual(p.stderr.decode(), "%s: read 3, imported 3, rejected 0\n" % d)
 
 
 if __name__ == "__main__":

@@ -513,6 +513,43 @@ TEST(test_directory_fails_open_with_io_error)
     CHECK(strstr(why, "it is a directory") != NULL);
 }
 
+/* A file swapped for a link after breachctl listed it is refused by the open itself
+ * (O_NOFOLLOW); a link to a pipe (the shell's <(...)) is read; --follow-links reads all. */
+TEST(test_a_symbolic_link_is_opened_only_when_following_links_or_to_a_pipe)
+{
+    const char *target = write_str("target.txt", "ann@example.com:pw1\n");
+    char link[300], fifo_link[300];
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    CHECK_INT(symlink(target, link), 0);
+    bd_reader_options o = {.format = BD_FMT_COMBO, .separator = ':'};
+    bd_reader *r = (bd_reader *)1;
+    CHECK_INT(bd_reader_open_with(link, &o, &r, why, sizeof why), BD_ERR_IO);
+    CHECK(r == NULL);
+    char want[400];
+    snprintf(want, sizeof want,
+             "cannot open %s: it is a symbolic link (--follow-links follows links)", link);
+    CHECK_STR(why, want);
+    o.follow_links = true;
+    CHECK_INT(bd_reader_open_with(link, &o, &r, why, sizeof why), BD_OK);
+    got g = next(r, "password");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_STR(g.value, "pw1");
+    bd_reader_close(r);
+    int fds[2];
+    CHECK_INT(pipe(fds), 0);
+    CHECK_INT(write(fds[1], "bob:pw2\n", 8), 8);
+    close(fds[1]);
+    snprintf(fifo_link, sizeof fifo_link, "/dev/fd/%d", fds[0]); /* a link to the pipe */
+    o.follow_links = false;
+    CHECK_INT(bd_reader_open_with(fifo_link, &o, &r, why, sizeof why), BD_OK);
+    g = next(r, "password");
+    CHECK_INT(g.res, BD_OK);
+    CHECK_STR(g.value, "pw2");
+    bd_reader_close(r);
+    close(fds[0]);
+    unlink(link);
+}
+
 TEST(test_gz_jsonl_file_is_decompressed)
 {
     write_str("records.jsonl", "{\"a\":\"1\"}\n\n{\"a\":\"3\"}\n");
@@ -800,6 +837,7 @@ int main(void)
     RUN(test_csv_empty_file_fails_open);
     RUN(test_missing_file_fails_open_with_io_error);
     RUN(test_directory_fails_open_with_io_error);
+    RUN(test_a_symbolic_link_is_opened_only_when_following_links_or_to_a_pipe);
     RUN(test_gz_jsonl_file_is_decompressed);
     RUN(test_gz_csv_file_is_detected_and_decompressed);
     RUN(test_a_plain_file_named_gz_is_read_plain);
