@@ -11,7 +11,8 @@
 
 /* Ranges no delivery reaches unless allowed: this host, private networks, shared and
  * link-local space, benchmarking, documentation and reserved blocks, multicast, and their
- * IPv6 counterparts (IPv4 is matched through its IPv4-mapped form). */
+ * IPv6 counterparts (IPv4 is matched through its IPv4-mapped form, and an IPv6 address
+ * that carries an IPv4 one is judged as that one too: embedded_ipv4). */
 static const char *const BLOCKED[] = {
     "0.0.0.0/8",       "10.0.0.0/8",     "100.64.0.0/10",  "127.0.0.0/8",    "169.254.0.0/16",
     "172.16.0.0/12",   "192.0.0.0/24",   "192.0.2.0/24",   "192.168.0.0/16", "198.18.0.0/15",
@@ -87,22 +88,47 @@ static void mapped(const struct sockaddr *sa, uint8_t out[16])
     }
 }
 
+/* The IPv4 address that a is meant to reach, IPv4-mapped, in out: the last 32 bits of an
+ * IPv4-compatible address (::a.b.c.d, ::/96, deprecated but still routed through a
+ * tunnel where one is set up) or an IPv4-translated one (::ffff:0:a.b.c.d, ::ffff:0:0:0/96,
+ * SIIT). False for any other address; an IPv4-mapped one (::ffff:a.b.c.d) is already
+ * in the form every range is written in. */
+static bool embedded_ipv4(const uint8_t a[16], uint8_t out[16])
+{
+    static const uint8_t compatible[12] = {0};
+    static const uint8_t translated[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
+    if (memcmp(a, compatible, 12) != 0 && memcmp(a, translated, 12) != 0)
+        return false;
+    memset(out, 0, 10);
+    out[10] = out[11] = 0xff;
+    memcpy(out + 12, a + 12, 4);
+    return true;
+}
+
+/* Whether a (or the IPv4 address it carries, when it has one) lies in c. */
+static bool either_in_range(const uint8_t a[16], const uint8_t *v4, const bd_cidr *c)
+{
+    return in_range(a, c) || (v4 && in_range(v4, c));
+}
+
 bool bd_webhook_address_ok(const bd_webhook_policy *p, const struct sockaddr *sa)
 {
     if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6)
         return false;
-    uint8_t a[16];
+    uint8_t a[16], v4buf[16];
     mapped(sa, a);
+    /* judged as written and as the IPv4 address it carries: an allowed range lets either
+     * through (--webhook-allow ::1/128 opens ::1, 10.0.0.0/8 opens ::10.0.0.1), a blocked
+     * one stops either (::169.254.169.254 is the metadata service's address) */
+    const uint8_t *v4 = embedded_ipv4(a, v4buf) ? v4buf : NULL;
     for (size_t i = 0; i < p->nallow; i++)
-        if (in_range(a, &p->allow[i]))
+        if (either_in_range(a, v4, &p->allow[i]))
             return true;
     for (size_t i = 0; i < sizeof BLOCKED / sizeof BLOCKED[0]; i++) {
         bd_cidr c;
-        if (parse_cidr(BLOCKED[i], &c) && in_range(a, &c))
+        if (parse_cidr(BLOCKED[i], &c) && either_in_range(a, v4, &c))
             return false;
     }
-    /* an IPv4-mapped or IPv4-compatible address is judged as its IPv4 address above; any
-     * other ::ffff:0:0/96 form is the same address */
     return true;
 }
 

@@ -35,7 +35,10 @@ typedef struct {
  * a range or p is full. */
 bool bd_webhook_allow(bd_webhook_policy *p, const char *cidr);
 
-/* Whether a delivery may connect to sa: a public address, or one in an allowed range. */
+/* Whether a delivery may connect to sa: a public address, or one in an allowed range. An
+ * IPv6 address that carries an IPv4 one (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
+ * ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d) is judged as written and as that IPv4
+ * address: an allowed range matching either lets it through, a blocked one either stops it. */
 bool bd_webhook_address_ok(const bd_webhook_policy *p, const struct sockaddr *sa);
 
 typedef struct {

@@ -119,7 +119,16 @@ bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id,
         }
         headers = next;
     }
-    resolve = curl_slist_append(NULL, pin);
+    /* A name is pinned to the addresses just checked, so a second lookup by curl cannot
+     * answer otherwise. An IPv6 literal is not: curl resolves nothing for it, and Debian
+     * 12's curl (7.88) reads no entry for an IPv6 host ("::1:8080:..." nor "[::1]:8080:...")
+     * and fails the whole transfer on it. open_socket checks what is connected to either
+     * way. */
+    bool literal6 = strchr(u.host, ':') != NULL;
+    if (!literal6 && !(resolve = curl_slist_append(NULL, pin))) {
+        curl_slist_free_all(headers);
+        return BD_ERR_NOMEM;
+    }
     CURL *c = s->curl;
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_URL, url_z);

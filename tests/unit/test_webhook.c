@@ -56,6 +56,31 @@ TEST(test_internal_ranges_are_refused_and_public_ones_pass)
             TEST_FAIL("%s refused", public_[i]);
 }
 
+TEST(test_ipv4_inside_ipv6_is_judged_as_that_ipv4)
+{
+    bd_webhook_policy p = {0};
+    /* IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) forms */
+    const char *refused[] = {"::127.0.0.1",        "::10.0.0.1",         "::169.254.169.254",
+                             "::192.168.1.1",      "::ffff:0:127.0.0.1", "::ffff:0:10.1.2.3",
+                             "::ffff:0:169.254.169.254", "::ffff:0:0.0.0.0", "::ffff:0:0:0",
+                             "::a9fe:a9fe",        "::ffff:0:7f00:1"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (ok_addr(&p, refused[i]))
+            TEST_FAIL("%s passed", refused[i]);
+    CHECK(ok_addr(&p, "::8.8.8.8"));
+    CHECK(ok_addr(&p, "::ffff:0:93.184.216.34"));
+    CHECK(ok_addr(&p, "::1:0:0:0:1")); /* not an embedding: an ordinary address */
+    CHECK(!ok_addr(&p, "::"));
+    CHECK(!ok_addr(&p, "::1"));
+    CHECK(bd_webhook_allow(&p, "10.0.0.0/8"));
+    CHECK(ok_addr(&p, "::10.0.0.1"));
+    CHECK(ok_addr(&p, "::ffff:0:10.9.9.9"));
+    CHECK(!ok_addr(&p, "::ffff:0:127.0.0.1"));
+    CHECK(bd_webhook_allow(&p, "::1/128")); /* allowed as written, not as 0.0.0.1 */
+    CHECK(ok_addr(&p, "::1"));
+    CHECK(!ok_addr(&p, "::0.0.0.2"));
+}
+
 TEST(test_allow_opens_exactly_its_range)
 {
     bd_webhook_policy p = {0};
@@ -127,7 +152,8 @@ TEST(test_adding_checks_addresses_and_localhost_without_a_lookup)
     const char *refused[] = {
         "http://127.0.0.1/",   "http://2130706433/",    "http://0x7f.1/",
         "http://[::1]/",       "http://localhost/",     "http://LocalHost./",
-        "http://a.localhost/", "http://10.0.0.1:8080/", "http://[::ffff:169.254.169.254]/"};
+        "http://a.localhost/", "http://10.0.0.1:8080/", "http://[::ffff:169.254.169.254]/",
+        "http://[::169.254.169.254]/", "http://[::ffff:0:169.254.169.254]/"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (host_check(&p, refused[i]) != BD_ERR_INVALID)
             TEST_FAIL("%s taken", refused[i]);
@@ -210,6 +236,7 @@ int main(void)
     if (sodium_init() < 0)
         return 1;
     RUN(test_internal_ranges_are_refused_and_public_ones_pass);
+    RUN(test_ipv4_inside_ipv6_is_judged_as_that_ipv4);
     RUN(test_allow_opens_exactly_its_range);
     RUN(test_url_forms);
     RUN(test_adding_checks_addresses_and_localhost_without_a_lookup);
