@@ -163,13 +163,13 @@ static bd_result csv_cells(bd_buf *out, const bd_record_row *r)
 
 /* ---- rendering ------------------------------------------------------------------------- */
 
-/* A record of the chunk, rendered once however many identities name it. */
+/* A record of the slice, rendered once however many of its identities name it. */
 typedef struct {
     const breach_entry *breach; /* NULL: not in the store (erased since) */
     size_t json_at, json_end, csv_at, csv_end;
 } rendered;
 
-/* One identity of the chunk, pointing into the blob. */
+/* One identity of the chunk, pointing into its blob. */
 typedef struct {
     bd_slice account;
     int64_t found;
@@ -179,9 +179,9 @@ typedef struct {
 
 struct bd_job_render {
     breach_cache breaches;
-    identity *idents;
-    size_t cap_idents;
-    int64_t *ids; /* every id of the chunk, then sorted and distinct */
+    identity *idents; /* the chunk's, from bd_job_render_open */
+    size_t nidents, cap_idents;
+    int64_t *ids; /* every id of the slice, then sorted and distinct */
     size_t nids, cap_ids;
     rendered *recs; /* parallel to ids */
     size_t cap_recs;
@@ -230,12 +230,11 @@ static bool reserve(void **p, size_t *cap, size_t want, size_t size)
     return true;
 }
 
-/* Reads the blob into r->idents and every id into r->ids; *count gets the identities. */
+/* Reads the blob into r->idents; *count gets the identities. */
 static bd_result parse(bd_job_render *r, bd_slice blob, size_t *count)
 {
     const uint8_t *p = (const uint8_t *)blob.ptr, *end = p + blob.len;
     size_t n = 0;
-    r->nids = 0;
     while (p < end) {
         uint64_t alen, found, nids;
         if (!get_le(&p, end, 2, &alen))
@@ -253,12 +252,10 @@ static bd_result parse(bd_job_render *r, bd_slice blob, size_t *count)
         id.found = (int64_t)found;
         id.n = (uint32_t)nids;
         id.ids = p;
-        if (!reserve((void **)&r->idents, &r->cap_idents, n + 1, sizeof *r->idents) ||
-            !reserve((void **)&r->ids, &r->cap_ids, r->nids + nids, sizeof *r->ids))
+        p += nids * 8;
+        if (!reserve((void **)&r->idents, &r->cap_idents, n + 1, sizeof *r->idents))
             return BD_ERR_NOMEM;
         r->idents[n++] = id;
-        for (uint64_t i = 0; i < nids; i++)
-            get_le(&p, end, 8, (uint64_t *)&r->ids[r->nids++]);
     }
     *count = n;
     return BD_OK;
@@ -415,13 +412,30 @@ static void write_rows(bd_job_render *r, bd_buf *out, int64_t index, const char 
     }
 }
 
-bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t first_index,
-                              bd_slice blob, bool csv, bd_buf *out)
+bd_result bd_job_render_open(bd_job_render *r, bd_slice blob, size_t *count)
 {
-    size_t count;
-    bd_result res = parse(r, blob, &count);
-    if (res != BD_OK)
-        return res;
+    bd_result res = parse(r, blob, count);
+    r->nidents = res == BD_OK ? *count : 0;
+    return res;
+}
+
+bd_result bd_job_render_slice(bd_job_render *r, bd_store *s, int type, int64_t first_index,
+                              size_t from, bool csv, bd_buf *out, size_t *to)
+{
+    /* the slice: one identity, and the next ones while their ids stay within the bound */
+    size_t end = from, nids = 0;
+    while (end < r->nidents && (end == from || nids + r->idents[end].n <= BD_JOB_RENDER_IDS))
+        nids += r->idents[end++].n;
+    *to = end;
+    if (!reserve((void **)&r->ids, &r->cap_ids, nids ? nids : 1, sizeof *r->ids) ||
+        !reserve((void **)&r->recs, &r->cap_recs, nids ? nids : 1, sizeof *r->recs))
+        return BD_ERR_NOMEM;
+    r->nids = 0;
+    for (size_t i = from; i < end; i++)
+        for (uint32_t k = 0; k < r->idents[i].n; k++) {
+            const uint8_t *p = r->idents[i].ids + 8 * (size_t)k;
+            get_le(&p, p + 8, 8, (uint64_t *)&r->ids[r->nids++]);
+        }
     if (r->nids)
         qsort(r->ids, r->nids, sizeof *r->ids, cmp_id);
     size_t m = 0;
@@ -429,18 +443,16 @@ bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t f
         if (m == 0 || r->ids[m - 1] != r->ids[i])
             r->ids[m++] = r->ids[i];
     r->nids = m;
-    if (!reserve((void **)&r->recs, &r->cap_recs, m ? m : 1, sizeof *r->recs))
-        return BD_ERR_NOMEM;
-    memset(r->recs, 0, m * sizeof *r->recs);
+    memset(r->recs, 0, (m ? m : 1) * sizeof *r->recs);
     bd_buf_reset(&r->json);
     bd_buf_reset(&r->csv);
     r->store = s;
     r->err = BD_OK;
-    res = bd_store_records_by_id(s, r->ids, m, render_record, r);
+    bd_result res = m ? bd_store_records_by_id(s, r->ids, m, render_record, r) : BD_OK;
     if (res == BD_OK)
         res = r->err;
     const char *tname = bd_id_type_name((bd_id_type)type);
-    for (size_t i = 0; res == BD_OK && i < count; i++) {
+    for (size_t i = from; res == BD_OK && i < end; i++) {
         int kept = group(r, &r->idents[i]);
         if (csv)
             write_rows(r, out, first_index + (int64_t)i, tname, &r->idents[i], kept);

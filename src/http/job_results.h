@@ -39,12 +39,23 @@ typedef struct bd_job_render bd_job_render;
 bd_job_render *bd_job_render_new(void);
 /* NULL is ignored. */
 void bd_job_render_free(bd_job_render *r);
-/* Renders one chunk's stored results (blob) of a job of identity type `type` (a bd_field),
- * whose first identity is number first_index, as JSON Lines or CSV rows (csv) appended to
- * out, reading the records and their breaches from s (the caller holds a read view).
- * BD_ERR_STORE for a blob bd_job_results_add did not make. */
-bd_result bd_job_render_chunk(bd_job_render *r, bd_store *s, int type, int64_t first_index,
-                              bd_slice blob, bool csv, bd_buf *out);
+/* A download renders a chunk a slice at a time, so that what it holds stays small however
+ * many records the chunk's identities found (a chunk of 1,000 identities of 1,000 records
+ * each is ~300 MB of JSON): a slice is one identity, or several whose record ids are at
+ * most BD_JOB_RENDER_IDS together. */
+#define BD_JOB_RENDER_IDS 2000
+
+/* Takes one chunk's stored results (blob; it must stay as it is while the chunk is rendered)
+ * for rendering; *count gets its identities. BD_ERR_STORE for a blob bd_job_results_add did
+ * not make. */
+bd_result bd_job_render_open(bd_job_render *r, bd_slice blob, size_t *count);
+/* Renders the next slice of the chunk taken by bd_job_render_open, from its identity number
+ * `from`, of a job of identity type `type` (a bd_field) whose first identity of the chunk is
+ * number first_index, as JSON Lines or CSV rows (csv) appended to out, reading the records
+ * and their breaches from s (the caller holds a read view); *to gets the number of the
+ * identity after the slice. */
+bd_result bd_job_render_slice(bd_job_render *r, bd_store *s, int type, int64_t first_index,
+                              size_t from, bool csv, bd_buf *out, size_t *to);
 
 /* The CSV results' header row, with its \r\n. */
 const char *bd_job_csv_header(void);

@@ -250,33 +250,40 @@ void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id)
 
 /* ---- GET {base}/jobs/{id}/results ------------------------------------------------------- */
 
-/* The results being sent: one chunk at a time, rendered from its stored record ids with the
- * records read by id (http/job_results.h), through the worker's write connection as the
- * connection drains (libmicrohttpd calls back on the thread that owns the connection). */
+/* The results being sent: a slice at a time (http/job_results.h), rendered from the stored
+ * record ids of its chunk with the records read by id, through the worker's write connection
+ * as the connection drains (libmicrohttpd calls back on the thread that owns the
+ * connection). What a download holds is one chunk's stored ids and one slice's text. */
 typedef struct {
     bd_store *store;
     char uuid[BD_UUID_LEN + 1];
     int type;
-    int64_t chunks, next;
+    int64_t chunks, next; /* next: the chunk after the one being rendered */
+    size_t count, at;     /* the chunk's identities, and the next to render */
     bool csv, header_sent;
     bd_job_render *render;
     bd_buf stored, text;
     size_t off;
 } result_stream;
 
-/* Renders the next chunk into st->text. */
-static bd_result next_chunk(result_stream *st)
+/* Renders the next slice into st->text, reading the next chunk first when the one in hand
+ * is all sent. */
+static bd_result next_slice(result_stream *st)
 {
     bd_buf_reset(&st->text);
     bd_result r = bd_store_read_begin(st->store);
-    if (r == BD_OK)
+    if (r == BD_OK && st->at == st->count) {
         r = bd_store_job_result(st->store, st->uuid, st->next, &st->stored);
-    if (r == BD_OK)
-        r = bd_job_render_chunk(st->render, st->store, st->type, st->next * BD_JOB_CHUNK,
-                                (bd_slice){st->stored.data, st->stored.len}, st->csv,
-                                &st->text);
+        if (r == BD_OK)
+            r = bd_job_render_open(st->render, (bd_slice){st->stored.data, st->stored.len},
+                                   &st->count);
+        st->at = 0;
+        st->next++;
+    }
+    if (r == BD_OK && st->at < st->count)
+        r = bd_job_render_slice(st->render, st->store, st->type, (st->next - 1) * BD_JOB_CHUNK,
+                                st->at, st->csv, &st->text, &st->at);
     bd_store_read_end(st->store);
-    st->next++;
     return r;
 }
 
@@ -292,9 +299,9 @@ static int64_t stream_read(void *ctx, char *buf, size_t max)
                 return -1;
             continue;
         }
-        if (st->next == st->chunks)
+        if (st->next == st->chunks && st->at == st->count)
             return 0;
-        bd_result r = next_chunk(st);
+        bd_result r = next_slice(st);
         if (r != BD_OK) {
             fprintf(stderr, "breachd: job results: a chunk could not be written (%s)\n",
                     bd_result_str(r));

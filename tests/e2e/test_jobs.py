@@ -4,6 +4,7 @@ Python's csv module with the formula guard, another key's job a 404, limits and 
 restart mid-job (kill -9) that the job survives, a job that keeps dying reported failed, and
 expiry after a day."""
 import csv
+import http.client
 import io
 import json
 import os
@@ -22,6 +23,9 @@ BREACHES = [
     {"uuid": B2, "source_name": "Nimbus", "date_leaked": "2022-06-01"},
     {"uuid": B3, "source_name": "Quartz", "date_leaked": "2022-06-01"},
 ]
+
+
+WIDE = 250
 
 
 def vm(pid, field):
@@ -46,6 +50,9 @@ def records():
     for i in range(60):
         out.append({"breach_uuid": [B1, B2, B3][i % 3], "email": "user%02d@bigcorp.example" % (i % 20),
                     "password": "pw-%d" % i})
+    for i in range(WIDE):  # one domain of many records: large results from few identities
+        out.append({"breach_uuid": B1, "email": "w%03d@wide.example" % i, "user_name": "wide-%d" % i,
+                    "other_attributes": {"pad": "x" * 200}})
     return out
 
 
@@ -228,6 +235,32 @@ class Jobs(unittest.TestCase):
         self.assertTrue(any(r["last_name"] == "'@sum" for r in rows))
         # commas and quotes inside a cell come back whole
         self.assertTrue(any('a, \\"quoted\\"' in r["other_attributes"] for r in rows), rows)
+
+    def test_large_results_are_streamed_in_bounded_slices(self):
+        # 400 identities of 250 records each: ~45 MB of JSON Lines, once held whole per chunk
+        # by each download (three at once: ~3 x 45 MB); now rendered a slice at a time
+        job = self.submit(["wide.example"] * 400, "email_domain")
+        self.assertEqual(self.wait(job["id"])["status"], "done")
+        before = vm(self.srv.proc.pid, "VmRSS")
+        conns, first = [], None
+        for _ in range(3):
+            c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=60)
+            c.request("GET", "/v7/jobs/%s/results" % job["id"], headers={"x-api-key": self.key})
+            r = c.getresponse()
+            self.assertEqual(r.status, 200)
+            first = r.readline()
+            conns.append((c, r))
+        time.sleep(0.5)  # the server has filled what the sockets take and waits
+        held = vm(self.srv.proc.pid, "VmRSS") - before
+        lines = 1
+        for c, r in conns:
+            lines += sum(1 for _ in r)
+            c.close()
+        self.assertLess(held, 24 << 20, "three slow downloads held %d MiB" % (held >> 20))
+        self.assertEqual(lines, 3 * 400 - 2)
+        line = json.loads(first)
+        self.assertEqual((line["index"], line["found"], len(line["breaches"][0]["records"])),
+                         (0, WIDE, WIDE))
 
     # --- ownership, errors, limits ------------------------------------------------------
 
