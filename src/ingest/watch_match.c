@@ -1,7 +1,8 @@
-/* The import's watch matcher (watch.h): the watches in a hash set by (type, lookup key), the
- * landed rows looked up field by field, matches summed per watch and breach until the
- * batch's commit writes them as alerts. A lookup is one hash per field a row has: the cost
- * per row does not grow with the number of watches. */
+/* The import's watch matcher (watch.h): the watches grouped by what they name (type, lookup
+ * key), the landed rows looked up field by field, matches summed per value group and breach
+ * until the batch's commit writes them as one alert per watch of the group and breach
+ * (watch_index.h). A row costs one hash lookup per field it has, and one more per match:
+ * neither grows with the number of watches, even when many name the same value. */
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "core/json.h"
 #include "core/uuid.h"
 #include "ingest/watch.h"
+#include "ingest/watch_index.h"
 
 typedef struct {
     int64_t id, key_id;
@@ -18,12 +20,10 @@ typedef struct {
     size_t key_len;
     char *shown;
     size_t shown_len;
-    int next; /* the next entry in its hash chain, -1: none */
 } watch_entry;
 
+/* What a batch matched of one value group in one breach: index slot i is acc[i]. */
 typedef struct {
-    int watch;         /* entry index */
-    int64_t breach_id; /* 0: cards */
     int64_t matched;
     int nshown;
     char *shown[BD_ALERT_MAX_IDENTITIES];
@@ -38,36 +38,26 @@ struct bd_watch_matcher {
     bd_store *s;
     int64_t generation, key_generation; /* of the watches and keys loaded */
     int64_t loaded_at;                  /* Unix seconds */
-    watch_entry *w;
+    watch_entry *w; /* by watch number in ix */
     int nw;
-    int *heads; /* nheads chains */
-    size_t nheads;
+    bd_watch_index *ix; /* NULL without watches */
     match_acc *acc;
     size_t nacc, capacc;
     bd_result err; /* a failure inside the landed callback, reported by write */
     int64_t alerts;
 };
 
-static uint64_t hash_key(int type, const char *key, size_t n)
-{
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)type;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)key[i]) * 1099511628211ull;
-    return h;
-}
-
 static void free_watches(bd_watch_matcher *m)
 {
+    bd_watch_index_free(m->ix); /* it borrows the entries' keys */
+    m->ix = NULL;
     for (int i = 0; i < m->nw; i++) {
         free(m->w[i].key);
         free(m->w[i].shown);
     }
     free(m->w);
-    free(m->heads);
     m->w = NULL;
-    m->heads = NULL;
     m->nw = 0;
-    m->nheads = 0;
 }
 
 static int hex_digit(char c)
@@ -107,7 +97,7 @@ static int add_watch(void *ctx, const bd_watch_row *row)
         lc->cap = cap;
     }
     watch_entry *e = &m->w[m->nw];
-    *e = (watch_entry){.id = row->id, .key_id = row->key_id, .type = row->type, .next = -1};
+    *e = (watch_entry){.id = row->id, .key_id = row->key_id, .type = row->type};
     if (row->type == BD_FIELD_PASSWORD || row->type == BD_FIELD_SSN) { /* hex of the hash */
         if (row->key.len != 2 * BD_MAC_LEN)
             return 0;
@@ -144,19 +134,12 @@ static bd_result load(bd_watch_matcher *m)
     if (r == BD_OK)
         r = lc.r;
     if (r == BD_OK && m->nw > 0) {
-        m->nheads = 64;
-        while (m->nheads < 2 * (size_t)m->nw)
-            m->nheads *= 2;
-        m->heads = malloc(m->nheads * sizeof *m->heads);
-        if (!m->heads)
+        m->ix = bd_watch_index_new();
+        if (!m->ix)
             r = BD_ERR_NOMEM;
-        for (size_t i = 0; r == BD_OK && i < m->nheads; i++)
-            m->heads[i] = -1;
-        for (int i = 0; r == BD_OK && i < m->nw; i++) {
-            size_t h = hash_key(m->w[i].type, m->w[i].key, m->w[i].key_len) & (m->nheads - 1);
-            m->w[i].next = m->heads[h];
-            m->heads[h] = i;
-        }
+        for (int i = 0; r == BD_OK && i < m->nw; i++) /* watch number i is entry i */
+            if (bd_watch_index_add(m->ix, m->w[i].type, m->w[i].key, m->w[i].key_len) < 0)
+                r = BD_ERR_NOMEM;
     }
     if (r != BD_OK)
         free_watches(m);
@@ -203,31 +186,32 @@ bd_result bd_watch_matcher_refresh(bd_watch_matcher *m)
     return load(m);
 }
 
-/* The accumulator of (watch, breach), made when missing; NULL when out of memory. The last
- * one found is tried first: the rows of a dump come breach by breach. */
-static match_acc *acc_of(bd_watch_matcher *m, int watch, int64_t breach_id)
+/* The accumulator of (value group, breach), made when missing; NULL when out of memory. */
+static match_acc *acc_of(bd_watch_matcher *m, int group, int64_t breach_id)
 {
-    for (size_t i = m->nacc; i-- > 0;)
-        if (m->acc[i].watch == watch && m->acc[i].breach_id == breach_id)
-            return &m->acc[i];
-    if (m->nacc == m->capacc) {
+    int i = bd_watch_index_slot(m->ix, group, breach_id);
+    if (i < 0)
+        return NULL;
+    if ((size_t)i < m->nacc)
+        return &m->acc[i];
+    if (m->nacc == m->capacc) { /* a new slot is the next number */
         size_t cap = m->capacc ? 2 * m->capacc : 16;
         match_acc *a = realloc(m->acc, cap * sizeof *a);
         if (!a)
-            return NULL;
+            return NULL; /* the slot stays without a tally: the batch fails with NOMEM */
         m->acc = a;
         m->capacc = cap;
     }
     match_acc *a = &m->acc[m->nacc++];
     memset(a, 0, sizeof *a);
-    a->watch = watch;
-    a->breach_id = breach_id;
     return a;
 }
 
-static void note_match(bd_watch_matcher *m, int watch, int64_t breach_id, bd_slice shown)
+static void note_match(bd_watch_matcher *m, int group, int64_t breach_id, bd_slice shown)
 {
-    match_acc *a = acc_of(m, watch, breach_id);
+    if (m->err != BD_OK) /* the batch fails: slots and tallies may no longer agree */
+        return;
+    match_acc *a = acc_of(m, group, breach_id);
     if (!a) {
         m->err = BD_ERR_NOMEM;
         return;
@@ -250,12 +234,9 @@ static void lookup(bd_watch_matcher *m, int type, bd_slice key, int64_t breach_i
 {
     if (!key.ptr || key.len == 0)
         return;
-    size_t h = hash_key(type, key.ptr, key.len) & (m->nheads - 1);
-    for (int i = m->heads[h]; i >= 0; i = m->w[i].next) {
-        const watch_entry *e = &m->w[i];
-        if (e->type == type && e->key_len == key.len && memcmp(e->key, key.ptr, key.len) == 0)
-            note_match(m, i, breach_id, shown);
-    }
+    int g = bd_watch_index_find(m->ix, type, key.ptr, key.len);
+    if (g >= 0)
+        note_match(m, g, breach_id, shown);
 }
 
 static void landed(void *ctx, const bd_landed_row *row)
@@ -271,9 +252,9 @@ static void landed(void *ctx, const bd_landed_row *row)
         lookup(m, f, row->key[f], row->breach_id, row->shown[f]);
 }
 
-static bd_result write_alert(bd_watch_matcher *m, const match_acc *a, bd_buf *json)
+/* The identities of a as a JSON array, into json. */
+static bd_result identities_json(const match_acc *a, bd_buf *json)
 {
-    const watch_entry *e = &m->w[a->watch];
     bd_json w;
     bd_buf_reset(json);
     bd_json_init(&w, json);
@@ -281,9 +262,13 @@ static bd_result write_alert(bd_watch_matcher *m, const match_acc *a, bd_buf *js
     for (int i = 0; i < a->nshown; i++)
         bd_json_string(&w, (bd_slice){a->shown[i], a->shown_len[i]});
     bd_json_array_end(&w);
-    bd_result r = bd_json_result(&w);
-    if (r != BD_OK)
-        return r;
+    return bd_json_result(&w);
+}
+
+/* The alert of watch entry e for what a holds of breach_id (identities: a's, as JSON). */
+static bd_result write_alert(bd_watch_matcher *m, const watch_entry *e, const match_acc *a,
+                             int64_t breach_id, const bd_buf *json)
+{
     uint8_t rnd[16];
     randombytes_buf(rnd, sizeof rnd);
     bd_alert_in in = {
@@ -291,7 +276,7 @@ static bd_result write_alert(bd_watch_matcher *m, const match_acc *a, bd_buf *js
         .key_id = e->key_id,
         .watch_type = e->type,
         .watch_shown = {e->shown, e->shown_len},
-        .breach_id = a->breach_id,
+        .breach_id = breach_id,
         .matched = a->matched,
         .identities = {json->data, json->len},
         .created_at = (int64_t)time(NULL),
@@ -310,9 +295,16 @@ bd_result bd_watch_matcher_write(bd_watch_matcher *m)
     bd_buf json;
     bd_buf_init(&json, 64 * 1024);
     for (size_t i = 0; i < m->nacc && r == BD_OK; i++) {
-        r = write_alert(m, &m->acc[i], &json);
-        if (r == BD_OK)
-            m->alerts++;
+        int g;
+        int64_t breach_id;
+        bd_watch_index_slot_of(m->ix, (int)i, &g, &breach_id);
+        r = identities_json(&m->acc[i], &json);
+        for (int w = bd_watch_index_first(m->ix, g); w >= 0 && r == BD_OK;
+             w = bd_watch_index_next(m->ix, w)) {
+            r = write_alert(m, &m->w[w], &m->acc[i], breach_id, &json);
+            if (r == BD_OK)
+                m->alerts++;
+        }
     }
     bd_buf_free(&json);
     bd_watch_matcher_discard(m);
@@ -325,6 +317,8 @@ void bd_watch_matcher_discard(bd_watch_matcher *m)
         for (int j = 0; j < m->acc[i].nshown; j++)
             free(m->acc[i].shown[j]);
     m->nacc = 0;
+    if (m->ix)
+        bd_watch_index_clear_slots(m->ix);
     m->err = BD_OK;
 }
 
