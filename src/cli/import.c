@@ -21,7 +21,7 @@ static const char USAGE[] =
     "                        [--format jsonl|csv|tsv|combo|stealer] [--separator C]\n"
     "                        [--map 'Column=field,...'] [--columns a,b,c] [--drop-unmapped]\n"
     "                        [--lossy] [--dry-run] [--strict] [--bulk] [--secret FILE]\n"
-    "                        [--no-password-ranges] [--decompress-memory-limit MiB]\n"
+    "                        [--password-ranges] [--decompress-memory-limit MiB]\n"
     "                        [--follow-links]\n"
     "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n"
     "                        [--follow-links]\n";
@@ -334,8 +334,8 @@ int bd_cmd_import(int argc, char **argv)
                *sep = NULL, *map_spec = NULL, *columns = NULL, *mem_limit = NULL;
     const char *args[257]; /* what to import, then the files */
     int nargs = 0;
-    bool strict = false, bulk = false, no_ranges = false, drop = false, lossy = false, dry = false,
-         follow = false;
+    bool strict = false, bulk = false, ranges = false, no_ranges = false, drop = false,
+         lossy = false, dry = false, follow = false;
     const bd_option opts[] = {{"--db", &db, NULL},
                               {"--secret", &secret_path, NULL},
                               {"--breach", &breach_text, NULL},
@@ -349,7 +349,8 @@ int bd_cmd_import(int argc, char **argv)
                               {"--strict", NULL, &strict},
                               {"--bulk", NULL, &bulk},
                               {"--mode", &mode, NULL},
-                              {"--no-password-ranges", NULL, &no_ranges},
+                              {"--password-ranges", NULL, &ranges},
+                              {"--no-password-ranges", NULL, &no_ranges}, /* the default */
                               {"--decompress-memory-limit", &mem_limit, NULL},
                               {"--follow-links", NULL, &follow},
                               {NULL, NULL, NULL}};
@@ -365,12 +366,20 @@ int bd_cmd_import(int argc, char **argv)
                            .ids = stdout,
                            .strict = strict,
                            .bulk = bulk,
-                           .no_password_ranges = no_ranges,
+                           /* unsalted SHA-1 and NTLM of a corpus's passwords are crackable:
+                            * counted only when the operator asks (OPERATIONS.md, "Password
+                            * ranges") */
+                           .no_password_ranges = !ranges,
                            .columns = columns,
                            .drop_unmapped = drop,
                            .lossy = lossy,
                            .dry_run = dry,
                            .follow_links = follow};
+    if (ranges && no_ranges) {
+        fprintf(stderr,
+                "breachctl import: give --password-ranges or --no-password-ranges, not both\n");
+        return BD_EXIT_FAIL;
+    }
     bool pwned = strcmp(kind, "pwned-passwords") == 0;
     if (mode && !pwned) {
         fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");

@@ -27,7 +27,8 @@ typedef struct {
     bool bulk;               /* records and cards: the whole file in one transaction, with
                                 the lookup indexes rebuilt at its end (bd_store_bulk_begin) */
     bool no_password_ranges; /* records: do not count plaintext passwords in the Pwned
-                                Passwords ranges (breachctl import --no-password-ranges) */
+                                Passwords ranges (breachctl import sets it unless given
+                                --password-ranges; the demo corpus leaves it false) */
     char separator;          /* combo lists: the separator, 0 to detect it per file */
     const bd_colmap *map;    /* CSV/TSV: --map, or NULL */
     const char *columns;     /* CSV/TSV: --columns of a headerless file, or NULL */

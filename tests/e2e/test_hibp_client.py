@@ -31,7 +31,8 @@ class HibpClientLibrary(unittest.TestCase):
         cls.ctl.import_("breaches", cls.ctl.write(
             "b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
         cls.ctl.import_("records", cls.ctl.write(
-            "r.jsonl", "\n".join(json.dumps(r) for r in RECORDS + PASSWORD_RECORDS)))
+            "r.jsonl", "\n".join(json.dumps(r) for r in RECORDS + PASSWORD_RECORDS)),
+            extra=("--password-ranges",))
         key = cls.ctl.key("lib", "--plan", "enterprise")
         slow = cls.ctl.key("slow", "--rate", "1/h")
         # the catalog without a key, as HIBP serves it: this library sends none with breaches()

@@ -99,7 +99,7 @@ class Import(unittest.TestCase):
                     ctl.import_("breaches", fixture("breaches.jsonl"))
                     lines = recs + recs[:2] if dup else recs
                     f = ctl.write("r.jsonl", "".join(json.dumps(r) + "\n" for r in lines))
-                    p = ctl.import_("records", f, extra=("--bulk",))
+                    p = ctl.import_("records", f, extra=("--bulk", "--password-ranges"))
                     self.assertIn("read %d, imported 6, duplicates %d, rejected 0"
                                   % (len(lines), 2 if dup else 0), self.summary(p))
                     c = ctl.write("c.csv", cards + (cards.split("\n", 1)[1] if dup else ""))

@@ -1,5 +1,6 @@
-"""GET /range/{prefix}: Pwned Passwords k-anonymity ranges, fed by record imports and by
-breachctl import pwned-passwords, on a real server and a store built by the real CLI."""
+"""GET /range/{prefix}: Pwned Passwords k-anonymity ranges, fed by record imports that opt in
+(--password-ranges) and by breachctl import pwned-passwords, on a real server and a store
+built by the real CLI."""
 import hashlib
 import json
 import os
@@ -52,8 +53,9 @@ class Ranges(ServerTest):
     def populate(cls, ctl):
         breaches(ctl)
         f = ctl.write("r.jsonl", jsonl(RECORDS))
-        ctl.import_("records", f)
-        ctl.import_("records", f)  # the same file again: duplicates, so no count moves
+        ctl.import_("records", f, extra=("--password-ranges",))
+        # the same file again: duplicates, so no count moves
+        ctl.import_("records", f, extra=("--password-ranges",))
 
     @classmethod
     def setUpClass(cls):
@@ -139,7 +141,8 @@ class RangeAuth(unittest.TestCase):
     def setUpClass(cls):
         cls.ctl = Ctl().init()
         breaches(cls.ctl)
-        cls.ctl.import_("records", cls.ctl.write("r.jsonl", jsonl(RECORDS)))
+        cls.ctl.import_("records", cls.ctl.write("r.jsonl", jsonl(RECORDS)),
+                        extra=("--password-ranges",))
         cls.key = cls.ctl.key("hibp", "--rate", "3/h")
 
     @classmethod
@@ -185,8 +188,8 @@ class RangeAuth(unittest.TestCase):
 
 
 class RangeImports(unittest.TestCase):
-    """What imports put in the ranges: --no-password-ranges, and Pwned Passwords downloads
-    in both layouts, plain and gzipped, whose re-import changes nothing."""
+    """What imports put in the ranges: a records import only with --password-ranges, and Pwned
+    Passwords downloads in both layouts, plain and gzipped, whose re-import changes nothing."""
 
     def setUp(self):
         self.ctl = Ctl().init()
@@ -210,13 +213,26 @@ class RangeImports(unittest.TestCase):
         finally:
             self.assertEqual(srv.stop(), 0)
 
-    def test_no_password_ranges_leaves_the_ranges_out_and_the_records_in(self):
-        f = self.ctl.write("r.jsonl", jsonl(RECORDS))
-        p = self.ctl.import_("records", f, extra=("--no-password-ranges",))
-        self.assertIn(b"imported 5", p.stderr)
+    def test_records_count_in_the_ranges_only_with_password_ranges(self):
+        f = self.ctl.write("r.jsonl", jsonl(RECORDS[:2]))
+        p = self.ctl.import_("records", f)  # the default: the ranges are left out
+        self.assertIn(b"imported 2", p.stderr)
+        self.assertEqual(self.ctl.sql("SELECT count(*) FROM password_ranges"), [["0"]])
         self.assertEqual(self.ranges("/range/5BAA6", "/range/8846F?mode=ntlm"), [[], []])
-        self.ctl.import_("records", f)  # all duplicates now: still nothing counted
+        # all duplicates now: nothing counted, with the option either
+        self.ctl.import_("records", f, extra=("--password-ranges",))
         self.assertEqual(self.ranges("/range/5BAA6"), [[]])
+        g = self.ctl.write("s.jsonl", jsonl(RECORDS[2:]))
+        p = self.ctl.import_("records", g, extra=("--no-password-ranges",))  # still accepted
+        self.assertIn(b"imported 3", p.stderr)
+        self.assertEqual(self.ranges("/range/5BAA6"), [[]])
+        h = self.ctl.write("t.jsonl", jsonl([dict(r, email="n" + r["email"]) for r in RECORDS]))
+        self.ctl.import_("records", h, extra=("--password-ranges",))
+        self.assertEqual(self.ranges("/range/5BAA6", "/range/8846F?mode=ntlm"),
+                         [[PW_SHA1[5:] + ":3"], [PW_NTLM[5:] + ":3"]])
+        p = self.ctl.import_("records", h, check=2,
+                             extra=("--password-ranges", "--no-password-ranges"))
+        self.assertIn(b"give --password-ranges or --no-password-ranges, not both", p.stderr)
 
     def test_a_sha1_download_loads_and_a_second_load_keeps_the_counts(self):
         text = "".join("%s:%d\r\n" % (h, n) for h, n in sorted([
@@ -228,8 +244,9 @@ class RangeImports(unittest.TestCase):
         got = self.ranges("/range/5BAA6", "/range/" + sha1("letmein")[:5])
         self.assertEqual(got, [["0" * 35 + ":1", PW_SHA1[5:] + ":10437277"],
                                [sha1("letmein")[5:] + ":5"]])
-        # a breach import then adds to the download's total
-        self.ctl.import_("records", self.ctl.write("r.jsonl", jsonl(RECORDS[:1])))
+        # a breach import that opts in then adds to the download's total
+        self.ctl.import_("records", self.ctl.write("r.jsonl", jsonl(RECORDS[:1])),
+                         extra=("--password-ranges",))
         self.assertEqual(self.ranges("/range/5BAA6")[0][1], PW_SHA1[5:] + ":10437278")
 
     def test_an_ntlm_download_is_detected_and_bad_lines_are_rejected_by_number(self):
