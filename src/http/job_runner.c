@@ -17,6 +17,7 @@
 #define IDLE_WAIT_MS 1000 /* how often an idle runner looks for jobs without a poke */
 #define EXPIRE_EVERY_S 60
 #define JOB_TTL_S (24 * 3600)
+#define TRUNCATE_WAIT_MS 2000 /* for readers of the log, after expired jobs were deleted */
 #define TEXT_MAX (64u << 20) /* one chunk's inputs or results: 1,000 identities */
 
 struct bd_job_runner {
@@ -342,16 +343,21 @@ static bool wait_for_work(bd_job_runner *rn, int64_t ms)
     return go_on;
 }
 
-/* Deletes the jobs past their day. A store that takes no writes (a hot standby: its
+/* Deletes the jobs past their day, and empties the store's log of them as erasure does
+ * (their bytes were overwritten in the main file; the log's copies go too), waiting at most
+ * TRUNCATE_WAIT_MS for readers: a busy log is emptied at the next round that removes a job,
+ * or by the store's own checkpoints. A store that takes no writes (a hot standby: its
  * primary's servers do this) is said once, not every minute. */
 static void expire(work *wk, int64_t now)
 {
-    int64_t removed;
+    int64_t removed = 0;
     bd_result r = bd_store_job_expire(wk->store, now - JOB_TTL_S, &removed);
     if (r != BD_OK && !wk->said_expire)
         fprintf(stderr, "breachd: deleting expired jobs failed (%s); said once\n",
                 bd_result_str(r));
     wk->said_expire = r != BD_OK;
+    if (r == BD_OK && removed > 0)
+        bd_store_truncate_log(wk->store, TRUNCATE_WAIT_MS);
 }
 
 static void *run(void *arg)

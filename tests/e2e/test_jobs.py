@@ -13,7 +13,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server
+from harness import STORE, Ctl, Server
 
 B1 = "aaaaaaaa-0000-4000-8000-000000000001"  # 2024-01-10
 B2 = "aaaaaaaa-0000-4000-8000-000000000002"  # 2022-06-01
@@ -423,9 +423,12 @@ class JobRestart(unittest.TestCase):
 
     def test_jobs_are_deleted_after_a_day(self):
         srv = Server(self.ctl)
+        unique = b"expiring-identity-5521@nowhere.example"
         try:
-            job = self.submit(["jane.doe@example.com"], srv=srv)
+            job = self.submit(["jane.doe@example.com", unique.decode()], srv=srv)
             self.wait(job["id"], srv=srv)
+            if STORE == "sqlite":  # a PostgreSQL dump shows the results' bytes in hex
+                self.assertTrue(unique in self.ctl.store_bytes(), "the job is not in the files")
         finally:
             self.assertEqual(srv.stop(), 0)
         self.ctl.sql("UPDATE jobs SET created_at = created_at - 86401 WHERE uuid = '%s'" % job["id"])
@@ -440,6 +443,12 @@ class JobRestart(unittest.TestCase):
             self.assertEqual(code, 404)
             self.assertEqual(self.ctl.sql("SELECT count(*) FROM job_chunks WHERE job = '%s'" % job["id"]),
                              [["0"]])
+            # nothing of the job is left readable in the store's files (SQLite: the freed
+            # pages overwritten, the write-ahead log emptied; PostgreSQL: see OPERATIONS.md)
+            deadline = time.time() + 5
+            while unique in self.ctl.store_bytes() and time.time() < deadline:
+                time.sleep(0.1)
+            self.assertFalse(unique in self.ctl.store_bytes(), "the expired job is still in the files")
         finally:
             self.assertEqual(srv.stop(), 0)
 

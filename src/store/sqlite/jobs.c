@@ -244,8 +244,13 @@ static bd_result expire_body(sqlite_store *s, void *ctx)
     return r;
 }
 
+/* What goes is overwritten in the main file (secure_delete, as erasure does: the identities
+ * and results of a job are someone's lookups); the caller empties the log after it
+ * (bd_store_truncate_log). The pragma stays on for the connection: its other deletes are
+ * jobs' too. */
 bd_result sq_job_expire(bd_store *base, int64_t before, int64_t *removed)
 {
     expire_args a = {before, removed};
-    return in_tx(S(base), expire_body, &a);
+    bd_result r = sq_exec(S(base), "PRAGMA secure_delete=ON");
+    return r == BD_OK ? in_tx(S(base), expire_body, &a) : r;
 }
