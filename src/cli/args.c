@@ -92,13 +92,17 @@ static const char *keep(const char *value)
 
 /* Overwrites text in place with its redacted form followed by NUL bytes: the password is
  * gone from the process's memory image of its arguments, and what is left still names the
- * store for whoever reads ps. */
+ * store for whoever reads ps. Text without a secret (a file path) is not written to. */
 static void overwrite(char *text)
 {
     size_t n = strlen(text);
     char *shown = malloc(n + 1);
     if (shown)
         bd_uri_redact(text, shown, n + 1); /* never longer: cut short if need be */
+    if (shown && strcmp(shown, text) == 0) {
+        free(shown);
+        return;
+    }
     size_t keep_n = shown ? strlen(shown) : 0;
     if (shown)
         memcpy(text, shown, keep_n);
