@@ -518,6 +518,22 @@ class Watches(unittest.TestCase):
         st, body = call(self.srv, "DELETE", "/watches/%d" % mine["id"], self.key)
         self.assertEqual(st, 404)
 
+    def test_a_new_keys_watch_ids_tell_it_nothing_of_other_keys(self):
+        other = self.ctl.key("other")
+        self.start(*ALLOW)
+        mine = [self.add_watch(9, "username", "user%d" % i)["id"] for i in range(3)]
+        theirs = self.add_watch(9, "username", "user0", key=other)["id"]
+        for i in mine + [theirs]:
+            self.assertTrue(1 <= i < 2 ** 53, i)  # exact as a JSON number
+        self.assertNotEqual(theirs, 4)  # not a count of the watches held before
+        self.assertNotIn(theirs, (max(mine) + 1, mine[-1] + 1))
+        gaps = sorted(abs(a - b) for a, b in zip(mine + [theirs], mine[1:] + [theirs]))
+        self.assertGreater(gaps[0], 1, (mine, theirs))  # not a sequence
+        st, body = call(self.srv, "GET", "/watches", other)
+        self.assertEqual([w["id"] for w in body["watches"]], [theirs])
+        st, body = call(self.srv, "GET", "/watches", self.key)
+        self.assertEqual([w["id"] for w in body["watches"]], sorted(mine))  # by id
+
     def test_a_key_holds_at_most_100_watches(self):
         self.start(*ALLOW)
         for i in range(100):
@@ -544,19 +560,23 @@ class Cli(unittest.TestCase):
                                *server_secret], capture_output=True, timeout=60)
 
     def test_add_prints_the_id_alone_and_list_hides_the_secret(self):
-        p = self.watch("add", "--key", "1", "--type", "EMAIL", "--account", " A@Example.com",
-                       "--url", "http://127.0.0.1:9/", "--secret", SIGNING, *ALLOW)
-        self.assertEqual((p.returncode, p.stdout), (0, b"1\n"), p.stderr)
-        p = self.watch("add", "--key", "1", "--type", "bin", "--account", "411111",
-                       "--url", "http://127.0.0.1:9/", "--secret", SIGNING, *ALLOW)
-        self.assertEqual((p.returncode, p.stdout), (0, b"2\n"), p.stderr)
+        ids = []
+        for type_, account in (("EMAIL", " A@Example.com"), ("bin", "411111")):
+            p = self.watch("add", "--key", "1", "--type", type_, "--account", account,
+                           "--url", "http://127.0.0.1:9/", "--secret", SIGNING, *ALLOW)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertRegex(p.stdout, rb"^[1-9][0-9]*\n$")  # the id alone: random, 1..2^53-1
+            ids.append(int(p.stdout))
+            self.assertLess(ids[-1], 2 ** 53)
+        self.assertNotEqual(ids[0], ids[1])
         p = self.ctl.run("watch", "list", check=0)
         out = p.stdout.decode()
         self.assertIn("a@example.com", out)
         self.assertIn("411111", out)
+        self.assertIn(str(ids[0]), out)
         self.assertNotIn(SIGNING, out + p.stderr.decode())
-        p = self.ctl.run("watch", "remove", "1", check=0)
-        p = self.ctl.run("watch", "remove", "1", check=2)
+        p = self.ctl.run("watch", "remove", str(ids[0]), check=0)
+        p = self.ctl.run("watch", "remove", str(ids[0]), check=2)
 
     def test_refusals(self):
         base = ["--key", "1", "--type", "email", "--account", "a@example.com", "--secret", SIGNING]

@@ -52,10 +52,11 @@ TEST(test_watches_belong_to_their_key_with_a_limit)
     CHECK_INT(bd_store_watch_generation(s, &g1), BD_OK);
     CHECK(g1 != g0);
     char want[256];
-    snprintf(want, sizeof want,
-             "%lld:1:0:a@t.example:signing-secret-16b;%lld:1:1:t.example:"
-             "signing-secret-16b;",
-             (long long)id1, (long long)id2);
+    /* by id: ids are random, so either may come first */
+    snprintf(want, sizeof want, "%lld:1:%d:%s:signing-secret-16b;%lld:1:%d:%s:signing-secret-16b;",
+             (long long)(id1 < id2 ? id1 : id2), id1 < id2 ? 0 : 1,
+             id1 < id2 ? "a@t.example" : "t.example", (long long)(id1 < id2 ? id2 : id1),
+             id1 < id2 ? 1 : 0, id1 < id2 ? "t.example" : "a@t.example");
     CHECK_STR(watches_of(s, 1), want);
     snprintf(want, sizeof want, "%lld:2:9:411111:signing-secret-16b;", (long long)id3);
     CHECK_STR(watches_of(s, 2), want);
@@ -406,9 +407,33 @@ TEST(test_a_bulk_load_lands_the_records_and_cards_it_kept)
     bd_store_on_landed(s, NULL, NULL);
 }
 
+/* Watch ids are random (1 to 2^53 - 1), not a sequence: the first watch of a key added after
+ * 30 others is not 31, and 30 ids in a row are not consecutive. */
+TEST(test_watch_ids_are_random_and_tell_nothing_of_other_keys)
+{
+    bd_store *s = fresh();
+    int64_t ids[31];
+    char key[32];
+    int consecutive = 0;
+    for (int i = 0; i < 31; i++) {
+        snprintf(key, sizeof key, "u%d", i);
+        bd_watch_row a = watch(i < 30 ? 1 : 2, BD_FIELD_USERNAME, key, "http://h.example/");
+        CHECK_INT(bd_store_watch_add(s, &a, 0, &ids[i]), BD_OK);
+        CHECK(ids[i] >= 1 && ids[i] < ((int64_t)1 << 53));
+        consecutive += i > 0 && (ids[i] == ids[i - 1] + 1 || ids[i] == ids[i - 1] - 1);
+    }
+    CHECK(ids[30] != 31);
+    CHECK_INT(consecutive, 0);
+    /* and each is the watch it names */
+    CHECK_INT(bd_store_watch_remove(s, 1, ids[30]), BD_ERR_NOT_FOUND); /* key 2's */
+    CHECK_INT(bd_store_watch_remove(s, 2, ids[30]), BD_OK);
+    CHECK_STR(watches_of(s, 2), "");
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
+    RUN_CONTRACT(test_watch_ids_are_random_and_tell_nothing_of_other_keys);
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
     RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
     RUN_CONTRACT(test_prune_removes_only_old_alerts_that_are_settled_oldest_first);

@@ -3,6 +3,7 @@
  * lease and settle are one statement each outside any transaction, without the writer
  * lock, so delivery never waits for an import. Several servers lease with FOR UPDATE SKIP
  * LOCKED: each due alert goes to one of them. */
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,16 @@
 #define ALERT_COLUMNS                                                                              \
     "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
     "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
+
+/* A new watch's id: random, 1 to 2^53 - 1 (exact as a JSON number), so that an id tells
+ * nothing of the watches other keys hold (a sequence would count them). */
+static int64_t random_watch_id(void)
+{
+    uint64_t v;
+    randombytes_buf(&v, sizeof v);
+    v &= (UINT64_C(1) << 53) - 1;
+    return v ? (int64_t)v : 1;
+}
 
 bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id)
 {
@@ -29,6 +40,21 @@ bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, 
             r = BD_ERR_LIMIT;
         PQclear(res);
     }
+    /* an id no watch has (under the writer lock: no one takes it meanwhile) */
+    int64_t new_id = 0;
+    for (int tries = 0; r == BD_OK && new_id == 0 && tries < 8; tries++) {
+        new_id = random_watch_id();
+        pp = (pg_params){0};
+        pg_param_int(&pp, new_id);
+        r = pg_run_sql(p, "SELECT count(*) FROM watches WHERE id = $1::bigint", &pp, true, &res);
+        if (r == BD_OK) {
+            if (pg_int(res, 0, 0) > 0)
+                new_id = 0;
+            PQclear(res);
+        }
+    }
+    if (r == BD_OK && new_id == 0)
+        r = BD_ERR_STORE;
     if (r == BD_OK) {
         pp = (pg_params){0};
         pg_param_int(&pp, w->key_id);
@@ -37,10 +63,12 @@ bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, 
         pg_param_text(&pp, w->shown);
         pg_param_text(&pp, w->url);
         pg_param_text(&pp, w->secret);
+        pg_param_int(&pp, new_id);
         r = pg_run_sql(p,
-                       "INSERT INTO watches(key_id, type, key, shown, url, secret, created_at) "
-                       "VALUES ($1::bigint, $2::integer, $3, $4, $5, $6, "
-                       "extract(epoch FROM now())::bigint) ON CONFLICT DO NOTHING RETURNING id",
+                       "INSERT INTO watches(id, key_id, type, key, shown, url, secret, "
+                       "created_at) VALUES ($7::bigint, $1::bigint, $2::integer, $3, $4, $5, $6, "
+                       "extract(epoch FROM now())::bigint) "
+                       "ON CONFLICT (key_id, type, key, url) DO NOTHING RETURNING id",
                        &pp, true, &res);
     }
     if (r == BD_OK) {

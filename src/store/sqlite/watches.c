@@ -2,6 +2,7 @@
  * change in write transactions like keys; how delivery avoids the writer lock is told at
  * sq_alert_lease below. */
 #include <fcntl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,16 @@ static bd_result bump(sqlite_store *s)
     return r == BD_OK ? sq_step_done(s, st) : r;
 }
 
+/* A new watch's id: random, 1 to 2^53 - 1 (exact as a JSON number), so that an id tells
+ * nothing of the watches other keys hold (a sequence would count them). */
+static int64_t random_watch_id(void)
+{
+    uint64_t v;
+    randombytes_buf(&v, sizeof v);
+    v &= (UINT64_C(1) << 53) - 1;
+    return v ? (int64_t)v : 1;
+}
+
 bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_key, int64_t *id)
 {
     sqlite_store *s = S(base);
@@ -66,13 +77,29 @@ bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_ke
     }
     if (r == BD_OK && max_per_key > 0 && n >= max_per_key)
         r = BD_ERR_LIMIT;
+    /* an id no watch has (inside the write transaction: no one takes it meanwhile) */
+    int64_t new_id = 0;
+    for (int tries = 0; r == BD_OK && new_id == 0 && tries < 8; tries++) {
+        new_id = random_watch_id();
+        r = run_dynamic(s, "SELECT count(*) FROM watches WHERE id = ?1", &st);
+        if (r == BD_OK) {
+            sqlite3_bind_int64(st, 1, new_id);
+            r = sq_step_count(st, &n);
+        }
+        if (r == BD_OK && n > 0)
+            new_id = 0;
+    }
+    if (r == BD_OK && new_id == 0)
+        r = BD_ERR_STORE;
     if (r == BD_OK)
         r = run_dynamic(s,
-                        "INSERT INTO watches(key_id, type, key, shown, url, secret, created_at) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, CAST(strftime('%s','now') AS INTEGER)) "
-                        "ON CONFLICT DO NOTHING",
+                        "INSERT INTO watches(id, key_id, type, key, shown, url, secret, "
+                        "created_at) VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, "
+                        "CAST(strftime('%s','now') AS INTEGER)) "
+                        "ON CONFLICT(key_id, type, key, url) DO NOTHING",
                         &st);
     if (r == BD_OK) {
+        sqlite3_bind_int64(st, 7, new_id);
         sqlite3_bind_int64(st, 1, w->key_id);
         sqlite3_bind_int(st, 2, w->type);
         sq_bind_slice(st, 3, w->key);
@@ -84,7 +111,7 @@ bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_ke
     if (r == BD_OK && sqlite3_changes(s->db) == 0)
         r = BD_ERR_EXISTS;
     if (r == BD_OK) {
-        *id = sqlite3_last_insert_rowid(s->db);
+        *id = new_id;
         r = bump(s);
     }
     return own_end(s, own, r);
