@@ -17,6 +17,7 @@ static const char USAGE[] =
     "               [--hibp-catalog-auth key|none]\n"
     "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
     "               [--max-connections N] [--max-connections-per-ip N]\n"
+    "               [--max-upload-memory MIB]\n"
     "               [--auth-fail-limit N/min]\n"
     "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--max-connections-per-ip", &v) &&
                    bd_parse_i64(v, 0, 1000000, &n)) {
             cfg.max_conns_per_ip = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--max-upload-memory", &v) &&
+                   bd_parse_i64(v, 16, 1 << 20, &n)) {
+            cfg.max_upload_memory = (size_t)n << 20;
         } else if (bd_arg_value(argc, argv, &i, "--cors-origin", &v) && v &&
                    cfg.cors_origins_n < BD_CORS_MAX_ORIGINS) {
             cors[cfg.cors_origins_n++] = v;

@@ -150,6 +150,16 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
 {
     uint64_t client = bd_client_id(rq->conn);
     int64_t now = rq->now_us = bd_now_us();
+    if (rq->screened) { /* checked and counted when its head came, before the body */
+        const bd_screened *s = rq->screened;
+        rq->key = s->key;
+        rq->has_rate = s->has_rate;
+        rq->rate_limit = s->rate_limit;
+        rq->rate_remaining = s->rate_remaining;
+        rq->rate_reset = s->rate_reset;
+        rq->authenticated = true;
+        return true;
+    }
     bd_slice presented;
     if (!presented_key(rq, hibp, &presented))
         return failed(srv, rq, client, now, 401, "unauthorized",

@@ -180,6 +180,7 @@ typedef struct {
     int content_length, transfer_encoding, host;
     bool te_not_chunked, nul;
     bool body_too_large; /* Content-Length above BD_UPLOAD_MAX */
+    int64_t length;      /* Content-Length's value when it is not too large */
     size_t bytes; /* of the head, as near as can be counted */
 } head_facts;
 
@@ -200,8 +201,11 @@ static enum MHD_Result note_header(void *cls, enum MHD_ValueKind kind, const cha
         f->content_length++;
         /* libmicrohttpd refuses a malformed value itself; only the size matters here */
         size_t digits = value ? strspn(value, "0123456789") : 0;
-        if (digits > 9 || (digits && strtoul(value, NULL, 10) > BD_UPLOAD_MAX))
+        unsigned long n = digits && digits <= 9 ? strtoul(value, NULL, 10) : 0;
+        if (digits > 9 || n > BD_UPLOAD_MAX)
             f->body_too_large = true;
+        else
+            f->length = (int64_t)n;
     } else if (name_is(key, key_size, "Transfer-Encoding")) {
         f->transfer_encoding++;
         if (!value || value_size != 7 || strncasecmp(value, "chunked", 7) != 0)
@@ -224,7 +228,7 @@ static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char 
 
 static void problem(bd_head_problem *out, int status, const char *code, const char *message)
 {
-    *out = (bd_head_problem){status, code, message, true};
+    *out = (bd_head_problem){status, code, message, true, 0};
 }
 
 void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const char *method,
@@ -255,4 +259,6 @@ void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const cha
     if (f.bytes > BD_HEAD_MAX)
         problem(out, 431, "header_too_large",
                 "the request line and headers must fit in 8192 bytes");
+    else
+        out->body = f.transfer_encoding ? -1 : f.length;
 }

@@ -43,12 +43,13 @@ enum {
 };
 unsigned bd_guard_uri_flags(const char *raw_uri);
 
-/* What is wrong with a request head, if anything. */
+/* What is wrong with a request head, if anything, and the body it announces. */
 typedef struct {
     int status;          /* 0: nothing wrong */
     const char *code;    /* error code for the JSON body */
     const char *message; /* a sentence for the client */
     bool close;          /* close the connection after the reply */
+    int64_t body;        /* its Content-Length; -1: chunked; 0: none (set when status is 0) */
 } bd_head_problem;
 
 #define BD_HEAD_MAX 8192 /* request line plus headers, in bytes */
@@ -57,7 +58,8 @@ typedef struct {
  * (only "chunked" is implemented, and never together with Content-Length), a missing or
  * repeated Host in HTTP/1.1, NUL bytes in header values, a %00 in the path, and a head
  * past BD_HEAD_MAX (431), counted as near as libmicrohttpd lets us: the decoded target and
- * parameters, and "name: value" per header, in one pass over the headers. */
+ * parameters, and "name: value" per header, in one pass over the headers. A Content-Length
+ * above BD_UPLOAD_MAX is 413 here, for every path. */
 void bd_guard_check_head(struct MHD_Connection *conn, const char *url, const char *method,
                          const char *version, unsigned uri_flags, bd_head_problem *out);
 

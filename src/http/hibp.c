@@ -287,6 +287,8 @@ void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *m
         bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
         return;
     }
+    if (rq->screening) /* never reached: only a write announces a body (router.c) */
+        return;
     switch (rq->route) {
     case BD_ROUTE_HIBP_ACCOUNT:
         bd_hibp_breached_account(rq, arg);

@@ -77,12 +77,30 @@ bool bd_method_takes_body(const char *method)
            strcmp(method, "PATCH") == 0 || strcmp(method, "DELETE") == 0;
 }
 
+void bd_reply_too_large(bd_req *rq, size_t cap)
+{
+    rq->close = true;
+    bool mib = cap % (1u << 20) == 0;
+    bd_reply_error(rq, 413, "payload_too_large", "the request body is larger than %zu %s",
+                   mib ? cap >> 20 : cap >> 10, mib ? "MiB" : "KiB");
+}
+
+void bd_reply_no_room(bd_req *rq)
+{
+    rq->close = true;
+    rq->retry_after = 1;
+    bd_reply_error(rq, 503, "unavailable",
+                   "the server is receiving too many request bodies at once; retry in a moment");
+}
+
 bool bd_req_body(bd_req *rq, bd_slice *body)
 {
-    if (rq->upload_too_large) {
-        rq->close = true; /* what is left of the body may still be on its way */
-        bd_reply_error(rq, 413, "payload_too_large", "the request body is larger than %u MiB",
-                       BD_UPLOAD_MAX >> 20);
+    if (rq->upload_state == BD_UPLOAD_TOO_LARGE) {
+        bd_reply_too_large(rq, rq->body_cap);
+        return false;
+    }
+    if (rq->upload_state == BD_UPLOAD_NO_ROOM) {
+        bd_reply_no_room(rq);
         return false;
     }
     if (!rq->upload.ptr || rq->upload.len == 0) {

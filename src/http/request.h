@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/slice.h"
 #include "http/metrics.h"
+#include "http/upload.h"
 #include "ingest/normalize.h"
 #include "store/store.h"
 
@@ -47,6 +48,15 @@ typedef struct {
     void *ctx;
 } bd_stream;
 
+/* What the head of a request that announces a body left for its last call when it was let
+ * through (server.c): the key checked, and counted, then. */
+typedef struct {
+    bool on;
+    bd_key_info key;
+    bool has_rate;
+    int64_t rate_limit, rate_remaining, rate_reset;
+} bd_screened;
+
 typedef struct {
     struct MHD_Connection *conn;
     const char *method;
@@ -65,8 +75,13 @@ typedef struct {
     const uint8_t *secret;
     bd_store *store;
     struct bd_worker *worker; /* the thread's: bd_req_writer opens its write connection */
-    bd_slice upload;          /* the request body of a POST, PUT, PATCH or DELETE; ptr NULL: none */
-    bool upload_too_large;    /* the body passed BD_UPLOAD_MAX (http/upload.h) and was cut */
+    bd_slice upload; /* the body kept for the resource (body_cap > 0); ptr NULL: none */
+    bd_upload_state upload_state; /* cut at body_cap, or refused by the server's budget */
+    size_t body_cap;              /* the resource's limit on its body; 0: it reads none */
+    int64_t announced;            /* the body's Content-Length; -1: chunked */
+    bool screening; /* the head of a request that announces a body: bd_dispatch routes and
+                       authenticates it, and writes a reply only to refuse it */
+    const bd_screened *screened; /* the last call of a request let through at its head */
     bd_buf *body;
     bd_breach_json *breach_json; /* the worker's, or NULL */
     struct bd_reply_cache *replies;       /* the worker's, or NULL */
@@ -114,11 +129,19 @@ void bd_reply_error(bd_req *rq, int status, const char *code, const char *fmt, .
 /* Maps a store failure to 503 (busy or unreachable) or 500 (a bug), logged with the id. */
 void bd_reply_store_error(bd_req *rq, bd_result r);
 
-/* Whether a method's request body is kept for the handler (the others' is discarded). */
+/* Whether a method may carry a body the API reads (POST, PUT, PATCH, DELETE): the head of
+ * one that announces a body is routed and authenticated before the body is read (server.c);
+ * any other method's body is discarded. */
 bool bd_method_takes_body(const char *method);
-/* The request body of a write. false, with the reply written, when it was cut at
- * BD_UPLOAD_MAX (413) or when none came (400). */
+/* The request body of a write. false, with the reply written, when it was cut at the
+ * resource's limit (413), found no room in the server's budget (503), or none came (400). */
 bool bd_req_body(bd_req *rq, bd_slice *body);
+/* 413 payload_too_large for a body past cap bytes, and the connection closed (what is left of
+ * the body may still be on its way). */
+void bd_reply_too_large(bd_req *rq, size_t cap);
+/* 503 unavailable with Retry-After for a body the server's budget has no room for, and the
+ * connection closed. */
+void bd_reply_no_room(bd_req *rq);
 /* The store for a request that writes (rq->store is read-only): the thread's write
  * connection, opened on first use. NULL, with a 503 written, when it cannot be opened. A
  * write refused by the store (a hot standby, an unreachable server) is the caller's to map

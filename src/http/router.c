@@ -86,22 +86,26 @@ typedef struct {
     const char *path;
     bd_route route;
     const char *allow; /* the methods it answers, for a 405's Allow header */
+    size_t body_max;   /* the body its POST reads, at most; 0: a body is discarded */
 } route_entry;
 
+/* A watch is four short members (a URL of 2 KiB, a secret of 256 bytes at most). */
+#define WATCH_BODY_MAX (64u << 10)
+
 static const route_entry ROUTES[] = {
-    {"/breaches", BD_ROUTE_BREACHES, "GET, HEAD"},
-    {"/breaches/", BD_ROUTE_BREACH, "GET, HEAD"},
-    {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD"},
-    {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD"},
-    {"/usage", BD_ROUTE_USAGE, "GET, HEAD"},
-    {"/status", BD_ROUTE_STATUS, "GET, HEAD"},
-    {"/changes", BD_ROUTE_CHANGES, "GET, HEAD"},
-    {"/watches", BD_ROUTE_WATCHES, "GET, HEAD, POST"},
-    {"/watches/", BD_ROUTE_WATCH, "DELETE"},
-    {"/alerts", BD_ROUTE_ALERTS, "GET, HEAD"},
-    {"/jobs", BD_ROUTE_JOBS, "POST"},
-    {"/jobs/", BD_ROUTE_JOB, "GET, HEAD"},
-    {"/jobs/*/results", BD_ROUTE_JOB_RESULTS, "GET"},
+    {"/breaches", BD_ROUTE_BREACHES, "GET, HEAD", 0},
+    {"/breaches/", BD_ROUTE_BREACH, "GET, HEAD", 0},
+    {"/breach-search", BD_ROUTE_BREACH_SEARCH, "GET, HEAD", 0},
+    {"/credit-card-search", BD_ROUTE_CARD_SEARCH, "GET, HEAD", 0},
+    {"/usage", BD_ROUTE_USAGE, "GET, HEAD", 0},
+    {"/status", BD_ROUTE_STATUS, "GET, HEAD", 0},
+    {"/changes", BD_ROUTE_CHANGES, "GET, HEAD", 0},
+    {"/watches", BD_ROUTE_WATCHES, "GET, HEAD, POST", WATCH_BODY_MAX},
+    {"/watches/", BD_ROUTE_WATCH, "DELETE", 0},
+    {"/alerts", BD_ROUTE_ALERTS, "GET, HEAD", 0},
+    {"/jobs", BD_ROUTE_JOBS, "POST", BD_UPLOAD_MAX},
+    {"/jobs/", BD_ROUTE_JOB, "GET, HEAD", 0},
+    {"/jobs/*/results", BD_ROUTE_JOB_RESULTS, "GET", 0},
 };
 
 /* The resource a path under the base path names; NULL when none. */
@@ -228,6 +232,12 @@ void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method
     if (!method_allowed(e->allow, method)) {
         rq->allow = e->allow;
         bd_reply_error(rq, 405, "method_not_allowed", "this resource answers %s", e->allow);
+        return;
+    }
+    rq->body_cap = e->body_max;
+    if (rq->screening) { /* the head alone: let through unless the body is too large */
+        if (e->body_max && rq->announced > (int64_t)e->body_max)
+            bd_reply_too_large(rq, e->body_max);
         return;
     }
     switch (rq->route) {

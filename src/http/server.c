@@ -47,6 +47,16 @@
 #define REQ_ANNOUNCED 8u /* the head was checked at the first call */
 _Static_assert(sizeof(uintptr_t) >= 8, "the request pointer carries a 64-bit time");
 
+#define UPLOAD_MEMORY_DEFAULT (128u << 20)
+
+/* What a connection keeps between the calls of its request (its socket context): the body
+ * being received, and what the head decided when it let the request through. Only the
+ * thread serving the connection touches it. */
+typedef struct {
+    bd_upload *upload;
+    bd_screened screened;
+} conn_state;
+
 static _Thread_local bd_worker *tls_worker;
 
 /* The calling thread's worker, opened on its first request. NULL when the store cannot be
@@ -206,20 +216,52 @@ static enum MHD_Result finish_request(bd_server *srv, bd_worker *w, bd_req *rq, 
     return ret;
 }
 
-/* The first call, once the head is in: a head that fails the framing checks is answered
- * now, before any body is read, and the connection closes after the reply. */
-static enum MHD_Result check_head(bd_server *srv, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, uint64_t v)
+/* The head of a write that announces a body (body: its Content-Length, or -1 when chunked):
+ * routed and authenticated now, before a byte of the body is read, exactly as its last call
+ * would, so that a request refused (401, 403, 404, 405, 413, 429) never sends its body and
+ * gets no 100 Continue. True when it is let through: its key, counted now, is kept in cs for
+ * the last call, and a body its resource reads has its share of the server's budget. False
+ * with the refusal in rq. */
+static bool screen(bd_server *srv, conn_state *cs, bd_req *rq, const char *url,
+                   const char *method, int64_t body)
+{
+    MHD_get_connection_values_n(rq->conn, MHD_GET_ARGUMENT_KIND, collect_param, rq);
+    rq->method = method;
+    rq->screening = true;
+    rq->announced = body;
+    bd_dispatch(srv, rq, url, method);
+    if (rq->status)
+        return false;
+    if (!cs || (rq->body_cap && !bd_upload_expect(cs->upload, rq->body_cap,
+                                                   body > 0 ? (size_t)body : 0))) {
+        bd_reply_no_room(rq);
+        return false;
+    }
+    cs->screened = (bd_screened){rq->authenticated, rq->key,           rq->has_rate,
+                                 rq->rate_limit,    rq->rate_remaining, rq->rate_reset};
+    return true;
+}
+
+/* The first call, once the head is in: a head that fails the framing checks, or a write whose
+ * body would be refused, is answered now, before any body is read, and the connection closes
+ * after the reply. (A reply queued at the first call closes the connection in libmicrohttpd,
+ * so a request without a body is answered at its second.) */
+static enum MHD_Result check_head(bd_server *srv, conn_state *cs, struct MHD_Connection *conn,
+                                  const char *url, const char *method, const char *version,
+                                  uint64_t v)
 {
     bd_head_problem p;
     bd_guard_check_head(conn, url, method, version, (unsigned)(v & (REQ_ANNOUNCED - 1)), &p);
-    if (!p.status)
+    if (!p.status && (p.body == 0 || !bd_method_takes_body(method)))
         return MHD_YES;
     bd_req rq;
     bd_worker *w;
-    begin_request(srv, conn, &rq, &w);
-    rq.close = p.close;
-    bd_reply_error(&rq, p.status, p.code, "%s", p.message);
+    bool opened = begin_request(srv, conn, &rq, &w); /* else rq holds a 503 */
+    if (p.status)
+        bd_reply_error(&rq, p.status, p.code, "%s", p.message);
+    else if (opened && screen(srv, cs, &rq, url, method, p.body))
+        return MHD_YES; /* the body comes; the last call answers */
+    rq.close = true;
     return finish_request(srv, w, &rq, method, (int64_t)(v >> REQ_FLAG_BITS));
 }
 
@@ -229,16 +271,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     bd_server *srv = cls;
     uint64_t v = (uint64_t)(uintptr_t)*con_cls; /* set by on_uri for every request */
-    if (!(v & REQ_ANNOUNCED)) {
-        *con_cls = (void *)(uintptr_t)(v | REQ_ANNOUNCED);
-        return check_head(srv, conn, url, method, version, v);
-    }
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    bd_upload *up = ci ? ci->socket_context : NULL;
-    if (*upload_data_size) { /* kept for the methods that write; ignored for the others */
-        if (up && bd_method_takes_body(method))
-            bd_upload_take(up, upload_data, *upload_data_size);
+    conn_state *cs = ci ? ci->socket_context : NULL;
+    if (!(v & REQ_ANNOUNCED)) {
+        *con_cls = (void *)(uintptr_t)(v | REQ_ANNOUNCED);
+        return check_head(srv, cs, conn, url, method, version, v);
+    }
+    if (*upload_data_size) { /* kept when the head was let through to a resource reading it */
+        if (cs)
+            bd_upload_take(cs->upload, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -249,15 +291,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (begin_request(srv, conn, &rq, &w)) {
         MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
         rq.method = method;
-        if (up)
-            rq.upload = bd_upload_body(up, &rq.upload_too_large);
-        else /* the connection's buffer could not be made: a body it carried is lost */
-            rq.upload_too_large = bd_method_takes_body(method);
+        if (cs) { /* without it no head announcing a body was let through */
+            rq.screened = cs->screened.on ? &cs->screened : NULL;
+            rq.upload = bd_upload_body(cs->upload, &rq.upload_state);
+        }
         bd_dispatch(srv, &rq, url, method);
     }
     enum MHD_Result ret = finish_request(srv, w, &rq, method, start);
-    if (up)
-        bd_upload_done(up);
+    if (cs) {
+        bd_upload_done(cs->upload);
+        cs->screened.on = false;
+    }
     return ret;
 }
 
@@ -276,10 +320,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
     bd_server *srv = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = bd_upload_new();
+        conn_state *cs = calloc(1, sizeof *cs);
+        if (cs && !(cs->upload = bd_upload_new(&srv->uploads))) {
+            free(cs);
+            cs = NULL; /* its writes are refused with a 503 (screen) */
+        }
+        *socket_context = cs;
         bd_guard_opened(srv->guard, conn);
     } else {
-        bd_upload_free(*socket_context);
+        conn_state *cs = *socket_context;
+        if (cs) /* a body abandoned mid-way gives its share of the budget back here */
+            bd_upload_free(cs->upload);
+        free(cs);
         *socket_context = NULL;
         bd_guard_closed(srv->guard, conn);
     }
@@ -638,6 +690,10 @@ static void apply_defaults(bd_server_config *cfg)
         cfg->max_conns = 4096;
     if (!cfg->auth_fail_limit)
         cfg->auth_fail_limit = 60;
+    if (!cfg->max_upload_memory)
+        cfg->max_upload_memory = UPLOAD_MEMORY_DEFAULT;
+    if (cfg->max_upload_memory < BD_UPLOAD_MAX) /* every body a resource takes must fit */
+        cfg->max_upload_memory = BD_UPLOAD_MAX;
     if (cfg->empty_search_status != 200)
         cfg->empty_search_status = 404;
 }
@@ -652,6 +708,7 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         return BD_ERR_NOMEM;
     srv->cfg = *cfg;
     apply_defaults(&srv->cfg);
+    bd_upload_budget_init(&srv->uploads, srv->cfg.max_upload_memory);
     pthread_mutex_init(&srv->workers_lock, NULL);
     pthread_mutex_init(&srv->stop_lock, NULL);
     pthread_cond_init(&srv->stop_cond, NULL);

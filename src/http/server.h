@@ -25,6 +25,7 @@ typedef struct {
     unsigned max_conns;        /* 0: 4096 (kept below the descriptor limit) */
     unsigned max_conns_per_ip; /* 0: unlimited */
     unsigned auth_fail_limit;  /* failed keys per minute from one address; 0: 60 */
+    size_t max_upload_memory;  /* request-body bytes held at once; 0: 128 MiB; raised to 16 MiB */
     const char *tls_cert;      /* PEM files; both or neither */
     const char *tls_key;
     const char *access_log;          /* NULL: no access log */

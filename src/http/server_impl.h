@@ -19,6 +19,7 @@
 #include "http/metrics.h"
 #include "http/request.h"
 #include "http/server.h"
+#include "http/upload_budget.h"
 
 /* What each worker thread keeps between requests. */
 typedef struct bd_worker {
@@ -51,6 +52,7 @@ struct bd_server {
     bd_ratelimit *auth_fails;  /* per client address, failed keys only; per process */
     bd_known_keys *known_keys; /* (address, key) pairs that authenticated */
     bd_guard *guard;           /* per-connection deadlines */
+    bd_upload_budget uploads;  /* request-body bytes held at once, across connections */
     bd_metrics *metrics;
     bd_access_log *log;
     bd_cors cors;

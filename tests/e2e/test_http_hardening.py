@@ -152,6 +152,178 @@ class Framing(unittest.TestCase):
         self.assertEqual(len({i[:8] for i in ids}), 20, ids)
 
 
+def head(method, path, key=None, extra=b""):
+    """A request head of HTTP/1.1 with an optional key, ending the header block."""
+    h = b"%s %s HTTP/1.1\r\nHost: x\r\n" % (method, path)
+    if key:
+        h += b"x-api-key: " + key.encode() + b"\r\n"
+    return h + extra + b"\r\n"
+
+
+NEAR_16_MIB = b"Content-Length: %d\r\n" % (16 * 2**20 - 1)
+WATCH = json.dumps({"type": "email", "account": "a@example.com",
+                    "url": "https://hooks.example.com/in", "secret": "whsec-0123456789abcdef"})
+
+
+class BodiesWaitForTheKey(unittest.TestCase):
+    """Issue 29, finding 1: a request announcing a body is authenticated and routed as soon
+    as its head is in. A refusal goes out before a byte of the body is read (no 100
+    Continue), and the connection closes; the bodies held at once across the server are
+    capped (--max-upload-memory, at its least of 16 MiB here)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+        cls.ctl.import_("breaches", fixture("breaches.jsonl"))
+        cls.key = cls.ctl.key("bodies")
+        cls.counted = cls.ctl.key("counted", "--rate", "50/h", "--quota", "50/month")
+        cls.srv = Server(cls.ctl, "--max-upload-memory", "16")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.srv.stop() == 0
+        cls.ctl.cleanup()
+
+    def refused_at_once(self, data, status, error):
+        """Sends a head alone; the refusal must come within 2 s, without 100 Continue."""
+        start = time.time()
+        out, closed = raw(self.srv.port, data, wait=4.0)
+        self.assertLess(time.time() - start, 2.0, data[:80])
+        self.assertTrue(out, "no answer without the body: %r" % data[:80])
+        self.assertNotIn(b"100 Continue", out)
+        st, hdrs, body = parse(out)
+        self.assertEqual((st, json.loads(body)["error"]), (status, error), out[:400])
+        self.assertEqual(hdrs["content-type"], "application/json; charset=utf-8")
+        self.assertEqual(hdrs["connection"], "close")
+        self.assertTrue(closed)
+        self.assertEqual(out.count(b"HTTP/1.1 "), 1)
+        return hdrs, json.loads(body)
+
+    def test_no_key_gets_401_before_the_body(self):
+        for expect in (b"", b"Expect: 100-continue\r\n"):
+            _, body = self.refused_at_once(head(b"POST", b"/v7/jobs", None, NEAR_16_MIB + expect),
+                                           401, "unauthorized")
+            self.assertEqual(body["message"], "send your API key in the x-api-key header")
+        for method in (b"PUT", b"PATCH", b"DELETE"):
+            self.refused_at_once(head(method, b"/v7/watches/1", None, NEAR_16_MIB), 401,
+                                 "unauthorized")
+        # the HIBP API v3 and /range/ the same, with their own answers
+        self.refused_at_once(head(b"POST", b"/api/v3/breaches", None, NEAR_16_MIB), 401,
+                             "unauthorized")
+        self.refused_at_once(head(b"POST", b"/range/ABCDE", None, NEAR_16_MIB), 401,
+                             "unauthorized")
+
+    def test_a_bad_key_gets_403_before_the_body(self):
+        self.refused_at_once(head(b"POST", b"/v7/jobs", "bd_" + "A" * 43,
+                                  NEAR_16_MIB + b"Expect: 100-continue\r\n"),
+                             403, "authentication_failed")
+
+    def test_an_unknown_path_gets_404_before_the_body(self):
+        self.refused_at_once(head(b"POST", b"/v7/no-such-thing", self.key, NEAR_16_MIB), 404,
+                             "not_found")
+        self.refused_at_once(head(b"POST", b"/v6/jobs", None, NEAR_16_MIB), 404, "not_found")
+
+    def test_a_wrong_method_gets_405_with_allow_before_the_body(self):
+        for method, path, allow in ((b"POST", b"/v7/breaches", "GET, HEAD"),
+                                    (b"PUT", b"/v7/jobs", "POST"),
+                                    (b"POST", b"/v7/watches/7", "DELETE"),
+                                    (b"DELETE", b"/healthz", "GET, HEAD")):
+            hdrs, _ = self.refused_at_once(head(method, path, self.key, NEAR_16_MIB), 405,
+                                           "method_not_allowed")
+            self.assertEqual(hdrs["allow"], allow, path)
+
+    def test_a_body_over_the_resource_limit_gets_413_at_once(self):
+        _, body = self.refused_at_once(
+            head(b"POST", b"/v7/watches", self.key, b"Content-Length: %d\r\n" % (64 * 1024 + 1)),
+            413, "payload_too_large")
+        self.assertEqual(body["message"], "the request body is larger than 64 KiB")
+
+    def test_the_early_answers_are_the_ones_sent_after_a_body(self):
+        """The same bytes as the answer to the same request without a body (but for the
+        request id, the connection's close and the key's budget, one request further)."""
+        def strip(out):
+            st, hdrs, body = parse(out)
+            for h in ("x-request-id", "connection", "date", "x-ratelimit-remaining",
+                      "x-ratelimit-reset"):
+                hdrs.pop(h, None)
+            return st, hdrs, body
+        for path, key in ((b"/v7/jobs", None), (b"/v7/breaches", self.key),
+                          (b"/v7/nope", self.key)):
+            early, _ = raw(self.srv.port, head(b"POST", path, key, NEAR_16_MIB))
+            late, _ = raw(self.srv.port, head(b"POST", path, key, b"Content-Length: 0\r\n"))
+            self.assertEqual(strip(early), strip(late), path)
+
+    def test_a_request_with_a_body_is_counted_once(self):
+        """Against the key's hourly budget and its monthly quota, whether it is answered
+        after its body or refused before it (after the key was checked, as before)."""
+        st, hdrs, body = self.srv.request("/v7/watches", key=self.counted, method="POST",
+                                          headers={"content-type": "application/json"},
+                                          body=WATCH.encode())
+        self.assertEqual((st, hdrs["x-ratelimit-remaining"]), (201, "49"), body)
+        hdrs, _ = self.refused_at_once(head(b"POST", b"/v7/nope", self.counted, NEAR_16_MIB),
+                                       404, "not_found")
+        self.assertEqual(hdrs["x-ratelimit-remaining"], "48")
+        st, hdrs, _ = self.srv.request("/v7/breaches?number_of_records=1", key=self.counted)
+        self.assertEqual((st, hdrs["x-ratelimit-remaining"]), (200, "47"))
+        st, u = self.srv.get("/v7/usage", key=self.counted)
+        self.assertEqual((st, u["requests_this_month"], u["monthly_remaining"]), (200, 3, 47))
+
+    def test_an_accepted_head_gets_100_continue_and_its_answer(self):
+        s = socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
+        try:
+            s.sendall(head(b"POST", b"/v7/watches", self.key,
+                           b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                           b"Content-Length: %d\r\n" % len(WATCH.replace("a@", "b@"))))
+            self.assertEqual(s.recv(100), b"HTTP/1.1 100 Continue\r\n\r\n")
+            s.sendall(WATCH.replace("a@", "b@").encode())
+            out = b""
+            while b"}" not in out:
+                out += s.recv(65536)
+            self.assertEqual(parse(out)[0], 201, out)
+        finally:
+            s.close()
+
+    def test_bodies_past_the_server_budget_are_refused_at_once(self):
+        held = socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
+        try:
+            # the whole 16 MiB budget, announced (and so set aside), then held back
+            held.sendall(head(b"POST", b"/v7/jobs", self.key,
+                              b"Content-Type: text/plain\r\nContent-Length: %d\r\n" % (16 << 20))
+                         + b"a@example.com\n")
+            time.sleep(0.3)
+            for expect in (b"", b"Expect: 100-continue\r\n"):
+                hdrs, body = self.refused_at_once(
+                    head(b"POST", b"/v7/jobs", self.key, b"Content-Type: text/plain\r\n" +
+                         expect + b"Content-Length: 20\r\n"), 503, "unavailable")
+                self.assertEqual(hdrs["retry-after"], "1")
+                self.assertEqual(body["message"], "the server is receiving too many request "
+                                                  "bodies at once; retry in a moment")
+            # a chunked body takes its share as it comes: refused once it arrives
+            out, closed = raw(self.srv.port, head(b"POST", b"/v7/watches", self.key,
+                                                  b"Transfer-Encoding: chunked\r\n")
+                              + b"5\r\n{\"a\":\r\n0\r\n\r\n")
+            st, hdrs, body = parse(out)
+            self.assertEqual((st, json.loads(body)["error"], hdrs["connection"]),
+                             (503, "unavailable", "close"))
+            # a request without a body is served as ever
+            st, _, _ = self.srv.request("/v7/breaches?number_of_records=1", key=self.key)
+            self.assertEqual(st, 200)
+        finally:
+            held.close()
+        # the abandoned body's share comes back when its connection closes
+        deadline, out = time.time() + 3, b""
+        while time.time() < deadline:
+            s = socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
+            s.sendall(head(b"POST", b"/v7/jobs", self.key, b"Content-Type: text/plain\r\n"
+                           b"Expect: 100-continue\r\nContent-Length: %d\r\n" % (16 << 20)))
+            out = s.recv(100)
+            s.close()
+            if out.startswith(b"HTTP/1.1 100 "):
+                break
+            time.sleep(0.1)
+        self.assertEqual(out, b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
 class Keys(unittest.TestCase):
     def test_an_expired_key_gets_the_same_answer_as_an_unknown_one(self):
         ctl = Ctl().init()
