@@ -102,3 +102,8 @@ void bd_card_key(const uint8_t secret[BD_SECRET_LEN], const uint8_t sha256[32],
 {
     bd_keyed_hash(secret, "card", sha256, 32, out);
 }
+
+void bd_cvv_key(const uint8_t secret[BD_SECRET_LEN], bd_slice cvv, uint8_t out[BD_MAC_LEN])
+{
+    bd_keyed_hash(secret, "cvv", cvv.ptr, cvv.len, out);
+}

@@ -1,6 +1,6 @@
 /* The server secret: 32 random bytes in a file of mode 0600 beside the store, never inside
  * it, so a stolen database file does not let anyone test guesses against the keyed hashes of
- * passwords, SSNs and card numbers. */
+ * passwords, SSNs, card numbers and CVVs. */
 #ifndef BD_AUTH_SECRET_H
 #define BD_AUTH_SECRET_H
 
@@ -31,5 +31,10 @@ void bd_keyed_hash(const uint8_t secret[BD_SECRET_LEN], const char *label, const
  * digits, so that both a full number and a Hash: search reach it. */
 void bd_card_key(const uint8_t secret[BD_SECRET_LEN], const uint8_t sha256[32],
                  uint8_t out[BD_MAC_LEN]);
+
+/* The keyed hash under which a card's CVV is stored and searched: of its digits as given
+ * (3 or 4; "0123" and "123" are different values), so that cvv: finds the card while the
+ * store holds no CVV in clear. */
+void bd_cvv_key(const uint8_t secret[BD_SECRET_LEN], bd_slice cvv, uint8_t out[BD_MAC_LEN]);
 
 #endif

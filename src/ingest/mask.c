@@ -1,4 +1,4 @@
-/* Masking of passwords (UTF-8 aware), SSNs and card numbers. */
+/* Masking of passwords (UTF-8 aware), SSNs, card numbers and CVVs. */
 #include "ingest/mask.h"
 
 #include <string.h>
@@ -48,6 +48,21 @@ void bd_mask_ssn(const char digits9[9], char out[10])
     out[7] = digits9[7];
     out[8] = digits9[8];
     out[9] = '\0';
+}
+
+void bd_mask_cvv(size_t n, char out[5])
+{
+    if (n > 4)
+        n = 4;
+    memset(out, '*', n);
+    out[n] = '\0';
+}
+
+bd_slice bd_mask_cvv_shown(bd_slice stored)
+{
+    if (!stored.ptr)
+        return stored;
+    return (bd_slice){"****", stored.len < 4 ? stored.len : 4};
 }
 
 void bd_mask_card(const char *digits, size_t n, char *out)

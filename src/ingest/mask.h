@@ -1,5 +1,5 @@
-/* Masking applied at import, so that unmasked passwords, SSNs and card numbers never reach the
- * store (PRODUCT.md section 2, "Masking"). Nothing here allocates. */
+/* Masking applied at import, so that unmasked passwords, SSNs, card numbers and CVVs never reach
+ * the store (PRODUCT.md section 2, "Masking"). Nothing here allocates. */
 #ifndef BD_INGEST_MASK_H
 #define BD_INGEST_MASK_H
 
@@ -27,6 +27,16 @@ void bd_mask_ssn(const char digits9[9], char out[10]);
  * 378282XXXXX0005. digits holds n digits, 12 <= n <= 19; out has n+1 bytes and receives a
  * NUL-terminated string. */
 void bd_mask_card(const char *digits, size_t n, char *out);
+
+/* CVV: one '*' per digit, so that its length still shows ("123" -> "***", "1234" -> "****").
+ * n is the number of digits, 3 or 4 (more gives 4 stars); out receives a NUL-terminated
+ * string. */
+void bd_mask_cvv(size_t n, char out[5]);
+
+/* The CVV a reply shows for a stored one: its mask, as static text ({NULL, 0} stays so).
+ * Idempotent on a mask; a reply never shows a digit of a CVV, whatever a store upgraded from
+ * before CVVs were masked still holds (src/ingest/cvv.h). */
+bd_slice bd_mask_cvv_shown(bd_slice stored);
 
 /* Card number as imported: digits, optionally separated by spaces or dashes, reduced to its
  * digits in out (NUL-terminated, 20 bytes) with *n set. Returns false (out unspecified) when

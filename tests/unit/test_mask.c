@@ -113,6 +113,35 @@ TEST(test_ssn_mask_shows_last_two_digits)
     CHECK_STR(s, "*******89");
 }
 
+TEST(test_cvv_mask_is_one_star_per_digit)
+{
+    char m[5];
+    bd_mask_cvv(3, m);
+    CHECK_STR(m, "***");
+    bd_mask_cvv(4, m);
+    CHECK_STR(m, "****");
+}
+
+static const char *shown_cvv(const char *stored)
+{
+    static char shown[8];
+    bd_slice v = bd_mask_cvv_shown(bd_slice_from(stored));
+    if (!v.ptr)
+        return "(null)";
+    snprintf(shown, sizeof shown, "%.*s", (int)v.len, v.ptr);
+    return shown;
+}
+
+TEST(test_cvv_shown_in_a_reply_is_always_its_mask)
+{
+    CHECK_STR(shown_cvv("***"), "***");   /* as stored */
+    CHECK_STR(shown_cvv("****"), "****"); /* as stored */
+    CHECK_STR(shown_cvv("123"), "***");   /* a store not yet upgraded */
+    CHECK_STR(shown_cvv("0123"), "****");
+    CHECK_STR(shown_cvv("12345"), "****");
+    CHECK_STR(shown_cvv(NULL), "(null)");
+}
+
 TEST(test_card_mask_16_digits_shows_first_six_and_last_four)
 {
     CHECK_STR(mask_card("4111111111111111"), "411111XXXXXX1111");
@@ -177,6 +206,8 @@ int main(void)
     RUN(test_password_mask_keeps_a_nul_byte_among_the_last_two);
     RUN(test_password_mask_reports_limit_when_output_does_not_fit);
     RUN(test_ssn_mask_shows_last_two_digits);
+    RUN(test_cvv_mask_is_one_star_per_digit);
+    RUN(test_cvv_shown_in_a_reply_is_always_its_mask);
     RUN(test_card_mask_16_digits_shows_first_six_and_last_four);
     RUN(test_card_mask_15_digits_hides_five);
     RUN(test_card_mask_19_digits_hides_nine);

@@ -42,10 +42,26 @@ TEST(test_keyed_hash_is_hmac_sha256_of_label_nul_data)
     CHECK_STR(text, "2d4be3093d6258d231404a13e12861223c1ffb625347ea968e3c4fa3a710a9a8");
 }
 
+/* A CVV's keyed hash is the keyed hash of its digits under the label "cvv": apart from
+ * every other kind of value, and "0123" is not "123". */
+TEST(test_cvv_key_is_the_keyed_hash_of_its_digits)
+{
+    uint8_t secret[BD_SECRET_LEN], mac[BD_MAC_LEN], want[BD_MAC_LEN];
+    memset(secret, 7, sizeof secret);
+    bd_cvv_key(secret, BD_SLICE_LIT("123"), mac);
+    bd_keyed_hash(secret, "cvv", "123", 3, want);
+    CHECK(memcmp(mac, want, sizeof mac) == 0);
+    bd_keyed_hash(secret, "ssn", "123", 3, want);
+    CHECK(memcmp(mac, want, sizeof mac) != 0);
+    bd_cvv_key(secret, BD_SLICE_LIT("0123"), want);
+    CHECK(memcmp(mac, want, sizeof mac) != 0);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
         return 1;
     RUN(test_keyed_hash_is_hmac_sha256_of_label_nul_data);
+    RUN(test_cvv_key_is_the_keyed_hash_of_its_digits);
     return TEST_EXIT();
 }
