@@ -50,7 +50,8 @@ struct bd_usage {
     lease *leases;
     bd_store **conns;
     size_t nconns, capconns;
-    _Atomic bool failing; /* the last write failed (logged once) */
+    _Atomic bool failing;   /* the last write failed (logged once) */
+    _Atomic bool read_only; /* the store refused a quota's count as read-only (logged once) */
 };
 
 int32_t bd_usage_day(int64_t t)
@@ -276,7 +277,8 @@ static lease *lease_of(bd_usage *u, bd_store *s, int64_t key_id)
 }
 
 /* A request of a key with a quota, from its lease or a new one. 1 admitted, 0 refused, -1
- * the store did not answer (nothing decided). */
+ * the store did not answer (nothing decided), -2 the store takes no writes (a hot standby:
+ * it never will). */
 static int take_leased(bd_usage *u, bd_store *s, int64_t key_id, int64_t quota, int32_t day,
                        int64_t now_us, int64_t *month_used)
 {
@@ -295,6 +297,16 @@ static int take_leased(bd_usage *u, bd_store *s, int64_t key_id, int64_t quota, 
     if (r == BD_OK && added == 0 && want > 1 && month < quota) /* others took some meanwhile */
         r = bd_store_usage_add(s, key_id, day, quota - month < want ? quota - month : want,
                                quota, &added, &month);
+    if (r == BD_ERR_READONLY) {
+        pthread_mutex_unlock(&ls->lock);
+        if (!atomic_exchange(&u->read_only, true))
+            fprintf(stderr,
+                    "breachd: usage counters: the store at %s takes no writes (a hot standby); "
+                    "requests of keys with a monthly quota are refused here: give "
+                    "--shared-limits the primary's URI to count them there\n",
+                    u->shown);
+        return -2;
+    }
     if (r != BD_OK) {
         pthread_mutex_unlock(&ls->lock);
         note_failure(u, "a quota's count was not written");
@@ -350,7 +362,7 @@ bool bd_usage_take(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us,
         int got = s ? take_leased(u, s, key_id, quota, day, now_us, &used) : -1;
         if (month_used)
             *month_used = got >= 0 ? used : -1;
-        if (got >= 0)
+        if (got >= 0 || got == -2) /* fail closed where a count can never be written */
             return got == 1;
     } else if (month_used) {
         *month_used = -1;

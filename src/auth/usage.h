@@ -17,10 +17,14 @@
  * counted in the last second is visible in its own bd_usage_get at once and in the others'
  * after the next flush.
  *
- * When the store cannot be written (a SQLite writer holding the file past the busy timeout,
- * a PostgreSQL primary gone), a key with a quota is admitted and its request counted in
- * memory like the others, to be written at the next flush that succeeds (one log line when
- * that starts): the quota may then be passed by what was admitted meanwhile, never undercounted.
+ * When the store cannot be written for a while (a SQLite writer holding the file past the
+ * busy timeout, a PostgreSQL primary gone), a key with a quota is admitted and its request
+ * counted in memory like the others, to be written at the next flush that succeeds (one log
+ * line when that starts): the quota may then be passed by what was admitted meanwhile, never
+ * undercounted. A store that refuses the write as read-only (a PostgreSQL hot standby, which
+ * never takes one) fails closed instead: a key with a quota is refused there (one log line),
+ * since nothing admitted could ever be counted; the server avoids it by counting usage where
+ * --shared-limits points, the primary.
  *
  * Safe from any number of threads. Each thread opens its own connection to the store on first
  * use; bd_usage_free closes them all and must run after every thread using it stopped. */
@@ -41,9 +45,9 @@ void bd_usage_free(bd_usage *u);
 
 /* Counts one request of key_id at now_us: true when admitted. quota 0 (none): always admitted,
  * counted in memory. quota > 0: admitted only while the month's count is below it; false when
- * it is used up. *month_used (may be NULL) gets the month's requests handed out so far as this
- * process knows them (the request included when admitted), or -1 when the store did not
- * answer. */
+ * it is used up, or when the store is read-only (above). *month_used (may be NULL) gets the
+ * month's requests handed out so far as this process knows them (the request included when
+ * admitted), or -1 when the store did not answer: false with -1 is a read-only store. */
 bool bd_usage_take(bd_usage *u, int64_t key_id, int64_t quota, int64_t now_us,
                    int64_t *month_used);
 /* Counts n requests of key_id at once (a bulk job's identities), all or none: with a quota,

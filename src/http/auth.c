@@ -100,13 +100,23 @@ static bool take_budget(bd_server *srv, bd_req *rq, int64_t now)
 }
 
 /* Counts the request against the key's usage and monthly quota; false (403 written) when
- * the quota is used up. GET /usage is neither counted nor refused. */
+ * the quota is used up, or (503) when this instance cannot count it: a hot standby's store
+ * without --shared-limits (auth/usage.h). GET /usage is neither counted nor refused. */
 static bool take_quota(bd_server *srv, bd_req *rq)
 {
     if (rq->usage_exempt)
         return true;
-    if (bd_usage_take(srv->usage, rq->key.id, rq->key.quota_per_month, rq->now_us, NULL))
+    int64_t used;
+    if (bd_usage_take(srv->usage, rq->key.id, rq->key.quota_per_month, rq->now_us, &used))
         return true;
+    if (used < 0) {
+        rq->retry_after = 60; /* another instance (or this one after a failover) can */
+        bd_reply_error(rq, 503, "quota_unavailable",
+                       "this instance cannot count requests against this key's monthly quota: "
+                       "it serves a read-only replica; send the request to an instance on the "
+                       "primary");
+        return false;
+    }
     rq->quota_reset = bd_usage_month_end(rq->now_us / 1000000);
     char when[21];
     bd_utc_text(rq->quota_reset, when);

@@ -422,6 +422,41 @@ class UpgradeOrder(unittest.TestCase):
             ctl.cleanup()
 
 
+class StandbyQuotas(TwoInstances):
+    """Issue 29, finding 8: B on the standby without --shared-limits cannot count a request in
+    the store, so it must not serve a key with a monthly quota (it served 15 of a 10/month
+    key's requests); a key without a quota it serves as before, and A enforces the quota."""
+
+    KEY_ARGS = ("--quota", "10/month")
+
+    def test_a_standby_refuses_a_quota_key_it_cannot_count(self):
+        free = self.ctl.key("free")
+        wait_replayed()
+        # B loads keys once a second: the quota-free key reaches it within KEY_DELAY (asked
+        # twice a second, far below the failed-key throttle)
+        ok, _ = poll(lambda: self.b.request("/v7/breaches", key=free)[0] == 200, KEY_DELAY,
+                     interval=0.5)
+        self.assertTrue(ok, "B did not load the new key")
+        for _ in range(15):
+            st, hdrs, body = self.b.request("/v7/breaches", key=self.key)
+            self.assertEqual((st, json.loads(body)), (503, {
+                "error": "quota_unavailable",
+                "message": "this instance cannot count requests against this key's monthly "
+                           "quota: it serves a read-only replica; send the request to an "
+                           "instance on the primary"}))
+            self.assertEqual(hdrs["retry-after"], "60")
+        st, hdrs, body = self.b.request("/api/v3/breaches", key=self.key)
+        self.assertEqual((st, json.loads(body)["error"]), (503, "quota_unavailable"))
+        st, u = self.b.get("/v7/usage", key=self.key)  # usage is read, not counted
+        self.assertEqual((st, u["requests_this_month"], u["monthly_quota"]), (200, 0, 10))
+        statuses = [self.a.request("/v7/breaches", key=self.key)[0] for _ in range(11)]
+        self.assertEqual(statuses, [200] * 10 + [403])
+        for _ in range(3):
+            self.assertEqual(self.b.request("/v7/breaches", key=free)[0], 200)
+        self.assertIn("usage counters: the store at %s takes no writes" %
+                      standby_uri(self.ctl.dbname), self.b.log())
+
+
 class SharedLimits(TwoInstances):
     """--shared-limits: one key's hourly budget holds across both instances."""
 
