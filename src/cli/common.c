@@ -6,6 +6,7 @@
 
 #include "auth/keys.h"
 #include "cli/cli.h"
+#include "ingest/cvv.h"
 #include "store/uri.h"
 
 /* The secret file: the one given, or the store's default; false (said) when it has none. */
@@ -19,6 +20,25 @@ static bool secret_path_for(const char *db, const char *given, char *out, size_t
         return true;
     fputs("breachctl: --secret PATH is required with this store\n", stderr);
     return false;
+}
+
+/* Cards stored before CVVs were masked keep them in clear until a program holding the
+ * secret opens the store (ingest/cvv.h): every breachctl command that writes finishes that.
+ * A failure is said and the command goes on; the next one tries again. */
+static void finish_cvv_upgrade(bd_store *s, const uint8_t secret[BD_SECRET_LEN])
+{
+    int64_t changed = 0;
+    bd_result r = bd_cvv_upgrade(s, secret, &changed);
+    if (r != BD_OK)
+        fprintf(stderr,
+                "breachctl: the CVVs of cards stored by an older version are still in clear "
+                "(%s); the next command tries again\n",
+                bd_result_str(r));
+    else if (changed > 0)
+        fprintf(stderr,
+                "breachctl: the CVVs of %lld cards stored by an older version are now "
+                "masked and keyed\n",
+                (long long)changed);
 }
 
 int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
@@ -53,6 +73,8 @@ int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store 
                 shown);
         goto fail;
     }
+    if (flags & BD_STORE_WRITE)
+        finish_cvv_upgrade(*s, secret);
     return BD_EXIT_OK;
 fail:
     bd_store_close(*s);

@@ -5,6 +5,7 @@
 #include "http/accept.h"
 #include "http/request.h"
 #include "http/search_csv.h"
+#include "ingest/mask.h"
 #include "query/plan.h"
 
 #define MAX_DEPTH_ROWS 100000 /* page * size beyond this: narrow the query instead */
@@ -147,7 +148,7 @@ static int write_card(void *ctx, const bd_card_row *c)
     BD_JSON_MEMBER_STRING(w, "bank", c->bank, false);
     BD_JSON_MEMBER_STRING(w, "number", c->number_masked, false);
     BD_JSON_MEMBER_STRING(w, "owner", c->owner, false);
-    BD_JSON_MEMBER_STRING(w, "cvv", c->cvv, false);
+    BD_JSON_MEMBER_STRING(w, "cvv", bd_mask_cvv_shown(c->cvv), false);
     BD_JSON_MEMBER_STRING(w, "expireDate", c->expire_date, false);
     BD_JSON_KEY(w, "cvssScore");
     if (c->has_cvss)

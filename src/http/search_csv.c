@@ -4,6 +4,7 @@
 
 #include "core/csv_out.h"
 #include "http/search_csv.h"
+#include "ingest/mask.h"
 
 static const char *const RECORD_COLUMNS[] = {
     "breach_id",   "breach_name",     "breach_date",  "user_name",       "first_name",
@@ -78,8 +79,8 @@ bd_result bd_csv_card(bd_req *rq, const bd_card_row *c)
 {
     bd_buf *b = rq->body;
     bd_result r = bd_csv_cell(b, c->id, true);
-    const bd_slice before[] = {c->created_at, c->bank, c->number_masked, c->owner, c->cvv,
-                               c->expire_date};
+    const bd_slice before[] = {c->created_at, c->bank, c->number_masked, c->owner,
+                               bd_mask_cvv_shown(c->cvv), c->expire_date};
     for (size_t i = 0; r == BD_OK && i < sizeof before / sizeof before[0]; i++)
         r = bd_csv_cell(b, before[i], false);
     if (r == BD_OK)

@@ -22,6 +22,7 @@
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
+#include "ingest/cvv.h"
 #include "store/uri.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
@@ -527,8 +528,35 @@ static bd_result read_fingerprint(const bd_server *srv, bd_store *s, char *out, 
     }
 }
 
+/* Cards stored before CVVs were masked keep them in clear until a program holding the
+ * secret opens the store (ingest/cvv.h): the server does that at start, on a connection of
+ * its own that may write. A database server's standby cannot: its primary's breachctl or
+ * breachd does it. Replies show every CVV masked either way (ingest/mask.h). */
+static void finish_cvv_upgrade(const bd_server *srv)
+{
+    bd_store *w;
+    char why[512];
+    int64_t changed = 0;
+    bd_result r =
+        bd_store_open(srv->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w, why, sizeof why);
+    if (r == BD_OK) {
+        r = bd_cvv_upgrade(w, srv->secret, &changed);
+        bd_store_close(w);
+    }
+    if (r != BD_OK)
+        fprintf(stderr,
+                "breachd: the CVVs of cards stored by an older version may still be in clear "
+                "in the store (%s); a breachctl command with its secret masks them\n",
+                bd_result_str(r));
+    else if (changed > 0)
+        fprintf(stderr,
+                "breachd: the CVVs of %lld cards stored by an older version are now masked "
+                "and keyed\n",
+                (long long)changed);
+}
+
 /* Loads the secret, checks it belongs to the store (so a wrong path or a foreign secret
- * fails at start), and loads the keys. */
+ * fails at start), finishes an upgrade that needs the secret, and loads the keys. */
 static bd_result open_store(bd_server *srv, char *why, size_t whylen)
 {
     char secret_path[1100];
@@ -561,6 +589,7 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
         snprintf(why, whylen, "the store %s could not be read: %s", shown, bd_result_str(r));
         return r;
     }
+    finish_cvv_upgrade(srv);
     srv->keys = bd_keyring_new();
     r = srv->keys ? bd_keyring_refresh(srv->keys, s) : BD_ERR_NOMEM;
     bd_store_close(s);

@@ -15,6 +15,7 @@
 #include "core/pwhash.h"
 #include "core/utf8.h"
 #include "core/uuid.h"
+#include "ingest/cvv.h"
 #include "ingest/mask.h"
 #include "ingest/normalize.h"
 #include "store/breach_name.h"
@@ -181,7 +182,7 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], siz
             out[n++] = v[i];
     } else {
         bd_card_in *c = &row->u.card;
-        bd_slice *v[] = {&c->bank, &c->owner, &c->cvv, &c->leak_id, &c->leak_name, &c->leak_tags};
+        bd_slice *v[] = {&c->bank, &c->owner, &c->leak_id, &c->leak_name, &c->leak_tags};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             out[n++] = v[i];
     }
@@ -618,13 +619,15 @@ bd_result bd_import_check_card(importer *im, staged *out)
         (r = text(im, "leakTags", &c.leak_tags)) != BD_OK ||
         (r = integer(im, "leakSize", &c.leak_size)) != BD_OK)
         return r;
+    bd_slice cvv = {NULL, 0}; /* in clear only here: the card keeps its mask and keyed hash */
     if (get(im, "cvv", &v)) {
         bool ok = v.len == 3 || v.len == 4;
         for (size_t i = 0; ok && i < v.len; i++)
             ok = v.ptr[i] >= '0' && v.ptr[i] <= '9';
         if (!ok)
             return reject(im, "cvv must be 3 or 4 digits");
-        c.cvv = v;
+        cvv = v;
+        bd_cvv_protect(im->secret, cvv, c.cvv_masked, c.cvv_hmac);
     }
     if (get(im, "cvssScore", &v)) {
         char tmp[32];
@@ -655,7 +658,7 @@ bd_result bd_import_check_card(importer *im, staged *out)
         crypto_auth_hmacsha256_update(&st, (const uint8_t *)digits, n);
         crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.created_at, 20);
         crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.expire_date, 11);
-        bd_slice parts[] = {c.leak_id, c.cvv, c.owner};
+        bd_slice parts[] = {c.leak_id, cvv, c.owner};
         for (size_t i = 0; i < 3; i++) {
             uint32_t len = parts[i].ptr ? (uint32_t)parts[i].len : UINT32_MAX;
             crypto_auth_hmacsha256_update(&st, (const uint8_t *)&len, sizeof len);

@@ -78,10 +78,13 @@ static const bd_card_cond *plan_node(planner *p, const bd_query_node *n)
         c->nwords = n->n_words;
         c->prefix = n->prefix;
         break;
-    case BD_QUERY_CVV:
+    case BD_QUERY_CVV: /* the store keeps only its keyed hash */
+        c->kind = BD_CC_CVV;
+        bd_cvv_key(p->secret, n->value, c->hmac);
+        break;
     case BD_QUERY_LEAK_ID:
         c->kind = BD_CC_EQUALS;
-        c->column = n->kind == BD_QUERY_CVV ? BD_CARD_CVV : BD_CARD_LEAK_ID;
+        c->column = BD_CARD_LEAK_ID;
         c->value = n->value;
         break;
     case BD_QUERY_DATE_RANGE:

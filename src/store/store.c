@@ -200,6 +200,12 @@ bd_result bd_store_card_search(bd_store *s, const bd_card_query *q, int64_t *fou
     return s->ops->card_search(s, q, found, cb, ctx);
 }
 
+bd_result bd_store_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed)
+{
+    *changed = 0;
+    return s->ops->cvv_upgrade(s, protect, ctx, changed);
+}
+
 bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
 {
     return s->ops->key_add(s, k, id);

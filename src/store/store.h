@@ -318,13 +318,18 @@ typedef struct {
     char bin[7], last4[5];
     int length;
     uint8_t number_hmac[BD_HMAC_LEN]; /* keyed hash of the SHA-256 digest of the digits */
-    bd_slice bank, owner, cvv, leak_id, leak_name, leak_tags;
+    char cvv_masked[5];               /* one '*' per digit; "" when the card has no CVV */
+    uint8_t cvv_hmac[BD_HMAC_LEN];    /* keyed hash of the CVV's digits, when it has one */
+    bd_slice bank, owner, leak_id, leak_name, leak_tags;
     char expire_date[11], leak_publish_date[11], leak_discover_date[11]; /* "" when absent */
     bool has_cvss;
     double cvss;
     int64_t leak_size; /* -1 when absent */
 } bd_card_in;
 
+/* cvv is the stored mask ("***"). A store upgraded from before CVVs were masked may hold
+ * some in clear until bd_store_cvv_upgrade has run: what a reply shows goes through
+ * bd_mask_cvv_shown (ingest/mask.h) either way. */
 typedef struct {
     bd_slice id, created_at, bank, number_masked, owner, cvv, expire_date, leak_id, leak_name,
         leak_publish_date, leak_discover_date, leak_tags;
@@ -349,7 +354,8 @@ typedef enum {
     BD_CC_NOT,    /* not kids[0]; a card the kid says nothing about (NULL) is included */
     BD_CC_NUMBER, /* masked-number pattern: bin and tail patterns, length */
     BD_CC_HMAC,   /* exact card by keyed hash */
-    BD_CC_EQUALS, /* column equals value (cvv, leak id) */
+    BD_CC_CVV,    /* CVV by keyed hash (hmac) */
+    BD_CC_EQUALS, /* column equals value (leak id) */
     BD_CC_WORDS,  /* word, phrase or word-prefix match in owner or bank */
     BD_CC_RANGE,  /* created_at or expire_date within bounds */
 } bd_card_cond_kind;
@@ -364,7 +370,6 @@ typedef enum {
     BD_CARD_LEAK_PUBLISH_DATE,
     BD_CARD_LEAK_DISCOVER_DATE,
     BD_CARD_LEAK_SIZE,
-    BD_CARD_CVV,
     BD_CARD_LEAK_ID,
 } bd_card_column;
 
@@ -378,7 +383,7 @@ typedef struct bd_card_cond {
      * many digits (0 = no bound) */
     char bin[7], last4[5];
     int length, min_length;
-    uint8_t hmac[BD_HMAC_LEN]; /* HMAC */
+    uint8_t hmac[BD_HMAC_LEN]; /* HMAC, CVV */
     bd_card_column column;     /* EQUALS, WORDS (owner/bank), RANGE (dates) */
     bd_slice value;            /* EQUALS */
     const bd_slice *words;     /* WORDS: lower-case; several form a phrase */
@@ -409,6 +414,18 @@ typedef struct {
  * one read: consistent with each other whatever commits meanwhile. */
 bd_result bd_store_card_search(bd_store *s, const bd_card_query *q, int64_t *found,
                                bd_card_cb cb, void *ctx);
+
+/* Cards imported before CVVs were masked kept them in clear. The schema migration that
+ * masks them cannot hash them (the server secret is never in the store): it leaves the
+ * work, and this does it, called by whoever opens the store with the secret (breachctl's
+ * commands, breachd at start). protect gives each CVV's mask and keyed hash (ingest/cvv.h);
+ * every plain CVV is replaced by them in one transaction, overwriting the plain values
+ * where the backend can (SQLite: secure_delete; the caller then empties the log with
+ * bd_store_truncate_log). *changed: the cards changed; 0, with nothing written, when no
+ * such work waits (the common case: one meta read). A writer, outside a transaction. */
+typedef void (*bd_cvv_protect_fn)(void *ctx, bd_slice cvv, char masked[5],
+                                  uint8_t hmac[BD_HMAC_LEN]);
+bd_result bd_store_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
 
 /* ---- API keys ---------------------------------------------------------------------- */
 

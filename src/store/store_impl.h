@@ -43,6 +43,7 @@ typedef struct bd_store_ops {
     bd_result (*card_put)(bd_store *s, const bd_card_in *c, bool *inserted);
     bd_result (*card_search)(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
                              void *ctx);
+    bd_result (*cvv_upgrade)(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
     bd_result (*key_add)(bd_store *s, const bd_key_row *k, int64_t *id);
     bd_result (*key_list)(bd_store *s, bd_key_cb cb, void *ctx);
     bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);

@@ -247,18 +247,22 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (9: bulk jobs), and ways back to version 2 (before the owner-word table
+# The newest store schema version (12: CVVs keyed), and ways back to version 2 (before the owner-word table
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 
 def downgrade_to_v5(db_path):
     """Back to before the breach fields of the HIBP API v3 (migration 6), the password
-    ranges (7), usage and quotas (8) and bulk jobs (9)."""
+    ranges (7), usage and quotas (8), bulk jobs (9) and keyed CVVs (12; the masks stay, the
+    CVVs in clear are gone)."""
     db = sqlite3.connect(db_path)
     try:
-        db.executescript("DROP TABLE IF EXISTS job_chunks;"
+        db.executescript("DROP INDEX IF EXISTS cards_by_cvv_hmac;"
+                         "ALTER TABLE cards DROP COLUMN cvv_hmac;"
+                         "CREATE INDEX IF NOT EXISTS cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
+                         "DROP TABLE IF EXISTS job_chunks;"
                          "DROP TABLE IF EXISTS jobs;"
                          "DROP TABLE IF EXISTS key_usage;"
                          "ALTER TABLE api_keys DROP COLUMN quota_per_month;"

@@ -1,11 +1,14 @@
 """GET /credit-card-search: the query language end to end, sort, pages and the envelope."""
+import csv
 import hashlib
+import io
 import json
 import sqlite3
 import unittest
 import urllib.parse
 
-from harness import SCHEMA_VERSION, Ctl, Server, ServerTest, downgrade_to_v2, fixture, sqlite_only
+from harness import (STORE, SCHEMA_VERSION, Ctl, Server, ServerTest, downgrade_to_v2, fixture,
+                     sqlite_only)
 
 ALL = ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08"]
 # createdAt descending, the default order
@@ -43,7 +46,7 @@ class CardSearch(ServerTest):
         body = self.page(query="leakId:L1 AND cvv:123")
         self.assertEqual(body["content"], [{
             "id": "c01", "createdAt": "2024-01-01 10:00:00", "bank": "Example Bank",
-            "number": "411111XXXXXX1111", "owner": "John Smith", "cvv": "123",
+            "number": "411111XXXXXX1111", "owner": "John Smith", "cvv": "***",
             "expireDate": "2026-01-31", "cvssScore": 7.5, "leakId": "L1", "leakName": "Leak One",
             "leakPublishDate": "2024-01-02", "leakDiscoverDate": "2024-01-03", "leakSize": 10,
             "leakTags": "paid,fresh"}])
@@ -305,6 +308,135 @@ class OwnerWordWithExpiryBulk(OwnerWordWithExpiry):
         path = ctl.write("owners.csv", "\n".join(rows) + "\n")
         ctl.import_("cards", path, extra=("--bulk",))
         ctl.import_("cards", path, extra=("--bulk",))  # all duplicates: no word twice
+
+
+# Cards whose CVVs the tests below look for in the store. The owner "Cvv Probe" sits right
+# before the CVV in a SQLite row (the record's values are laid end to end, in column order),
+# so b"Probe" + CVV in the store's bytes is that CVV kept in clear.
+CVV_CARDS = ("id,createdAt,number,owner,cvv,expireDate\n"
+             "x1,2024-01-02 00:00:00,4111 1111 1111 1111,Cvv Probe,123,2027-01-31\n"
+             "x2,2024-01-03 00:00:00,378282246310005,Cvv Probe,8642,2027-01-31\n"
+             "x3,2024-01-04 00:00:00,6011111111111117,No Cvv,,2027-01-31\n")
+CVV_CARDS_BULK = ("id,createdAt,number,owner,cvv,expireDate\n"
+                  "x4,2024-01-05 00:00:00,5555555555554444,Cvv Probe,9753,2027-01-31\n")
+# The schema version before the migration that keyed and masked CVVs.
+BEFORE_CVV_HASHES = 16 if STORE == "pg" else 11
+
+
+def stored_cvvs(ctl):
+    """Each card's stored CVV and the length of its keyed hash (0: none), by card id."""
+    return ctl.sql("SELECT card_id, coalesce(cvv, '-'), coalesce(length(cvv_hmac), 0) "
+                   "FROM cards ORDER BY card_id")
+
+
+def rewind_cvvs(ctl, plain):
+    """Makes ctl's store one made before CVVs were keyed and masked: each CVV of plain (card
+    id -> CVV) in clear and indexed as then, no keyed hash, the schema version before the
+    migration that added it. (On a store already of that kind, only the CVVs are set.)"""
+    sets = "".join("UPDATE cards SET cvv = '%s' WHERE card_id = '%s';" % (v, k)
+                   for k, v in plain.items())
+    if STORE == "pg":
+        ctl.sql("DROP INDEX IF EXISTS cards_by_cvv_hmac;"
+                "ALTER TABLE cards DROP COLUMN IF EXISTS cvv_hmac;" + sets +
+                "CREATE INDEX IF NOT EXISTS cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
+                "DELETE FROM meta WHERE key = 'pending_cvv_hashes';"
+                "UPDATE meta SET value = '%d' WHERE key = 'schema_version'"
+                % BEFORE_CVV_HASHES)
+        return
+    db = sqlite3.connect(ctl.db)
+    try:
+        columns = [r[1] for r in db.execute("PRAGMA table_info(cards)")]
+        db.executescript("DROP INDEX IF EXISTS cards_by_cvv_hmac;" +
+                         ("ALTER TABLE cards DROP COLUMN cvv_hmac;" if "cvv_hmac" in columns
+                          else "") + sets +
+                         "CREATE INDEX IF NOT EXISTS cards_by_cvv ON cards(cvv) "
+                         "WHERE cvv IS NOT NULL;"
+                         "DELETE FROM meta WHERE key = 'pending_cvv_hashes';"
+                         "PRAGMA user_version = %d;" % BEFORE_CVV_HASHES)
+    finally:
+        db.close()
+
+
+class CardCvv(unittest.TestCase):
+    """A CVV is a secret like the card number: replies show it masked (one * per digit), the
+    store keeps only that mask and a keyed hash (so cvv: still finds the card), and a store
+    made before keeps them in clear only until the first program with the secret opens it."""
+
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("cards", self.ctl.write("cvv.csv", CVV_CARDS))
+        self.ctl.import_("cards", self.ctl.write("bulk.csv", CVV_CARDS_BULK), extra=("--bulk",))
+        self.key = self.ctl.key("cvv", "--rate", "1000000/h")
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def cvvs_found(self, srv, query):
+        """{card id: cvv} of the cards query finds, from the JSON reply and, checked equal,
+        from the CSV one."""
+        path = "/v7/credit-card-search?" + urllib.parse.urlencode({"query": query, "size": "100"})
+        st, body = srv.get(path, key=self.key)
+        self.assertEqual(st, 200, body)
+        got = {c["id"]: c["cvv"] for c in body["content"]}
+        st, _, raw = srv.request(path, key=self.key, headers={"Accept": "text/csv"})
+        self.assertEqual(st, 200, raw)
+        rows = list(csv.DictReader(io.StringIO(raw.decode(), newline="")))
+        self.assertEqual({r["id"]: r["cvv"] or None for r in rows}, got)
+        return got
+
+    def check_served(self, srv):
+        self.assertEqual(self.cvvs_found(srv, "cvv:123"), {"x1": "***"})
+        self.assertEqual(self.cvvs_found(srv, "cvv:8642"), {"x2": "****"})
+        self.assertEqual(self.cvvs_found(srv, "cvv:9753"), {"x4": "****"})
+        self.assertEqual(self.cvvs_found(srv, "cvv:1234"), {})
+        self.assertEqual(self.cvvs_found(srv, "NOT cvv:123"),
+                         {"x2": "****", "x3": None, "x4": "****"})
+        self.assertEqual(self.cvvs_found(srv, "owner:probe AND cvv:8642"), {"x2": "****"})
+
+    def check_stored(self):
+        if STORE == "sqlite":
+            data = self.ctl.store_bytes()
+            for cvv in (b"123", b"8642", b"9753"):
+                self.assertFalse(b"Probe" + cvv in data, "CVV %s in clear in the store" % cvv)
+            # the row as laid out: the owner, then the CVV
+            self.assertTrue(b"Probe****" in data, "no masked CVV after its owner")
+        self.assertEqual(self.ctl.sql("SELECT card_id, cvv FROM cards WHERE cvv IS NOT NULL "
+                                      "ORDER BY card_id"),
+                         [["x1", "***"], ["x2", "****"], ["x4", "****"]])
+        self.assertEqual(stored_cvvs(self.ctl), [["x1", "***", "32"], ["x2", "****", "32"],
+                                                 ["x3", "-", "0"], ["x4", "****", "32"]])
+        self.assertEqual(self.ctl.sql("SELECT count(*) FROM meta WHERE key = "
+                                      "'pending_cvv_hashes'"), [["0"]])
+
+    def test_replies_show_the_cvv_masked_and_cvv_queries_still_find_the_card(self):
+        srv = Server(self.ctl)
+        try:
+            self.check_served(srv)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_the_store_keeps_only_a_mask_and_a_keyed_hash_of_each_cvv(self):
+        self.check_stored()
+
+    def test_an_import_finishes_the_upgrade_of_a_store_that_kept_cvvs_in_clear(self):
+        rewind_cvvs(self.ctl, {"x1": "123", "x2": "8642", "x4": "9753"})
+        self.assertEqual(self.ctl.sql("SELECT cvv FROM cards WHERE card_id = 'x1'"), [["123"]])
+        self.ctl.import_("cards", self.ctl.write("cvv.csv", CVV_CARDS))  # all duplicates
+        self.check_stored()
+        srv = Server(self.ctl)
+        try:
+            self.check_served(srv)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+    def test_a_server_start_finishes_the_upgrade_of_a_store_that_kept_cvvs_in_clear(self):
+        rewind_cvvs(self.ctl, {"x1": "123", "x2": "8642", "x4": "9753"})
+        srv = Server(self.ctl)
+        try:
+            self.check_served(srv)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        self.check_stored()
 
 
 @sqlite_only

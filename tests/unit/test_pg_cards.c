@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth/secret.h"
+#include "ingest/cvv.h"
 #include "ingest/mask.h"
 #include "query/plan.h"
 #include "store/pg/cards_sql.h"
@@ -101,7 +102,8 @@ static void make_card(const card_src *s, bd_card_in *c)
     bd_card_key(secret, sha, c->number_hmac);
     c->bank = bd_slice_from(s->bank);
     c->owner = bd_slice_from(s->owner);
-    c->cvv = bd_slice_from(s->cvv);
+    if (s->cvv)
+        bd_cvv_protect(secret, bd_slice_from(s->cvv), c->cvv_masked, c->cvv_hmac);
     c->leak_id = bd_slice_from(s->leak_id);
     c->leak_name = bd_slice_from(s->leak_name);
     c->leak_tags = bd_slice_from(s->tags);

@@ -9,7 +9,7 @@
 #include "store/pg/pg_impl.h"
 
 /* The newest PostgreSQL migration (src/store/pg/schema.c). */
-#define PG_SCHEMA_VERSION "16"
+#define PG_SCHEMA_VERSION "17"
 
 #define B1 "11111111-1111-4111-8111-111111111111"
 #define B2 "22222222-2222-4222-8222-222222222222"
@@ -392,6 +392,101 @@ TEST(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
     bd_store_close(again);
 }
 
+/* The stand-in for the importer's mask and keyed hash (ingest/cvv.h): the mask, and the
+ * CVV's digits after a "k" as its hash. */
+static void protect_test(void *ctx, bd_slice cvv, char masked[5], uint8_t hmac[BD_HMAC_LEN])
+{
+    ++*(int *)ctx;
+    memset(masked, 0, 5);
+    memset(masked, '*', cvv.len < 4 ? cvv.len : 4);
+    memset(hmac, 0, BD_HMAC_LEN);
+    hmac[0] = 'k';
+    memcpy(hmac + 1, cvv.ptr, cvv.len);
+}
+
+static int take_card_cvv(void *ctx, const bd_card_row *row)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 256 - n, "%s%.*s=%.*s", n ? "," : "", (int)row->id.len, row->id.ptr,
+             (int)row->cvv.len, row->cvv.ptr ? row->cvv.ptr : "~");
+    return 0;
+}
+
+/* The cards a search of s by keyed CVV ("k" and the digits) finds, with the CVV each holds. */
+static const char *cards_of_cvv(bd_store *s, const char *cvv)
+{
+    static char got[256];
+    bd_card_cond k = {.kind = BD_CC_CVV};
+    k.hmac[0] = 'k';
+    memcpy(k.hmac + 1, cvv, strlen(cvv));
+    bd_card_query q = {.where = &k, .limit = 10};
+    int64_t found;
+    got[0] = '\0';
+    CHECK_INT(bd_store_card_search(s, &q, &found, take_card_cvv, got), BD_OK);
+    return got;
+}
+
+/* A store made before CVVs were keyed (migration 17) keeps its plain CVVs, noted, through
+ * the schema upgrade (which has no secret); bd_store_cvv_upgrade then puts each one's mask
+ * and keyed hash in its place and takes the note and the index of plain values away. A new
+ * store has neither. */
+TEST(test_pg_upgrade_keys_and_masks_the_cvvs_kept_in_clear)
+{
+    static const char note[] = "SELECT count(*) FROM meta WHERE key = 'pending_cvv_hashes'";
+    static const char plain_index[] = "SELECT count(*) FROM pg_indexes WHERE schemaname = "
+                                      "current_schema() AND indexname = 'cards_by_cvv'";
+    CHECK_INT(admin_count(note), 0);
+    CHECK_INT(admin_count(plain_index), 0);
+    static const char *const ids[] = {"old-1", "old-2", "old-3", "old-4"};
+    for (int i = 0; i < 4; i++) {
+        bd_card_in c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.id, sizeof c.id, "%s", ids[i]);
+        snprintf(c.created_at, sizeof c.created_at, "2024-01-0%d 00:00:00", i + 1);
+        snprintf(c.number_masked, sizeof c.number_masked, "411111XXXXXX1111");
+        memcpy(c.bin, "411111", 6);
+        memcpy(c.last4, "1111", 4);
+        c.length = 16;
+        c.number_hmac[0] = (uint8_t)i;
+        c.leak_size = -1;
+        bool ins;
+        CHECK_INT(bd_store_card_put(st, &c, &ins), BD_OK);
+    }
+    /* Back to schema 16, with the CVVs in clear as it kept them. */
+    admin_sql("DROP INDEX cards_by_cvv_hmac; ALTER TABLE cards DROP COLUMN cvv_hmac;"
+              "UPDATE cards SET cvv = '123' WHERE card_id IN ('old-1', 'old-3');"
+              "UPDATE cards SET cvv = '8642' WHERE card_id = 'old-2';"
+              "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
+              "UPDATE meta SET value = '16' WHERE key = 'schema_version'");
+    bd_store *again = open_as("bdtest", BD_STORE_WRITE, BD_OK);
+    if (!again)
+        return;
+    CHECK_INT(admin_count(note), 1);
+    CHECK_INT(admin_count("SELECT count(*) FROM cards WHERE cvv ~ '[0-9]'"), 3);
+    CHECK_STR(cards_of_cvv(again, "123"), ""); /* not keyed yet */
+    int calls = 0;
+    int64_t changed = -1;
+    CHECK_INT(bd_store_cvv_upgrade(again, protect_test, &calls, &changed), BD_OK);
+    CHECK_INT(changed, 3);
+    CHECK_INT(calls, 2); /* once per value */
+    CHECK_STR(cards_of_cvv(again, "123"), "old-3=***,old-1=***");
+    CHECK_STR(cards_of_cvv(again, "8642"), "old-2=****");
+    CHECK_INT(admin_count("SELECT count(*) FROM cards WHERE cvv ~ '[0-9]'"), 0);
+    CHECK_INT(admin_count("SELECT count(*) FROM cards WHERE card_id = 'old-4' AND cvv IS NULL "
+                          "AND cvv_hmac IS NULL"),
+              1);
+    CHECK_INT(admin_count(note), 0);
+    CHECK_INT(admin_count(plain_index), 0);
+    CHECK_INT(bd_store_cvv_upgrade(again, protect_test, &calls, &changed), BD_OK);
+    CHECK_INT(changed, 0); /* nothing waits any more */
+    CHECK_INT(calls, 2);
+    char v[16];
+    CHECK_INT(bd_store_meta_get(again, "schema_version", v, sizeof v), BD_OK);
+    CHECK_STR(v, PG_SCHEMA_VERSION);
+    bd_store_close(again);
+}
+
 static void check_failed_connect(const char *bad, const char *secret)
 {
     bd_store *s = (bd_store *)1;
@@ -447,6 +542,7 @@ int main(void)
         RUN(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once);
         RUN(test_pg_lost_connection_inside_transaction_stays_busy_until_rollback);
         RUN(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
+        RUN(test_pg_upgrade_keys_and_masks_the_cvvs_kept_in_clear);
         RUN(test_pg_failed_connect_never_shows_the_password);
         bd_store_close(st);
     }

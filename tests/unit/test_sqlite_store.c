@@ -319,8 +319,15 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
     CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
 }
 
+/* Takes migration 12 (keyed CVVs) back out of a store: the masks stay, the CVVs in clear are
+ * gone. */
+#define REWIND_CVV_HASHES                                                                          \
+    "DROP INDEX cards_by_cvv_hmac; ALTER TABLE cards DROP COLUMN cvv_hmac;"                        \
+    "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
+
 /* Takes migration 8 (usage and quotas) back out of a store. */
-#define REWIND_USAGE "DROP TABLE key_usage; ALTER TABLE api_keys DROP COLUMN quota_per_month;"
+#define REWIND_USAGE                                                                               \
+    REWIND_CVV_HASHES "DROP TABLE key_usage; ALTER TABLE api_keys DROP COLUMN quota_per_month;"
 
 /* Takes migration 6 (the breach fields of the HIBP API v3) back out of a store. */
 #define REWIND_BREACH_HIBP_FIELDS                                                                  \
@@ -403,6 +410,145 @@ TEST(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade)
     bd_store_close(s);
 }
 
+/* Cards of a store made before CVVs were keyed, which held them in clear. */
+static const struct {
+    const char *id, *cvv;
+} OLD_CARDS[] = {{"old-1", "123"}, {"old-2", "8642"}, {"old-3", "123"}, {"old-4", NULL}};
+
+/* The stand-in for the importer's mask and keyed hash (ingest/cvv.h): the mask, and the
+ * CVV's digits after a "k" as its hash. */
+static void protect_test(void *ctx, bd_slice cvv, char masked[5], uint8_t hmac[BD_HMAC_LEN])
+{
+    ++*(int *)ctx;
+    memset(masked, 0, 5);
+    memset(masked, '*', cvv.len < 4 ? cvv.len : 4);
+    memset(hmac, 0, BD_HMAC_LEN);
+    hmac[0] = 'k';
+    memcpy(hmac + 1, cvv.ptr, cvv.len);
+}
+
+static int take_card_cvv(void *ctx, const bd_card_row *row)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 256 - n, "%s%.*s=%.*s", n ? "," : "", (int)row->id.len, row->id.ptr,
+             (int)row->cvv.len, row->cvv.ptr ? row->cvv.ptr : "~");
+    return 0;
+}
+
+/* The cards a search by keyed CVV ("k" and the digits) finds, with the CVV each holds. */
+static const char *cards_of_cvv(bd_store *s, const char *cvv)
+{
+    static char got[256];
+    bd_card_cond k = {.kind = BD_CC_CVV};
+    k.hmac[0] = 'k';
+    memcpy(k.hmac + 1, cvv, strlen(cvv));
+    bd_card_query q = {.where = &k, .limit = 10};
+    int64_t found;
+    got[0] = '\0';
+    CHECK_INT(bd_store_card_search(s, &q, &found, take_card_cvv, got), BD_OK);
+    return got;
+}
+
+static int64_t count_of(const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return n;
+}
+
+/* Whether the store's files hold text (the main file and its log). */
+static bool file_holds(const char *text)
+{
+    bool found = false;
+    for (int i = 0; i < 2 && !found; i++) {
+        char name[300];
+        snprintf(name, sizeof name, "%s%s", path, i ? "-wal" : "");
+        FILE *f = fopen(name, "rb");
+        if (!f)
+            continue;
+        static char data[1 << 22];
+        size_t n = fread(data, 1, sizeof data, f);
+        fclose(f);
+        for (size_t at = 0; !found && at + strlen(text) <= n; at++)
+            found = memcmp(data + at, text, strlen(text)) == 0;
+    }
+    return found;
+}
+
+/* A store made before CVVs were keyed keeps its plain CVVs, noted, through the schema
+ * upgrade (which has no secret); bd_store_cvv_upgrade then puts each one's mask and keyed
+ * hash in its place, overwriting the plain values in the file, and takes the note and the
+ * index of plain values away. A new store has neither. */
+TEST(test_sqlite_upgrade_keys_and_masks_the_cvvs_kept_in_clear)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    CHECK_INT(count_of("SELECT count(*) FROM meta WHERE key = 'pending_cvv_hashes'"), 0);
+    CHECK_INT(count_of("SELECT count(*) FROM sqlite_master WHERE name = 'cards_by_cvv'"), 0);
+    for (size_t i = 0; i < sizeof OLD_CARDS / sizeof OLD_CARDS[0]; i++) {
+        bd_card_in c;
+        memset(&c, 0, sizeof c);
+        snprintf(c.id, sizeof c.id, "%s", OLD_CARDS[i].id);
+        snprintf(c.created_at, sizeof c.created_at, "2024-01-0%zu 00:00:00", i + 1);
+        snprintf(c.number_masked, sizeof c.number_masked, "411111XXXXXX1111");
+        memcpy(c.bin, "411111", 6);
+        memcpy(c.last4, "1111", 4);
+        c.length = 16;
+        c.number_hmac[0] = (uint8_t)i;
+        c.owner = BD_SLICE_LIT("Probe");
+        c.leak_size = -1;
+        bool ins;
+        CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK);
+    }
+    bd_store_close(s);
+    /* Back to schema 11, with the CVVs in clear as it kept them. */
+    sqlite3 *db;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db,
+                           REWIND_CVV_HASHES
+                           "UPDATE cards SET cvv = '123' WHERE card_id IN ('old-1', 'old-3');"
+                           "UPDATE cards SET cvv = '8642' WHERE card_id = 'old-2';"
+                           "PRAGMA user_version = 11;",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    CHECK(file_holds("Probe8642")); /* the row: the owner, then the CVV */
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_WRITE, &s, why, sizeof why), BD_OK);
+    if (!s)
+        return;
+    CHECK_INT(count_of("SELECT count(*) FROM meta WHERE key = 'pending_cvv_hashes'"), 1);
+    CHECK_STR(cards_of_cvv(s, "123"), ""); /* not keyed yet */
+    int calls = 0;
+    int64_t changed = -1;
+    CHECK_INT(bd_store_cvv_upgrade(s, protect_test, &calls, &changed), BD_OK);
+    CHECK_INT(changed, 3);
+    CHECK_INT(calls, 2); /* once per value */
+    CHECK_STR(cards_of_cvv(s, "123"), "old-3=***,old-1=***");
+    CHECK_STR(cards_of_cvv(s, "8642"), "old-2=****");
+    CHECK_INT(count_of("SELECT count(*) FROM cards WHERE cvv IS NULL AND cvv_hmac IS NULL"), 1);
+    CHECK_INT(count_of("SELECT count(*) FROM meta WHERE key = 'pending_cvv_hashes'"), 0);
+    CHECK_INT(count_of("SELECT count(*) FROM sqlite_master WHERE name = 'cards_by_cvv'"), 0);
+    CHECK_INT(bd_store_truncate_log(s, 1000), BD_OK);
+    CHECK(!file_holds("Probe8642"));
+    CHECK(!file_holds("Probe123"));
+    CHECK(file_holds("Probe****"));
+    CHECK_INT(bd_store_cvv_upgrade(s, protect_test, &calls, &changed), BD_OK);
+    CHECK_INT(changed, 0); /* nothing waits any more */
+    CHECK_INT(calls, 2);
+    bd_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -415,6 +561,7 @@ int main(void)
     RUN(test_sqlite_erasure_leaves_no_count_of_an_emptied_domain);
     RUN(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20);
     RUN(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
+    RUN(test_sqlite_upgrade_keys_and_masks_the_cvvs_kept_in_clear);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -403,7 +403,9 @@ bd_result pg_migration_notes(pg_store *p)
     pg_params pp = {0};
     pg_param_str(&pp, "pending_breach_names");
     PGresult *res;
-    bd_result r = pg_run_sql(p, "SELECT 1 FROM meta WHERE key = $1", &pp, false, &res);
+    bd_result r = pg_cvv_note(p);
+    if (r == BD_OK)
+        r = pg_run_sql(p, "SELECT 1 FROM meta WHERE key = $1", &pp, false, &res);
     if (r != BD_OK)
         return r;
     bool pending = PQntuples(res) > 0;

@@ -22,15 +22,16 @@
 
 #include "store/pg/cards_sql.h"
 
-/* $20 and $21: the owner's and the bank's words, separated by spaces. Returns how many
+/* $20 and $21: the owner's and the bank's words, separated by spaces; $22 the CVV's keyed
+ * hash ($11 its mask). Returns how many
  * cards went in: 1 or 0 (a card with that id exists). The counts are kept during a bulk
  * load too: one small upsert per card, cheaper than recounting millions at its end. */
 static const pg_stmt CARD_PUT = {
     PG_Q_CARD_PUT,
     "WITH ins AS (INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, "
     "length, number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
-    "leak_discover_date, leak_size, leak_tags) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-    "$11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (card_id) DO NOTHING "
+    "leak_discover_date, leak_size, leak_tags, cvv_hmac) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+    "$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $22) ON CONFLICT (card_id) DO NOTHING "
     "RETURNING id, card_id, created_at, bin, tail, expire_date), "
     "ow AS (SELECT DISTINCT t.word, ins.expire_date, ins.card_id FROM ins, "
     "unnest(string_to_array($20::text, ' ')) AS t(word) WHERE ins.expire_date IS NOT NULL), "
@@ -107,7 +108,7 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
     pg_param_int(&pp, c->length);
     pg_param_text(&pp, (bd_slice){(const char *)c->number_hmac, BD_HMAC_LEN});
     pg_param_text(&pp, c->owner);
-    pg_param_text(&pp, c->cvv);
+    pg_param_str(&pp, opt(c->cvv_masked));
     pg_param_str(&pp, opt(c->expire_date));
     pg_param_str(&pp, c->has_cvss ? cvss : NULL);
     pg_param_text(&pp, c->leak_id);
@@ -121,6 +122,8 @@ static bd_result insert_card(pg_store *p, const bd_card_in *c, bool *inserted)
     pg_param_text(&pp, c->leak_tags);
     pg_param_text(&pp, words_of(owner));
     pg_param_text(&pp, words_of(bank));
+    pg_param_text(&pp,
+                  (bd_slice){c->cvv_masked[0] ? (const char *)c->cvv_hmac : NULL, BD_HMAC_LEN});
     PGresult *res;
     if (r == BD_OK)
         r = pg_run(p, &CARD_PUT, &pp, &res);
@@ -532,5 +535,91 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
             each_card(res, cb, ctx);
         PQclear(res);
     }
+    return r;
+}
+
+/* ---- CVVs kept in clear by stores made before they were keyed (schema.c, "CVVs as secrets") */
+
+/* A CVV in clear: digits (a mask is stars) without a keyed hash yet. */
+#define PLAIN_CVV "cvv IS NOT NULL AND cvv_hmac IS NULL AND cvv ~ '^[0-9]+$'"
+static const char CVV_PROTECT[] =
+    "UPDATE cards SET cvv = $2, cvv_hmac = $3 WHERE cvv = $1 AND cvv_hmac IS NULL";
+static const char CVV_DONE[] =
+    "DROP INDEX IF EXISTS cards_by_cvv; DELETE FROM meta WHERE key = 'pending_cvv_hashes'";
+
+/* Whether sql, a query, returns a row. */
+static bd_result any_row(pg_store *p, const char *sql, bool *any)
+{
+    PGresult *res;
+    bd_result r = pg_run_sql(p, sql, NULL, false, &res);
+    if (r != BD_OK)
+        return r;
+    *any = PQntuples(res) > 0;
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_cvv_note(pg_store *p)
+{
+    bool pending, plain = true;
+    bd_result r = any_row(p, "SELECT 1 FROM meta WHERE key = 'pending_cvv_hashes'", &pending);
+    if (r != BD_OK || !pending)
+        return r;
+    r = any_row(p, "SELECT 1 FROM cards WHERE " PLAIN_CVV " LIMIT 1", &plain);
+    return r != BD_OK || plain ? r : pg_exec(p, CVV_DONE);
+}
+
+/* Replaces each distinct plain CVV (at most 11,000: 3 or 4 digits) by its mask and keyed
+ * hash, in the open transaction: one update per value, through cards_by_cvv (on Citus a
+ * statement on every shard, each an index range). */
+static bd_result protect_cvvs(pg_store *p, bd_cvv_protect_fn protect, void *ctx, int64_t *changed)
+{
+    PGresult *plain;
+    bd_result r =
+        pg_run_sql(p, "SELECT DISTINCT cvv FROM cards WHERE " PLAIN_CVV, NULL, false, &plain);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0; r == BD_OK && i < PQntuples(plain); i++) {
+        bd_slice v = pg_slice(plain, i, 0);
+        char masked[5];
+        uint8_t hmac[BD_HMAC_LEN];
+        protect(ctx, v, masked, hmac);
+        pg_params pp = {0};
+        pg_param_text(&pp, v);
+        pg_param_str(&pp, masked);
+        pg_param_text(&pp, (bd_slice){(const char *)hmac, BD_HMAC_LEN});
+        PGresult *res;
+        r = pg_run_sql(p, CVV_PROTECT, &pp, true, &res);
+        if (r == BD_OK) {
+            *changed += pg_changes(res);
+            PQclear(res);
+        }
+    }
+    PQclear(plain);
+    return r;
+}
+
+bd_result pg_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed)
+{
+    pg_store *p = pg_of(s);
+    bool pending;
+    bd_result r = any_row(p, "SELECT 1 FROM meta WHERE key = 'pending_cvv_hashes'", &pending);
+    if (r != BD_OK || !pending)
+        return r;
+    r = pg_begin(s);
+    if (r != BD_OK)
+        return r;
+    /* again under the writer lock: another process may have done it meanwhile */
+    r = any_row(p, "SELECT 1 FROM meta WHERE key = 'pending_cvv_hashes'", &pending);
+    if (r == BD_OK && pending)
+        r = protect_cvvs(p, protect, ctx, changed);
+    if (r == BD_OK && pending)
+        r = pg_exec(p, CVV_DONE);
+    if (r == BD_OK)
+        r = pg_commit(s); /* rolls back on failure */
+    else
+        pg_rollback(s);
+    if (r != BD_OK)
+        *changed = 0;
     return r;
 }

@@ -34,7 +34,6 @@ static const char *const COL[] = {
     [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
     [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
     [BD_CARD_LEAK_SIZE] = "leak_size",
-    [BD_CARD_CVV] = "cvv",
     [BD_CARD_LEAK_ID] = "leak_id",
 };
 
@@ -421,14 +420,15 @@ static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
     case BD_CC_NUMBER:
         number_cond(c, k);
         break;
-    case BD_CC_HMAC: {
+    case BD_CC_HMAC:
+    case BD_CC_CVV: {
         char hex[2 * BD_HMAC_LEN];
         static const char digits[] = "0123456789abcdef";
         for (int i = 0; i < BD_HMAC_LEN; i++) {
             hex[2 * i] = digits[k->hmac[i] >> 4];
             hex[2 * i + 1] = digits[k->hmac[i] & 15];
         }
-        pg_card_emit(c, "c.number_hmac = decode(");
+        pg_card_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = decode(" : "c.cvv_hmac = decode(");
         pg_card_value(c, hex, sizeof hex);
         pg_card_emit(c, ", 'hex')");
         break;

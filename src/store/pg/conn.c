@@ -351,6 +351,7 @@ static const bd_store_ops PG_OPS = {
     .record_search = pg_record_search,
     .card_put = pg_card_put,
     .card_search = pg_card_search,
+    .cvv_upgrade = pg_cvv_upgrade,
     .key_add = pg_key_add,
     .key_list = pg_key_list,
     .key_revoke = pg_key_revoke,

@@ -28,7 +28,7 @@
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
 #define RECORD_FIELDS 24 /* the record staging table's columns (records': three less) */
-#define CARD_FIELDS 22           /* the card staging table's columns */
+#define CARD_FIELDS 23           /* the card staging table's columns */
 
 /* The staging tables: the rows' columns in insert order, with the put order in seq. */
 static const char RECORD_STAGE_CREATE[] =
@@ -85,13 +85,13 @@ static const char CARD_STAGE_CREATE[] =
     "created_at text, bank text, number_masked text, bin text, last4 text, tail text, "
     "length smallint, number_hmac bytea, owner text, cvv text, expire_date text, "
     "cvss double precision, leak_id text, leak_name text, leak_publish_date text, "
-    "leak_discover_date text, leak_size bigint, leak_tags text, owner_words text, "
-    "bank_words text) ON COMMIT DELETE ROWS";
+    "leak_discover_date text, leak_size bigint, leak_tags text, cvv_hmac bytea, "
+    "owner_words text, bank_words text) ON COMMIT DELETE ROWS";
 
 #define CARD_COLUMNS                                                                               \
     "card_id, created_at, bank, number_masked, bin, last4, tail, length, number_hmac, owner, "     \
     "cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, leak_discover_date, "          \
-    "leak_size, leak_tags"
+    "leak_size, leak_tags, cvv_hmac"
 
 /* The move: the first of each card id in the batch, in put order, unless stored before;
  * then, for the cards that went in, their BIN's and tail's counts, their owner's words with
@@ -575,7 +575,7 @@ static bd_result put_card_columns(bd_buf *b, const bd_card_in *c)
     if (r == BD_OK)
         r = put_bytes(b, c->owner);
     if (r == BD_OK)
-        r = put_bytes(b, c->cvv);
+        r = put_str(b, c->cvv_masked, true);
     if (r == BD_OK)
         r = put_str(b, c->expire_date, true);
     if (r == BD_OK && c->has_cvss) {
@@ -598,6 +598,9 @@ static bd_result put_card_columns(bd_buf *b, const bd_card_in *c)
         r = c->leak_size >= 0 ? put_int(b, c->leak_size, 8) : put_bytes(b, (bd_slice){NULL, 0});
     if (r == BD_OK)
         r = put_bytes(b, c->leak_tags);
+    if (r == BD_OK)
+        r = put_bytes(b, (bd_slice){c->cvv_masked[0] ? (const char *)c->cvv_hmac : NULL,
+                                    BD_HMAC_LEN});
     return r;
 }
 

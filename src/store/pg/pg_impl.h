@@ -398,7 +398,8 @@ bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, voi
 bd_result pg_domain_breaches(bd_store *s, bd_slice domain, int64_t max_records, bd_domain_cb cb,
                              void *ctx, int64_t *records);
 /* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
- * stored before they had one), inside the migration's transaction. */
+ * stored before they had one; the end of the CVV migration when no CVV is in clear),
+ * inside the migration's transaction. */
 bd_result pg_migration_notes(pg_store *p);
 /* Empties the breach cache of record puts (records.c); empties it when another writer
  * committed since this connection's last write (conn.c, once per write transaction). */
@@ -414,6 +415,10 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
 bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
 bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
                           void *ctx);
+bd_result pg_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
+/* The CVV migration's note: taken away, with the index of plain CVVs, when no card holds one
+ * (called by pg_migration_notes, in the migration's transaction). */
+bd_result pg_cvv_note(pg_store *p);
 
 bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx);

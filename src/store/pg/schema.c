@@ -44,14 +44,21 @@
     "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date, id)" \
     "  WHERE bitcoin_address IS NOT NULL;"
 
-#define CARD_INDEXES \
+#define CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
     "CREATE INDEX cards_by_bin ON cards(bin, tail, length);" \
     "CREATE INDEX cards_by_tail ON cards(tail, length);" \
     "CREATE INDEX cards_by_created ON cards(created_at, card_id);" \
-    "CREATE INDEX cards_by_expire ON cards(expire_date NULLS FIRST, card_id);" \
+    "CREATE INDEX cards_by_expire ON cards(expire_date NULLS FIRST, card_id);"
+#define CARD_INDEX_BY_LEAK "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+/* The initial schema's: cards_by_cvv indexed the CVVs in clear until the migration that
+ * keyed them (cards_by_cvv_hmac) */
+#define CARD_INDEXES \
+    CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
-    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+    CARD_INDEX_BY_LEAK
+#define CARD_INDEX_BY_CVV_HMAC \
+    "CREATE INDEX cards_by_cvv_hmac ON cards(cvv_hmac) WHERE cvv_hmac IS NOT NULL;"
 
 /* Added by migration 2 (SQLite's cards_expiry_by_id is not: here card_owner_words counts an
  * owner word within expiry ranges on its own) */
@@ -250,6 +257,16 @@ static const char *const MIGRATIONS[] = {
      "INSERT INTO card_owner_words(word, expire_date, card_id) SELECT DISTINCT w.word,"
      "  c.expire_date, c.card_id FROM card_words w JOIN cards c ON c.id = w.id"
      "  WHERE w.col = 0 AND c.expire_date IS NOT NULL;"),
+    /* 17 (CVVs as secrets), as SQLite's migration 12 (see that file): each card's CVV is its
+     * mask in cvv and its keyed hash in cvv_hmac; the CVVs of cards stored before stay in
+     * clear until whoever opens the store with the server secret runs bd_store_cvv_upgrade
+     * (pg_cvv_upgrade, cards.c). The note says it waits; the runner takes it away at once,
+     * with cards_by_cvv, when no card holds a CVV in clear (pg_migration_notes). IF NOT
+     * EXISTS: a test winds the schema version back over it. */
+    ("ALTER TABLE cards ADD COLUMN IF NOT EXISTS cvv_hmac bytea;"
+     "CREATE INDEX IF NOT EXISTS cards_by_cvv_hmac ON cards(cvv_hmac) WHERE cvv_hmac IS NOT NULL;"
+     "INSERT INTO meta(key, value) VALUES ('pending_cvv_hashes', '1')"
+     "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
 };
 /* clang-format on */
 
@@ -257,7 +274,9 @@ static const char *const MIGRATIONS[] = {
 
 const char *const pg_record_indexes = RECORD_INDEXES;
 const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
-const char *const pg_card_indexes = CARD_INDEXES CARD_INDEXES_2;
+/* The card indexes as they are now, which a bulk load drops and builds again */
+const char *const pg_card_indexes =
+    CARD_INDEXES_BY_NUMBER_AND_DATE CARD_INDEX_BY_LEAK CARD_INDEXES_2 CARD_INDEX_BY_CVV_HMAC;
 const char *const pg_owner_key_sql = OWNER_KEY_SQL;
 
 /* The schema version: 0 when there is no meta table yet. */

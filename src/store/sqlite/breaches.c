@@ -322,7 +322,9 @@ static bd_result fill_names(sqlite_store *s)
 bd_result sq_migration_notes(sqlite_store *s)
 {
     char v[8];
-    bd_result r = sq_meta_get(&s->base, "pending_breach_names", v, sizeof v);
+    bd_result r = sq_cvv_note(s);
+    if (r == BD_OK)
+        r = sq_meta_get(&s->base, "pending_breach_names", v, sizeof v);
     if (r == BD_ERR_NOT_FOUND)
         return BD_OK;
     if (r == BD_OK)

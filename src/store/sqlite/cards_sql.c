@@ -15,7 +15,6 @@ static const char *const CARD_COL[] = {
     [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
     [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
     [BD_CARD_LEAK_SIZE] = "leak_size",
-    [BD_CARD_CVV] = "cvv",
     [BD_CARD_LEAK_ID] = "leak_id",
 };
 
@@ -234,7 +233,8 @@ static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
         write_number(c, k);
         break;
     case BD_CC_HMAC:
-        sq_emit(c, "c.number_hmac = ?");
+    case BD_CC_CVV:
+        sq_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = ?" : "c.cvv_hmac = ?");
         bind_later(c, BIND_BLOB, k->hmac, BD_HMAC_LEN, 0);
         break;
     case BD_CC_EQUALS:

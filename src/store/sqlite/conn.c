@@ -58,6 +58,7 @@ static const bd_store_ops sqlite_ops = {
     .record_search = sq_record_search,
     .card_put = sq_card_put,
     .card_search = sq_card_search,
+    .cvv_upgrade = sq_cvv_upgrade,
     .key_add = sq_key_add,
     .key_list = sq_key_list,
     .key_revoke = sq_key_revoke,

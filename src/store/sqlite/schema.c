@@ -35,14 +35,19 @@
     "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date)" \
     "  WHERE bitcoin_address IS NOT NULL;"
 
-#define CARD_INDEXES \
+#define CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
     "CREATE INDEX cards_by_bin ON cards(bin, tail, length);" \
     "CREATE INDEX cards_by_tail ON cards(tail, length);" \
     "CREATE INDEX cards_by_created ON cards(created_at, card_id);" \
-    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);" \
+    "CREATE INDEX cards_by_expire ON cards(expire_date, card_id);"
+#define CARD_INDEX_BY_LEAK "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+/* The initial schema's: cards_by_cvv indexed the CVVs in clear until the migration that
+ * keyed them (cards_by_cvv_hmac below). */
+#define CARD_INDEXES \
+    CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;" \
-    "CREATE INDEX cards_by_leak ON cards(leak_id) WHERE leak_id IS NOT NULL;"
+    CARD_INDEX_BY_LEAK
 
 /* Added by migration 2:
  * - a BIN's cards newest first, so the commonest card search (a BIN prefix, default sort)
@@ -100,12 +105,30 @@
     "CREATE UNIQUE INDEX breaches_by_name ON breaches(name COLLATE NOCASE);" \
     "INSERT INTO meta(key, value) VALUES ('pending_breach_names', '1')" \
     "  ON CONFLICT(key) DO UPDATE SET value = excluded.value;"
+
+/* Added by the migration that keys CVVs (cards imported before it kept theirs in clear, and
+ * the store never holds the server secret that hashing them needs):
+ * - each card's CVV is its mask (one '*' per digit) in cvv and its keyed hash in cvv_hmac,
+ *   which cvv: searches (cards_by_cvv_hmac);
+ * - cards stored in clear before are left to bd_store_cvv_upgrade (sq_cvv_upgrade in
+ *   cards.c), which whoever opens the store with the secret runs; the note in meta says it
+ *   waits, and the migration runner takes it away at once when no card has a CVV in clear
+ *   (sq_cvv_note), dropping cards_by_cvv, the index of the plain values, with it. */
+#define CARD_INDEX_BY_CVV_HMAC \
+    "CREATE INDEX cards_by_cvv_hmac ON cards(cvv_hmac) WHERE cvv_hmac IS NOT NULL;"
+#define CVV_HASHES \
+    "ALTER TABLE cards ADD COLUMN cvv_hmac BLOB;" \
+    CARD_INDEX_BY_CVV_HMAC \
+    "INSERT INTO meta(key, value) VALUES ('pending_cvv_hashes', '1')" \
+    "  ON CONFLICT(key) DO UPDATE SET value = excluded.value;"
 /* clang-format on */
 
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 
 const char *const bd_sqlite_record_indexes = RECORD_INDEXES;
-const char *const bd_sqlite_card_indexes = CARD_INDEXES CARD_INDEXES_2;
+/* The card indexes as they are now, which a bulk load drops and builds again */
+const char *const bd_sqlite_card_indexes =
+    CARD_INDEXES_BY_NUMBER_AND_DATE CARD_INDEX_BY_LEAK CARD_INDEXES_2 CARD_INDEX_BY_CVV_HMAC;
 
 /* clang-format off */
 const char *const bd_sqlite_migrations[] = {
@@ -224,6 +247,8 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE TABLE IF NOT EXISTS job_chunks(id INTEGER PRIMARY KEY, job TEXT NOT NULL,"
      "  chunk INTEGER NOT NULL, inputs BLOB NOT NULL, results BLOB,"
      "  UNIQUE(job, chunk));"),
+    /* 12 (CVVs as secrets): each card's CVV masked and keyed (CVV_HASHES above) */
+    CVV_HASHES,
 };
 /* clang-format on */
 

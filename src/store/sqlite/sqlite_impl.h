@@ -305,7 +305,8 @@ bd_result sq_breaches_of_email(bd_store *base, bd_slice email, bd_breach_cb cb, 
 bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records,
                              bd_domain_cb cb, void *ctx, int64_t *records);
 /* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
- * stored before they had one), inside the migration's transaction. */
+ * stored before they had one; the end of the CVV migration when no CVV is in clear),
+ * inside the migration's transaction. */
 bd_result sq_migration_notes(sqlite_store *s);
 
 /* records.c */
@@ -317,6 +318,10 @@ bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, 
 bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted);
 bd_result sq_card_search(bd_store *base, const bd_card_query *q, int64_t *found, bd_card_cb cb,
                           void *ctx);
+bd_result sq_cvv_upgrade(bd_store *base, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
+/* The CVV migration's note: taken away, with the index of plain CVVs, when no card holds one
+ * (called by sq_migration_notes, in the migration's transaction). */
+bd_result sq_cvv_note(sqlite_store *s);
 
 /* keys.c */
 bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id);

@@ -67,9 +67,9 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_PUT] =
         "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, length, "
         "number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "
-        "leak_discover_date, leak_size, leak_tags) "
+        "leak_discover_date, leak_size, leak_tags, cvv_hmac) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-        "?18, ?19) ON CONFLICT(card_id) DO NOTHING",
+        "?18, ?19, ?20) ON CONFLICT(card_id) DO NOTHING",
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
     [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, id) "
                               "VALUES (?1, ?2, ?3)",
