@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 os.environ.setdefault("BREACHD_STORE", "pg")  # harness reads it at import
 
-from harness import ROOT, Ctl, Server, binary, fixture, psql  # noqa: E402
+from harness import PG_SCHEMA_VERSION, ROOT, Ctl, Server, binary, fixture, psql  # noqa: E402
 
 PRIMARY_URI = os.environ.get("BREACHD_PG_URI", "")
 STANDBY_URI = os.environ.get("BREACHD_PG_STANDBY_URI", "")
@@ -394,16 +394,17 @@ class UpgradeOrder(unittest.TestCase):
             wait_replayed()
             with self.assertRaises(AssertionError) as cm:
                 on_standby(ctl, "old")
-            self.assertIn("has schema version 6 and this program needs 16; it is a read-only "
+            self.assertIn("has schema version 6 and this program needs %d; it is a read-only "
                           "standby, which follows its primary: upgrade the primary first "
-                          "(breachctl init --db PRIMARY_URI --secret FILE)", str(cm.exception))
+                          "(breachctl init --db PRIMARY_URI --secret FILE)" % PG_SCHEMA_VERSION,
+                          str(cm.exception))
             self.assertNotIn("schema migration 7 failed", str(cm.exception))
             # breachctl on the primary upgrades the store; the standby follows
             p = subprocess.run([binary("breachctl"), "stats",
                                 *ctl.store_args()], capture_output=True, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(psql(ctl.db, "SELECT value FROM meta WHERE key = "
-                                          "'schema_version'"), [["16"]])
+                                          "'schema_version'"), [[str(PG_SCHEMA_VERSION)]])
             # migration 12 seeded the change log with what the store held
             self.assertEqual(psql(ctl.db, "SELECT sum(n) FROM changes WHERE kind = 4"),
                              [[str(len(owners))]])

@@ -251,6 +251,8 @@ class ServerTest(unittest.TestCase):
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
 SCHEMA_VERSION = 12
+# The newest PostgreSQL schema version (17: CVVs keyed; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 17
 
 
 def downgrade_to_v5(db_path):
