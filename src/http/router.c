@@ -41,7 +41,16 @@ static void handle_metrics(bd_server *srv, bd_req *rq)
     if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1,
                          bd_guard_cut_count(srv->guard)) != BD_OK ||
         bd_metrics_write_limiter(&lh, rq->body) != BD_OK ||
-        bd_metrics_write_webhooks(rq->body) != BD_OK) {
+        bd_metrics_write_webhooks(rq->body) != BD_OK ||
+        bd_buf_printf(rq->body,
+                      "# HELP breachd_upload_bytes_held Bytes of request bodies held now.\n"
+                      "# TYPE breachd_upload_bytes_held gauge\n"
+                      "breachd_upload_bytes_held %zu\n"
+                      "# HELP breachd_upload_bytes_limit The most held at once "
+                      "(--max-upload-memory).\n"
+                      "# TYPE breachd_upload_bytes_limit gauge\n"
+                      "breachd_upload_bytes_limit %zu\n",
+                      bd_upload_budget_held(&srv->uploads), srv->uploads.total) != BD_OK) {
         rq->content_type = NULL;
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
     }

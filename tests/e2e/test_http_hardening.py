@@ -308,6 +308,7 @@ class BodiesWaitForTheKey(unittest.TestCase):
             # a request without a body is served as ever
             st, _, _ = self.srv.request("/v7/breaches?number_of_records=1", key=self.key)
             self.assertEqual(st, 200)
+            self.assertEqual(self.uploads(), (16 << 20, 16 << 20))
         finally:
             held.close()
         # the abandoned body's share comes back when its connection closes
@@ -322,6 +323,17 @@ class BodiesWaitForTheKey(unittest.TestCase):
                 break
             time.sleep(0.1)
         self.assertEqual(out, b"HTTP/1.1 100 Continue\r\n\r\n")
+        poll = time.time() + 3
+        while self.uploads()[0] and time.time() < poll:
+            time.sleep(0.05)
+        self.assertEqual(self.uploads(), (0, 16 << 20))
+
+    def uploads(self):
+        """(breachd_upload_bytes_held, breachd_upload_bytes_limit) from /metrics."""
+        _, _, body = self.srv.request("/metrics")
+        m = dict(l.rsplit(" ", 1) for l in body.decode().splitlines()
+                 if l and not l.startswith("#"))
+        return int(m["breachd_upload_bytes_held"]), int(m["breachd_upload_bytes_limit"])
 
 
 class Keys(unittest.TestCase):
