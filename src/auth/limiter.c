@@ -283,6 +283,40 @@ void bd_limiter_take(bd_limiter *l, bd_budget_kind kind, int64_t id, int64_t lim
     bd_ratelimit_take(l->local[k], (uint64_t)id, limit, period_s, now_us, d);
 }
 
+void bd_limiter_take_many(bd_limiter *l, bd_budget_kind kind, int64_t id, int64_t limit,
+                          int64_t period_s, int64_t now_us, int64_t n, bd_rate_decision *d)
+{
+    int k = kind == BD_BUDGET_EXACT ? BD_BUDGET_EXACT : BD_BUDGET_REQUESTS;
+    if (n <= 1) {
+        bd_limiter_take(l, kind, id, limit, period_s, now_us, d);
+        return;
+    }
+    if (l->uri && atomic_load_explicit(&l->reachable, memory_order_relaxed)) {
+        int64_t share, depth, granted, tat;
+        bd_rate_shape(&limit, period_s, &share, &depth);
+        bd_store *s = thread_store(l);
+        if (s && bd_store_rate_take(s, k, id, now_us, share, depth, n, &granted, &tat) == BD_OK) {
+            atomic_fetch_add_explicit(&l->leases_taken, 1, memory_order_relaxed);
+            if (granted == n) {
+                bd_rate_admitted(tat, share, depth, limit, now_us, d);
+                return;
+            }
+            if (granted > 0 && bd_store_rate_give_back(s, k, id, granted, share) != BD_OK)
+                log_down(l, "giving back a lease failed");
+            else
+                tat -= granted * share;
+            bd_rate_refused(tat, share, depth, limit, now_us, d);
+            int64_t current = tat > now_us ? tat : now_us;
+            int64_t wait = current + (n < limit ? n : limit) * share - depth - now_us;
+            d->retry_after = wait > 0 ? (wait + 999999) / 1000000 : 1;
+            return;
+        }
+        if (s)
+            log_down(l, "a lease of requests failed");
+    }
+    bd_ratelimit_take_n(l->local[k], (uint64_t)id, limit, period_s, now_us, n, d);
+}
+
 void bd_limiter_tick(bd_limiter *l, int64_t now_us)
 {
     if (!l->uri)

@@ -45,6 +45,10 @@ void bd_limiter_free(bd_limiter *l);
 void bd_limiter_take(bd_limiter *l, bd_budget_kind kind, int64_t id, int64_t limit,
                      int64_t period_s, int64_t now_us, bd_rate_decision *d);
 
+/* Takes n (>= 1) requests from budget (kind, id) at once, all or none (the shared bucket
+ * is asked for all n, past any lease, and what it granted of fewer goes back). */
+void bd_limiter_take_many(bd_limiter *l, bd_budget_kind kind, int64_t id, int64_t limit,
+                          int64_t period_s, int64_t now_us, int64_t n, bd_rate_decision *d);
 /* Housekeeping, about once a second from one thread: gives back leases that have run out,
  * and while the shared store is unreachable, tries it again. */
 void bd_limiter_tick(bd_limiter *l, int64_t now_us);

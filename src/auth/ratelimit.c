@@ -131,16 +131,18 @@ void bd_ratelimit_peek(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t per
         bd_rate_admitted(next, t, depth, limit, now_us, d);
 }
 
-void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
-                       int64_t now_us, bd_rate_decision *d)
+void bd_ratelimit_take_n(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
+                         int64_t now_us, int64_t n, bd_rate_decision *d)
 {
     /* One request's share of the period; the bucket is `limit` shares deep. */
     int64_t depth, t;
     bd_rate_shape(&limit, period_s, &t, &depth);
+    if (n < 1)
+        n = 1;
     bucket *b = find(rl, id);
     int64_t tat = atomic_load_explicit(&b->tat, memory_order_relaxed), next;
     for (;;) {
-        next = (tat > now_us ? tat : now_us) + t;
+        next = (tat > now_us ? tat : now_us) + (n > depth / t ? depth + 1 : n * t);
         if (next - now_us > depth)
             break; /* over budget: nothing to store */
         if (atomic_compare_exchange_weak_explicit(&b->tat, &tat, next, memory_order_acq_rel,
@@ -150,4 +152,15 @@ void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t per
         }
     }
     bd_rate_refused(tat, t, depth, limit, now_us, d);
+    if (n > 1) { /* until n shares have drained, not one */
+        int64_t current = tat > now_us ? tat : now_us;
+        int64_t wait = current + (n > depth / t ? depth : n * t) - depth - now_us;
+        d->retry_after = wait > 0 ? (wait + 999999) / 1000000 : 1;
+    }
+}
+
+void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
+                       int64_t now_us, bd_rate_decision *d)
+{
+    bd_ratelimit_take_n(rl, id, limit, period_s, now_us, 1, d);
 }

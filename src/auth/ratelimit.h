@@ -43,6 +43,10 @@ void bd_ratelimit_free(bd_ratelimit *rl);
  * (Unix microseconds). id 0 is reserved. */
 void bd_ratelimit_take(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d);
+/* Takes n (>= 1) requests at once, all or none: refused when the bucket does not hold them
+ * all (retry_after: until it does; n past the bucket's size is never admitted). */
+void bd_ratelimit_take_n(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
+                         int64_t now_us, int64_t n, bd_rate_decision *d);
 /* What take would decide now, without taking anything (an id never seen is allowed). */
 void bd_ratelimit_peek(bd_ratelimit *rl, uint64_t id, int64_t limit, int64_t period_s,
                        int64_t now_us, bd_rate_decision *d);

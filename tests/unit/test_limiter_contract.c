@@ -119,6 +119,27 @@ TEST(test_shared_small_budget_is_exact_across_limiters)
     bd_limiter_free(b);
 }
 
+/* Many requests at once (a bulk job's identities or result rows by the thousand): all or
+ * none, from the shared bucket whatever another server holds, and a refusal takes nothing. */
+TEST(test_shared_budget_takes_many_at_once_or_none)
+{
+    bd_limiter *a, *b;
+    if (!shared_pair(&a, &b))
+        return;
+    bd_rate_decision d;
+    bd_limiter_take_many(a, BD_BUDGET_REQUESTS, 9, 10, HOUR, T0, 4, &d);
+    CHECK(d.allowed);
+    CHECK_INT(take_n(b, 9, 10, 1, T0), 1); /* 5 left */
+    bd_limiter_take_many(b, BD_BUDGET_REQUESTS, 9, 10, HOUR, T0, 6, &d);
+    CHECK(!d.allowed);
+    CHECK(d.retry_after > 0);
+    bd_limiter_take_many(a, BD_BUDGET_REQUESTS, 9, 10, HOUR, T0, 5, &d);
+    CHECK(d.allowed);
+    CHECK_INT(take_n(a, 9, 10, 1, T0) + take_n(b, 9, 10, 1, T0), 0);
+    bd_limiter_free(a);
+    bd_limiter_free(b);
+}
+
 TEST(test_shared_large_budget_is_leased_in_batches)
 {
     bd_limiter *a, *b;
@@ -205,6 +226,7 @@ static void suite(void)
     RUN_CONTRACT(test_store_bucket_admits_what_fits_and_takes_back_what_is_given);
     RUN_CONTRACT(test_per_process_budget_on_any_store);
     RUN_CONTRACT(test_shared_small_budget_is_exact_across_limiters);
+    RUN_CONTRACT(test_shared_budget_takes_many_at_once_or_none);
     RUN_CONTRACT(test_shared_large_budget_is_leased_in_batches);
     RUN_CONTRACT(test_shared_lease_unused_for_a_second_is_given_back_by_the_tick);
     RUN_CONTRACT(test_shared_budget_from_many_threads_never_admits_more);

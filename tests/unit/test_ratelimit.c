@@ -97,6 +97,31 @@ TEST(test_ratelimit_is_exact_under_concurrency)
     bd_ratelimit_free(shared);
 }
 
+/* Several requests at once (a bulk job's identities by the thousand): all of them or none,
+ * and a refusal says when the bucket holds them all. */
+TEST(test_ratelimit_takes_many_at_once_or_none)
+{
+    bd_ratelimit *rl = bd_ratelimit_new(64);
+    bd_rate_decision d;
+    bd_ratelimit_take_n(rl, 3, 10, 3600, T0, 4, &d);
+    CHECK(d.allowed);
+    CHECK_INT(d.remaining, 6);
+    bd_ratelimit_take_n(rl, 3, 10, 3600, T0, 7, &d); /* 6 left: none taken */
+    CHECK(!d.allowed);
+    CHECK_INT(d.retry_after, 360); /* one share (360 s) more and the bucket holds 7 */
+    bd_ratelimit_take_n(rl, 3, 10, 3600, T0, 6, &d);
+    CHECK(d.allowed);
+    CHECK_INT(d.remaining, 0);
+    bd_ratelimit_take_n(rl, 3, 10, 3600, T0, 11, &d); /* more than the bucket: never */
+    CHECK(!d.allowed);
+    bd_ratelimit_take_n(rl, 4, 10, 3600, T0, 11, &d);
+    CHECK(!d.allowed);
+    bd_ratelimit_take(rl, 4, 10, 3600, T0, &d); /* the refusal took nothing */
+    CHECK(d.allowed);
+    CHECK_INT(d.remaining, 9);
+    bd_ratelimit_free(rl);
+}
+
 int main(void)
 {
     RUN(test_ratelimit_admits_exactly_the_budget_then_refuses);
@@ -104,5 +129,6 @@ int main(void)
     RUN(test_ratelimit_ids_are_independent);
     RUN(test_ratelimit_full_table_reuses_the_idlest_bucket);
     RUN(test_ratelimit_is_exact_under_concurrency);
+    RUN(test_ratelimit_takes_many_at_once_or_none);
     return TEST_EXIT();
 }
