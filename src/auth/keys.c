@@ -96,6 +96,7 @@ static int collect_key(void *ctx, const bd_key_row *k)
     e->info.exact_per_day = k->exact_per_day;
     e->info.expires_at = k->expires_at;
     e->info.quota_per_month = k->quota_per_month;
+    bd_key_job_limits(k, &e->info.jobs);
     size_t nl = k->name.len < BD_KEY_NAME_MAX ? k->name.len : BD_KEY_NAME_MAX;
     memcpy(e->info.name, k->name.ptr, nl);
     size_t pl = k->plan.len < BD_KEY_PLAN_MAX ? k->plan.len : BD_KEY_PLAN_MAX;
@@ -156,6 +157,31 @@ bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_ke
     }
     pthread_rwlock_unlock(&kr->lock);
     return status;
+}
+
+void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out)
+{
+    out->max_jobs = k->max_jobs > 0 ? k->max_jobs : BD_KEY_MAX_JOBS;
+    out->max_identities =
+        k->max_queued_identities > 0 ? k->max_queued_identities : BD_KEY_MAX_QUEUED_IDENTITIES;
+    out->max_rows = k->max_result_rows > 0 ? k->max_result_rows : BD_KEY_MAX_RESULT_ROWS;
+}
+
+bool bd_job_limit_parse(const char *s, int64_t *limit)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > 13)
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < 1 || v > BD_KEY_JOB_LIMIT_MAX)
+        return false;
+    *limit = v;
+    return true;
 }
 
 bool bd_quota_parse(const char *s, int64_t *per_month)

@@ -35,6 +35,22 @@ void bd_key_hash(bd_slice key, uint8_t out[32]);
  * false for anything else (0, a sign, another unit, trailing text). */
 bool bd_quota_parse(const char *s, int64_t *per_month);
 
+/* A key's limits on bulk jobs (store.h "bulk lookup jobs") unless set on the key (breachctl
+ * keys create/set-job-limits): jobs queued or running at once; identities of those not yet
+ * looked up (two jobs of the most a job takes); result rows kept in its jobs, which are
+ * deleted a day after they were submitted (about 8 MB of record ids). The most any may be
+ * set to. */
+#define BD_KEY_MAX_JOBS 10
+#define BD_KEY_MAX_QUEUED_IDENTITIES 200000
+#define BD_KEY_MAX_RESULT_ROWS 1000000
+#define BD_KEY_JOB_LIMIT_MAX 1000000000000LL
+
+/* A job limit as given to breachctl: N from 1 to BD_KEY_JOB_LIMIT_MAX; false for anything
+ * else (0, a sign, a unit, trailing text). */
+bool bd_job_limit_parse(const char *s, int64_t *limit);
+/* A key's job limits: its own where set, else the defaults above. */
+void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out);
+
 /* Requests per hour of a named plan; false for an unknown plan name. */
 bool bd_plan_rate(const char *plan, int64_t *per_hour);
 
@@ -44,6 +60,7 @@ typedef struct {
     int64_t exact_per_day; /* card lookups by full number or Hash: per day; 0: none */
     int64_t expires_at;    /* 0: never */
     int64_t quota_per_month; /* requests per UTC calendar month; 0: no quota */
+    bd_job_limits jobs;      /* its limits on bulk jobs, defaults resolved */
     char name[BD_KEY_NAME_MAX + 1];
     char plan[BD_KEY_PLAN_MAX + 1]; /* standard, enterprise or custom */
 } bd_key_info;

@@ -31,8 +31,10 @@ int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store 
 int bd_cli_init_store(const char *db, const char *secret_path);
 /* Creates an API key and prints it as the only line on stdout. rate: requests per hour;
  * exact_per_day: card lookups by full number or Hash: per day (0: none); quota_per_month:
- * requests per UTC month (0: none). */
+ * requests per UTC month (0: none); jobs: its limits on bulk jobs, each 0 for the default
+ * (NULL: all the defaults). */
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
-                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month);
+                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month,
+                      const bd_job_limits *jobs);
 
 #endif

@@ -130,7 +130,8 @@ int bd_cli_init_store(const char *db, const char *secret_path)
 }
 
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
-                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month)
+                      int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month,
+                      const bd_job_limits *jobs)
 {
     char text[BD_KEY_TEXT_LEN + 1];
     bd_key_row k = {.name = bd_slice_from(name),
@@ -139,7 +140,10 @@ int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t r
                     .exact_per_day = exact_per_day,
                     .created_at = (int64_t)time(NULL),
                     .expires_at = expires_at,
-                    .quota_per_month = quota_per_month};
+                    .quota_per_month = quota_per_month,
+                    .max_jobs = jobs ? jobs->max_jobs : 0,
+                    .max_queued_identities = jobs ? jobs->max_identities : 0,
+                    .max_result_rows = jobs ? jobs->max_rows : 0};
     if (bd_key_generate(text, k.hash) != BD_OK) {
         fprintf(stderr, "breachctl: cannot generate a key\n");
         return BD_EXIT_FAIL;

@@ -319,7 +319,7 @@ int bd_cmd_demo(int argc, char **argv)
     if (rc == BD_EXIT_OK)
         rc = load(s, key, BD_IMPORT_CARDS, gen_cards, "cards");
     if (rc == BD_EXIT_OK)
-        rc = bd_cli_create_key(s, "demo", "enterprise", 10000, BD_KEY_EXACT_PER_DAY, 0, 0);
+        rc = bd_cli_create_key(s, "demo", "enterprise", 10000, BD_KEY_EXACT_PER_DAY, 0, 0, NULL);
     bd_store_close(s);
     return rc;
 }

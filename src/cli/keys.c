@@ -1,4 +1,4 @@
-/* breachctl keys create|list|revoke. */
+/* breachctl keys create|list|revoke|set-quota|set-job-limits. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,13 +12,96 @@
 static const char USAGE[] =
     "usage: breachctl keys create --db PATH --name TEXT [--plan standard|enterprise]\n"
     "                             [--rate N/h] [--exact-lookups N/day] [--expires YYYY-MM-DD]\n"
-    "                             [--quota N/month]\n"
+    "                             [--quota N/month] [--max-jobs N]\n"
+    "                             [--max-queued-identities N] [--max-result-rows N]\n"
     "       breachctl keys list --db PATH\n"
     "       breachctl keys revoke ID --db PATH\n"
-    "       breachctl keys set-quota ID N/month|none --db PATH\n";
+    "       breachctl keys set-quota ID N/month|none --db PATH\n"
+    "       breachctl keys set-job-limits ID [--max-jobs N|default]\n"
+    "                             [--max-queued-identities N|default]\n"
+    "                             [--max-result-rows N|default] --db PATH\n";
 
 static const char QUOTA_HELP[] =
     "is requests per calendar month (UTC), 1 to 1000000000000, like 10000/month";
+
+/* The job limits' flags, what each bounds, and its default. */
+static const struct {
+    const char *flag, *what;
+    int64_t fallback;
+} JOB_LIMITS[3] = {
+    {"--max-jobs", "jobs queued or running at once", BD_KEY_MAX_JOBS},
+    {"--max-queued-identities", "identities of those not yet looked up",
+     BD_KEY_MAX_QUEUED_IDENTITIES},
+    {"--max-result-rows", "result rows kept in its jobs", BD_KEY_MAX_RESULT_ROWS},
+};
+
+/* The job limits given (NULL: not given) into v (0: the default, -1: not given when
+ * keep_unset); false (said) for a bad one. */
+static bool parse_job_limits(const char *cmd, const char *const given[3], bool keep_unset,
+                             int64_t v[3])
+{
+    for (int i = 0; i < 3; i++) {
+        v[i] = keep_unset ? -1 : 0;
+        if (!given[i])
+            continue;
+        if (keep_unset && strcmp(given[i], "default") == 0) {
+            v[i] = 0;
+            continue;
+        }
+        if (!bd_job_limit_parse(given[i], &v[i])) {
+            fprintf(stderr, "breachctl keys %s: %s is the most %s, 1 to 1000000000000%s "
+                            "(by default %lld)\n",
+                    cmd, JOB_LIMITS[i].flag, JOB_LIMITS[i].what, keep_unset ? ", or default" : "",
+                    (long long)JOB_LIMITS[i].fallback);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* keys set-job-limits ID [--max-jobs N|default] ...: servers apply them within a few seconds
+ * (the key generation moves), to jobs submitted from then on and to records not yet
+ * stored. */
+static int set_job_limits(const char *db, const char *secret, int npos, const char **pos,
+                          const char *const given[3])
+{
+    int64_t id, v[3];
+    if (npos != 1 || !bd_parse_i64(pos[0], 1, INT64_MAX, &id) ||
+        (!given[0] && !given[1] && !given[2])) {
+        fprintf(stderr, "breachctl keys set-job-limits: give the key's ID (see 'keys list') and "
+                        "a limit to set, like: keys set-job-limits 3 --max-jobs 20 --db PATH\n");
+        return BD_EXIT_FAIL;
+    }
+    if (!parse_job_limits("set-job-limits", given, true, v))
+        return BD_EXIT_FAIL;
+    bd_store *s;
+    uint8_t key[BD_SECRET_LEN];
+    if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
+        return BD_EXIT_FAIL;
+    bd_key_row k;
+    bd_result r = bd_store_key_set_job_limits(s, id, v[0], v[1], v[2]);
+    if (r == BD_OK)
+        r = bd_store_key_get(s, id, &k);
+    bd_store_close(s);
+    if (r == BD_ERR_NOT_FOUND) {
+        fprintf(stderr, "breachctl keys set-job-limits: no active key %lld\n", (long long)id);
+        return BD_EXIT_FAIL;
+    }
+    if (r != BD_OK) {
+        fprintf(stderr, "breachctl keys set-job-limits: the store did not take the change\n");
+        return BD_EXIT_FAIL;
+    }
+    bd_job_limits lim;
+    bd_key_job_limits(&k, &lim);
+    fprintf(stderr,
+            "breachctl: key %lld may have %lld%s jobs queued or running, %lld%s identities "
+            "waiting in them and %lld%s result rows kept; servers apply it within a few "
+            "seconds\n",
+            (long long)id, (long long)lim.max_jobs, k.max_jobs ? "" : " (the default)",
+            (long long)lim.max_identities, k.max_queued_identities ? "" : " (the default)",
+            (long long)lim.max_rows, k.max_result_rows ? "" : " (the default)");
+    return BD_EXIT_OK;
+}
 
 /* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
 static int64_t days_from_civil(int y, int m, int d)
@@ -118,11 +201,19 @@ int bd_cmd_keys(int argc, char **argv)
     }
     const char *sub = argv[0];
     const char *db = NULL, *secret = NULL, *name = NULL, *plan = "standard", *rate = NULL,
-               *exact = NULL, *expires = NULL, *quota = NULL, *pos[2] = {NULL, NULL};
-    const bd_option opts[] = {{"--db", &db, NULL},           {"--secret", &secret, NULL},
-                              {"--name", &name, NULL},       {"--plan", &plan, NULL},
-                              {"--rate", &rate, NULL},       {"--exact-lookups", &exact, NULL},
-                              {"--expires", &expires, NULL}, {"--quota", &quota, NULL},
+               *exact = NULL, *expires = NULL, *quota = NULL, *pos[2] = {NULL, NULL},
+               *jobs[3] = {NULL, NULL, NULL};
+    const bd_option opts[] = {{"--db", &db, NULL},
+                              {"--secret", &secret, NULL},
+                              {"--name", &name, NULL},
+                              {"--plan", &plan, NULL},
+                              {"--rate", &rate, NULL},
+                              {"--exact-lookups", &exact, NULL},
+                              {"--expires", &expires, NULL},
+                              {"--quota", &quota, NULL},
+                              {JOB_LIMITS[0].flag, &jobs[0], NULL},
+                              {JOB_LIMITS[1].flag, &jobs[1], NULL},
+                              {JOB_LIMITS[2].flag, &jobs[2], NULL},
                               {NULL, NULL, NULL}};
     int npos = 0;
     if (!bd_parse_options("breachctl keys", argc - 1, argv + 1, opts, pos, 2, &npos))
@@ -130,6 +221,8 @@ int bd_cmd_keys(int argc, char **argv)
     const char *id = pos[0];
     if (strcmp(sub, "set-quota") == 0)
         return set_quota(db, secret, npos, pos);
+    if (strcmp(sub, "set-job-limits") == 0)
+        return set_job_limits(db, secret, npos, pos, jobs);
     if (npos > 1) {
         fprintf(stderr, "breachctl keys: unexpected argument '%s'\n", pos[1]);
         return BD_EXIT_FAIL;
@@ -169,6 +262,9 @@ int bd_cmd_keys(int argc, char **argv)
             fprintf(stderr, "breachctl keys create: --quota %s\n", QUOTA_HELP);
             return BD_EXIT_FAIL;
         }
+        int64_t job_limits[3];
+        if (!parse_job_limits("create", jobs, false, job_limits))
+            return BD_EXIT_FAIL;
         if (expires) {
             bd_datetime d;
             if (!bd_date_parse_iso(bd_slice_from(expires), &d)) {
@@ -185,8 +281,9 @@ int bd_cmd_keys(int argc, char **argv)
         uint8_t key[BD_SECRET_LEN];
         if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
             return BD_EXIT_FAIL;
+        bd_job_limits lim = {job_limits[0], job_limits[1], job_limits[2]};
         int rc = bd_cli_create_key(s, name, plan, per_hour, exact_per_day, expires_at,
-                                   per_month);
+                                   per_month, &lim);
         bd_store_close(s);
         return rc;
     }

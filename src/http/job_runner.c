@@ -10,12 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/keys.h"
+#include "auth/usage.h"
 #include "http/job_results.h"
 #include "store/store.h"
 
 #define LEASE_S 10       /* a dead runner's job is taken over this long after its last chunk */
 #define IDLE_WAIT_MS 1000 /* how often an idle runner looks for jobs without a poke */
 #define EXPIRE_EVERY_S 60
+#define SLICE_MS 200 /* a job's turn: no chunk is begun after it, then the next key's job */
 #define JOB_TTL_S (24 * 3600)
 #define TRUNCATE_WAIT_MS 2000 /* for readers of the log, after expired jobs were deleted */
 #define TEXT_MAX (64u << 20) /* one chunk's inputs or results: 1,000 identities */
@@ -50,6 +53,7 @@ typedef struct {
     int64_t *ids; /* the ids found, key after key */
     size_t nids, cap_ids;
     size_t first[BD_JOB_CHUNK + 1]; /* each key's first id in ids; first[n] = nids */
+    int64_t found[BD_JOB_CHUNK];    /* each key's records, as breach-search counts them */
     size_t key;                     /* the key whose ids are arriving */
     bd_result err;
     bool said;        /* that a store could not be opened, until it can */
@@ -98,9 +102,10 @@ static bd_result unpack(work *wk, size_t *n)
     return BD_OK;
 }
 
-/* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of each key's first
- * records in one bulk lookup, a count for a key past BD_JOB_RECORDS_MAX, into wk->results.
- * *n gets how many identities. */
+/* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of
+ * each key's first records in one bulk lookup into wk->ids and wk->first, and its count into
+ * wk->found (a second count for a key past BD_JOB_RECORDS_MAX). *n gets how many
+ * identities. */
 static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
 {
     size_t count;
@@ -108,7 +113,6 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
     *n = (int64_t)count;
     if (r != BD_OK)
         return r;
-    bd_buf_reset(&wk->results);
     wk->nids = 0;
     wk->key = 0;
     wk->first[0] = 0;
@@ -119,7 +123,6 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
         r = wk->err;
     while (r == BD_OK && wk->key < count)
         wk->first[++wk->key] = wk->nids;
-    bool secret = j->type == BD_FIELD_PASSWORD || j->type == BD_FIELD_SSN;
     for (size_t i = 0; r == BD_OK && i < count; i++) {
         int64_t found = (int64_t)(wk->first[i + 1] - wk->first[i]);
         if (found > BD_JOB_RECORDS_MAX) { /* past the cap: counted as breach-search counts */
@@ -130,12 +133,93 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
             q.limit = 1;
             r = bd_store_record_search(wk->reader, &q, stop_at_first, NULL, &found);
         }
-        int64_t kept = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
-        if (r == BD_OK)
-            r = bd_job_results_add(&wk->results, secret ? (bd_slice){NULL, 0} : wk->keys[i],
-                                   found, kept ? wk->ids + wk->first[i] : NULL, (uint32_t)kept);
+        wk->found[i] = found;
     }
     return r;
+}
+
+/* ---- what a chunk may keep ------------------------------------------------------------- */
+
+/* The key of a job, as its chunks are stored: the limit on its result rows and its monthly
+ * quota, read at each claim (so a change applies from the job's next turn). */
+typedef struct {
+    int64_t key_id, max_rows, quota;
+} job_key;
+
+static void key_of(bd_store *s, int64_t key_id, job_key *out)
+{
+    bd_key_row k;
+    bd_job_limits lim;
+    if (bd_store_key_get(s, key_id, &k) != BD_OK)
+        memset(&k, 0, sizeof k); /* gone: the defaults, no quota */
+    bd_key_job_limits(&k, &lim);
+    *out = (job_key){key_id, lim.max_rows, k.quota_per_month};
+}
+
+/* How many of `want` rows past the identities' first (extra rows) the key's limit on rows
+ * leaves room for beside its rows stored and its identities not yet looked up (this chunk's
+ * among them), into *room. */
+static bd_result rows_room(bd_store *s, const job_key *key, int64_t want, int64_t *room)
+{
+    bd_job_usage u;
+    bd_result r = bd_store_job_usage(s, key->key_id, &u);
+    int64_t left = key->max_rows - u.rows - u.identities;
+    *room = r != BD_OK || left <= 0 ? 0 : want < left ? want : left;
+    return r;
+}
+
+/* Counts *n extra rows against the key's usage and quota (a result row is a request:
+ * docs/API.md), all of them or, when the quota is nearer, what it leaves; *n gets how many
+ * were counted. */
+static bd_result count_rows(bd_store *s, const job_key *key, int64_t *n)
+{
+    int32_t day = bd_usage_day((int64_t)time(NULL));
+    for (int tries = 0; *n > 0 && tries < 2; tries++) {
+        int64_t added, month;
+        bd_result r = bd_store_usage_add(s, key->key_id, day, *n, key->quota, &added, &month);
+        if (r != BD_OK || added == *n)
+            return r;
+        *n = key->quota > month ? key->quota - month : 0; /* what the quota leaves */
+    }
+    *n = 0;
+    return BD_OK;
+}
+
+/* The chunk's results into wk->results, with at most `extra` rows past each identity's first
+ * (in the order submitted); *rows and *truncated get its rows and its identities cut. */
+static bd_result build_results(work *wk, const bd_job_row *j, size_t count, int64_t extra,
+                               int64_t *rows, int64_t *truncated)
+{
+    bool secret = j->type == BD_FIELD_PASSWORD || j->type == BD_FIELD_SSN;
+    bd_result r = BD_OK;
+    bd_buf_reset(&wk->results);
+    *rows = 0;
+    *truncated = 0;
+    for (size_t i = 0; r == BD_OK && i < count; i++) {
+        int64_t found = wk->found[i];
+        int64_t full = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
+        int64_t kept = full;
+        if (kept > 1 + extra) {
+            kept = 1 + extra;
+            (*truncated)++;
+        }
+        if (kept > 1)
+            extra -= kept - 1;
+        *rows += kept > 1 ? kept : 1;
+        r = bd_job_results_add(&wk->results, secret ? (bd_slice){NULL, 0} : wk->keys[i], found,
+                               kept ? wk->ids + wk->first[i] : NULL, (uint32_t)kept);
+    }
+    return r;
+}
+
+/* The chunk's rows past its identities' first, as found. */
+static int64_t extra_found(const work *wk, size_t count)
+{
+    int64_t extra = 0;
+    for (size_t i = 0; i < count; i++)
+        if (wk->found[i] > 1)
+            extra += (wk->found[i] < BD_JOB_RECORDS_MAX ? wk->found[i] : BD_JOB_RECORDS_MAX) - 1;
+    return extra;
 }
 
 /* ---- the thread ------------------------------------------------------------------------ */
@@ -154,22 +238,62 @@ static void sleep_ms(int64_t ms)
     nanosleep(&t, NULL);
 }
 
-/* One job's chunks, shared by the threads that look them up: each takes the next chunk
- * without results under the lock, so no two take the same one. */
+/* One turn of a job, shared by the threads that look its chunks up: each takes the next
+ * chunk without results under the lock, so no two take the same one, until the turn ends. */
 typedef struct job_share {
     bd_job_runner *rn;
     const bd_job_row *j;
+    job_key key;
+    int64_t until_ms; /* the turn's end: no chunk is taken after it */
     pthread_mutex_t lock;
     int64_t cursor; /* chunks below it are taken */
     bool failed;    /* a chunk was not stored: the others stop too */
 } job_share;
 
-/* Takes chunks and stores their results until none is left, one fails, or the runner
- * stops. */
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Stores a chunk looked up into wk (count identities): what the key's limit on rows and its
+ * quota let it keep, counted against them. Under sh->lock, so the runner's threads take the
+ * key's room one at a time; BD_ERR_LIMIT from the store (another server's runner took the
+ * room meanwhile) is answered by asking again, and at the last try by keeping no extra
+ * rows. Rows counted once against the quota stay counted: never twice, never given back. */
+static bd_result store_chunk(job_share *sh, work *wk, int64_t chunk_no, size_t count)
+{
+    const bd_job_row *j = sh->j;
+    int64_t want = extra_found(wk, count), counted = 0;
+    bd_result r = BD_ERR_LIMIT;
+    for (int tries = 0; r == BD_ERR_LIMIT && tries < 3; tries++) {
+        int64_t extra = 0;
+        if (tries < 2 && want > 0 && (r = rows_room(wk->store, &sh->key, want, &extra)) != BD_OK)
+            return r;
+        if (extra > counted) {
+            int64_t more = extra - counted;
+            if ((r = count_rows(wk->store, &sh->key, &more)) != BD_OK)
+                return r;
+            extra = counted += more;
+        }
+        bd_job_chunk_out c = {.chunk_no = chunk_no, .n = (int64_t)count,
+                              .lease_until = (int64_t)time(NULL) + LEASE_S,
+                              .max_rows = sh->key.max_rows};
+        r = build_results(wk, j, count, extra, &c.rows, &c.truncated);
+        c.results = (bd_slice){wk->results.data, wk->results.len};
+        if (r == BD_OK)
+            r = bd_store_job_chunk_done(wk->store, j->uuid, j->lease, &c);
+    }
+    return r;
+}
+
+/* Takes chunks and stores their results until none is left, the turn ends, one fails, or
+ * the runner stops. */
 static void take_chunks_in_view(job_share *sh, work *wk)
 {
     const bd_job_row *j = sh->j;
-    while (!stopping(sh->rn)) {
+    while (!stopping(sh->rn) && now_ms() < sh->until_ms) {
         int64_t chunk_no = -1, n;
         pthread_mutex_lock(&sh->lock);
         bd_result r = sh->failed ? BD_ERR_NOT_FOUND
@@ -188,9 +312,7 @@ static void take_chunks_in_view(job_share *sh, work *wk)
          * would wait in its busy handler, which sleeps a millisecond and more */
         pthread_mutex_lock(&sh->lock);
         if (r == BD_OK)
-            r = bd_store_job_chunk_done(wk->store, j->uuid, j->lease, chunk_no, n,
-                                        (bd_slice){wk->results.data, wk->results.len},
-                                        (int64_t)time(NULL) + LEASE_S);
+            r = store_chunk(sh, wk, chunk_no, (size_t)n);
         pthread_mutex_unlock(&sh->lock);
         if (r != BD_OK) { /* the lease runs out and the job is claimed again */
             fprintf(stderr, "breachd: job %s: chunk %lld not stored (%s); retried later\n",
@@ -286,8 +408,9 @@ static void *help(void *arg)
     return NULL;
 }
 
-/* Runs a claimed job on the runner's thread and its helpers until it is done, fails, or the
- * runner stops. */
+/* Runs a claimed job for one turn (SLICE_MS) on the runner's thread and its helpers: until
+ * it is done, its turn ends (it is yielded, to be claimed again in its key's turn), it
+ * fails, or the runner stops. */
 static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
 {
     if (j->attempts > BD_JOB_MAX_ATTEMPTS) {
@@ -296,7 +419,8 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
         bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED, (int64_t)time(NULL));
         return;
     }
-    job_share sh = {.rn = rn, .j = j};
+    job_share sh = {.rn = rn, .j = j, .until_ms = now_ms() + SLICE_MS};
+    key_of(wk->store, j->key_id, &sh.key);
     pthread_mutex_init(&sh.lock, NULL);
     pthread_mutex_lock(&rn->lock);
     rn->current = &sh;
@@ -312,12 +436,19 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     pthread_mutex_unlock(&rn->lock);
     pthread_mutex_destroy(&sh.lock);
     int64_t chunk_no;
-    if (sh.failed || stopping(rn) ||
-        bd_store_job_next_chunk(wk->store, j->uuid, 0, &chunk_no, &wk->inputs) !=
-            BD_ERR_NOT_FOUND)
+    if (sh.failed || stopping(rn))
         return;
-    bd_result r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE,
-                                      (int64_t)time(NULL));
+    bd_result r = bd_store_job_next_chunk(wk->store, j->uuid, 0, &chunk_no, &wk->inputs);
+    if (r == BD_OK) { /* its turn is over: the next key's job, or this one again */
+        r = bd_store_job_yield(wk->store, j->uuid, j->lease);
+        if (r != BD_OK && r != BD_ERR_BUSY)
+            fprintf(stderr, "breachd: job %s: could not end its turn (%s); its lease runs out\n",
+                    j->uuid, bd_result_str(r));
+        return;
+    }
+    if (r != BD_ERR_NOT_FOUND)
+        return;
+    r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE, (int64_t)time(NULL));
     if (r != BD_OK)
         fprintf(stderr, "breachd: job %s: could not mark it done (%s)\n", j->uuid,
                 bd_result_str(r));

@@ -4,13 +4,21 @@
  * All run at a lower CPU priority than the request threads (nice 10), so with the cores busy
  * the interactive searches come first.
  *
+ * Keys take turns: a job runs for a turn of 200 ms (no chunk is begun after it), then goes
+ * back to wait if chunks are left, and the next claim takes the oldest job of the key served
+ * least recently, so one key's many or large jobs do not hold up another key's. Each chunk
+ * keeps what its key's limit on result rows and its monthly quota leave room for: every
+ * identity its first row, its further records while there is room (counted against the
+ * quota as they are stored); the rest are cut, and counted as such on the job.
+ *
  * A claim is a lease of LEASE_S seconds, renewed with every chunk stored: a runner that dies
  * (a crash, kill -9) leaves its job to be taken over when the lease runs out, by any server
  * of the store, which resumes at the first chunk without results. A job claimed more than
- * BD_JOB_MAX_ATTEMPTS times (a job that keeps failing or killing its runner) is marked
- * failed. Jobs older than a day are deleted, with their results, at start and once a minute.
+ * BD_JOB_MAX_ATTEMPTS times (a job that keeps failing or killing its runner; taking it back
+ * after its turn is no attempt) is marked failed. Jobs older than a day are deleted, with
+ * their results, at start and once a minute, and the store's log emptied of them.
  *
- * Each thread looks its chunks up in one read view per job, on a read connection of its
+ * Each thread looks its chunks up in one read view per turn, on a read connection of its
  * own, with one bulk lookup per chunk (bd_store_record_ids: a prepared statement reused per
  * key on SQLite, one statement per chunk on PostgreSQL; the same rows, in the same order, as
  * breach-search's), and stores each identity's record ids and count (http/job_results.h)

@@ -1,8 +1,14 @@
 /* Bulk jobs under the v7 base path: POST {base}/jobs takes up to 100,000 identities of one
  * type and answers 202 with the job; GET {base}/jobs/{id} reports its status and progress;
- * GET {base}/jobs/{id}/results streams its results as JSON Lines or CSV, chunk by chunk from
- * the store. The job runs in http/job_runner.c. A job is its key's: another key's job is a
- * 404, like one that does not exist. */
+ * GET {base}/jobs/{id}/results streams its results as JSON Lines or CSV, a slice at a time
+ * from the store. The job runs in http/job_runner.c. A job is its key's: another key's job
+ * is a 404, like one that does not exist.
+ *
+ * What a job costs (docs/API.md, "Bulk jobs"): against the key's monthly quota, a request
+ * per result row (its identities' first rows here, the rest as the runner stores them);
+ * against its hourly limit, a request per 1,000 identities here and per 1,000 result rows at
+ * each download. Its limits (auth/keys.h) bound its jobs waiting, their identities and the
+ * rows its jobs keep. */
 #include <microhttpd.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -16,6 +22,10 @@
 #include "http/server_impl.h"
 
 #define JOB_TTL_S (24 * 3600) /* a job and its results are deleted a day after submission */
+#define ROWS_PER_REQUEST 1000 /* the hourly limit counts a job's identities and its results'
+                               * rows by the thousand: a breach-search page holds 1,000 */
+#define LIMIT_RETRY_S 5       /* a key at its limit of jobs or identities waiting: a turn or
+                               * two of the runner, which takes 200 ms a job */
 #define PACKED_MAX (64u << 20)
 #define RESULT_CHUNK_MAX (256u << 20)
 
@@ -96,6 +106,10 @@ static void write_job(const bd_server *srv, bd_req *rq, const bd_job_row *j, int
     bd_json_int(w, j->total);
     bd_json_key(w, "done");
     bd_json_int(w, j->done);
+    bd_json_key(w, "result_rows");
+    bd_json_int(w, j->rows);
+    bd_json_key(w, "truncated");
+    bd_json_int(w, j->truncated);
     bd_json_utc_member(w, "created_at", j->created_at);
     bd_json_utc_member(w, "finished_at", j->finished_at);
     bd_json_utc_member(w, "expires_at", j->created_at + JOB_TTL_S);
@@ -107,6 +121,79 @@ static void write_job(const bd_server *srv, bd_req *rq, const bd_job_row *j, int
     bd_json_cstring(w, url);
     bd_json_object_end(w);
     bd_reply_finish(rq);
+}
+
+/* Takes what n rows (identities, or a job's result rows) cost of the key's hourly limit: a
+ * request per ROWS_PER_REQUEST (begun), at most the key's whole limit; the request itself
+ * took one when it authenticated. false (429 written) when the limit does not hold them
+ * now: then nothing more is taken. */
+static bool take_hourly(bd_server *srv, bd_req *rq, int64_t n, const char *what)
+{
+    int64_t cost = (n + ROWS_PER_REQUEST - 1) / ROWS_PER_REQUEST;
+    if (cost > rq->key.rate_per_hour)
+        cost = rq->key.rate_per_hour;
+    if (cost <= 1)
+        return true;
+    bd_rate_decision d;
+    bd_limiter_take_many(srv->limiter, BD_BUDGET_REQUESTS, rq->key.id, rq->key.rate_per_hour,
+                         3600, rq->now_us, cost - 1, &d);
+    rq->rate_limit = d.limit;
+    rq->rate_remaining = d.remaining;
+    rq->rate_reset = d.reset;
+    if (d.allowed)
+        return true;
+    bd_metrics_rate_limited(srv->metrics, BD_LIMIT_KEY_BUDGET);
+    rq->retry_after = d.retry_after;
+    bd_reply_error(rq, 429, "rate_limited",
+                   "this key's limit of %lld requests per hour counts %s by the thousand: "
+                   "%lld requests for these, more than it holds now; retry in %lld seconds",
+                   (long long)d.limit, what, (long long)cost, (long long)d.retry_after);
+    return false;
+}
+
+/* Whether a job of n identities fits the key's limits beside what its jobs hold (u); when
+ * not, the refusal is written: 413 for a job that never could, 429 for one that can once
+ * the key's jobs move on. */
+static bool within_limits(bd_req *rq, const bd_job_usage *u, int64_t n)
+{
+    const bd_job_limits *lim = &rq->key.jobs;
+    if (n > lim->max_identities || n > lim->max_rows) {
+        int64_t most = lim->max_identities < lim->max_rows ? lim->max_identities : lim->max_rows;
+        bd_reply_error(rq, 413, "too_many_identities",
+                       "this key's jobs may hold at most %lld identities (its limits); send "
+                       "them in jobs of at most that many",
+                       (long long)most);
+        return false;
+    }
+    if (u->jobs + 1 > lim->max_jobs) {
+        rq->retry_after = LIMIT_RETRY_S;
+        bd_reply_error(rq, 429, "too_many_jobs",
+                       "this key may have at most %lld jobs queued or running at once, and has "
+                       "%lld; submit this one when one of them is done",
+                       (long long)lim->max_jobs, (long long)u->jobs);
+        return false;
+    }
+    if (u->identities + n > lim->max_identities) {
+        rq->retry_after = LIMIT_RETRY_S;
+        bd_reply_error(rq, 429, "too_many_queued_identities",
+                       "this key's jobs may hold at most %lld identities not yet looked up, and "
+                       "hold %lld: this job's %lld would pass that; submit it when they are done",
+                       (long long)lim->max_identities, (long long)u->identities, (long long)n);
+        return false;
+    }
+    if (u->rows + u->identities + n > lim->max_rows) {
+        int64_t wait = u->oldest + JOB_TTL_S - rq->now_us / 1000000;
+        rq->retry_after = wait > 1 ? wait : 1;
+        bd_reply_error(rq, 429, "result_rows_exhausted",
+                       "this key's jobs may keep at most %lld result rows, and keep %lld (%lld "
+                       "more are held for identities not yet looked up): this job's %lld "
+                       "identities need a row each; rows go when their jobs are deleted, a day "
+                       "after they were submitted",
+                       (long long)lim->max_rows, (long long)u->rows, (long long)u->identities,
+                       (long long)n);
+        return false;
+    }
+    return true;
 }
 
 /* Counts the job's identities against the key's monthly quota: the POST itself was counted
@@ -187,14 +274,28 @@ void bd_handle_job_submit(bd_server *srv, bd_req *rq)
     uint8_t rnd[16];
     randombytes_buf(rnd, sizeof rnd);
     bd_uuid_from_bytes(rnd, j.uuid);
-    if (!take_identities(rq, j.total))
+    bd_job_usage u;
+    bd_result r = bd_store_job_usage(writer, rq->key.id, &u);
+    if (r != BD_OK) {
+        bd_reply_store_error(rq, r);
+        goto out;
+    }
+    if (!within_limits(rq, &u, j.total) || !take_hourly(srv, rq, j.total, "a job's identities") ||
+        !take_identities(rq, j.total))
         goto out;
     bd_slice chunks[BD_JOB_MAX_IDENTITIES / BD_JOB_CHUNK + 1];
     for (size_t i = 0; i < s->nchunks; i++) {
         size_t end = i + 1 < s->nchunks ? s->starts[i + 1] : s->packed.len;
         chunks[i] = (bd_slice){s->packed.data + s->starts[i], end - s->starts[i]};
     }
-    bd_result r = bd_store_job_create(writer, &j, chunks, s->nchunks);
+    /* the limits again, in the store's transaction: another submission of the key's may have
+     * come between (then its identities stay counted: a quota is never undercounted) */
+    r = bd_store_job_create(writer, &j, chunks, s->nchunks, &rq->key.jobs, &u);
+    if (r == BD_ERR_LIMIT) {
+        if (within_limits(rq, &u, j.total)) /* the store and this file disagree: never so */
+            bd_reply_error(rq, 503, "unavailable", "the job could not be stored; retry later");
+        goto out;
+    }
     if (r != BD_OK) { /* the identities stay counted: a quota is never undercounted */
         bd_reply_store_error(rq, r);
         goto out;
@@ -332,7 +433,6 @@ static bool wants_csv(bd_req *rq)
 
 void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id)
 {
-    (void)srv;
     if (!bd_params_check(rq, (const char *const[]){NULL}, NULL))
         return;
     bd_job_row j;
@@ -346,6 +446,8 @@ void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id)
                            : "this job has not finished; its status is at its url");
         return;
     }
+    if (!take_hourly(srv, rq, j.rows, "a job's result rows"))
+        return;
     result_stream *st = calloc(1, sizeof *st);
     bd_job_render *render = st ? bd_job_render_new() : NULL;
     if (!render) {

@@ -231,6 +231,18 @@ bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_mont
     return s->ops->key_set_quota(s, id, quota_per_month);
 }
 
+bd_result bd_store_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
+                                      int64_t max_queued_identities, int64_t max_result_rows)
+{
+    return s->ops->key_set_job_limits(s, id, max_jobs, max_queued_identities, max_result_rows);
+}
+
+bd_result bd_store_key_get(bd_store *s, int64_t id, bd_key_row *out)
+{
+    memset(out, 0, sizeof *out);
+    return s->ops->key_get(s, id, out);
+}
+
 bd_result bd_store_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count,
                              int64_t quota, int64_t *added, int64_t *month_total)
 {
@@ -430,11 +442,24 @@ void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out)
 }
 
 bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
-                              size_t nchunks)
+                              size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage)
 {
     if (j->total < 0 || j->type < 0 || j->type >= BD_FIELD_COUNT)
         return BD_ERR_INVALID;
-    return s->ops->job_create(s, j, chunks, nchunks);
+    if (usage)
+        *usage = (bd_job_usage){0, 0, 0, 0};
+    return s->ops->job_create(s, j, chunks, nchunks, lim, usage);
+}
+
+bd_result bd_store_job_usage(bd_store *s, int64_t key_id, bd_job_usage *out)
+{
+    *out = (bd_job_usage){0, 0, 0, 0};
+    return s->ops->job_usage(s, key_id, out);
+}
+
+bd_result bd_store_job_yield(bd_store *s, const char *uuid, int64_t lease)
+{
+    return s->ops->job_yield(s, uuid, lease);
 }
 
 bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out)
@@ -453,10 +478,12 @@ bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, i
     return s->ops->job_next_chunk(s, uuid, from, chunk_no, inputs);
 }
 
-bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                                  int64_t n, bd_slice results, int64_t lease_until)
+bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease,
+                                  const bd_job_chunk_out *c)
 {
-    return s->ops->job_chunk_done(s, uuid, lease, chunk_no, n, results, lease_until);
+    if (c->n < 0 || c->rows < c->n || c->truncated < 0 || c->max_rows < 0)
+        return BD_ERR_INVALID;
+    return s->ops->job_chunk_done(s, uuid, lease, c);
 }
 
 bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,

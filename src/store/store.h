@@ -439,6 +439,10 @@ typedef struct {
     int64_t expires_at;    /* 0: never */
     int64_t revoked_at;    /* 0: active */
     int64_t quota_per_month; /* requests per calendar month (UTC); 0: no quota */
+    /* bulk jobs (store.h "bulk lookup jobs"), each 0 for the default (auth/keys.h): jobs
+     * queued or running at once, identities of those not yet looked up, result rows kept in
+     * the key's jobs */
+    int64_t max_jobs, max_queued_identities, max_result_rows;
 } bd_key_row;
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
@@ -454,6 +458,13 @@ bd_result bd_store_key_generation(bd_store *s, int64_t *gen);
 /* Sets an active key's monthly quota (0: none); BD_ERR_NOT_FOUND when there is no active key
  * id. Bumps the generation. */
 bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month);
+/* Sets an active key's job limits (bd_key_row's; 0: the default, below 0: left as it is);
+ * BD_ERR_NOT_FOUND when there is no active key id. Bumps the generation. */
+bd_result bd_store_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
+                                      int64_t max_queued_identities, int64_t max_result_rows);
+/* Key id, revoked or not, into *out with its name and plan left empty (the numbers a
+ * background task needs); BD_ERR_NOT_FOUND when there is none. */
+bd_result bd_store_key_get(bd_store *s, int64_t id, bd_key_row *out);
 
 /* ---- per-key usage ----------------------------------------------------------------- */
 
@@ -635,10 +646,18 @@ bd_result bd_store_flush(bd_store *s);
 /* A bulk job: many identities of one type looked up in the background (http/jobs.c submits,
  * http/job_runner.c runs). Its identities are kept in chunks of up to BD_JOB_CHUNK, each an
  * opaque blob the store only holds (the packed lookup keys, http/jobs.c); the runner
- * stores each chunk's results beside its inputs (another opaque blob: what each identity
- * found, as record ids, http/job_results.h) and counts the chunk's identities into `done` in the same transaction, so a job taken over
- * after a crash resumes at its first chunk without results. A job belongs to the key that
- * submitted it. */
+ * stores each chunk's results in place of its inputs (another opaque blob: what each
+ * identity found, as record ids, http/job_results.h) and counts the chunk's identities into
+ * `done` and its result rows into `rows` in the same transaction, so a job taken over after
+ * a crash resumes at its first chunk without results. A job belongs to the key that
+ * submitted it.
+ *
+ * Result rows are what the results hold: a row per record kept (at most BD_JOB_RECORDS_MAX
+ * per identity, http/job_results.h) and one for an identity without records. A key's limits
+ * (bd_job_limits) bound its jobs queued or running, their identities not yet looked up, and
+ * its result rows kept, counting each identity not yet looked up as the one row it will at
+ * least take: so a job is taken only when each of its identities has its row, and records
+ * past the key's rows are not kept (the runner cuts them, bd_job_chunk_out). */
 #define BD_JOB_CHUNK 1000
 
 typedef enum {
@@ -658,32 +677,73 @@ typedef struct {
     int64_t chunks;      /* input chunks, numbered 0 .. chunks-1 */
     int64_t created_at;  /* Unix seconds */
     int64_t finished_at; /* Unix seconds; 0 while queued or running */
-    int64_t attempts;    /* claims so far (job_claim counts them) */
-    int64_t lease;       /* the token of the current claim; 0 when never claimed */
+    int64_t attempts;    /* claims that did not follow a yield (job_claim counts them) */
+    int64_t lease;       /* the token of the current claim; 0 when never claimed or yielded */
+    int64_t rows;        /* result rows stored */
+    int64_t truncated;   /* identities whose records were not all kept (the key's limits) */
 } bd_job_row;
 
+/* A key's limits on its jobs, each at least 0 (auth/keys.h resolves a key's defaults). */
+typedef struct {
+    int64_t max_jobs;       /* queued or running at once */
+    int64_t max_identities; /* of those, not yet looked up */
+    int64_t max_rows;       /* result rows kept, plus one per identity not yet looked up */
+} bd_job_limits;
+
+/* What a key's jobs hold now. */
+typedef struct {
+    int64_t jobs;       /* queued or running */
+    int64_t identities; /* of those, not yet looked up */
+    int64_t rows;       /* result rows stored in all its jobs (until they expire) */
+    int64_t oldest;     /* when its oldest job was created (Unix seconds); 0: it has none */
+} bd_job_usage;
+
 /* Stores a queued job (j: uuid, key_id, type, total, created_at; the rest is ignored) and its
- * nchunks input chunks, in one transaction of its own. BD_ERR_EXISTS for a uuid taken. */
+ * nchunks input chunks, in one transaction of its own. Unless lim is NULL, it is stored only
+ * while the key's jobs with it stay within lim (checked in that transaction, which is
+ * ordered with every other of the key's creates and chunks): BD_ERR_LIMIT when they would
+ * not, with nothing stored. *usage (may be NULL) gets what the key's jobs held before.
+ * BD_ERR_EXISTS for a uuid taken. */
 bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
-                              size_t nchunks);
+                              size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage);
+/* What key_id's jobs hold now into *out. */
+bd_result bd_store_job_usage(bd_store *s, int64_t key_id, bd_job_usage *out);
 /* The job uuid of key_id into *out; BD_ERR_NOT_FOUND when there is none, or it is another
  * key's (a caller cannot tell the two apart). */
 bd_result bd_store_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
-/* Claims one job for the caller: the oldest queued one, or else a running one whose lease
- * ended before now (its runner died). It becomes running with a new lease token (random,
- * non-zero) until now + lease_s, and its attempts grow by one; *out gets it. Safe with any
- * number of claimers in any number of processes: each job goes to one. BD_ERR_NOT_FOUND
- * when no job waits. */
+/* Claims one job for the caller: of the jobs waiting (queued, yielded, or running under a
+ * lease that ended before now: its runner died), the oldest of the key whose jobs were
+ * claimed least recently, so that keys take turns whatever one of them queued. It becomes
+ * running with a new lease token (random, non-zero) until now + lease_s, and its attempts
+ * grow by one unless it was yielded; *out gets it. Safe with any number of claimers in any
+ * number of processes: each job goes to one. BD_ERR_NOT_FOUND when no job waits. */
 bd_result bd_store_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+/* Gives back a job held under lease that still has chunks to run: it stays running, with no
+ * lease, for a claim in its turn. BD_ERR_BUSY when it was taken over. */
+bd_result bd_store_job_yield(bd_store *s, const char *uuid, int64_t lease);
 /* The first chunk of uuid numbered from or more without results: its number into *chunk_no
  * and its inputs into inputs (replacing what it held). BD_ERR_NOT_FOUND when there is none. */
 bd_result bd_store_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
                                   bd_buf *inputs);
-/* In one transaction of its own: stores chunk_no's results, adds n to the job's done and
- * renews its lease to lease_until, only while the caller still holds the lease (token
- * lease); BD_ERR_BUSY, with nothing written, when it was taken over. */
-bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                                  int64_t n, bd_slice results, int64_t lease_until);
+/* One chunk's results, as bd_store_job_chunk_done stores them. */
+typedef struct {
+    int64_t chunk_no;
+    int64_t n;         /* its identities */
+    int64_t rows;      /* its result rows */
+    int64_t truncated; /* its identities whose records were not all kept */
+    bd_slice results;
+    int64_t lease_until;
+    int64_t max_rows; /* the key's limit on rows (bd_job_limits); 0: none */
+} bd_job_chunk_out;
+/* In one transaction of its own: stores c's results in place of the chunk's inputs, adds n
+ * to the job's done, rows and truncated to its own, and renews its lease to lease_until,
+ * only while the caller still holds the lease (token lease); BD_ERR_BUSY, with nothing
+ * written, when it was taken over. BD_ERR_LIMIT, with nothing written, when max_rows > 0 and
+ * the key's rows stored plus its identities not yet looked up would pass max_rows by more
+ * than the chunk's identities' own rows (rows - n): what another runner stored meanwhile
+ * took them. */
+bd_result bd_store_job_chunk_done(bd_store *s, const char *uuid, int64_t lease,
+                                  const bd_job_chunk_out *c);
 /* Ends a job held under lease as done or failed at now. BD_ERR_BUSY when it was taken
  * over. */
 bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
@@ -692,7 +752,8 @@ bd_result bd_store_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_j
  * no such chunk or the chunk no results. */
 bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
 /* Deletes every job created before `before` (Unix seconds), with its chunks, in one
- * transaction; *removed gets how many jobs went. */
+ * transaction; *removed gets how many jobs went. SQLite overwrites what it deletes
+ * (secure_delete); its log still holds copies until bd_store_truncate_log. */
 bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed);
 
 /* ---- erasure and backup ------------------------------------------------------------ */

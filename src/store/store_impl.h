@@ -49,6 +49,9 @@ typedef struct bd_store_ops {
     bd_result (*key_revoke)(bd_store *s, int64_t id, int64_t now);
     bd_result (*key_generation)(bd_store *s, int64_t *gen);
     bd_result (*key_set_quota)(bd_store *s, int64_t id, int64_t quota_per_month);
+    bd_result (*key_set_job_limits)(bd_store *s, int64_t id, int64_t max_jobs,
+                                    int64_t max_queued_identities, int64_t max_result_rows);
+    bd_result (*key_get)(bd_store *s, int64_t id, bd_key_row *out);
     bd_result (*usage_add)(bd_store *s, int64_t key_id, int32_t day, int64_t count,
                            int64_t quota, int64_t *added, int64_t *month_total);
     bd_result (*usage_give_back)(bd_store *s, int64_t key_id, int32_t day, int64_t count);
@@ -89,13 +92,15 @@ typedef struct bd_store_ops {
     void (*on_landed)(bd_store *s, bd_landed_cb cb, void *ctx);
     bd_result (*flush)(bd_store *s);
     bd_result (*job_create)(bd_store *s, const bd_job_row *j, const bd_slice *chunks,
-                            size_t nchunks);
+                            size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage);
+    bd_result (*job_usage)(bd_store *s, int64_t key_id, bd_job_usage *out);
     bd_result (*job_get)(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
     bd_result (*job_claim)(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+    bd_result (*job_yield)(bd_store *s, const char *uuid, int64_t lease);
     bd_result (*job_next_chunk)(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
                                 bd_buf *inputs);
-    bd_result (*job_chunk_done)(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                                int64_t n, bd_slice results, int64_t lease_until);
+    bd_result (*job_chunk_done)(bd_store *s, const char *uuid, int64_t lease,
+                                const bd_job_chunk_out *c);
     bd_result (*job_finish)(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
                             int64_t now);
     bd_result (*job_result)(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);

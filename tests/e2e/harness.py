@@ -247,21 +247,31 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (12: CVVs keyed), and ways back to version 2 (before the owner-word table
+# The newest store schema version (13: job limits), and ways back to version 2 (before the owner-word table
 # and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
 # that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 12
-# The newest PostgreSQL schema version (17: CVVs keyed; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 17
+SCHEMA_VERSION = 13
+# The newest PostgreSQL schema version (18: job limits; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 18
+# Takes SQLite's migration 13 (job limits and turns) back out: what a way back to an older
+# version runs first, since SQLite adds a column only to a table that lacks it.
+JOB_LIMITS_OUT = ("DROP INDEX IF EXISTS jobs_by_key;"
+                  "ALTER TABLE jobs DROP COLUMN result_rows;"
+                  "ALTER TABLE jobs DROP COLUMN truncated;"
+                  "ALTER TABLE jobs DROP COLUMN served;"
+                  "ALTER TABLE api_keys DROP COLUMN max_jobs;"
+                  "ALTER TABLE api_keys DROP COLUMN max_queued_identities;"
+                  "ALTER TABLE api_keys DROP COLUMN max_result_rows;")
 
 
 def downgrade_to_v5(db_path):
     """Back to before the breach fields of the HIBP API v3 (migration 6), the password
-    ranges (7), usage and quotas (8), bulk jobs (9) and keyed CVVs (12; the masks stay, the
-    CVVs in clear are gone)."""
+    ranges (7), usage and quotas (8), bulk jobs (9), keyed CVVs (12; the masks stay, the
+    CVVs in clear are gone) and job limits (13)."""
     db = sqlite3.connect(db_path)
     try:
-        db.executescript("DROP INDEX IF EXISTS cards_by_cvv_hmac;"
+        db.executescript(JOB_LIMITS_OUT +
+                         "DROP INDEX IF EXISTS cards_by_cvv_hmac;"
                          "ALTER TABLE cards DROP COLUMN cvv_hmac;"
                          "CREATE INDEX IF NOT EXISTS cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
                          "DROP TABLE IF EXISTS job_chunks;"

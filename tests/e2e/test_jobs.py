@@ -76,6 +76,10 @@ class Jobs(unittest.TestCase):
     def setUpClass(cls):
         cls.ctl, cls.key = populated()
         cls.other = cls.ctl.key("other")
+        # keys made before the server starts need no wait for its key refresh
+        cls.keys = {name: cls.ctl.key(name, *flags) for name, flags in (
+            ("rows-quota", ("--quota", "10/month")), ("rows-limit", ("--max-result-rows", "6")),
+            ("hourly", ("--rate", "10/h")))}
         cls.srv = Server(cls.ctl)
 
     @classmethod
@@ -346,6 +350,182 @@ class Jobs(unittest.TestCase):
         self.submit(["c@example.com"], key=key)
         st, _, raw = self.call("GET", "/v7/usage", key=key)
         self.assertEqual(json.loads(raw)["requests_this_month"], 10, raw)
+
+    # --- what a job costs, and a key's limits on its jobs --------------------------------
+
+    def stored(self, job_id):
+        """(status, result_rows, truncated) of a job once it ended, read from the store: a
+        status request would count against the key's limits under test."""
+        deadline = time.time() + 30
+        while True:
+            row = self.ctl.sql("SELECT status, result_rows, truncated FROM jobs WHERE uuid = '%s'"
+                               % job_id)[0]
+            if row[0] in ("2", "3") or time.time() > deadline:
+                return ({"2": "done", "3": "failed"}.get(row[0], row[0]), int(row[1]), int(row[2]))
+            time.sleep(0.05)
+
+    def usage(self, key):
+        st, _, raw = self.call("GET", "/v7/usage", key=key)
+        self.assertEqual(st, 200, raw)
+        return json.loads(raw)
+
+    def test_result_rows_count_against_the_quota_and_are_cut_when_it_runs_out(self):
+        key = self.keys["rows-quota"]
+        # jane: 4 records, 4 rows; nobody: no record, 1 row
+        job = self.submit(["jane.doe@example.com", "nobody@nowhere.example"], key=key)
+        self.assertEqual(self.stored(job["id"]), ("done", 5, 0))
+        self.assertEqual(self.usage(key)["requests_this_month"], 5)
+        # 2 identities fit (7); of their 5 further rows the quota leaves 3: user00 keeps its 3
+        # records, jane 2 of her 4 (found still 4)
+        job = self.submit(["user00@bigcorp.example", "jane.doe@example.com"], key=key)
+        self.assertEqual(self.stored(job["id"]), ("done", 5, 1))
+        self.assertEqual(self.usage(key)["requests_this_month"], 10)
+        st, _, raw = self.call("GET", "/v7/jobs/%s/results" % job["id"], key=key)
+        self.assertEqual(st, 403, raw)  # the download is a request, and the quota is used up
+        self.assertEqual(json.loads(raw)["error"], "quota_exhausted")
+        self.ctl.run("keys", "set-quota", self.key_id("rows-quota"), "none", check=0)
+        deadline = time.time() + 10
+        while self.call("GET", "/v7/jobs/%s/results" % job["id"], key=key)[0] != 200:
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.2)
+        lines = [json.loads(l) for l in
+                 self.call("GET", "/v7/jobs/%s/results" % job["id"], key=key)[2].splitlines()]
+        self.assertEqual([(l["found"], sum(len(b["records"]) for b in l["breaches"])) for l in lines],
+                         [(3, 3), (4, 2)])
+
+    def test_a_keys_result_rows_are_cut_at_its_limit_then_its_jobs_refused(self):
+        key = self.keys["rows-limit"]
+        # 2 identities hold a row each; the 4 rows left: jane's 3 further, then 1 of user00's 2
+        job = self.submit(["jane.doe@example.com", "user00@bigcorp.example"], key=key)
+        st = self.wait(job["id"], key=key)
+        self.assertEqual((st["status"], st["result_rows"], st["truncated"]), ("done", 6, 1))
+        body = self.submit(["x@example.com"], key=key, status=429)
+        self.assertEqual(body["error"], "result_rows_exhausted")
+        self.assertIn("at most 6 result rows, and keep 6", body["message"])
+        st, hdrs, _ = self.call("POST", "/v7/jobs", json.dumps({"type": "email", "accounts": ["x@e.com"]}),
+                                "application/json", key=key)
+        self.assertEqual(st, 429)
+        self.assertTrue(86000 < int(hdrs["retry-after"]) <= 86400, hdrs)  # when the job goes
+        body = self.submit(["x%d@example.com" % i for i in range(7)], key=key, status=413)
+        self.assertEqual(body["error"], "too_many_identities")
+        self.assertIn("at most 6 identities", body["message"])
+
+    def test_the_hourly_limit_counts_identities_and_result_rows_by_the_thousand(self):
+        key = self.keys["hourly"]
+        ids = ["h%d@example.com" % i for i in range(3500)]
+        st, hdrs, raw = self.call("POST", "/v7/jobs", json.dumps({"type": "email", "accounts": ids}),
+                                  "application/json", key=key)
+        self.assertEqual(st, 202, raw)
+        self.assertEqual(hdrs["x-ratelimit-remaining"], "6")  # 4 for 3,500 identities
+        job = json.loads(raw)
+        self.assertEqual(self.stored(job["id"]), ("done", 3500, 0))
+        st, hdrs, raw = self.call("GET", "/v7/jobs/%s/results" % job["id"], key=key)
+        self.assertEqual(st, 200, raw[:200])
+        self.assertEqual(hdrs["x-ratelimit-remaining"], "2")  # 4 for 3,500 rows
+        st, hdrs, raw = self.call("GET", "/v7/jobs/%s/results" % job["id"], key=key)
+        self.assertEqual((st, json.loads(raw)["error"]), (429, "rate_limited"))
+        self.assertIn("4 requests for these", json.loads(raw)["message"])
+        self.assertGreater(int(hdrs["retry-after"]), 360)  # two more requests' worth: ~720 s
+
+    def key_id(self, name):
+        for line in self.ctl.run("keys", "list", check=0).stdout.decode().splitlines()[1:]:
+            if line.split()[1] == name:
+                return line.split()[0]
+        raise AssertionError(name)
+
+    def test_job_limits_are_set_per_key_with_breachctl(self):
+        self.ctl.key("limits")
+        kid = self.key_id("limits")
+        p = self.ctl.run("keys", "set-job-limits", kid, "--max-jobs", "3", check=0)
+        self.assertEqual(p.stderr.decode(),
+                         "breachctl: key %s may have 3 jobs queued or running, 200000 (the "
+                         "default) identities waiting in them and 1000000 (the default) result "
+                         "rows kept; servers apply it within a few seconds\n" % kid)
+        p = self.ctl.run("keys", "set-job-limits", kid, "--max-jobs", "default",
+                         "--max-result-rows", "50", check=0)
+        self.assertIn("may have 10 (the default) jobs", p.stderr.decode())
+        self.assertIn("and 50 result rows kept", p.stderr.decode())
+        for bad in ("0", "-1", "1e3", "", "5/h", "1000000000001"):
+            p = self.ctl.run("keys", "create", "--name", "x", "--max-queued-identities", bad, check=2)
+            self.assertEqual(p.stdout, b"")
+            self.assertEqual(p.stderr.decode(),
+                             "breachctl keys create: --max-queued-identities is the most "
+                             "identities of those not yet looked up, 1 to 1000000000000 (by "
+                             "default 200000)\n")
+        p = self.ctl.run("keys", "set-job-limits", kid, "--max-jobs", "0", check=2)
+        self.assertIn("1 to 1000000000000, or default (by default 10)", p.stderr.decode())
+        p = self.ctl.run("keys", "set-job-limits", "999", "--max-jobs", "2", check=2)
+        self.assertEqual(p.stderr.decode(), "breachctl keys set-job-limits: no active key 999\n")
+        p = self.ctl.run("keys", "set-job-limits", kid, check=2)
+        self.assertIn("give the key's ID", p.stderr.decode())
+
+
+class JobTurns(unittest.TestCase):
+    """A slow runner (BREACHD_TEST_JOB_PAUSE_MS): jobs stay waiting long enough for a key's
+    limits on them to be met, and keys take turns."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl, cls.key = populated()
+        cls.keys = {name: cls.ctl.key(name, *flags) for name, flags in (
+            ("small", ()), ("default-limits", ()),
+            ("waiting", ("--max-jobs", "2", "--max-queued-identities", "2500")))}
+        os.environ["BREACHD_TEST_JOB_PAUSE_MS"] = "400"
+        try:
+            cls.srv = Server(cls.ctl)
+        finally:
+            del os.environ["BREACHD_TEST_JOB_PAUSE_MS"]
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.ctl.cleanup()
+        assert rc == 0, "breachd exited %d on SIGTERM" % rc
+
+    call = Jobs.call
+    submit = Jobs.submit
+    wait = Jobs.wait
+
+    def status(self, job_id, key):
+        return json.loads(self.call("GET", "/v7/jobs/" + job_id, key=key)[2])
+
+    def test_two_keys_jobs_take_turns(self):
+        other = self.keys["small"]
+        big = self.submit(["n%d@example.com" % i for i in range(8000)])  # 8 chunks: 4 turns
+        small = self.submit(["jane.doe@example.com"], key=other)
+        st = self.wait(small["id"], key=other, timeout=30)
+        self.assertEqual((st["status"], st["done"]), ("done", 1))
+        # the small job was done in its turn, while the big one still runs
+        big_now = self.status(big["id"], self.key)
+        self.assertEqual(big_now["status"], "running")
+        self.assertLess(big_now["done"], 8000)
+        self.assertEqual(self.wait(big["id"], timeout=60)["done"], 8000)
+
+    def test_a_keys_jobs_waiting_and_their_identities_are_limited(self):
+        key = self.keys["waiting"]
+        first = self.submit(["a%d@example.com" % i for i in range(2000)], key=key)
+        body = self.submit(["b%d@example.com" % i for i in range(600)], key=key, status=429)
+        self.assertEqual(body["error"], "too_many_queued_identities")
+        self.assertIn("at most 2500 identities not yet looked up, and hold 2000", body["message"])
+        second = self.submit(["c%d@example.com" % i for i in range(400)], key=key)
+        st, hdrs, raw = self.call("POST", "/v7/jobs", json.dumps({"type": "email", "accounts": ["d@e.com"]}),
+                                  "application/json", key=key)
+        self.assertEqual((st, json.loads(raw)["error"]), (429, "too_many_jobs"))
+        self.assertIn("at most 2 jobs queued or running at once, and has 2", json.loads(raw)["message"])
+        self.assertEqual(hdrs["retry-after"], "5")
+        body = self.submit(["e%d@example.com" % i for i in range(2501)], key=key, status=413)
+        self.assertEqual(body["error"], "too_many_identities")
+        for job in (first, second):
+            self.assertEqual(self.wait(job["id"], key=key, timeout=60)["status"], "done")
+        self.submit(["f@example.com"], key=key)  # room again
+
+    def test_a_key_has_ten_jobs_waiting_at_most_by_default(self):
+        key = self.keys["default-limits"]
+        jobs = [self.submit(["g%d@example.com" % i], key=key) for i in range(10)]
+        body = self.submit(["g10@example.com"], key=key, status=429)
+        self.assertEqual(body["error"], "too_many_jobs")
+        self.assertIn("at most 10 jobs", body["message"])
+        self.assertEqual(self.wait(jobs[-1]["id"], key=key, timeout=60)["status"], "done")
 
 
 class JobRestart(unittest.TestCase):

@@ -319,10 +319,18 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
     CHECK_INT(bd_store_key_add(s, &k, &id), BD_OK);
 }
 
-/* Takes migration 12 (keyed CVVs) back out of a store: the masks stay, the CVVs in clear are
- * gone. */
+/* Takes migration 13 (job limits and turns) back out of a store. */
+#define REWIND_JOB_LIMITS                                                                          \
+    "DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN result_rows;"                            \
+    "ALTER TABLE jobs DROP COLUMN truncated; ALTER TABLE jobs DROP COLUMN served;"                 \
+    "ALTER TABLE api_keys DROP COLUMN max_jobs;"                                                   \
+    "ALTER TABLE api_keys DROP COLUMN max_queued_identities;"                                      \
+    "ALTER TABLE api_keys DROP COLUMN max_result_rows;"
+
+/* Takes migrations 12 (keyed CVVs) and after back out of a store: the masks stay, the CVVs in
+ * clear are gone. */
 #define REWIND_CVV_HASHES                                                                          \
-    "DROP INDEX cards_by_cvv_hmac; ALTER TABLE cards DROP COLUMN cvv_hmac;"                        \
+    REWIND_JOB_LIMITS "DROP INDEX cards_by_cvv_hmac; ALTER TABLE cards DROP COLUMN cvv_hmac;"      \
     "CREATE INDEX cards_by_cvv ON cards(cvv) WHERE cvv IS NOT NULL;"
 
 /* Takes migration 8 (usage and quotas) back out of a store. */

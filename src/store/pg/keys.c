@@ -7,12 +7,15 @@
 
 static const pg_stmt KEY_ADD = {
     PG_Q_KEY_ADD, "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
-                  "expires_at, exact_per_day, quota_per_month) "
-                  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"};
+                  "expires_at, exact_per_day, quota_per_month, max_jobs, max_queued_identities, "
+                  "max_result_rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+                  "RETURNING id"};
+#define KEY_COLS                                                                                   \
+    "id, name, encode(hash, 'hex'), plan, rate_per_hour, created_at, expires_at, revoked_at, "      \
+    "exact_per_day, quota_per_month, max_jobs, max_queued_identities, max_result_rows"
 static const pg_stmt KEY_LIST = {PG_Q_KEY_LIST,
-                                 "SELECT id, name, encode(hash, 'hex'), plan, rate_per_hour, "
-                                 "created_at, expires_at, revoked_at, exact_per_day, "
-                                 "quota_per_month FROM api_keys ORDER BY id"};
+                                 "SELECT " KEY_COLS " FROM api_keys ORDER BY id"};
+static const pg_stmt KEY_GET = {PG_Q_KEY_GET, "SELECT " KEY_COLS " FROM api_keys WHERE id = $1"};
 static const pg_stmt KEY_REVOKE = {
     PG_Q_KEY_REVOKE, "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0"};
 static const pg_stmt KEY_BUMP = {PG_Q_KEY_BUMP, "UPDATE meta SET value = (value::bigint + 1)::text "
@@ -34,6 +37,9 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     pg_param_int(&pp, k->expires_at);
     pg_param_int(&pp, k->exact_per_day);
     pg_param_int(&pp, k->quota_per_month);
+    pg_param_int(&pp, k->max_jobs);
+    pg_param_int(&pp, k->max_queued_identities);
+    pg_param_int(&pp, k->max_result_rows);
     PGresult *res;
     r = pg_run(p, &KEY_ADD, &pp, &res);
     if (r == BD_OK) {
@@ -49,6 +55,28 @@ static int hex_value(char c)
     return c <= '9' ? c - '0' : c - 'a' + 10; /* encode() writes lower-case hex */
 }
 
+/* Row i of a KEY_LIST or KEY_GET result into *k (its slices valid while res is). */
+static void read_key(const PGresult *res, int i, bd_key_row *k)
+{
+    k->id = pg_int(res, i, 0);
+    k->name = pg_slice(res, i, 1);
+    memset(k->hash, 0, sizeof k->hash);
+    bd_slice hex = pg_slice(res, i, 2);
+    if (hex.len == 2 * sizeof k->hash)
+        for (size_t j = 0; j < sizeof k->hash; j++)
+            k->hash[j] = (uint8_t)(hex_value(hex.ptr[2 * j]) * 16 + hex_value(hex.ptr[2 * j + 1]));
+    k->plan = pg_slice(res, i, 3);
+    k->rate_per_hour = pg_int(res, i, 4);
+    k->created_at = pg_int(res, i, 5);
+    k->expires_at = pg_int(res, i, 6);
+    k->revoked_at = pg_int(res, i, 7);
+    k->exact_per_day = pg_int(res, i, 8);
+    k->quota_per_month = pg_int(res, i, 9);
+    k->max_jobs = pg_int(res, i, 10);
+    k->max_queued_identities = pg_int(res, i, 11);
+    k->max_result_rows = pg_int(res, i, 12);
+}
+
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
 {
     PGresult *res;
@@ -57,21 +85,7 @@ bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
         return r;
     for (int i = 0, rows = PQntuples(res); i < rows; i++) {
         bd_key_row k;
-        k.id = pg_int(res, i, 0);
-        k.name = pg_slice(res, i, 1);
-        memset(k.hash, 0, sizeof k.hash);
-        bd_slice hex = pg_slice(res, i, 2);
-        if (hex.len == 2 * sizeof k.hash)
-            for (size_t j = 0; j < sizeof k.hash; j++)
-                k.hash[j] =
-                    (uint8_t)(hex_value(hex.ptr[2 * j]) * 16 + hex_value(hex.ptr[2 * j + 1]));
-        k.plan = pg_slice(res, i, 3);
-        k.rate_per_hour = pg_int(res, i, 4);
-        k.created_at = pg_int(res, i, 5);
-        k.expires_at = pg_int(res, i, 6);
-        k.revoked_at = pg_int(res, i, 7);
-        k.exact_per_day = pg_int(res, i, 8);
-        k.quota_per_month = pg_int(res, i, 9);
+        read_key(res, i, &k);
         if (cb(ctx, &k))
             break;
     }
@@ -132,4 +146,54 @@ bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month)
     if (r == BD_OK)
         r = pg_run(p, &KEY_BUMP, NULL, NULL);
     return pg_write_end(p, own, r);
+}
+
+/* a limit below 0 stays as it is */
+static const pg_stmt KEY_SET_JOB_LIMITS = {
+    PG_Q_KEY_SET_JOB_LIMITS,
+    "UPDATE api_keys SET max_jobs = CASE WHEN $2::bigint < 0 THEN max_jobs ELSE $2::bigint END, "
+    "max_queued_identities = CASE WHEN $3::bigint < 0 THEN max_queued_identities "
+    "ELSE $3::bigint END, max_result_rows = CASE WHEN $4::bigint < 0 THEN max_result_rows "
+    "ELSE $4::bigint END WHERE id = $1 AND revoked_at = 0"};
+
+bd_result pg_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
+                                int64_t max_queued_identities, int64_t max_result_rows)
+{
+    pg_store *p = pg_of(s);
+    bool own;
+    bd_result r = pg_write_begin(p, &own);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, max_jobs);
+    pg_param_int(&pp, max_queued_identities);
+    pg_param_int(&pp, max_result_rows);
+    PGresult *res;
+    r = pg_run(p, &KEY_SET_JOB_LIMITS, &pp, &res);
+    if (r == BD_OK) {
+        r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
+        PQclear(res);
+    }
+    if (r == BD_OK)
+        r = pg_run(p, &KEY_BUMP, NULL, NULL);
+    return pg_write_end(p, own, r);
+}
+
+bd_result pg_key_get(bd_store *s, int64_t id, bd_key_row *out)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    PGresult *res;
+    bd_result r = pg_run(pg_of(s), &KEY_GET, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    if (PQntuples(res) == 1) {
+        read_key(res, 0, out);
+        out->name = out->plan = (bd_slice){NULL, 0}; /* gone with the result */
+    } else {
+        r = BD_ERR_NOT_FOUND;
+    }
+    PQclear(res);
+    return r;
 }

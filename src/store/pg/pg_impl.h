@@ -50,6 +50,8 @@ typedef enum {
     PG_Q_KEY_REVOKE,
     PG_Q_KEY_BUMP,
     PG_Q_KEY_SET_QUOTA,
+    PG_Q_KEY_SET_JOB_LIMITS,
+    PG_Q_KEY_GET,
     PG_Q_USAGE_ADD,
     PG_Q_USAGE_GET,
     PG_Q_USAGE_GIVE_BACK,
@@ -86,6 +88,11 @@ typedef enum {
     PG_Q_JOB_CHUNK_PUT,
     PG_Q_JOB_GET,
     PG_Q_JOB_CLAIM,
+    PG_Q_JOB_YIELD,
+    PG_Q_JOB_USAGE,
+    PG_Q_JOB_USAGE_OF,
+    PG_Q_JOB_LOCK_KEY,
+    PG_Q_JOB_LOCK_KEY_OF,
     PG_Q_JOB_NEXT_CHUNK,
     PG_Q_JOB_PROGRESS,
     PG_Q_JOB_CHUNK_RESULTS,
@@ -370,13 +377,16 @@ bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind);
 void pg_loaded(bd_store *s, bd_bulk_kind kind, int64_t rows);
 bd_result pg_breach_put(bd_store *s, const bd_breach_in *b, bool *inserted);
 /* jobs.c */
-bd_result pg_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks, size_t nchunks);
+bd_result pg_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks, size_t nchunks,
+                        const bd_job_limits *lim, bd_job_usage *usage);
+bd_result pg_job_usage(bd_store *s, int64_t key_id, bd_job_usage *out);
 bd_result pg_job_get(bd_store *s, const char *uuid, int64_t key_id, bd_job_row *out);
 bd_result pg_job_claim(bd_store *s, int64_t now, int64_t lease_s, bd_job_row *out);
+bd_result pg_job_yield(bd_store *s, const char *uuid, int64_t lease);
 bd_result pg_job_next_chunk(bd_store *s, const char *uuid, int64_t from, int64_t *chunk_no,
                             bd_buf *inputs);
-bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice results, int64_t lease_until);
+bd_result pg_job_chunk_done(bd_store *s, const char *uuid, int64_t lease,
+                            const bd_job_chunk_out *c);
 bd_result pg_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_status status,
                         int64_t now);
 bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
@@ -427,6 +437,9 @@ bd_result pg_key_generation(bd_store *s, int64_t *gen);
 
 /* keys.c (the quota) and usage.c (the counters) */
 bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month);
+bd_result pg_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
+                                int64_t max_queued_identities, int64_t max_result_rows);
+bd_result pg_key_get(bd_store *s, int64_t id, bd_key_row *out);
 bd_result pg_usage_add(bd_store *s, int64_t key_id, int32_t day, int64_t count, int64_t quota,
                        int64_t *added, int64_t *month_total);
 bd_result pg_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);

@@ -267,6 +267,15 @@ static const char *const MIGRATIONS[] = {
      "CREATE INDEX IF NOT EXISTS cards_by_cvv_hmac ON cards(cvv_hmac) WHERE cvv_hmac IS NOT NULL;"
      "INSERT INTO meta(key, value) VALUES ('pending_cvv_hashes', '1')"
      "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
+    /* 18 (job limits and turns), as SQLite's migration 13 (see that file). */
+    ("ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS max_jobs bigint NOT NULL DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS max_queued_identities bigint NOT NULL"
+     "  DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS max_result_rows bigint NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS result_rows bigint NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS truncated bigint NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS served bigint NOT NULL DEFAULT 0;"
+     "CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key_id, served);"),
 };
 /* clang-format on */
 

@@ -1,6 +1,7 @@
 /* The SQLite backend's bulk jobs (store.h, "bulk lookup jobs"). Every write is one
- * IMMEDIATE transaction of its own, so the file's single writer orders claims: two servers
- * of one file never claim the same job. */
+ * IMMEDIATE transaction of its own, so the file's single writer orders claims (two servers
+ * of one file never claim the same job) and a key's limits (a create or a chunk checks them
+ * with nothing else written in between). */
 #include <sodium.h>
 #include <string.h>
 
@@ -38,19 +39,64 @@ static void read_job(sqlite3_stmt *st, bd_job_row *out)
     out->finished_at = sqlite3_column_int64(st, 8);
     out->attempts = sqlite3_column_int64(st, 9);
     out->lease = sqlite3_column_int64(st, 10);
+    out->rows = sqlite3_column_int64(st, 11);
+    out->truncated = sqlite3_column_int64(st, 12);
+}
+
+/* Runs Q_JOB_USAGE or Q_JOB_USAGE_OF (st, bound) into *out. */
+static bd_result read_usage(sqlite3_stmt *st, bd_job_usage *out)
+{
+    int rc = sqlite3_step(st);
+    bd_result r = rc == SQLITE_ROW ? BD_OK : rc == SQLITE_DONE ? BD_ERR_STORE : sq_map_rc(rc);
+    if (rc == SQLITE_ROW)
+        *out = (bd_job_usage){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                              sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
+    sq_done(st);
+    return r;
+}
+
+bd_result sq_job_usage(bd_store *base, int64_t key_id, bd_job_usage *out)
+{
+    sqlite3_stmt *st = sq_fixed(S(base), Q_JOB_USAGE);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, key_id);
+    return read_usage(st, out);
 }
 
 typedef struct {
     const bd_job_row *j;
     const bd_slice *chunks;
     size_t nchunks;
+    const bd_job_limits *lim;
+    bd_job_usage *usage;
 } create_args;
+
+/* Whether a job of `total` identities fits beside what the key's jobs hold (u). */
+static bool fits(const bd_job_limits *lim, const bd_job_usage *u, int64_t total)
+{
+    return u->jobs + 1 <= lim->max_jobs && u->identities + total <= lim->max_identities &&
+           u->rows + u->identities + total <= lim->max_rows;
+}
 
 static bd_result create_body(sqlite_store *s, void *ctx)
 {
     create_args *a = ctx;
-    sqlite3_stmt *st = sq_fixed(s, Q_JOB_PUT);
-    if (!st)
+    sqlite3_stmt *st;
+    if (a->lim) { /* inside the write transaction: the key's other creates wait for it */
+        bd_job_usage u;
+        if (!(st = sq_fixed(s, Q_JOB_USAGE)))
+            return BD_ERR_STORE;
+        sqlite3_bind_int64(st, 1, a->j->key_id);
+        bd_result r = read_usage(st, &u);
+        if (r != BD_OK)
+            return r;
+        if (a->usage)
+            *a->usage = u;
+        if (!fits(a->lim, &u, a->j->total))
+            return BD_ERR_LIMIT;
+    }
+    if (!(st = sq_fixed(s, Q_JOB_PUT)))
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, a->j->uuid, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, a->j->key_id);
@@ -71,9 +117,9 @@ static bd_result create_body(sqlite_store *s, void *ctx)
 }
 
 bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks,
-                        size_t nchunks)
+                        size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage)
 {
-    create_args a = {j, chunks, nchunks};
+    create_args a = {j, chunks, nchunks, lim, usage};
     return in_tx(S(base), create_body, &a);
 }
 
@@ -129,6 +175,18 @@ bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row 
     return in_tx(S(base), claim_body, &a);
 }
 
+bd_result sq_job_yield(bd_store *base, const char *uuid, int64_t lease)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_JOB_YIELD);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, lease);
+    bd_result r = sq_step_done(s, st);
+    return r == BD_OK && sqlite3_changes(s->db) != 1 ? BD_ERR_BUSY : r;
+}
+
 /* The one blob column 1 (col) of st's first row into out; BD_ERR_NOT_FOUND without a row. */
 static bd_result read_blob(sqlite3_stmt *st, int col, int64_t *first, bd_buf *out)
 {
@@ -158,20 +216,34 @@ bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t from, int6
 
 typedef struct {
     const char *uuid;
-    int64_t lease, chunk_no, n, lease_until;
-    bd_slice results;
+    int64_t lease;
+    const bd_job_chunk_out *c;
 } done_args;
 
 static bd_result chunk_done_body(sqlite_store *s, void *ctx)
 {
     done_args *a = ctx;
-    sqlite3_stmt *st = sq_fixed(s, Q_JOB_PROGRESS);
-    if (!st)
+    const bd_job_chunk_out *c = a->c;
+    sqlite3_stmt *st;
+    if (c->max_rows > 0 && c->rows > c->n) { /* rows past the identities' own: still free? */
+        bd_job_usage u;
+        if (!(st = sq_fixed(s, Q_JOB_USAGE_OF)))
+            return BD_ERR_STORE;
+        sqlite3_bind_text(st, 1, a->uuid, -1, SQLITE_STATIC);
+        bd_result r = read_usage(st, &u);
+        if (r != BD_OK)
+            return r;
+        if (u.rows + u.identities + (c->rows - c->n) > c->max_rows)
+            return BD_ERR_LIMIT;
+    }
+    if (!(st = sq_fixed(s, Q_JOB_PROGRESS)))
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, a->uuid, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, a->lease);
-    sqlite3_bind_int64(st, 3, a->n);
-    sqlite3_bind_int64(st, 4, a->lease_until);
+    sqlite3_bind_int64(st, 3, c->n);
+    sqlite3_bind_int64(st, 4, c->lease_until);
+    sqlite3_bind_int64(st, 5, c->rows);
+    sqlite3_bind_int64(st, 6, c->truncated);
     bd_result r = sq_step_done(s, st);
     if (r != BD_OK)
         return r;
@@ -180,8 +252,8 @@ static bd_result chunk_done_body(sqlite_store *s, void *ctx)
     if (!(st = sq_fixed(s, Q_JOB_CHUNK_RESULTS)))
         return BD_ERR_STORE;
     sqlite3_bind_text(st, 1, a->uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, a->chunk_no);
-    sqlite3_bind_blob(st, 3, a->results.ptr ? a->results.ptr : "", (int)a->results.len,
+    sqlite3_bind_int64(st, 2, c->chunk_no);
+    sqlite3_bind_blob(st, 3, c->results.ptr ? c->results.ptr : "", (int)c->results.len,
                       SQLITE_STATIC);
     r = sq_step_done(s, st);
     if (r == BD_OK && sqlite3_changes(s->db) != 1)
@@ -189,10 +261,10 @@ static bd_result chunk_done_body(sqlite_store *s, void *ctx)
     return r;
 }
 
-bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice results, int64_t lease_until)
+bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease,
+                            const bd_job_chunk_out *c)
 {
-    done_args a = {uuid, lease, chunk_no, n, lease_until, results};
+    done_args a = {uuid, lease, c};
     return in_tx(S(base), chunk_done_body, &a);
 }
 

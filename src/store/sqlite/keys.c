@@ -18,11 +18,34 @@ bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
     sqlite3_bind_int64(st, 6, k->expires_at);
     sqlite3_bind_int64(st, 7, k->exact_per_day);
     sqlite3_bind_int64(st, 8, k->quota_per_month);
+    sqlite3_bind_int64(st, 9, k->max_jobs);
+    sqlite3_bind_int64(st, 10, k->max_queued_identities);
+    sqlite3_bind_int64(st, 11, k->max_result_rows);
     bd_result r = sq_step_done(s, st);
     if (r != BD_OK)
         return r;
     *id = sqlite3_last_insert_rowid(s->db);
     return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
+/* A row of Q_KEY_LIST or Q_KEY_GET into *k (its slices valid until the next step). */
+static void read_key(sqlite3_stmt *st, bd_key_row *k)
+{
+    k->id = sqlite3_column_int64(st, 0);
+    k->name = sq_col_slice(st, 1);
+    memset(k->hash, 0, sizeof k->hash);
+    if (sqlite3_column_bytes(st, 2) == (int)sizeof k->hash)
+        memcpy(k->hash, sqlite3_column_blob(st, 2), sizeof k->hash);
+    k->plan = sq_col_slice(st, 3);
+    k->rate_per_hour = sqlite3_column_int64(st, 4);
+    k->created_at = sqlite3_column_int64(st, 5);
+    k->expires_at = sqlite3_column_int64(st, 6);
+    k->revoked_at = sqlite3_column_int64(st, 7);
+    k->exact_per_day = sqlite3_column_int64(st, 8);
+    k->quota_per_month = sqlite3_column_int64(st, 9);
+    k->max_jobs = sqlite3_column_int64(st, 10);
+    k->max_queued_identities = sqlite3_column_int64(st, 11);
+    k->max_result_rows = sqlite3_column_int64(st, 12);
 }
 
 bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
@@ -34,18 +57,7 @@ bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_key_row k;
-        k.id = sqlite3_column_int64(st, 0);
-        k.name = sq_col_slice(st, 1);
-        memset(k.hash, 0, sizeof k.hash);
-        if (sqlite3_column_bytes(st, 2) == (int)sizeof k.hash)
-            memcpy(k.hash, sqlite3_column_blob(st, 2), sizeof k.hash);
-        k.plan = sq_col_slice(st, 3);
-        k.rate_per_hour = sqlite3_column_int64(st, 4);
-        k.created_at = sqlite3_column_int64(st, 5);
-        k.expires_at = sqlite3_column_int64(st, 6);
-        k.revoked_at = sqlite3_column_int64(st, 7);
-        k.exact_per_day = sqlite3_column_int64(st, 8);
-        k.quota_per_month = sqlite3_column_int64(st, 9);
+        read_key(st, &k);
         if (cb(ctx, &k))
             break;
     }
@@ -112,4 +124,39 @@ bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month)
     if (sqlite3_changes(s->db) == 0)
         return BD_ERR_NOT_FOUND;
     return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result sq_key_set_job_limits(bd_store *base, int64_t id, int64_t max_jobs,
+                                int64_t max_queued_identities, int64_t max_result_rows)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_fixed(s, Q_KEY_SET_JOB_LIMITS);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, max_jobs);
+    sqlite3_bind_int64(st, 3, max_queued_identities);
+    sqlite3_bind_int64(st, 4, max_result_rows);
+    bd_result r = sq_step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND;
+    return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
+bd_result sq_key_get(bd_store *base, int64_t id, bd_key_row *out)
+{
+    sqlite3_stmt *st = sq_fixed(S(base), Q_KEY_GET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    bd_result r = rc == SQLITE_ROW ? BD_OK : rc == SQLITE_DONE ? BD_ERR_NOT_FOUND : sq_map_rc(rc);
+    if (rc == SQLITE_ROW) {
+        read_key(st, out);
+        out->name = out->plan = (bd_slice){NULL, 0}; /* gone with the statement's reset */
+    }
+    sq_done(st);
+    return r;
 }

@@ -249,6 +249,17 @@ const char *const bd_sqlite_migrations[] = {
      "  UNIQUE(job, chunk));"),
     /* 12 (CVVs as secrets): each card's CVV masked and keyed (CVV_HASHES above) */
     CVV_HASHES,
+    /* 13 (job limits and turns, store.h "bulk lookup jobs"): a key's limits on its jobs (0:
+     * the defaults of auth/keys.h); a job's result rows, its identities whose records were
+     * cut by those limits, and `served`, the claim sequence number of its last claim, so that
+     * the runner serves first the key it claimed for least recently. */
+    ("ALTER TABLE api_keys ADD COLUMN max_jobs INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN max_queued_identities INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN max_result_rows INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN result_rows INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE jobs ADD COLUMN served INTEGER NOT NULL DEFAULT 0;"
+     "CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key_id, served);"),
 };
 /* clang-format on */
 

@@ -49,6 +49,8 @@ enum {
     Q_KEY_REVOKE,
     Q_KEY_BUMP,
     Q_KEY_SET_QUOTA,
+    Q_KEY_SET_JOB_LIMITS,
+    Q_KEY_GET,
     Q_USAGE_MONTH,
     Q_USAGE_DAY,
     Q_USAGE_GET,
@@ -84,6 +86,9 @@ enum {
     Q_JOB_CHUNK_PUT,
     Q_JOB_GET,
     Q_JOB_CLAIM,
+    Q_JOB_YIELD,
+    Q_JOB_USAGE,
+    Q_JOB_USAGE_OF,
     Q_JOB_NEXT_CHUNK,
     Q_JOB_CHUNK_RESULTS,
     Q_JOB_PROGRESS,
@@ -335,6 +340,9 @@ bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
 
 /* keys.c (the quota) and usage.c (the counters) */
 bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month);
+bd_result sq_key_set_job_limits(bd_store *base, int64_t id, int64_t max_jobs,
+                                int64_t max_queued_identities, int64_t max_result_rows);
+bd_result sq_key_get(bd_store *base, int64_t id, bd_key_row *out);
 bd_result sq_usage_add(bd_store *base, int64_t key_id, int32_t day, int64_t count, int64_t quota,
                        int64_t *added, int64_t *month_total);
 bd_result sq_usage_give_back(bd_store *base, int64_t key_id, int32_t day, int64_t count);
@@ -380,13 +388,15 @@ bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_reco
 
 /* jobs.c */
 bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks,
-                        size_t nchunks);
+                        size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage);
+bd_result sq_job_usage(bd_store *base, int64_t key_id, bd_job_usage *out);
 bd_result sq_job_get(bd_store *base, const char *uuid, int64_t key_id, bd_job_row *out);
 bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row *out);
+bd_result sq_job_yield(bd_store *base, const char *uuid, int64_t lease);
 bd_result sq_job_next_chunk(bd_store *base, const char *uuid, int64_t from, int64_t *chunk_no,
                             bd_buf *inputs);
-bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease, int64_t chunk_no,
-                            int64_t n, bd_slice results, int64_t lease_until);
+bd_result sq_job_chunk_done(bd_store *base, const char *uuid, int64_t lease,
+                            const bd_job_chunk_out *c);
 bd_result sq_job_finish(bd_store *base, const char *uuid, int64_t lease, bd_job_status status,
                         int64_t now);
 bd_result sq_job_result(bd_store *base, const char *uuid, int64_t chunk_no, bd_buf *out);

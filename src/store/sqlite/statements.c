@@ -78,12 +78,24 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
                          "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
-                  "expires_at, exact_per_day, quota_per_month) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    [Q_KEY_LIST] = "SELECT id, name, hash, plan, rate_per_hour, created_at, expires_at, "
-                   "revoked_at, exact_per_day, quota_per_month FROM api_keys ORDER BY id",
+                  "expires_at, exact_per_day, quota_per_month, max_jobs, "
+                  "max_queued_identities, max_result_rows) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+#define KEY_COLS "id, name, hash, plan, rate_per_hour, created_at, expires_at, revoked_at, " \
+                 "exact_per_day, quota_per_month, max_jobs, max_queued_identities, "     \
+                 "max_result_rows"
+    [Q_KEY_LIST] = "SELECT " KEY_COLS " FROM api_keys ORDER BY id",
+    [Q_KEY_GET] = "SELECT " KEY_COLS " FROM api_keys WHERE id = ?1",
+#undef KEY_COLS
     [Q_KEY_SET_QUOTA] = "UPDATE api_keys SET quota_per_month = ?2 "
                         "WHERE id = ?1 AND revoked_at = 0",
+    /* a limit below 0 stays as it is */
+    [Q_KEY_SET_JOB_LIMITS] = "UPDATE api_keys SET "
+                             "max_jobs = CASE WHEN ?2 < 0 THEN max_jobs ELSE ?2 END, "
+                             "max_queued_identities = CASE WHEN ?3 < 0 "
+                             "THEN max_queued_identities ELSE ?3 END, "
+                             "max_result_rows = CASE WHEN ?4 < 0 THEN max_result_rows ELSE ?4 END "
+                             "WHERE id = ?1 AND revoked_at = 0",
     /* ?1 key, ?2 month, ?3 count, ?4 quota (0: none): no row back when the quota refuses */
     [Q_USAGE_MONTH] = "INSERT INTO key_usage(key_id, period, requests) "
                       "SELECT ?1, ?2, ?3 WHERE ?4 = 0 OR ?3 <= ?4 "
@@ -167,18 +179,38 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                   "VALUES (?1, ?2, ?3, 0, ?4, ?5, ?6)",
     [Q_JOB_CHUNK_PUT] = "INSERT INTO job_chunks(job, chunk, inputs) VALUES (?1, ?2, ?3)",
 #define JOB_COLS "uuid, key_id, type, status, total, done, chunks, created_at, finished_at, " \
-                 "attempts, lease"
+                 "attempts, lease, result_rows, truncated"
     [Q_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE uuid = ?1 AND key_id = ?2",
-    /* the oldest waiting job, or one whose runner's lease ran out (?1 now) */
+    /* of the waiting jobs (queued, yielded, or whose runner's lease ran out: ?1 now), the
+     * oldest of the key served least recently; a yielded job (running, no lease) is taken
+     * back without counting an attempt */
     [Q_JOB_CLAIM] = "UPDATE jobs SET status = 1, lease = ?2, lease_until = ?1 + ?3, "
-                    "attempts = attempts + 1 WHERE uuid = (SELECT uuid FROM jobs WHERE "
-                    "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY status DESC, "
-                    "created_at LIMIT 1) RETURNING " JOB_COLS,
+                    "attempts = attempts + (status <> 1 OR lease <> 0), "
+                    "served = (SELECT coalesce(max(served), 0) + 1 FROM jobs) "
+                    "WHERE uuid = (SELECT uuid FROM jobs j WHERE "
+                    "status = 0 OR (status = 1 AND lease_until < ?1) ORDER BY "
+                    "(SELECT max(served) FROM jobs k WHERE k.key_id = j.key_id), created_at, uuid "
+                    "LIMIT 1) RETURNING " JOB_COLS,
+    [Q_JOB_YIELD] = "UPDATE jobs SET lease = 0, lease_until = 0 "
+                    "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
+    /* ?1 key: its jobs queued or running, their identities not looked up, its rows */
+    [Q_JOB_USAGE] = "SELECT coalesce(sum(status IN (0, 1)), 0), "
+                    "coalesce(sum(CASE WHEN status IN (0, 1) THEN total - done END), 0), "
+                    "coalesce(sum(result_rows), 0), coalesce(min(created_at), 0) FROM jobs "
+                    "WHERE key_id = ?1",
+    /* the same for the key of job ?1 */
+    [Q_JOB_USAGE_OF] = "SELECT coalesce(sum(status IN (0, 1)), 0), "
+                       "coalesce(sum(CASE WHEN status IN (0, 1) THEN total - done END), 0), "
+                       "coalesce(sum(result_rows), 0), coalesce(min(created_at), 0) FROM jobs "
+                       "WHERE key_id = "
+                       "(SELECT key_id FROM jobs WHERE uuid = ?1)",
     [Q_JOB_NEXT_CHUNK] = "SELECT chunk, inputs FROM job_chunks WHERE job = ?1 AND chunk >= ?2 AND results IS NULL "
                          "ORDER BY chunk LIMIT 1",
-    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET results = ?3 "
+    /* the inputs go: nothing reads them once the results are there */
+    [Q_JOB_CHUNK_RESULTS] = "UPDATE job_chunks SET results = ?3, inputs = x'' "
                             "WHERE job = ?1 AND chunk = ?2 AND results IS NULL",
-    [Q_JOB_PROGRESS] = "UPDATE jobs SET done = done + ?3, lease_until = ?4 "
+    [Q_JOB_PROGRESS] = "UPDATE jobs SET done = done + ?3, lease_until = ?4, "
+                       "result_rows = result_rows + ?5, truncated = truncated + ?6 "
                        "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
     [Q_JOB_FINISH] = "UPDATE jobs SET status = ?3, finished_at = ?4 "
                      "WHERE uuid = ?1 AND lease = ?2 AND status = 1",
