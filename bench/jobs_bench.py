@@ -216,7 +216,11 @@ def main():
         sh([ctl, "import", "breaches", os.path.join(d, "breaches.jsonl"), *store])
         sh([ctl, "import", "records", os.path.join(d, "records.jsonl"), "--bulk", *store])
         log("  loaded in %.0f s" % (time.time() - t))
+        # the job limits of a key past what any number of runs takes (their defaults would
+        # refuse the eleventh job of 100,000 within a day: docs/API.md, "A key's limits")
         key = [l for l in sh([ctl, "keys", "create", "--name", "bench", "--rate", "1000000000/h",
+                              "--max-jobs", "1000", "--max-queued-identities", "1000000000",
+                              "--max-result-rows", "1000000000000",
                               *store]).splitlines() if l.startswith("bd_")][0].strip()
         quoted, plain = pick_emails(os.path.join(d, "records.jsonl"), a.emails, 7)
         err = open(os.path.join(work, "breachd.stderr"), "wb")
