@@ -211,7 +211,7 @@ static int alert_one(void *ctx, const bd_alert_row *a)
     alerts_ctx *ac = ctx;
     bd_alert_write_json(&ac->rq->json, a, true);
     ac->rq->records++;
-    ac->last = a->seq;
+    ac->last = a->cursor;
     return 0;
 }
 

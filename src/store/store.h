@@ -577,13 +577,16 @@ typedef struct {
 } bd_alert_in;
 
 /* Writes an alert into the outbox inside the open write transaction, so it lands with the
- * rows that caused it, or not at all. Due for delivery at once. */
+ * rows that caused it, or not at all, with the next cursor of its key. Due for delivery at
+ * once. */
 bd_result bd_store_alert_add(bd_store *s, const bd_alert_in *a);
 
 typedef enum { BD_ALERT_PENDING = 0, BD_ALERT_DELIVERED = 1, BD_ALERT_FAILED = 2 } bd_alert_state;
 
 typedef struct {
-    int64_t seq; /* increasing in commit order of the imports: the cursor */
+    int64_t seq;    /* the outbox's own number: lease and settle name an alert by it */
+    int64_t cursor; /* the key's own sequence, increasing in commit order of the imports:
+                       GET /alerts' cursor; it tells nothing of other keys' alerts */
     bd_slice event_id;
     int64_t watch_id, key_id;
     int watch_type;
@@ -597,7 +600,7 @@ typedef struct {
 
 typedef int (*bd_alert_cb)(void *ctx, const bd_alert_row *row);
 
-/* The alerts of key_id with seq > after, by seq, at most limit. */
+/* The alerts of key_id with cursor > after, by cursor, at most limit. */
 bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit,
                               bd_alert_cb cb, void *ctx);
 /* Takes up to limit pending alerts due at now_ms (Unix milliseconds) that no one holds a

@@ -50,7 +50,7 @@ void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery)
     if (with_delivery) {
         static const char *const STATES[] = {"pending", "delivered", "failed"};
         BD_JSON_KEY(w, "cursor");
-        bd_json_int(w, a->seq);
+        bd_json_int(w, a->cursor);
         BD_JSON_KEY(w, "delivery");
         bd_json_cstring(w, a->state <= BD_ALERT_FAILED ? STATES[a->state] : "failed");
         BD_JSON_KEY(w, "attempts");

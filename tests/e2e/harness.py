@@ -247,12 +247,12 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (13: job limits), and ways back to version 2 (before the owner-word table
-# and the domain counts) and version 4 (before the keys' exact-lookup budget), for testing
-# that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 13
-# The newest PostgreSQL schema version (18: job limits; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 18
+# The newest store schema version (14: per-key alert cursors), and ways back to version 2
+# (before the owner-word table and the domain counts) and version 4 (before the keys'
+# exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
+SCHEMA_VERSION = 14
+# The newest PostgreSQL schema version (19: per-key alert cursors; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 19
 # Takes SQLite's migration 13 (job limits and turns) back out: what a way back to an older
 # version runs first, since SQLite adds a column only to a table that lacks it.
 JOB_LIMITS_OUT = ("DROP INDEX IF EXISTS jobs_by_key;"

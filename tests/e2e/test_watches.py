@@ -182,11 +182,11 @@ class Watches(unittest.TestCase):
         # the first alert written 31 days ago, the second 29; then a pending one as old
         first, second = [a["cursor"] for a in self.alerts_via_sql()]
         day = 86400
-        self.ctl.sql("UPDATE alerts SET created_at = %d WHERE seq = %d"
+        self.ctl.sql("UPDATE alerts SET created_at = %d WHERE key_seq = %d"
                      % (int(time.time()) - 31 * day, first))
         self.ctl.sql("UPDATE alerts SET created_at = %d, state = 0, next_attempt_ms = %d "
-                     "WHERE seq = %d" % (int(time.time()) - 31 * day,
-                                         (int(time.time()) + 3600) * 1000, second))
+                     "WHERE key_seq = %d" % (int(time.time()) - 31 * day,
+                                             (int(time.time()) + 3600) * 1000, second))
         self.start(*ALLOW)  # the default retention: 30 days, pruned at start
         deadline = time.time() + 10
         while len(self.alerts()["alerts"]) > 1 and time.time() < deadline:
@@ -224,7 +224,8 @@ class Watches(unittest.TestCase):
         self.assertFalse(marker.encode() in self.ctl.store_bytes(), "in the main file or the log")
 
     def alerts_via_sql(self):
-        return [{"cursor": int(r[0])} for r in self.ctl.sql("SELECT seq FROM alerts ORDER BY seq")]
+        return [{"cursor": int(r[0])} for r in self.ctl.sql(
+            "SELECT key_seq FROM alerts ORDER BY seq")]
 
     def test_a_slow_receiver_does_not_hold_back_other_watches(self):
         slow = Receiver(delay=6)  # answers within the 10 s timeout: delivered, late
@@ -533,6 +534,29 @@ class Watches(unittest.TestCase):
         self.assertEqual([w["id"] for w in body["watches"]], [theirs])
         st, body = call(self.srv, "GET", "/watches", self.key)
         self.assertEqual([w["id"] for w in body["watches"]], sorted(mine))  # by id
+
+    def test_alert_cursors_are_each_keys_own(self):
+        other = self.ctl.key("other")
+        self.receiver = Receiver()
+        self.start(*ALLOW)
+        self.add_watch(self.receiver.port, "email_domain", "example.com")
+        self.add_watch(self.receiver.port, "email", "bob@example.com", key=other)
+        self.import_records(records("alice@example.com"), "a.jsonl")  # the first key's only
+        self.import_records(records("carol@example.com"), "b.jsonl")
+        self.import_records(records("bob@example.com"), "c.jsonl")  # both keys
+        self.assertEqual(len(self.receiver.wait(4)), 4)
+        mine = self.alerts()
+        st, theirs = call(self.srv, "GET", "/alerts", other)
+        self.assertEqual(st, 200)
+        self.assertEqual([a["cursor"] for a in mine["alerts"]], [1, 2, 3])
+        # the other key's first alert is its cursor 1, not 4: nothing of the first key's three
+        self.assertEqual([(a["cursor"], a["identities"]) for a in theirs["alerts"]],
+                         [(1, ["bob@example.com"])])
+        self.assertEqual(theirs["next_cursor"], 1)
+        st, page = call(self.srv, "GET", "/alerts?since=1", other)
+        self.assertEqual(page, {"alerts": [], "next_cursor": 1})
+        self.assertEqual([a["identities"] for a in self.alerts(1)["alerts"]],
+                         [["carol@example.com"], ["bob@example.com"]])
 
     def test_a_key_holds_at_most_100_watches(self):
         self.start(*ALLOW)

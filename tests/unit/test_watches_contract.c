@@ -114,12 +114,13 @@ static const char *alerts_of(bd_store *s, int64_t key_id, int64_t after)
     return alerts_text;
 }
 
-static int64_t first_seq;
+static int64_t first_seq, first_cursor;
 
 static int seq_cb(void *ctx, const bd_alert_row *a)
 {
     (void)ctx;
     first_seq = a->seq;
+    first_cursor = a->cursor;
     return 1;
 }
 
@@ -149,8 +150,59 @@ TEST(test_alerts_land_with_their_transaction_and_list_after_a_cursor)
     CHECK_STR(alerts_of(s, 1, 0), want);
     CHECK_STR(alerts_of(s, 2, 0), "");
     CHECK_INT(bd_store_alert_list(s, 1, 0, 1, seq_cb, NULL), BD_OK);
+    CHECK_INT(first_cursor, 1);
     snprintf(want, sizeof want, "e-2:%lld::2:[\"a@t.example\"]:0:0:-;", (long long)w);
-    CHECK_STR(alerts_of(s, 1, first_seq), want);
+    CHECK_STR(alerts_of(s, 1, first_cursor), want);
+}
+
+static const char *events_of_key(bd_store *s, int64_t key_id, int64_t after);
+
+/* The cursor of GET /alerts is each key's own sequence: key 2's first alert is its cursor 1
+ * however many alerts key 1 has, and each key pages through its own. */
+TEST(test_alert_cursors_are_per_key)
+{
+    bd_store *s = fresh();
+    two_keys(s);
+    int64_t w1, w2;
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w1), BD_OK);
+    a.key_id = 2;
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w2), BD_OK);
+    static const struct {
+        const char *event;
+        int key;
+    } ALERTS[] = {{"k1-a", 1}, {"k1-b", 1}, {"k1-c", 1}, {"k2-a", 2}, {"k1-d", 1}, {"k2-b", 2}};
+    for (size_t i = 0; i < sizeof ALERTS / sizeof ALERTS[0]; i++) {
+        CHECK_INT(bd_store_begin(s), BD_OK); /* a batch each, as imports commit them */
+        bd_alert_in x = alert(ALERTS[i].event, ALERTS[i].key == 1 ? w1 : w2, 0);
+        x.key_id = ALERTS[i].key;
+        CHECK_INT(bd_store_alert_add(s, &x), BD_OK);
+        CHECK_INT(bd_store_commit(s), BD_OK);
+    }
+    CHECK_INT(bd_store_alert_list(s, 2, 0, 1, seq_cb, NULL), BD_OK);
+    CHECK_INT(first_cursor, 1);  /* not 4: key 1's three alerts before it are not counted */
+    CHECK(first_seq != first_cursor); /* the outbox's own number is another */
+    CHECK_INT(bd_store_alert_list(s, 2, 1, 1, seq_cb, NULL), BD_OK);
+    CHECK_INT(first_cursor, 2);
+    CHECK_INT(bd_store_alert_list(s, 1, 3, 1, seq_cb, NULL), BD_OK);
+    CHECK_INT(first_cursor, 4);
+    CHECK_STR(events_of_key(s, 1, 0), "k1-a,k1-b,k1-c,k1-d,");
+    CHECK_STR(events_of_key(s, 1, 2), "k1-c,k1-d,");
+    CHECK_STR(events_of_key(s, 2, 0), "k2-a,k2-b,");
+    CHECK_STR(events_of_key(s, 2, 2), "");
+    /* a rolled-back batch takes no cursor */
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bd_alert_in y = alert("k2-rolled-back", w2, 0);
+    y.key_id = 2;
+    CHECK_INT(bd_store_alert_add(s, &y), BD_OK);
+    bd_store_rollback(s);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bd_alert_in z = alert("k2-c", w2, 0);
+    z.key_id = 2;
+    CHECK_INT(bd_store_alert_add(s, &z), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    CHECK_INT(bd_store_alert_list(s, 2, 2, 1, seq_cb, NULL), BD_OK);
+    CHECK_INT(first_cursor, 3);
 }
 
 TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
@@ -192,11 +244,11 @@ TEST(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome)
     CHECK_STR(alerts_of(s, 1, 0), want);
 }
 
-/* The event ids of key 1's alerts, in order, as "a,b,". */
-static const char *events_of(bd_store *s)
+/* The event ids of key_id's alerts after cursor after, in order, as "a,b,". */
+static const char *events_of_key(bd_store *s, int64_t key_id, int64_t after)
 {
     static char events[512];
-    const char *all = alerts_of(s, 1, 0);
+    const char *all = alerts_of(s, key_id, after);
     events[0] = '\0';
     for (const char *p = all; *p;) {
         const char *colon = strchr(p, ':'), *end = strchr(p, ';');
@@ -205,6 +257,11 @@ static const char *events_of(bd_store *s)
         p = end + 1;
     }
     return events;
+}
+
+static const char *events_of(bd_store *s)
+{
+    return events_of_key(s, 1, 0);
 }
 
 TEST(test_prune_removes_only_old_alerts_that_are_settled_oldest_first)
@@ -232,11 +289,11 @@ TEST(test_prune_removes_only_old_alerts_that_are_settled_oldest_first)
     static const bd_alert_state OUTCOME[] = {BD_ALERT_DELIVERED, BD_ALERT_FAILED,
                                              BD_ALERT_PENDING, BD_ALERT_DELIVERED,
                                              BD_ALERT_DELIVERED};
-    int64_t seq = 0;
+    int64_t cursor = 0;
     for (size_t i = 0; i < 5; i++) {
-        CHECK_INT(bd_store_alert_list(d, 1, seq, 1, seq_cb, NULL), BD_OK);
-        seq = first_seq;
-        CHECK_INT(bd_store_alert_settle(d, seq, OUTCOME[i], 1, 99999999), BD_OK);
+        CHECK_INT(bd_store_alert_list(d, 1, cursor, 1, seq_cb, NULL), BD_OK);
+        cursor = first_cursor;
+        CHECK_INT(bd_store_alert_settle(d, first_seq, OUTCOME[i], 1, 99999999), BD_OK);
     }
     close_store(d); /* the outcomes are written */
     int64_t removed = -1;
@@ -435,6 +492,7 @@ static void suite(void)
     RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
     RUN_CONTRACT(test_watch_ids_are_random_and_tell_nothing_of_other_keys);
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
+    RUN_CONTRACT(test_alert_cursors_are_per_key);
     RUN_CONTRACT(test_a_lease_hands_out_due_alerts_and_settle_records_the_outcome);
     RUN_CONTRACT(test_prune_removes_only_old_alerts_that_are_settled_oldest_first);
     RUN_CONTRACT(test_a_revoked_or_expired_keys_watches_neither_load_nor_lease);

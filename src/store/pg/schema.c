@@ -276,6 +276,17 @@ static const char *const MIGRATIONS[] = {
      "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS truncated bigint NOT NULL DEFAULT 0;"
      "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS served bigint NOT NULL DEFAULT 0;"
      "CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key_id, served);"),
+    /* 19 (alert cursors per key), as SQLite's migration 14 (see that file): alerts.key_seq,
+     * the next of the key's row in alert_cursors (coordinator-local, like alerts); alerts
+     * stored before keep their cursor (seq), and every key goes on from the outbox
+     * sequence's last value. IF NOT EXISTS: replayable. */
+    ("ALTER TABLE alerts ADD COLUMN IF NOT EXISTS key_seq bigint NOT NULL DEFAULT 0;"
+     "UPDATE alerts SET key_seq = seq WHERE key_seq = 0;"
+     "CREATE TABLE IF NOT EXISTS alert_cursors(key_id bigint PRIMARY KEY, last bigint NOT NULL);"
+     "INSERT INTO alert_cursors(key_id, last) SELECT id, (SELECT last_value FROM alerts_seq_seq)"
+     "  FROM api_keys ON CONFLICT DO NOTHING;"
+     "DROP INDEX IF EXISTS alerts_by_key;"
+     "CREATE INDEX IF NOT EXISTS alerts_by_key_seq ON alerts(key_id, key_seq);"),
 };
 /* clang-format on */
 

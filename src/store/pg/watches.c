@@ -12,7 +12,7 @@
 
 #define ALERT_COLUMNS                                                                              \
     "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
-    "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
+    "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state, a.key_seq"
 
 /* A new watch's id: random, 1 to 2^53 - 1 (exact as a JSON number), so that an id tells
  * nothing of the watches other keys hold (a sequence would count them). */
@@ -182,12 +182,16 @@ bd_result pg_alert_add(bd_store *s, const bd_alert_in *a)
     pg_param_int(&pp, a->matched);
     pg_param_text(&pp, a->identities);
     pg_param_int(&pp, a->created_at);
+    /* with the key's next cursor (the row lock orders them as the imports commit) */
     return pg_run_sql(pg_of(s),
+                      "WITH c AS (INSERT INTO alert_cursors(key_id, last) "
+                      "VALUES ($3::bigint, 1) ON CONFLICT (key_id) "
+                      "DO UPDATE SET last = alert_cursors.last + 1 RETURNING last) "
                       "INSERT INTO alerts(event_id, watch_id, key_id, watch_type, watch_shown, "
                       "breach_uuid, breach_name, matched, identities, created_at, "
-                      "next_attempt_ms) SELECT $1, $2::bigint, $3::bigint, $4::integer, $5, "
-                      "b.uuid::text, b.name, $7::bigint, $8, $9::bigint, 0 FROM (SELECT 1) x "
-                      "LEFT JOIN breaches b ON b.id = $6::bigint",
+                      "next_attempt_ms, key_seq) SELECT $1, $2::bigint, $3::bigint, "
+                      "$4::integer, $5, b.uuid::text, b.name, $7::bigint, $8, $9::bigint, 0, "
+                      "c.last FROM c LEFT JOIN breaches b ON b.id = $6::bigint",
                       &pp, true, NULL);
 }
 
@@ -207,6 +211,7 @@ static bd_alert_row alert_of(const PGresult *res, int i)
         .created_at = pg_int(res, i, 10),
         .attempts = pg_int(res, i, 11),
         .state = (bd_alert_state)pg_int(res, i, 12),
+        .cursor = pg_int(res, i, 13),
     };
 }
 
@@ -220,7 +225,7 @@ bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, b
     PGresult *res;
     bd_result r = pg_run_sql(pg_of(s),
                              "SELECT " ALERT_COLUMNS " FROM alerts a WHERE a.key_id = $1::bigint "
-                             "AND a.seq > $2::bigint ORDER BY a.seq LIMIT $3::bigint",
+                             "AND a.key_seq > $2::bigint ORDER BY a.key_seq LIMIT $3::bigint",
                              &pp, true, &res);
     if (r != BD_OK)
         return r;
@@ -261,8 +266,8 @@ bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limi
         return r;
     for (int i = 0, n = PQntuples(res); i < n; i++) {
         bd_alert_row a = alert_of(res, i);
-        a.url = pg_slice(res, i, 13);
-        a.secret = pg_slice(res, i, 14);
+        a.url = pg_slice(res, i, 14);
+        a.secret = pg_slice(res, i, 15);
         cb(ctx, &a);
     }
     PQclear(res);

@@ -260,6 +260,37 @@ const char *const bd_sqlite_migrations[] = {
      "ALTER TABLE jobs ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;"
      "ALTER TABLE jobs ADD COLUMN served INTEGER NOT NULL DEFAULT 0;"
      "CREATE INDEX IF NOT EXISTS jobs_by_key ON jobs(key_id, served);"),
+    /* 14 (alert cursors per key): GET /alerts' cursor is each key's own sequence (key_seq,
+     * the next from alert_cursors), so it tells nothing of other keys' alerts; seq stays the
+     * outbox's number. Alerts stored before keep their cursor (key_seq = seq), and every key
+     * goes on from the outbox's largest seq ever, so a poller's saved cursor stays good.
+     * alerts is rebuilt with the column rather than altered: replayed (tests wind
+     * user_version back over it), it copies whatever alerts holds again. */
+    ("CREATE TABLE alerts_v2(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  event_id TEXT NOT NULL UNIQUE, watch_id INTEGER NOT NULL, key_id INTEGER NOT NULL,"
+     "  watch_type INTEGER NOT NULL, watch_shown TEXT NOT NULL, breach_uuid TEXT,"
+     "  breach_name TEXT, matched INTEGER NOT NULL, identities TEXT NOT NULL,"
+     "  created_at INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0,"
+     "  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_ms INTEGER NOT NULL,"
+     "  lease_until_ms INTEGER NOT NULL DEFAULT 0, key_seq INTEGER NOT NULL);"
+     "INSERT INTO alerts_v2(seq, event_id, watch_id, key_id, watch_type, watch_shown,"
+     "  breach_uuid, breach_name, matched, identities, created_at, state, attempts,"
+     "  next_attempt_ms, lease_until_ms, key_seq)"
+     "  SELECT seq, event_id, watch_id, key_id, watch_type, watch_shown, breach_uuid,"
+     "  breach_name, matched, identities, created_at, state, attempts, next_attempt_ms,"
+     "  lease_until_ms, seq FROM alerts;"
+     "INSERT INTO sqlite_sequence(name, seq) SELECT 'alerts_v2', 0"
+     "  WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'alerts_v2');"
+     "UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(seq) FROM sqlite_sequence"
+     "  WHERE name = 'alerts'), 0)) WHERE name = 'alerts_v2';"
+     "CREATE TABLE IF NOT EXISTS alert_cursors(key_id INTEGER PRIMARY KEY,"
+     "  last INTEGER NOT NULL);"
+     "INSERT OR IGNORE INTO alert_cursors(key_id, last) SELECT id, (SELECT seq FROM"
+     "  sqlite_sequence WHERE name = 'alerts_v2') FROM api_keys;"
+     "DROP TABLE alerts;"
+     "ALTER TABLE alerts_v2 RENAME TO alerts;"
+     "CREATE INDEX alerts_by_key_seq ON alerts(key_id, key_seq);"
+     "CREATE INDEX alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"),
 };
 /* clang-format on */
 

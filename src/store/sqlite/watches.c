@@ -15,7 +15,7 @@
 #define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at"
 #define ALERT_COLUMNS                                                                              \
     "a.seq, a.event_id, a.watch_id, a.key_id, a.watch_type, a.watch_shown, a.breach_uuid, "        \
-    "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state"
+    "a.breach_name, a.matched, a.identities, a.created_at, a.attempts, a.state, a.key_seq"
 
 /* Runs body inside a transaction: the open one, or one of its own. */
 static bool own_begin(sqlite_store *s, bd_result *r)
@@ -192,13 +192,23 @@ bd_result sq_alert_add(bd_store *base, const bd_alert_in *a)
     if (sqlite3_get_autocommit(s->db))
         return BD_ERR_INVALID;
     sqlite3_stmt *st;
-    bd_result r = run_dynamic(
-        s,
-        "INSERT INTO alerts(event_id, watch_id, key_id, watch_type, watch_shown, breach_uuid, "
-        "breach_name, matched, identities, created_at, next_attempt_ms) "
-        "SELECT ?1, ?2, ?3, ?4, ?5, b.uuid, b.name, ?7, ?8, ?9, 0 "
-        "FROM (SELECT 1) LEFT JOIN breaches b ON b.id = ?6",
-        &st);
+    /* the key's next cursor (the writer lock orders them as the imports commit) */
+    bd_result r = run_dynamic(s,
+                              "INSERT INTO alert_cursors(key_id, last) VALUES (?1, 1) "
+                              "ON CONFLICT(key_id) DO UPDATE SET last = last + 1",
+                              &st);
+    if (r == BD_OK) {
+        sqlite3_bind_int64(st, 1, a->key_id);
+        r = sq_step_done(s, st);
+    }
+    if (r == BD_OK)
+        r = run_dynamic(
+            s,
+            "INSERT INTO alerts(event_id, watch_id, key_id, watch_type, watch_shown, "
+            "breach_uuid, breach_name, matched, identities, created_at, next_attempt_ms, "
+            "key_seq) SELECT ?1, ?2, ?3, ?4, ?5, b.uuid, b.name, ?7, ?8, ?9, 0, c.last "
+            "FROM alert_cursors c LEFT JOIN breaches b ON b.id = ?6 WHERE c.key_id = ?3",
+            &st);
     if (r != BD_OK)
         return r;
     sqlite3_bind_text(st, 1, a->event_id, -1, SQLITE_STATIC);
@@ -229,6 +239,7 @@ static bd_alert_row alert_of(sqlite3_stmt *st)
         .created_at = sqlite3_column_int64(st, 10),
         .attempts = sqlite3_column_int64(st, 11),
         .state = (bd_alert_state)sqlite3_column_int(st, 12),
+        .cursor = sqlite3_column_int64(st, 13),
     };
 }
 
@@ -239,7 +250,8 @@ bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit
     sqlite3_stmt *st;
     bd_result r = run_dynamic(s,
                               "SELECT " ALERT_COLUMNS " FROM alerts a "
-                              "WHERE a.key_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
+                              "WHERE a.key_id = ?1 AND a.key_seq > ?2 ORDER BY a.key_seq "
+                              "LIMIT ?3",
                               &st);
     if (r != BD_OK)
         return r;
@@ -455,7 +467,7 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
         const kept_outcome *k = kept_of(o, a.seq);
         if ((k && (k->state != BD_ALERT_PENDING || k->next_ms > now_ms)) || held(o, a.seq))
             continue;
-        if (!sqlite3_column_int(st, 15)) { /* given up in passing; a full list: next time */
+        if (!sqlite3_column_int(st, 16)) { /* given up in passing; a full list: next time */
             dropped |= keep_outcome(o, a.seq, BD_ALERT_FAILED, k ? k->attempts : a.attempts,
                                     now_ms);
             continue;
@@ -463,8 +475,8 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
         o->held[o->nheld++] = a.seq;
         if (k)
             a.attempts = k->attempts;
-        a.url = sq_col_slice(st, 13);
-        a.secret = sq_col_slice(st, 14);
+        a.url = sq_col_slice(st, 14);
+        a.secret = sq_col_slice(st, 15);
         if (cb(ctx, &a) != 0) { /* not taken */
             release(o, a.seq);
             break;
