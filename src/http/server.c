@@ -741,8 +741,12 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
     pthread_mutex_init(&srv->workers_lock, NULL);
     pthread_mutex_init(&srv->stop_lock, NULL);
     pthread_cond_init(&srv->stop_cond, NULL);
-    snprintf(srv->db, sizeof srv->db, "%s", cfg->db);
     bd_result r = BD_ERR_INVALID;
+    if (strlen(cfg->db) >= sizeof srv->db) {
+        snprintf(why, whylen, "the store's name is longer than %zu bytes", sizeof srv->db - 1);
+        goto fail;
+    }
+    snprintf(srv->db, sizeof srv->db, "%s", cfg->db);
     if (!set_base(srv->cfg.base_path, srv->base, &srv->base_len)) {
         snprintf(why, whylen, "--base-path must start with '/', like /v7");
         goto fail;

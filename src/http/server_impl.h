@@ -37,7 +37,7 @@ typedef struct bd_worker {
 
 struct bd_server {
     bd_server_config cfg;
-    char db[1024];
+    char db[4097]; /* as long as a --db-file may hold (cli/args.c); longer is refused */
     char base[128];
     size_t base_len;
     bd_buf openapi; /* the OpenAPI document with this base path, served at /openapi.json */
