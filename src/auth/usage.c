@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "store/store.h"
 #include "store/uri.h"
 
@@ -111,17 +112,17 @@ bd_usage *bd_usage_new(const char *uri)
 static void note_failure(bd_usage *u, const char *what)
 {
     if (!atomic_exchange(&u->failing, true))
-        fprintf(stderr,
-                "breachd: usage counters: %s in the store at %s; requests are counted in "
-                "memory until it takes writes again\n",
-                what, u->shown);
+        bd_log(BD_LOG_WARN, "auth",
+               "usage counters: %s in the store at %s; requests are counted in memory until it "
+               "takes writes again",
+               what, u->shown);
 }
 
 static void note_success(bd_usage *u)
 {
     if (atomic_load_explicit(&u->failing, memory_order_relaxed) &&
         atomic_exchange(&u->failing, false))
-        fprintf(stderr, "breachd: usage counters are written to the store again\n");
+        bd_log(BD_LOG_INFO, "auth", "usage counters are written to the store again");
 }
 
 /* The calling thread's connection, opened on first use; NULL when it cannot be opened. */
@@ -300,11 +301,11 @@ static int take_leased(bd_usage *u, bd_store *s, int64_t key_id, int64_t quota, 
     if (r == BD_ERR_READONLY) {
         pthread_mutex_unlock(&ls->lock);
         if (!atomic_exchange(&u->read_only, true))
-            fprintf(stderr,
-                    "breachd: usage counters: the store at %s takes no writes (a hot standby); "
-                    "requests of keys with a monthly quota are refused here: give "
-                    "--shared-limits the primary's URI to count them there\n",
-                    u->shown);
+            bd_log(BD_LOG_WARN, "auth",
+                   "usage counters: the store at %s takes no writes (a hot standby); requests of "
+                   "keys with a monthly quota are refused here: give --shared-limits the "
+                   "primary's URI to count them there",
+                   u->shown);
         return -2;
     }
     if (r != BD_OK) {
@@ -463,8 +464,8 @@ void bd_usage_free(bd_usage *u)
         size_t n = take_table_locked(u, u->batch);
         write_batch(u, s, u->batch, n);
         if (u->used)
-            fprintf(stderr, "breachd: usage counters: %zu counts could not be written\n",
-                    u->used);
+            bd_log(BD_LOG_ERROR, "auth", "usage counters: %zu counts could not be written",
+                   u->used);
         bd_store_close(s);
     }
     for (size_t i = 0; i < u->nconns; i++)

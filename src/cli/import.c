@@ -31,7 +31,7 @@ static int import_pwned(bd_store *s, const char **files, int nfiles, const char 
 {
     bd_pwned_options o = {.mode = BD_PWNED_DETECT,
                           .report = stderr,
-                          .progress = isatty(STDERR_FILENO),
+                          .progress = isatty(STDERR_FILENO) ? stderr : NULL,
                           .follow_links = follow};
     if (mode && strcmp(mode, "sha1") == 0) {
         o.mode = BD_RANGE_SHA1;
@@ -430,7 +430,7 @@ int bd_cmd_import(int argc, char **argv)
         bd_colmap_free(map);
         return BD_EXIT_FAIL;
     }
-    o.progress = isatty(STDERR_FILENO);
+    o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 
     file_list files = {.follow = follow};
     int status = BD_EXIT_FAIL;

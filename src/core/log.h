@@ -59,6 +59,6 @@ void bd_log_own(bd_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* One line about a request, signed "request <request_id>"; JSON adds "request_id". */
 void bd_log_for_request(bd_log_level level, const char *component, const char *request_id,
-                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

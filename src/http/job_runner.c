@@ -12,6 +12,7 @@
 
 #include "auth/keys.h"
 #include "auth/usage.h"
+#include "core/log.h"
 #include "http/job_results.h"
 #include "store/store.h"
 
@@ -315,8 +316,8 @@ static void take_chunks_in_view(job_share *sh, work *wk)
             r = store_chunk(sh, wk, chunk_no, (size_t)n);
         pthread_mutex_unlock(&sh->lock);
         if (r != BD_OK) { /* the lease runs out and the job is claimed again */
-            fprintf(stderr, "breachd: job %s: chunk %lld not stored (%s); retried later\n",
-                    j->uuid, (long long)chunk_no, bd_result_str(r));
+            bd_log(BD_LOG_WARN, "jobs", "job %s: chunk %lld not stored (%s); retried later",
+                   j->uuid, (long long)chunk_no, bd_result_str(r));
             pthread_mutex_lock(&sh->lock);
             sh->failed = true;
             pthread_mutex_unlock(&sh->lock);
@@ -339,7 +340,7 @@ static bool open_stores(const char *uri, work *wk)
         return true;
     }
     if (!wk->said)
-        fprintf(stderr, "breachd: job runner: %s\n", why);
+        bd_log(BD_LOG_ERROR, "jobs", "job runner: %s", why);
     wk->said = true;
     return false;
 }
@@ -414,8 +415,8 @@ static void *help(void *arg)
 static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
 {
     if (j->attempts > BD_JOB_MAX_ATTEMPTS) {
-        fprintf(stderr, "breachd: job %s failed: claimed %lld times without finishing\n",
-                j->uuid, (long long)j->attempts);
+        bd_log(BD_LOG_ERROR, "jobs", "job %s failed: claimed %lld times without finishing", j->uuid,
+               (long long)j->attempts);
         bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED, (int64_t)time(NULL));
         return;
     }
@@ -442,16 +443,16 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     if (r == BD_OK) { /* its turn is over: the next key's job, or this one again */
         r = bd_store_job_yield(wk->store, j->uuid, j->lease);
         if (r != BD_OK && r != BD_ERR_BUSY)
-            fprintf(stderr, "breachd: job %s: could not end its turn (%s); its lease runs out\n",
-                    j->uuid, bd_result_str(r));
+            bd_log(BD_LOG_WARN, "jobs", "job %s: could not end its turn (%s); its lease runs out",
+                   j->uuid, bd_result_str(r));
         return;
     }
     if (r != BD_ERR_NOT_FOUND)
         return;
     r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE, (int64_t)time(NULL));
     if (r != BD_OK)
-        fprintf(stderr, "breachd: job %s: could not mark it done (%s)\n", j->uuid,
-                bd_result_str(r));
+        bd_log(BD_LOG_ERROR, "jobs", "job %s: could not mark it done (%s)", j->uuid,
+               bd_result_str(r));
 }
 
 /* Waits for a poke, the stop, or ms; false once stopping. */
@@ -484,8 +485,8 @@ static void expire(work *wk, int64_t now)
     int64_t removed = 0;
     bd_result r = bd_store_job_expire(wk->store, now - JOB_TTL_S, &removed);
     if (r != BD_OK && !wk->said_expire)
-        fprintf(stderr, "breachd: deleting expired jobs failed (%s); said once\n",
-                bd_result_str(r));
+        bd_log(BD_LOG_ERROR, "jobs", "deleting expired jobs failed (%s); said once",
+               bd_result_str(r));
     wk->said_expire = r != BD_OK;
     if (r == BD_OK && removed > 0)
         bd_store_truncate_log(wk->store, TRUNCATE_WAIT_MS);

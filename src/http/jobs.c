@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/uuid.h"
 #include "http/job_input.h"
 #include "http/job_results.h"
@@ -404,8 +405,8 @@ static int64_t stream_read(void *ctx, char *buf, size_t max)
             return 0;
         bd_result r = next_slice(st);
         if (r != BD_OK) {
-            fprintf(stderr, "breachd: job results: a chunk could not be written (%s)\n",
-                    bd_result_str(r));
+            bd_log(BD_LOG_ERROR, "jobs", "job results: a chunk could not be written (%s)",
+                   bd_result_str(r));
             return -1;
         }
     }

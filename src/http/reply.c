@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "http/request.h"
 #include "http/upload.h"
 
@@ -56,7 +57,7 @@ bool bd_reply_header(bd_req *rq, const char *name, const char *value)
 void bd_reply_store_error(bd_req *rq, bd_result r)
 {
     rq->store_failed = true;
-    fprintf(stderr, "request %s: store error: %s\n", rq->request_id, bd_result_str(r));
+    bd_log_for_request(BD_LOG_ERROR, "http", rq->request_id, "store error: %s", bd_result_str(r));
     if (r == BD_ERR_BUSY) {
         rq->retry_after = 1;
         bd_reply_error(rq, 503, "unavailable", "the store is busy or unreachable; retry shortly");

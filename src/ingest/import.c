@@ -144,17 +144,18 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void progress(uint64_t bytes, int64_t total, const char *path, uint64_t rows, double start)
+static void progress(FILE *out, uint64_t bytes, int64_t total, const char *path, uint64_t rows,
+                     double start)
 {
     double el = now_s() - start;
     double mib = (double)bytes / 1048576.0;
     if (total > 0)
-        fprintf(stderr, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f of %.1f MiB", path,
+        fprintf(out, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f of %.1f MiB", path,
                 (unsigned long long)rows, el > 0 ? (double)rows / el : 0.0, mib,
                 (double)total / 1048576.0);
     else
-        fprintf(stderr, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f MiB", path,
-                (unsigned long long)rows, el > 0 ? (double)rows / el : 0.0, mib);
+        fprintf(out, "\r\033[K%s: %llu rows, %.0f rows/s, %.1f MiB", path, (unsigned long long)rows,
+                el > 0 ? (double)rows / el : 0.0, mib);
 }
 
 /* Writes one checked row. BD_ERR_INVALID (why set) when the store refuses it as bad input. */
@@ -243,7 +244,6 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     if (r != BD_OK)
         return r;
     importer im = {.s = s, .secret = secret, .o = o};
-    FILE *report = o->report ? o->report : stderr;
     bool bulk = o->bulk && o->kind != BD_IMPORT_BREACHES && !o->dry_run;
     bool write = !o->dry_run;
     bd_bulk_kind bulk_kind = o->kind == BD_IMPORT_CARDS ? BD_BULK_CARDS : BD_BULK_RECORDS;
@@ -319,13 +319,14 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
                     r = BD_ERR_INVALID;
                     break;
                 }
-                if (reported++ < MAX_REPORTED) { /* reasons may quote field names: escaped */
-                    bd_term_printf(report, "%s:%llu: rejected: %s", path,
+                if (o->report && reported++ < MAX_REPORTED) { /* reasons quote names: escaped */
+                    bd_term_printf(o->report, "%s:%llu: rejected: %s", path,
                                    (unsigned long long)row->line, rwhy);
-                    fputc('\n', report);
-                } else if (reported == MAX_REPORTED + 1)
-                    fprintf(report, "%s: further rejected lines are counted but not listed\n",
+                    fputc('\n', o->report);
+                } else if (o->report && reported == MAX_REPORTED + 1) {
+                    fprintf(o->report, "%s: further rejected lines are counted but not listed\n",
                             path);
+                }
                 continue;
             }
             if (rr != BD_OK) {
@@ -360,7 +361,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         }
         if (o->progress && now_s() - last_progress > 0.5) {
             last_progress = now_s();
-            progress(b->bytes_read, total, path, local.read, start);
+            progress(o->progress, b->bytes_read, total, path, local.read, start);
         }
         give_back(sg);
     }
@@ -384,7 +385,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     if (r == BD_OK && write) {
         if (bulk) {
             if (o->progress)
-                fprintf(stderr, "\r\033[K%s: building indexes", path);
+                fprintf(o->progress, "\r\033[K%s: building indexes", path);
             r = bd_store_bulk_end(s, bulk_kind);
         }
         if (r == BD_OK)
@@ -411,7 +412,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     }
     bd_watch_matcher_close(watches);
     if (o->progress)
-        fputs("\r\033[K", stderr);
+        fputs("\r\033[K", o->progress);
     c->read += local.read;
     c->imported += local.imported;
     c->duplicates += local.duplicates;

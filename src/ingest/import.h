@@ -20,8 +20,8 @@ typedef struct {
     bd_format format;
     const char *breach_uuid; /* records: the breach when the file has no breach_uuid column */
     bool strict;             /* stop at the first bad line and import nothing from the file */
-    bool progress;           /* redraw a progress line on stderr */
-    FILE *report;            /* rejected lines and generated ids are reported here */
+    FILE *progress;          /* redraw a progress line here (a terminal), or NULL */
+    FILE *report;            /* rejected lines are reported here, or NULL: not reported */
     FILE *ids;               /* breaches: "uuid<TAB>source_name" of generated uuids, or NULL */
     unsigned batch;          /* rows per transaction; 0: the default */
     bool bulk;               /* records and cards: the whole file in one transaction, with

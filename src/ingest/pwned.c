@@ -202,8 +202,10 @@ static double now_s(void)
 
 static void reject(loader *ld, const char *path, uint64_t line, const char *why)
 {
-    FILE *report = ld->o->report ? ld->o->report : stderr;
+    FILE *report = ld->o->report;
     ld->local.rejected++;
+    if (!report)
+        return;
     if (ld->reported++ < 100) { /* the path is the operator's; the reason never quotes */
         bd_term_printf(report, "%s:%llu: rejected: %s", path, (unsigned long long)line, why);
         fputc('\n', report);
@@ -245,7 +247,7 @@ static bd_result load_line(loader *ld, const char *path, uint64_t no, bd_slice l
     if (ld->o->progress && (ld->local.read & 0xFFFF) == 0 && now_s() - ld->last_progress > 0.5) {
         ld->last_progress = now_s();
         double el = ld->last_progress - ld->start;
-        fprintf(stderr, "\r\033[K%s: %llu hashes, %.0f hashes/s", path,
+        fprintf(ld->o->progress, "\r\033[K%s: %llu hashes, %.0f hashes/s", path,
                 (unsigned long long)ld->local.imported,
                 el > 0 ? (double)ld->local.imported / el : 0.0);
     }
@@ -344,10 +346,11 @@ static bd_result load_dir(loader *ld, const char *dir, char *why, size_t whylen)
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         struct stat st;
         if (!ld->o->follow_links && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-            FILE *report = ld->o->report ? ld->o->report : stderr;
-            bd_term_printf(report, "skipping %s: a symbolic link (--follow-links follows links)",
-                           path);
-            fputc('\n', report);
+            if (ld->o->report) {
+                bd_term_printf(ld->o->report,
+                               "skipping %s: a symbolic link (--follow-links follows links)", path);
+                fputc('\n', ld->o->report);
+            }
             ld->local.links_skipped++;
             continue; /* and a file swapped for a link after this is refused at its open */
         }
@@ -386,7 +389,7 @@ bd_result bd_pwned_import(bd_store *s, const char *path, const bd_pwned_options 
         bd_store_loaded(s, BD_BULK_RANGES, (int64_t)ld.local.imported);
     }
     if (o->progress)
-        fputs("\r\033[K", stderr);
+        fputs("\r\033[K", o->progress);
     c->read += ld.local.read;
     c->imported += ld.local.imported;
     c->rejected += ld.local.rejected;

@@ -26,8 +26,8 @@ bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode
 
 typedef struct {
     int mode;          /* BD_PWNED_DETECT, or a bd_range_mode every line must have */
-    bool progress;     /* a progress line on stderr */
-    FILE *report;      /* rejected lines are reported here */
+    FILE *progress;    /* redraw a progress line here (a terminal), or NULL */
+    FILE *report;      /* rejected lines are reported here, or NULL: not reported */
     unsigned batch;    /* hashes per transaction; 0: the default */
     bool follow_links; /* read a file that is a symbolic link: without it a link in the
                           directory is passed over (said on report, counted in

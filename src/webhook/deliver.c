@@ -9,6 +9,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "store/store.h"
 #include "webhook/payload.h"
 #include "webhook/send.h"
@@ -142,8 +143,8 @@ static void settle(bd_store *s, slot *it)
     if (it->sent) {
         bd_store_alert_settle(s, a->seq, BD_ALERT_DELIVERED, attempts, now);
         count_delivered++;
-        fprintf(stderr, "breachd: webhook: alert %lld of watch %lld delivered (attempt %lld)\n",
-                (long long)a->seq, (long long)a->watch_id, (long long)attempts);
+        bd_log(BD_LOG_INFO, "webhook", "webhook: alert %lld of watch %lld delivered (attempt %lld)",
+               (long long)a->seq, (long long)a->watch_id, (long long)attempts);
         return;
     }
     int64_t next = now + bd_webhook_retry_delay_ms(attempts);
@@ -153,10 +154,10 @@ static void settle(bd_store *s, slot *it)
     if (give_up)
         count_given_up++;
     /* the URL may carry a token of the receiver's: it is not logged */
-    fprintf(stderr,
-            "breachd: webhook: alert %lld of watch %lld, attempt %lld failed (HTTP %ld: %s)%s\n",
-            (long long)a->seq, (long long)a->watch_id, (long long)attempts, it->status,
-            it->why ? it->why : "", give_up ? "; given up after 24 h" : "");
+    bd_log(BD_LOG_WARN, "webhook",
+           "webhook: alert %lld of watch %lld, attempt %lld failed (HTTP %ld: %s)%s",
+           (long long)a->seq, (long long)a->watch_id, (long long)attempts, it->status,
+           it->why ? it->why : "", give_up ? "; given up after 24 h" : "");
 }
 
 static void *sender(void *arg)
@@ -166,7 +167,7 @@ static void *sender(void *arg)
     bd_buf body;
     bd_buf_init(&body, 1u << 20);
     if (!snd)
-        fprintf(stderr, "breachd: webhook: a sender could not start (libcurl)\n");
+        bd_log(BD_LOG_ERROR, "webhook", "webhook: a sender could not start (libcurl)");
     pthread_mutex_lock(&d->mu);
     while (snd && !d->stop) {
         slot *it = NULL;
@@ -239,8 +240,9 @@ static int64_t prune(bd_store *s, int64_t retention_s)
             break;
     }
     if (total > 0)
-        fprintf(stderr, "breachd: removed %lld delivered or failed alerts older than %lld days\n",
-                (long long)total, (long long)(retention_s / 86400));
+        bd_log(BD_LOG_INFO, "webhook",
+               "removed %lld delivered or failed alerts older than %lld days", (long long)total,
+               (long long)(retention_s / 86400));
     return total;
 }
 

@@ -86,7 +86,8 @@ TEST(test_log_json_lines_carry_time_level_component_message)
     CHECK(strncmp(line, "{\"time\":\"", 9) == 0);
     CHECK(strstr(line, "\",\"level\":\"info\",\"component\":\"webhook\",\"message\":\"alert 3 of "
                        "watch 2 delivered (attempt 1)\"}\n") != NULL);
-    CHECK_STR(json_message(line, "info", "webhook", NULL), "alert 3 of watch 2 delivered (attempt 1)");
+    CHECK_STR(json_message(line, "info", "webhook", NULL),
+              "alert 3 of watch 2 delivered (attempt 1)");
     bd_log_own(BD_LOG_ERROR, "store", "prepare failed: %s\n", "x"); /* no signature in JSON */
     CHECK_STR(json_message(drain(), "error", "store", NULL), "prepare failed: x");
     bd_log_for_request(BD_LOG_WARN, "http", "00ff00ff00ff00ff", "store error: %s", "busy");
@@ -100,9 +101,11 @@ TEST(test_log_json_escapes_quotes_controls_and_bad_utf8)
     bd_log(BD_LOG_ERROR, "st\"ore", "a \"q\" \\ b\n\tc\x01 \xff d \xc3\xa9");
     const char *line = drain();
     CHECK(strstr(line, "\"component\":\"st\\\"ore\"") != NULL);
-    CHECK(strstr(line, "\"message\":\"a \\\"q\\\" \\\\ b\\n\\tc\\u0001 \xEF\xBF\xBD d \xc3\xa9\"}\n") !=
+    CHECK(strstr(line,
+                 "\"message\":\"a \\\"q\\\" \\\\ b\\n\\tc\\u0001 \xEF\xBF\xBD d \xc3\xa9\"}\n") !=
           NULL);
-    CHECK_STR(json_message(line, "error", "st\"ore", NULL), "a \"q\" \\ b\n\tc\x01 \xEF\xBF\xBD d \xc3\xa9");
+    CHECK_STR(json_message(line, "error", "st\"ore", NULL),
+              "a \"q\" \\ b\n\tc\x01 \xEF\xBF\xBD d \xc3\xa9");
 }
 
 TEST(test_log_level_filters_lines_above_it)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "store/pg/cards_sql.h"
 #include "store/pg/pg_impl.h"
 #include "store/pg/uri.h"
@@ -19,7 +20,7 @@ static const pg_stmt VERSION_BUMP = {PG_Q_VERSION_BUMP,
                                      "WHERE key = 'data_version' RETURNING value"};
 static const pg_stmt PING = {PG_Q_PING, "SELECT 1"};
 
-/* libpq prints the server's notices (e.g. "index does not exist, skipping") on stderr;
+/* libpq would print the server's notices (e.g. "index does not exist, skipping") on stderr;
  * none of them is for the operator. */
 static void ignore_notice(void *ctx, const char *message)
 {
@@ -177,7 +178,7 @@ bd_result pg_commit(bd_store *s)
     }
     r = PQstatus(p->conn) == CONNECTION_BAD ? BD_ERR_BUSY : BD_ERR_STORE;
     if (r == BD_ERR_STORE)
-        fprintf(stderr, "store: commit failed: %s", PQresultErrorMessage(res));
+        bd_log_own(BD_LOG_ERROR, "store", "commit failed: %s", PQresultErrorMessage(res));
     PQclear(res);
     pg_rollback(s);
     return r;

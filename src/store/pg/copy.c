@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "store/pg/pg_impl.h"
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
@@ -196,7 +197,7 @@ static bd_result copy_failed(pg_store *p, const char *what)
     if (PQstatus(p->conn) == CONNECTION_BAD)
         return BD_ERR_BUSY;
     const char *msg = PQerrorMessage(p->conn);
-    fprintf(stderr, "store: %s: %.*s\n", what, (int)strcspn(msg, "\n"), msg);
+    bd_log_own(BD_LOG_ERROR, "store", "%s: %.*s", what, (int)strcspn(msg, "\n"), msg);
     return BD_ERR_STORE;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "store/pg/pg_impl.h"
 
 static void add(pg_params *pp, const char *v, int len, int format)
@@ -113,7 +114,7 @@ bd_result pg_failed(pg_store *p, PGresult *res)
         r = BD_ERR_BUSY; /* serialization failure, deadlock, lock not available */
     if (r == BD_ERR_STORE) {
         const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(p->conn);
-        fprintf(stderr, "store: %.*s\n", (int)strcspn(msg, "\n"), msg);
+        bd_log_own(BD_LOG_ERROR, "store", "%.*s", (int)strcspn(msg, "\n"), msg);
     }
     PQclear(res);
     return r;

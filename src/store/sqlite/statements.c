@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "store/sqlite/sqlite_impl.h"
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
@@ -227,7 +228,7 @@ sqlite3_stmt *sq_prepare_fixed(sqlite_store *s, int q)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v3(s->db, FIXED_SQL[q], -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) !=
         SQLITE_OK) {
-        fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+        bd_log_own(BD_LOG_ERROR, "store", "prepare failed: %s", sqlite3_errmsg(s->db));
         return NULL;
     }
     s->fixed[q] = st;
@@ -247,7 +248,7 @@ sqlite3_stmt *sq_dynamic(sqlite_store *s, const char *sql)
     }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "store: prepare failed: %s\n", sqlite3_errmsg(s->db));
+        bd_log_own(BD_LOG_ERROR, "store", "prepare failed: %s", sqlite3_errmsg(s->db));
         return NULL;
     }
     char *copy = strdup(sql);
@@ -278,7 +279,7 @@ bd_result sq_step_done(sqlite_store *s, sqlite3_stmt *st)
     int rc = sqlite3_step(st);
     bd_result r = sq_map_rc(rc);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        fprintf(stderr, "store: %s\n", sqlite3_errmsg(s->db));
+        bd_log_own(BD_LOG_ERROR, "store", "%s", sqlite3_errmsg(s->db));
     sq_done(st);
     return r;
 }
@@ -288,7 +289,7 @@ bd_result sq_exec(sqlite_store *s, const char *sql)
     char *err = NULL;
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, &err);
     if (rc != SQLITE_OK) {
-        fprintf(stderr, "store: %s\n", err ? err : sqlite3_errmsg(s->db));
+        bd_log_own(BD_LOG_ERROR, "store", "%s", err ? err : sqlite3_errmsg(s->db));
         sqlite3_free(err);
     }
     return sq_map_rc(rc);
