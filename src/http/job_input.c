@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/hex.h"
 #include "core/utf8.h"
 
 static bool media_is(const char *ct, const char *want)
@@ -89,27 +90,10 @@ static void js_ws(js *j)
         j->p++;
 }
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* The four hex digits at p (before end) as a number; -1 when they are not. */
+/* The four hex digits (any case) at p (before end) as a number; -1 when they are not. */
 static long hex4(const char *p, const char *end)
 {
-    if (end - p < 4)
-        return -1;
-    long v = 0;
-    for (int i = 0; i < 4; i++) {
-        int d = hex_digit(p[i]);
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
+    return end - p < 4 ? -1 : bd_hex_value(p, 4);
 }
 
 static bd_result put_utf8(bd_buf *out, unsigned long cp)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hex.h"
 #include "http/request.h"
 
 #define PAD_MIN 800
@@ -134,20 +135,7 @@ static bd_result pad(range_writer *w, size_t want)
 /* The prefix's value, or -1 when it is not 5 hex digits. */
 static int32_t parse_prefix(bd_slice p)
 {
-    if (p.len != 5)
-        return -1;
-    int32_t v = 0;
-    for (size_t i = 0; i < 5; i++) {
-        char c = p.ptr[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                       : -1;
-        if (d < 0)
-            return -1;
-        v = v << 4 | d;
-    }
-    return v;
+    return p.len == 5 ? bd_hex_value(p.ptr, 5) : -1;
 }
 
 static bool wants_padding(struct MHD_Connection *conn)

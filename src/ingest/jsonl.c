@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hex.h"
 #include "ingest/mask.h"
 
 static bool is_ws(char c)
@@ -347,30 +348,12 @@ typedef struct {
     size_t nkeys;
 } fast;
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Reads 4 hex digits at p[i..]; -1 when they are not there. */
+/* Reads 4 hex digits (any case) at p[i..]; -1 when they are not there. */
 static long hex4(const char *p, size_t n, size_t i)
 {
     if (n < 4 || i > n - 4)
         return -1;
-    long v = 0;
-    for (size_t k = 0; k < 4; k++) {
-        int h = hex_value(p[i + k]);
-        if (h < 0)
-            return -1;
-        v = v * 16 + h;
-    }
-    return v;
+    return bd_hex_value(p + i, 4);
 }
 
 static size_t utf8_encode(unsigned long cp, char out[4])

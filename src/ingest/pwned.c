@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hex.h"
 #include "core/term.h"
 #include "ingest/source.h"
 
@@ -20,17 +21,6 @@
  * after the other and each is written once; bigger batches only cost memory (28 bytes a
  * hash) and the work a kill loses. */
 #define DEFAULT_BATCH (1u << 20)
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
 
 bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode, uint8_t hash[20],
                               uint32_t *count, const char **why)
@@ -58,14 +48,10 @@ bd_result bd_pwned_parse_line(bd_slice line, int32_t prefix, bd_range_mode *mode
     for (size_t i = 0; i < pre; i++)
         digits[i] = "0123456789ABCDEF"[(prefix >> (4 * (4 - i))) & 0xF];
     memcpy(digits + pre, line.ptr, hl);
-    memset(hash, 0, 20);
-    for (size_t i = 0; i < hl + pre; i++) {
-        int v = hex_value(digits[i]);
-        if (v < 0) {
-            *why = "the hash is not hexadecimal";
-            return BD_ERR_INVALID;
-        }
-        hash[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
+    memset(hash, 0, 20); /* an NTLM hash fills 16 */
+    if (!bd_hex_decode((bd_slice){digits, hl + pre}, hash, (hl + pre) / 2, BD_HEX_ANY_CASE)) {
+        *why = "the hash is not hexadecimal";
+        return BD_ERR_INVALID;
     }
     const char *p = colon + 1, *end = line.ptr + len;
     uint64_t n = 0;
@@ -286,13 +272,9 @@ static bd_result load_file(loader *ld, const char *path, int32_t prefix, char *w
  * or -1. */
 static int32_t name_prefix(const char *name)
 {
-    int32_t v = 0;
-    for (int i = 0; i < 5; i++) {
-        int h = hex_value(name[i]);
-        if (h < 0)
-            return -1;
-        v = v << 4 | h;
-    }
+    int32_t v = bd_hex_value(name, 5); /* stops at a shorter name's terminator */
+    if (v < 0)
+        return -1;
     const char *rest = name + 5;
     if (strcmp(rest, "") == 0 || strcmp(rest, ".txt") == 0 || strcmp(rest, ".gz") == 0 ||
         strcmp(rest, ".txt.gz") == 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/hex.h"
 #include "core/json.h"
 #include "core/uuid.h"
 #include "ingest/watch.h"
@@ -60,11 +61,6 @@ static void free_watches(bd_watch_matcher *m)
     m->nw = 0;
 }
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static char *copy_bytes(const char *p, size_t n)
 {
     char *c = malloc(n + 1);
@@ -98,13 +94,13 @@ static int add_watch(void *ctx, const bd_watch_row *row)
     }
     watch_entry *e = &m->w[m->nw];
     *e = (watch_entry){.id = row->id, .key_id = row->key_id, .type = row->type};
-    if (row->type == BD_FIELD_PASSWORD || row->type == BD_FIELD_SSN) { /* hex of the hash */
-        if (row->key.len != 2 * BD_MAC_LEN)
+    if (row->type == BD_FIELD_PASSWORD || row->type == BD_FIELD_SSN) {
+        uint8_t mac[BD_MAC_LEN]; /* stored as the lower-case hex watch_spec.c writes */
+        if (!bd_hex_decode(row->key, mac, sizeof mac, BD_HEX_LOWER))
             return 0;
         e->key = malloc(BD_MAC_LEN);
-        for (size_t i = 0; e->key && i < BD_MAC_LEN; i++)
-            e->key[i] =
-                (char)(hex_digit(row->key.ptr[2 * i]) * 16 + hex_digit(row->key.ptr[2 * i + 1]));
+        if (e->key)
+            memcpy(e->key, mac, BD_MAC_LEN);
         e->key_len = BD_MAC_LEN;
     } else {
         e->key = copy_bytes(row->key.ptr, row->key.len);

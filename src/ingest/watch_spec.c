@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hex.h"
 #include "ingest/mask.h"
 #include "ingest/watch.h"
 
@@ -11,16 +12,6 @@ const char *bd_watch_type_name(int type)
     if (type == BD_WATCH_BIN)
         return "bin";
     return bd_id_type_name((bd_id_type)type);
-}
-
-static void to_hex(const uint8_t *in, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = digits[in[i] >> 4];
-        out[2 * i + 1] = digits[in[i] & 15];
-    }
-    out[2 * n] = '\0';
 }
 
 static bd_result parse_bin(bd_slice value, bd_watch_spec *out, const char **why)
@@ -71,7 +62,8 @@ bd_result bd_watch_spec_parse(const uint8_t secret[BD_SECRET_LEN], bd_slice type
     if (t == BD_ID_PASSWORD || t == BD_ID_SSN) {
         uint8_t mac[BD_MAC_LEN];
         bd_keyed_hash(secret, t == BD_ID_PASSWORD ? "password" : "ssn", norm, n, mac);
-        to_hex(mac, sizeof mac, out->key);
+        bd_hex_encode(mac, sizeof mac, out->key);
+        out->key[2 * sizeof mac] = '\0';
         out->key_len = 2 * sizeof mac;
         if (t == BD_ID_SSN) {
             bd_mask_ssn(norm, out->shown);

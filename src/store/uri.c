@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hex.h"
 #include "store/uri.h"
 
 /* The bounded copy being written: what does not fit is dropped and remembered. */
@@ -36,14 +37,6 @@ static const char *after_scheme(const char *uri)
     return strncmp(p, "://", 3) == 0 ? p + 3 : NULL;
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* libpq decodes a URI's parameter names, and "sslpassword" is as secret as "password". */
 bool bd_uri_is_password_name(const char *name, size_t n)
 {
@@ -52,8 +45,9 @@ bool bd_uri_is_password_name(const char *name, size_t n)
     size_t kept = 0; /* the last sizeof tail decoded bytes, in a ring */
     for (size_t i = 0; i < n; i++) {
         char c = name[i];
-        if (c == '%' && i + 2 < n && hex_value(name[i + 1]) >= 0 && hex_value(name[i + 2]) >= 0) {
-            c = (char)(hex_value(name[i + 1]) * 16 + hex_value(name[i + 2]));
+        int32_t escaped = c == '%' && i + 2 < n ? bd_hex_value(name + i + 1, 2) : -1;
+        if (escaped >= 0) {
+            c = (char)escaped;
             i += 2;
         }
         tail[kept++ % sizeof tail] = c;

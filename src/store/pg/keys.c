@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hex.h"
 #include "store/pg/pg_impl.h"
 
 static const pg_stmt KEY_ADD = {
@@ -50,21 +51,14 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     return pg_write_end(p, own, r);
 }
 
-static int hex_value(char c)
-{
-    return c <= '9' ? c - '0' : c - 'a' + 10; /* encode() writes lower-case hex */
-}
-
 /* Row i of a KEY_LIST or KEY_GET result into *k (its slices valid while res is). */
 static void read_key(const PGresult *res, int i, bd_key_row *k)
 {
     k->id = pg_int(res, i, 0);
     k->name = pg_slice(res, i, 1);
-    memset(k->hash, 0, sizeof k->hash);
-    bd_slice hex = pg_slice(res, i, 2);
-    if (hex.len == 2 * sizeof k->hash)
-        for (size_t j = 0; j < sizeof k->hash; j++)
-            k->hash[j] = (uint8_t)(hex_value(hex.ptr[2 * j]) * 16 + hex_value(hex.ptr[2 * j + 1]));
+    /* encode() writes lower-case hex */
+    if (!bd_hex_decode(pg_slice(res, i, 2), k->hash, sizeof k->hash, BD_HEX_LOWER))
+        memset(k->hash, 0, sizeof k->hash);
     k->plan = pg_slice(res, i, 3);
     k->rate_per_hour = pg_int(res, i, 4);
     k->created_at = pg_int(res, i, 5);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/hex.h"
 #include "core/slice.h"
 #include "store/uri.h"
 
@@ -41,30 +42,15 @@ static size_t scheme_len(const char *uri)
     return 0;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes s into out (room for s.len bytes); a malformed escape is kept as is.
  * Returns the decoded length. */
 static size_t decode(bd_slice s, char *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < s.len; i++) {
-        int hi = -1, lo = -1;
-        if (s.ptr[i] == '%' && i + 2 < s.len) {
-            hi = hex_digit(s.ptr[i + 1]);
-            lo = hex_digit(s.ptr[i + 2]);
-        }
-        if (hi >= 0 && lo >= 0) {
-            out[n++] = (char)(hi * 16 + lo);
+        int32_t escaped = s.ptr[i] == '%' && i + 2 < s.len ? bd_hex_value(s.ptr + i + 1, 2) : -1;
+        if (escaped >= 0) {
+            out[n++] = (char)escaped;
             i += 2;
         } else {
             out[n++] = s.ptr[i];
