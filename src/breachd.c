@@ -1,4 +1,5 @@
-/* breachd: the HTTP server. Parses flags, starts the server, waits for a signal. */
+/* breachd: the HTTP server. Parses flags into a configuration, has the composition root
+ * (app/app.h) start everything, waits for a signal, and has it stop everything. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -6,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "app/app.h"
 #include "cli/args.h"
 #include "http/cors.h"
-#include "http/server.h"
-#include "webhook/deliver.h"
+#include "webhook/policy.h"
 
 static const char USAGE[] =
     "usage: breachd --db PATH|URI [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
@@ -133,25 +134,21 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    bd_server *srv;
     char why[512];
     /* tests only (docs/TESTING.md): slows the job runner so a test can stop it mid-job */
     const char *pause = getenv("BREACHD_TEST_JOB_PAUSE_MS");
     if (pause)
         cfg.job_pause_ms = strtoll(pause, NULL, 10);
-    if (bd_server_start(&cfg, &srv, why, sizeof why) != BD_OK) {
+    /* requests in flight finish at stop; idle keep-alive connections get a few seconds */
+    bd_app_config app_cfg = {
+        .server = cfg, .alert_retention_s = alert_retention_days * 86400, .drain_s = 5};
+    bd_app *app;
+    if (bd_app_start(&app_cfg, &app, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachd: %s\n", why);
-        return 2;
-    }
-    bd_deliverer *deliverer;
-    if (bd_deliverer_start(cfg.db, &webhooks, alert_retention_days * 86400, &deliverer, why,
-                           sizeof why) != BD_OK) {
-        fprintf(stderr, "breachd: %s\n", why);
-        bd_server_stop(srv, 0);
         return 2;
     }
     fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s, HIBP API v3 at %s\n",
-            cfg.tls_cert ? "https" : "http", cfg.listen, bd_server_port(srv), cfg.base_path,
+            cfg.tls_cert ? "https" : "http", cfg.listen, bd_app_port(app), cfg.base_path,
             cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
     fflush(stderr);
     for (;;) {
@@ -159,15 +156,13 @@ int main(int argc, char **argv)
         if (sigwait(&set, &sig) != 0)
             continue;
         if (sig == SIGHUP) {
-            bd_server_reopen_log(srv);
+            bd_app_reopen_log(app);
             continue;
         }
         fprintf(stderr, "breachd: signal %d, finishing requests in flight\n", sig);
         break;
     }
-    /* Requests in flight finish; idle keep-alive connections get a few seconds. */
-    bd_deliverer_stop(deliverer);
-    bd_server_stop(srv, 5);
+    bd_app_stop(app);
     fprintf(stderr, "breachd: stopped\n");
     return 0;
 }

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "http/gzip.h"
-#include "http/job_runner.h"
 #include "http/openapi.h"
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
@@ -26,9 +25,6 @@
 #include "store/uri.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
-#define KEY_REFRESH_MS 1000
-#define USAGE_FLUSH_MS 1000 /* usage counted in memory is written this often */
-#define LIMITS_TICK_MS 1000 /* leases unused this long go back (auth/limiter.h) */
 /* Requests on one thread that start within this many microseconds share a read view (see
  * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
 #define READ_SHARE_US 2000
@@ -347,61 +343,48 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     bd_guard_reply_sent(srv->guard, conn);
 }
 
-/* Waits ms milliseconds, or less when the server stops; false once it is stopping. */
-static bool wait_or_stop(bd_server *srv, long ms)
+/* One round of the key refresh (app/svc_maintenance.c calls it once a second): the keys are
+ * read again on *conn, the refresh's own read connection, opened here on first use and closed
+ * after a failure so that the next round opens it again. */
+void bd_server_refresh_keys(bd_server *srv, bd_store **conn)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += ms * 1000000L;
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&srv->stop_lock);
-    if (!srv->stopping)
-        pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &until);
-    bool go_on = !srv->stopping;
-    pthread_mutex_unlock(&srv->stop_lock);
-    return go_on;
-}
-
-static void *refresh_keys(void *arg)
-{
-    bd_server *srv = arg;
-    bd_store *s = NULL;
     char why[256];
-    do {
-        if (!s && bd_store_open(srv->db, BD_STORE_READ, &s, why, sizeof why) != BD_OK)
-            fprintf(stderr, "breachd: key refresh: %s\n", why);
-        if (s && bd_keyring_refresh(srv->keys, s) != BD_OK) {
-            bd_store_close(s); /* reopen next time round */
-            s = NULL;
-        }
-        pthread_mutex_lock(&srv->workers_lock);
-        for (bd_worker *w = srv->workers; w; w = w->next)
-            bd_store_release_idle(w->store);
-        pthread_mutex_unlock(&srv->workers_lock);
-    } while (wait_or_stop(srv, KEY_REFRESH_MS));
-    bd_store_close(s);
-    return NULL;
+    if (!*conn && bd_store_open(srv->db, BD_STORE_READ, conn, why, sizeof why) != BD_OK) {
+        *conn = NULL;
+        fprintf(stderr, "breachd: key refresh: %s\n", why);
+    }
+    if (*conn && bd_keyring_refresh(srv->keys, *conn) != BD_OK) {
+        bd_store_close(*conn); /* reopen next time round */
+        *conn = NULL;
+    }
 }
 
-/* The shared limits' housekeeping, in a thread of its own: retrying an unreachable store of
- * limits can block for its connect timeout, which must not hold up key revocations. */
-static void *keep_limits(void *arg)
+void bd_server_release_idle_reads(bd_server *srv)
 {
-    bd_server *srv = arg;
-    do
-        bd_limiter_tick(srv->limiter, bd_now_us());
-    while (wait_or_stop(srv, LIMITS_TICK_MS));
-    return NULL;
+    pthread_mutex_lock(&srv->workers_lock);
+    for (bd_worker *w = srv->workers; w; w = w->next)
+        bd_store_release_idle(w->store);
+    pthread_mutex_unlock(&srv->workers_lock);
 }
 
-/* Writes the usage counted in memory to the store once a second (auth/usage.h). */
-static void *keep_usage(void *arg)
+bd_limiter *bd_server_limiter(bd_server *srv)
 {
-    bd_server *srv = arg;
-    while (wait_or_stop(srv, USAGE_FLUSH_MS))
-        bd_usage_flush(srv->usage, bd_now_us());
-    return NULL;
+    return srv->limiter;
+}
+
+bd_usage *bd_server_usage(bd_server *srv)
+{
+    return srv->usage;
+}
+
+void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner)
+{
+    srv->runner = runner;
+}
+
+const char *bd_server_db(const bd_server *srv)
+{
+    return srv->db;
 }
 
 /* Parses "host:port" or "[v6]:port" into a socket address. */
@@ -727,7 +710,7 @@ static void apply_defaults(bd_server_config *cfg)
         cfg->empty_search_status = 404;
 }
 
-bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen)
+bd_result bd_server_open(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen)
 {
     *out = NULL;
     if (sodium_init() < 0)
@@ -739,8 +722,6 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
     apply_defaults(&srv->cfg);
     bd_upload_budget_init(&srv->uploads, srv->cfg.max_upload_memory);
     pthread_mutex_init(&srv->workers_lock, NULL);
-    pthread_mutex_init(&srv->stop_lock, NULL);
-    pthread_cond_init(&srv->stop_cond, NULL);
     bd_result r = BD_ERR_INVALID;
     if (strlen(cfg->db) >= sizeof srv->db) {
         snprintf(why, whylen, "the store's name is longer than %zu bytes", sizeof srv->db - 1);
@@ -762,41 +743,12 @@ bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *wh
         snprintf(why, whylen, "the built-in OpenAPI document has no base paths to set");
         goto fail;
     }
-    if ((r = open_store(srv, why, whylen)) != BD_OK ||
-        (r = open_parts(srv, why, whylen)) != BD_OK ||
-        (r = start_daemon(srv, why, whylen)) != BD_OK)
+    if ((r = open_store(srv, why, whylen)) != BD_OK || (r = open_parts(srv, why, whylen)) != BD_OK)
         goto fail;
-    if (pthread_create(&srv->refresher, NULL, refresh_keys, srv) != 0) {
-        snprintf(why, whylen, "cannot start the key refresh thread");
-        r = BD_ERR_NOMEM;
-        goto fail;
-    }
-    srv->refresher_started = true;
-    if (pthread_create(&srv->usage_keeper, NULL, keep_usage, srv) != 0) {
-        snprintf(why, whylen, "cannot start the usage counters thread");
-        r = BD_ERR_NOMEM;
-        goto fail;
-    }
-    srv->usage_keeper_started = true;
-    if (!(srv->runner = bd_job_runner_start(srv->db, srv->cfg.job_pause_ms))) {
-        snprintf(why, whylen, "cannot start the job runner thread");
-        r = BD_ERR_NOMEM;
-        goto fail;
-    }
-    bd_limiter_health lh;
-    bd_limiter_health_get(srv->limiter, &lh);
-    if (lh.shared) {
-        if (pthread_create(&srv->limits_keeper, NULL, keep_limits, srv) != 0) {
-            snprintf(why, whylen, "cannot start the shared limits thread");
-            r = BD_ERR_NOMEM;
-            goto fail;
-        }
-        srv->limits_keeper_started = true;
-    }
     *out = srv;
     return BD_OK;
 fail:
-    bd_server_stop(srv, 0);
+    bd_server_free(srv);
     return r;
 }
 
@@ -813,40 +765,45 @@ void bd_server_reopen_log(bd_server *srv)
         fprintf(stderr, "breachd: %s\n", why);
 }
 
-void bd_server_stop(bd_server *srv, unsigned drain_s)
+bd_result bd_server_listen(bd_server *srv, char *why, size_t whylen)
+{
+    return start_daemon(srv, why, whylen);
+}
+
+void bd_server_quiesce(bd_server *srv, unsigned drain_s)
+{
+    if (!srv->daemon)
+        return;
+    /* Stop accepting, then give open connections (requests in flight, and keep-alive
+     * clients reading their last reply) time to finish before closing them. */
+    MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        const union MHD_DaemonInfo *info =
+            MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (!info || info->num_connections == 0 || now.tv_sec - start.tv_sec >= drain_s)
+            break;
+        struct timespec pause = {0, 20 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+void bd_server_close_listener(bd_server *srv)
+{
+    if (srv->daemon)
+        MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+}
+
+void bd_server_free(bd_server *srv)
 {
     if (!srv)
         return;
-    if (srv->daemon) {
-        /* Stop accepting, then give open connections (requests in flight, and keep-alive
-         * clients reading their last reply) time to finish before closing them. */
-        MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
-        if (ls != MHD_INVALID_SOCKET)
-            close(ls);
-        struct timespec start, now;
-        clock_gettime(CLOCK_MONOTONIC, &start);
-        for (;;) {
-            const union MHD_DaemonInfo *info =
-                MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if (!info || info->num_connections == 0 || now.tv_sec - start.tv_sec >= drain_s)
-                break;
-            struct timespec pause = {0, 20 * 1000 * 1000};
-            nanosleep(&pause, NULL);
-        }
-        MHD_stop_daemon(srv->daemon);
-    }
-    pthread_mutex_lock(&srv->stop_lock);
-    srv->stopping = true;
-    pthread_cond_broadcast(&srv->stop_cond);
-    pthread_mutex_unlock(&srv->stop_lock);
-    if (srv->refresher_started)
-        pthread_join(srv->refresher, NULL);
-    if (srv->limits_keeper_started)
-        pthread_join(srv->limits_keeper, NULL);
-    if (srv->usage_keeper_started)
-        pthread_join(srv->usage_keeper, NULL);
-    bd_job_runner_stop(srv->runner);
+    bd_server_close_listener(srv);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
         bd_store_close(w->store);
@@ -874,7 +831,5 @@ void bd_server_stop(bd_server *srv, unsigned drain_s)
     free(srv->tls_key);
     sodium_memzero(srv->secret, sizeof srv->secret);
     pthread_mutex_destroy(&srv->workers_lock);
-    pthread_mutex_destroy(&srv->stop_lock);
-    pthread_cond_destroy(&srv->stop_cond);
     free(srv);
 }

@@ -41,15 +41,44 @@ typedef struct {
 } bd_server_config;
 
 typedef struct bd_server bd_server;
+struct bd_job_runner;
+struct bd_limiter;
+struct bd_usage;
+struct bd_store;
 
-/* Starts serving. On failure why holds a sentence for the operator. */
-bd_result bd_server_start(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen);
+/* The server's life is driven by the composition root (app/app.c), which opens it, starts
+ * the background services that keep it (app/maintenance.c, app/jobs.c, ...), then listens;
+ * and at stop quiesces it, stops the services, and frees it.
+ *
+ * bd_server_open loads the secret, checks it belongs to the store, loads the keys, and opens
+ * the limiters, usage counters, access log and TLS files; nothing listens yet. On failure
+ * why holds a sentence for the operator. */
+bd_result bd_server_open(const bd_server_config *cfg, bd_server **out, char *why, size_t whylen);
+/* Starts listening and serving on cfg->listen. */
+bd_result bd_server_listen(bd_server *srv, char *why, size_t whylen);
 /* The port actually bound. */
 uint16_t bd_server_port(const bd_server *srv);
 /* Reopens the access log (after log rotation). */
 void bd_server_reopen_log(bd_server *srv);
-/* Stops accepting, lets requests in flight finish (up to drain_s seconds for connections
- * to close), then releases everything. */
-void bd_server_stop(bd_server *srv, unsigned drain_s);
+/* Stops accepting and lets requests in flight finish, waiting up to drain_s seconds for the
+ * open connections to close. */
+void bd_server_quiesce(bd_server *srv, unsigned drain_s);
+/* Closes the connections left and stops the worker threads. */
+void bd_server_close_listener(bd_server *srv);
+/* Closes what is still listening, then every store connection, and frees (the usage counted
+ * in memory is written first). NULL is ignored. */
+void bd_server_free(bd_server *srv);
+
+/* What the background services work on. */
+const char *bd_server_db(const bd_server *srv);
+struct bd_limiter *bd_server_limiter(bd_server *srv);
+struct bd_usage *bd_server_usage(bd_server *srv);
+/* The job runner that a submitted job wakes (NULL: none; jobs wait for a runner). */
+void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner);
+/* One round of the key refresh on *conn, the caller's read connection (opened on first use,
+ * reopened after a failure; the caller closes it). */
+void bd_server_refresh_keys(bd_server *srv, struct bd_store **conn);
+/* Lets every worker's read view go, so that an idle worker does not hold back the store. */
+void bd_server_release_idle_reads(bd_server *srv);
 
 #endif

@@ -59,16 +59,7 @@ struct bd_server {
     char *tls_cert, *tls_key; /* PEM text */
     pthread_mutex_t workers_lock;
     bd_worker *workers;
-    pthread_t refresher;
-    pthread_mutex_t stop_lock;
-    pthread_cond_t stop_cond;
-    bool stopping;
-    bool refresher_started;
-    pthread_t limits_keeper; /* with --shared-limits only */
-    bool limits_keeper_started;
-    struct bd_job_runner *runner; /* bulk jobs (job_runner.h) */
-    pthread_t usage_keeper; /* writes the usage counted in memory, once a second */
-    bool usage_keeper_started;
+    struct bd_job_runner *runner; /* bulk jobs (job_runner.h); set by app/jobs.c, may be NULL */
 };
 
 /* Current time in Unix microseconds. */

@@ -15,13 +15,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "app/app.h"
 #include "auth/keys.h"
 #include "cli/cli.h"
-#include "http/server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bd_server *srv;
+static bd_app *app; /* the whole server, as breachd assembles it */
 static uint16_t port;
 static char key_text[BD_KEY_TEXT_LEN + 1];
 static char store_dir[] = "/tmp/breachd-fuzz-http-XXXXXX";
@@ -72,18 +72,18 @@ static void start(void)
     bd_store_close(s);
     /* CORS on, so that preflights and Origin headers reach their code too */
     static const char *const origins[] = {"https://dash.example"};
-    bd_server_config cfg = {.db = db,
-                            .listen = "127.0.0.1:0",
-                            .threads = 1,
-                            .auth_fail_limit = 1000000,
-                            .header_timeout = 2,
-                            .cors_origins = origins,
-                            .cors_origins_n = 1};
-    if (bd_server_start(&cfg, &srv, why, sizeof why) != BD_OK) {
+    bd_app_config cfg = {.server = {.db = db,
+                                    .listen = "127.0.0.1:0",
+                                    .threads = 1,
+                                    .auth_fail_limit = 1000000,
+                                    .header_timeout = 2,
+                                    .cors_origins = origins,
+                                    .cors_origins_n = 1}};
+    if (bd_app_start(&cfg, &app, why, sizeof why) != BD_OK) {
         fprintf(stderr, "fuzz_http: %s\n", why);
         abort();
     }
-    port = bd_server_port(srv);
+    port = bd_app_port(app);
 }
 
 /* The input with every "$KEY" replaced by the key; NULL past a sane size. */
@@ -106,7 +106,7 @@ static uint8_t *expand(const uint8_t *data, size_t size, size_t *out_len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!srv)
+    if (!app)
         start();
     size_t len;
     uint8_t *req = expand(data, size, &len);

@@ -1,0 +1,33 @@
+/* The composition root: assembles a running breachd from its configuration and takes it
+ * apart again, in one place and one documented order (app/app.c). */
+#ifndef BD_APP_APP_H
+#define BD_APP_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/result.h"
+#include "http/server.h"
+
+typedef struct {
+    bd_server_config server;
+    int64_t alert_retention_s; /* alerts delivered or given up are kept this long (0: for ever) */
+    unsigned drain_s;          /* at stop, seconds for open connections to finish */
+} bd_app_config;
+
+typedef struct bd_app bd_app;
+
+/* Opens the stores, starts every background service, then listens. On failure what was
+ * started is stopped again and why holds a sentence for the operator. The configuration's
+ * strings are borrowed and must outlive the app. Signals are the caller's: every thread
+ * started here inherits the calling thread's signal mask. */
+bd_result bd_app_start(const bd_app_config *cfg, bd_app **out, char *why, size_t whylen);
+/* The HTTP port actually bound. */
+uint16_t bd_app_port(const bd_app *app);
+/* Reopens the access log (SIGHUP, after log rotation). */
+void bd_app_reopen_log(bd_app *app);
+/* Stops accepting, lets requests in flight finish (up to drain_s), stops the services in
+ * reverse order, closes the stores, and frees. NULL is ignored. */
+void bd_app_stop(bd_app *app);
+
+#endif

@@ -1,0 +1,20 @@
+/* The webhook deliverer (webhook/deliver.h) as a service. */
+#include "app/services.h"
+#include "webhook/deliver.h"
+
+static bd_result start(void *envp, void **state, char *why, size_t whylen)
+{
+    bd_app_env *env = envp;
+    static const bd_webhook_policy public_only; /* no --webhook-allow */
+    const bd_webhook_policy *p = env->cfg->server.webhooks ? env->cfg->server.webhooks
+                                                           : &public_only;
+    return bd_deliverer_start(bd_server_db(env->srv), p, env->cfg->alert_retention_s,
+                              (bd_deliverer **)state, why, whylen);
+}
+
+static void stop(void *state)
+{
+    bd_deliverer_stop(state);
+}
+
+const bd_service bd_svc_webhooks = {"webhooks", start, NULL, stop};
