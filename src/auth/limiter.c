@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/store_pool.h"
 #include "store/store.h"
 #include "store/uri.h"
 
@@ -36,10 +37,7 @@ struct bd_limiter {
     bd_ratelimit *local[KINDS]; /* per-process budgets: the only ones, or the fallback */
     char *uri;                  /* NULL: per process */
     char shown[512];            /* uri without its password */
-    pthread_key_t conn_key;     /* each thread's connection to the store */
-    pthread_mutex_t conns_lock;
-    bd_store **conns; /* every connection opened, closed by bd_limiter_free */
-    size_t nconns, capconns;
+    bd_store_pool *conns;       /* each thread's connection to the store (app/store_pool.h) */
     lease *leases;
     _Atomic bool reachable;
     _Atomic uint64_t errors, leases_taken;
@@ -59,29 +57,15 @@ static void log_down(bd_limiter *l, const char *why)
  * cannot be opened (logged, and the limiter is marked unreachable). */
 static bd_store *thread_store(bd_limiter *l)
 {
-    bd_store *s = pthread_getspecific(l->conn_key);
-    if (s)
-        return s;
+    bd_store *s;
     char why[512];
-    if (bd_store_open(l->uri, BD_STORE_WRITE, &s, why, sizeof why) != BD_OK) {
+    bd_result r = bd_store_pool_get(l->conns, &s, why, sizeof why);
+    if (r == BD_ERR_NOMEM)
+        return NULL;
+    if (r != BD_OK) {
         log_down(l, why);
         return NULL;
     }
-    pthread_mutex_lock(&l->conns_lock);
-    if (l->nconns == l->capconns) {
-        size_t cap = l->capconns ? l->capconns * 2 : 16;
-        bd_store **grown = realloc(l->conns, cap * sizeof *grown);
-        if (!grown) {
-            pthread_mutex_unlock(&l->conns_lock);
-            bd_store_close(s);
-            return NULL;
-        }
-        l->conns = grown;
-        l->capconns = cap;
-    }
-    l->conns[l->nconns++] = s;
-    pthread_mutex_unlock(&l->conns_lock);
-    pthread_setspecific(l->conn_key, s);
     return s;
 }
 
@@ -116,24 +100,16 @@ bd_result bd_limiter_new(const char *shared_uri, bd_limiter **out, char *why, si
     bd_limiter *l = calloc(1, sizeof *l);
     if (!l)
         return BD_ERR_NOMEM;
-    pthread_mutex_init(&l->conns_lock, NULL);
-    bool key_made = pthread_key_create(&l->conn_key, NULL) == 0;
-    bool ok = key_made;
+    bool ok = true;
     for (int k = 1; k < KINDS; k++)
         ok = ok && (l->local[k] = bd_ratelimit_new(1u << 16)) != NULL;
     if (ok && shared_uri) {
         l->uri = strdup(shared_uri);
+        l->conns = bd_store_pool_new(shared_uri, BD_STORE_WRITE);
         l->leases = calloc(LEASE_SLOTS, sizeof *l->leases);
-        ok = l->uri && l->leases;
+        ok = l->uri && l->conns && l->leases;
         for (int i = 0; ok && i < LEASE_SLOTS; i++)
             pthread_mutex_init(&l->leases[i].lock, NULL);
-    }
-    if (!key_made) {
-        for (int k = 1; k < KINDS; k++)
-            bd_ratelimit_free(l->local[k]);
-        pthread_mutex_destroy(&l->conns_lock);
-        free(l);
-        return BD_ERR_NOMEM;
     }
     if (!ok) {
         bd_limiter_free(l);
@@ -156,9 +132,7 @@ void bd_limiter_free(bd_limiter *l)
 {
     if (!l)
         return;
-    for (size_t i = 0; i < l->nconns; i++)
-        bd_store_close(l->conns[i]);
-    free(l->conns);
+    bd_store_pool_free(l->conns);
     if (l->leases) {
         for (int i = 0; i < LEASE_SLOTS; i++)
             pthread_mutex_destroy(&l->leases[i].lock);
@@ -166,8 +140,6 @@ void bd_limiter_free(bd_limiter *l)
     }
     for (int k = 1; k < KINDS; k++)
         bd_ratelimit_free(l->local[k]);
-    pthread_key_delete(l->conn_key);
-    pthread_mutex_destroy(&l->conns_lock);
     free(l->uri);
     free(l);
 }

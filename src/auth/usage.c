@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app/store_pool.h"
 #include "core/log.h"
 #include "store/store.h"
 #include "store/uri.h"
@@ -43,14 +44,12 @@ typedef struct {
 struct bd_usage {
     char *uri;
     char shown[512];        /* uri without its password */
-    pthread_key_t conn_key; /* each thread's connection to the store */
-    pthread_mutex_t lock;   /* the pending table and the connections list */
+    bd_store_pool *conns;   /* each thread's connection to the store (app/store_pool.h) */
+    pthread_mutex_t lock;   /* the pending table */
     pending *table;         /* open addressing by key and day */
     size_t used;
     pending *batch; /* flush's copy of the table */
     lease *leases;
-    bd_store **conns;
-    size_t nconns, capconns;
     _Atomic bool failing;   /* the last write failed (logged once) */
     _Atomic bool read_only; /* the store refused a quota's count as read-only (logged once) */
 };
@@ -93,8 +92,9 @@ bd_usage *bd_usage_new(const char *uri)
     u->table = calloc(PENDING_SLOTS, sizeof *u->table);
     u->batch = calloc(PENDING_SLOTS, sizeof *u->batch);
     u->leases = calloc(LEASE_SLOTS, sizeof *u->leases);
-    if (!u->uri || !u->table || !u->batch || !u->leases ||
-        pthread_key_create(&u->conn_key, NULL) != 0) {
+    u->conns = bd_store_pool_new(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    if (!u->uri || !u->table || !u->batch || !u->leases || !u->conns) {
+        bd_store_pool_free(u->conns);
         free(u->leases);
         free(u->uri);
         free(u->table);
@@ -128,29 +128,15 @@ static void note_success(bd_usage *u)
 /* The calling thread's connection, opened on first use; NULL when it cannot be opened. */
 static bd_store *thread_store(bd_usage *u)
 {
-    bd_store *s = pthread_getspecific(u->conn_key);
-    if (s)
-        return s;
+    bd_store *s;
     char why[512];
-    if (bd_store_open(u->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why, sizeof why) != BD_OK) {
+    bd_result r = bd_store_pool_get(u->conns, &s, why, sizeof why);
+    if (r == BD_ERR_NOMEM)
+        return NULL;
+    if (r != BD_OK) {
         note_failure(u, "cannot open a connection");
         return NULL;
     }
-    pthread_mutex_lock(&u->lock);
-    if (u->nconns == u->capconns) {
-        size_t cap = u->capconns ? u->capconns * 2 : 16;
-        bd_store **grown = realloc(u->conns, cap * sizeof *grown);
-        if (!grown) {
-            pthread_mutex_unlock(&u->lock);
-            bd_store_close(s);
-            return NULL;
-        }
-        u->conns = grown;
-        u->capconns = cap;
-    }
-    u->conns[u->nconns++] = s;
-    pthread_mutex_unlock(&u->lock);
-    pthread_setspecific(u->conn_key, s);
     return s;
 }
 
@@ -458,7 +444,7 @@ void bd_usage_free(bd_usage *u)
     if (u->used || leased) {
         bd_store *s = NULL;
         char why[512];
-        if (bd_store_open(u->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why, sizeof why) != BD_OK)
+        if (bd_store_pool_open_once(u->conns, &s, why, sizeof why) != BD_OK)
             s = NULL;
         give_back_leases(u, s, 0, true);
         size_t n = take_table_locked(u, u->batch);
@@ -468,10 +454,7 @@ void bd_usage_free(bd_usage *u)
                    u->used);
         bd_store_close(s);
     }
-    for (size_t i = 0; i < u->nconns; i++)
-        bd_store_close(u->conns[i]);
-    free(u->conns);
-    pthread_key_delete(u->conn_key);
+    bd_store_pool_free(u->conns);
     pthread_mutex_destroy(&u->lock);
     for (int i = 0; i < LEASE_SLOTS; i++)
         pthread_mutex_destroy(&u->leases[i].lock);
