@@ -78,10 +78,14 @@ static bd_result check_store(bd_limiter *l, char *why, size_t whylen)
     bd_result r = bd_store_open(l->uri, BD_STORE_WRITE, &s, why, whylen);
     if (r != BD_OK)
         return r;
+    bd_store_caps caps;
+    bd_store_capabilities(s, &caps);
     int64_t granted, tat;
-    r = bd_store_rate_take(s, BD_BUDGET_REQUESTS, 0, 0, 1, 1, 1, &granted, &tat);
+    r = caps.shared_rate_counters
+            ? bd_store_rate_take(s, BD_BUDGET_REQUESTS, 0, 0, 1, 1, 1, &granted, &tat)
+            : BD_ERR_INVALID;
     bd_store_close(s);
-    if (r == BD_ERR_INVALID)
+    if (!caps.shared_rate_counters)
         snprintf(why, whylen,
                  "--shared-limits: the store at %s cannot keep shared rate limits; name a "
                  "PostgreSQL store (its primary)",

@@ -51,11 +51,13 @@ int bd_cmd_backup(int argc, char **argv)
         fprintf(stderr, "breachctl backup: %s\n", why);
         return BD_EXIT_FAIL;
     }
-    bd_result r = bd_store_backup(s, to, fd);
+    bd_store_caps caps;
+    bd_store_capabilities(s, &caps);
+    bd_result r = caps.online_backup ? bd_store_backup(s, to, fd) : BD_ERR_INVALID;
     bd_store_close(s);
     int rc = BD_EXIT_OK;
     if (r != BD_OK || !landed_in(fd, to) || fsync(fd) != 0) {
-        if (r == BD_ERR_INVALID)
+        if (!caps.online_backup)
             fputs("breachctl backup: this store is not copied by breachctl; back up a "
                   "PostgreSQL store with pg_dump (pg_dump --format=custom URI > FILE) and copy "
                   "its secret file with it\n",
@@ -67,10 +69,12 @@ int bd_cmd_backup(int argc, char **argv)
         discard(fd, to);
         rc = BD_EXIT_FAIL;
     } else {
+        char secret_file[4200]; /* a store with an online copy has its secret beside it */
+        if (!bd_store_default_secret_path(db, secret_file, sizeof secret_file))
+            snprintf(secret_file, sizeof secret_file, "%s", secret ? secret : "");
         fprintf(stderr,
-                "breachctl: backed up %s to %s (mode 0600); copy the secret file (%s.secret) "
-                "with it\n",
-                db, to, db);
+                "breachctl: backed up %s to %s (mode 0600); copy the secret file (%s) with it\n",
+                db, to, secret_file);
     }
     close(fd);
     return rc;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "auth/keys.h"
+#include "auth/secret_check.h"
 #include "cli/cli.h"
 #include "ingest/cvv.h"
 #include "store/uri.h"
@@ -59,18 +60,13 @@ int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store 
     }
     if (!secret_path_for(db, secret_path, path, sizeof path))
         goto fail;
-    char want[65], have[65];
     if (bd_secret_load(path, secret, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         goto fail;
     }
-    bd_secret_fingerprint(secret, want);
-    if (bd_store_meta_get(*s, "secret_fingerprint", have, sizeof have) != BD_OK ||
-        strcmp(want, have) != 0) {
-        char shown[512];
-        bd_uri_redact(db, shown, sizeof shown);
-        fprintf(stderr, "breachctl: the secret file %s does not belong to the store %s\n", path,
-                shown);
+    char foreign[2048]; /* any failure to read the fingerprint says the secret is foreign */
+    if (bd_secret_check(*s, db, path, secret, 0, foreign, sizeof foreign) != BD_OK) {
+        fprintf(stderr, "breachctl: %s\n", foreign);
         goto fail;
     }
     if (flags & BD_STORE_WRITE)
@@ -87,9 +83,11 @@ int bd_cli_init_store(const char *db, const char *secret_path)
     char why[512], path[1100];
     if (!secret_path_for(db, secret_path, path, sizeof path))
         return BD_EXIT_FAIL;
-    char shown[512], dflt[8];
+    char shown[512];
     bd_uri_redact(db, shown, sizeof shown);
-    bool server = !bd_store_default_secret_path(db, dflt, sizeof dflt) && strlen(db) < 4096;
+    bd_store_caps caps;
+    bd_store_kind_caps(db, &caps);
+    bool server = caps.database_server && strlen(db) < 4096;
     if (server || access(db, F_OK) == 0) {
         bd_store *probe;
         if (bd_store_open(db, BD_STORE_READ, &probe, why, sizeof why) == BD_OK) {
@@ -98,9 +96,11 @@ int bd_cli_init_store(const char *db, const char *secret_path)
             return BD_EXIT_FAIL;
         }
     }
-    /* A database server's store may be made for a secret file the operator already placed
-     * (every instance shares it); a new SQLite file gets a new one. */
-    bool reuse = server && access(path, F_OK) == 0;
+    /* A store may be made for a secret file the operator already placed (a database
+     * server's instances all share one). A SQLite store reuses one too: the test that once
+     * meant to refuse it there read every store as a server (a default secret path cut to
+     * 8 bytes), and what init does is kept as it was. */
+    bool reuse = strlen(db) < 4096 && access(path, F_OK) == 0;
     if (!reuse && bd_secret_create(path, why, sizeof why) != BD_OK) {
         fprintf(stderr, "breachctl: %s\n", why);
         return BD_EXIT_FAIL;

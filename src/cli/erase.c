@@ -46,17 +46,22 @@ static bd_result erase(bd_store *s, const char *email, const char *uuid)
  * they were on until it is emptied; erasing leaves nothing recoverable only after that. */
 static int truncate_log(bd_store *s, const char *db, int64_t wait_s)
 {
+    bd_store_caps caps;
+    bd_store_capabilities(s, &caps);
+    if (!caps.write_ahead_log_file) /* the database server recycles its own log */
+        return BD_EXIT_OK;
     bd_result r = bd_store_truncate_log(s, wait_s * 1000);
     if (r == BD_OK)
         return BD_EXIT_OK;
     fprintf(stderr, "breachctl erase: copies of the erased rows remain in the write-ahead log ");
     if (r == BD_ERR_BUSY)
         fprintf(stderr,
-                "(%s-wal): readers kept it in use for %lld s; run the same erase again to "
+                "(%s%s): readers kept it in use for %lld s; run the same erase again to "
                 "finish (or stop breachd for a moment)\n",
-                db, (long long)wait_s);
+                db, caps.log_file_suffix, (long long)wait_s);
     else
-        fprintf(stderr, "(%s-wal): the checkpoint failed: %s\n", db, bd_result_str(r));
+        fprintf(stderr, "(%s%s): the checkpoint failed: %s\n", db, caps.log_file_suffix,
+                bd_result_str(r));
     return BD_EXIT_FAIL;
 }
 

@@ -16,13 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth/secret_check.h"
 #include "http/gzip.h"
 #include "http/openapi.h"
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
 #include "ingest/cvv.h"
-#include "store/uri.h"
 
 #define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
 /* Requests on one thread that start within this many microseconds share a read view (see
@@ -493,24 +493,6 @@ static bd_result no_secret(bd_server *srv, char *why, size_t whylen)
     return BD_ERR_INVALID;
 }
 
-/* The store's secret fingerprint. A database server's hot standby may not have replayed
- * the store's creation yet when breachd starts beside it, or may cancel a read while it
- * replays: a missing row or a busy store is asked again for a few seconds there, as a
- * client waits for its database to come up. A SQLite file answers at once. */
-static bd_result read_fingerprint(const bd_server *srv, bd_store *s, char *out, size_t cap)
-{
-    char dflt[sizeof srv->db + 8];
-    bool server_store = !bd_store_default_secret_path(srv->db, dflt, sizeof dflt);
-    for (int tries = 0;; tries++) {
-        bd_result r = bd_store_meta_get(s, "secret_fingerprint", out, cap);
-        bool transient = r == BD_ERR_BUSY || (r == BD_ERR_NOT_FOUND && server_store);
-        if (!transient || tries >= 50)
-            return r;
-        struct timespec pause = {0, 100 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-}
-
 /* Cards stored before CVVs were masked keep them in clear until a program holding the
  * secret opens the store (ingest/cvv.h): the server does that at start, on a connection of
  * its own that may write. A database server's standby cannot: its primary's breachctl or
@@ -554,22 +536,11 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     r = bd_store_open(srv->db, BD_STORE_READ, &s, why, whylen);
     if (r != BD_OK)
         return r;
-    char want[65], have[65];
-    bd_secret_fingerprint(srv->secret, want);
-    r = read_fingerprint(srv, s, have, sizeof have);
-    if (r == BD_OK ? strcmp(want, have) != 0 : r == BD_ERR_NOT_FOUND) {
+    /* a standby beside its primary may lag; a failing store is said, not a wrong secret */
+    r = bd_secret_check(s, srv->db, secret_path, srv->secret,
+                        BD_SECRET_CHECK_WAIT | BD_SECRET_CHECK_STORE_APART, why, whylen);
+    if (r != BD_OK) {
         bd_store_close(s);
-        char shown[512];
-        bd_uri_redact(srv->db, shown, sizeof shown);
-        snprintf(why, whylen, "the secret file %s does not belong to the store %s", secret_path,
-                 shown);
-        return BD_ERR_INVALID;
-    }
-    if (r != BD_OK) { /* the store failed: say so, not that the secret is wrong */
-        bd_store_close(s);
-        char shown[512];
-        bd_uri_redact(srv->db, shown, sizeof shown);
-        snprintf(why, whylen, "the store %s could not be read: %s", shown, bd_result_str(r));
         return r;
     }
     finish_cvv_upgrade(srv);

@@ -13,9 +13,21 @@ static bool is_postgres(const char *uri)
     return bd_uri_is_postgres(uri);
 }
 
+void bd_store_kind_caps(const char *uri, bd_store_caps *out)
+{
+    *out = is_postgres(uri) ? bd_pg_caps : bd_sqlite_caps;
+}
+
+void bd_store_capabilities(const bd_store *s, bd_store_caps *out)
+{
+    *out = *s->ops->caps;
+}
+
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
 {
-    if (is_postgres(uri))
+    bd_store_caps caps;
+    bd_store_kind_caps(uri, &caps);
+    if (caps.database_server)
         return false;
     return snprintf(out, cap, "%s.secret", uri) < (int)cap;
 }

@@ -39,6 +39,36 @@ enum {
  * it or be guessed from its address, so --secret is required). */
 bool bd_store_default_secret_path(const char *uri, char *out, size_t cap);
 
+/* What a kind of store offers beyond the operations every store has. Each backend states
+ * its own (store_impl.h); callers ask here instead of guessing from a path or from which
+ * call answers BD_ERR_INVALID. */
+typedef struct {
+    /* A database server that several machines reach (PostgreSQL), not a file of one
+     * machine: no secret file lives beside it (--secret is required), its hot standby may
+     * not have replayed the store's creation yet, and bd_store_open cannot tell "absent"
+     * from the name alone. */
+    bool database_server;
+    /* bd_store_backup writes a consistent copy while the store serves; without it the
+     * backend's own tool makes copies (PostgreSQL: pg_dump) and bd_store_backup refuses
+     * with BD_ERR_INVALID. */
+    bool online_backup;
+    /* bd_store_rate_take/give_back keep rate-limit buckets that several servers share
+     * (breachd --shared-limits); without it both answer BD_ERR_INVALID. */
+    bool shared_rate_counters;
+    /* Erased rows keep copies in a write-ahead log file beside the store until
+     * bd_store_truncate_log empties it; without it bd_store_truncate_log does nothing
+     * (the server recycles its own log). */
+    bool write_ahead_log_file;
+    /* With write_ahead_log_file: that file's name is the store's path and this suffix. */
+    const char *log_file_suffix;
+} bd_store_caps;
+
+/* The capabilities of the kind of store uri names (bd_store_open's forms), known without
+ * opening it. */
+void bd_store_kind_caps(const char *uri, bd_store_caps *out);
+/* The capabilities of an open store: those of its kind. */
+void bd_store_capabilities(const bd_store *s, bd_store_caps *out);
+
 /* Opens a connection to the store named by uri: a SQLite file path, or a postgres:// or
  * postgresql:// libpq connection URI or a libpq keyword/value string ("host=... dbname=...",
  * store/uri.h: bd_uri_is_postgres) naming a PostgreSQL database. On failure, *out is NULL
@@ -493,8 +523,8 @@ bd_result bd_store_usage_get(bd_store *s, int64_t key_id, int32_t day, int64_t *
 /* Rate-limit buckets that several servers share (breachd --shared-limits): the generic cell
  * rate algorithm of auth/ratelimit.h, its state (one theoretical arrival time per bucket,
  * Unix microseconds) kept in the store. A bucket is (kind, id); its shape is share_us per
- * request and depth_us in all (bd_rate_shape). Only the PostgreSQL backend keeps them; the
- * SQLite one returns BD_ERR_INVALID. Neither call takes the writer lock or joins an open
+ * request and depth_us in all (bd_rate_shape). Only a store whose capabilities say
+ * shared_rate_counters keeps them (PostgreSQL); another returns BD_ERR_INVALID. Neither call takes the writer lock or joins an open
  * transaction's fate: each is one statement of its own.
  *
  * rate_take admits up to `want` requests at once, as many as the bucket holds now
@@ -777,12 +807,14 @@ bd_result bd_store_erase_email(bd_store *s, const char *email, bd_stats_cb cb, v
 /* Removes a breach and all its records in one transaction; BD_ERR_NOT_FOUND when absent. */
 bd_result bd_store_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
 /* Both erasures overwrite what they delete in the store's main file; a backend with a log
- * (SQLite's write-ahead log) still holds earlier copies there. This empties the log into the
+ * file (capability write_ahead_log_file: SQLite's write-ahead log) still holds earlier
+ * copies there, and elsewhere this does nothing. This empties the log into the
  * main file and truncates it to zero bytes, waiting up to wait_ms for readers of older
  * snapshots to let go. Call it after an erasure. BD_ERR_BUSY when readers held the log past
  * the wait (the erasure stands; calling again finishes it). */
 bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms);
-/* Writes a consistent copy of the store into dest while others keep reading and writing.
+/* Writes a consistent copy of the store into dest while others keep reading and writing
+ * (capability online_backup; a store without it returns BD_ERR_INVALID).
  * dest must be an empty regular file the caller created (O_EXCL, mode 0600) and holds open as
  * dest_fd: it is opened by name without following a symbolic link and never created, and
  * written only when the file opened is dest_fd's. BD_ERR_IO when dest is gone or was

@@ -8,6 +8,8 @@
 
 /* Each member has the contract of the store.h function of the same name. */
 typedef struct bd_store_ops {
+    /* What the backend offers (bd_store_capabilities): the same table as its kind's. */
+    const bd_store_caps *caps;
     void (*close)(bd_store *s);
     bd_result (*meta_get)(bd_store *s, const char *key, char *out, size_t outcap);
     bd_result (*meta_set)(bd_store *s, const char *key, const char *value);
@@ -118,6 +120,10 @@ struct bd_store {
 /* The landed row (bd_store_on_landed) of a record or card as it was put. */
 void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row *out);
 void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out);
+
+/* The backends' capabilities (bd_store_kind_caps), each stated beside its operations. */
+extern const bd_store_caps bd_sqlite_caps;
+extern const bd_store_caps bd_pg_caps;
 
 /* The backends' open functions, with bd_store_open's contract. */
 bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen);

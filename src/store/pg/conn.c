@@ -321,7 +321,19 @@ static bd_result pg_meta_set(bd_store *s, const char *key, const char *value)
 
 /* ---- opening --------------------------------------------------------------------------- */
 
+/* A database server: the secret is never kept in it or beside it, pg_dump makes copies,
+ * rate-limit buckets several servers share live in it, and its write-ahead log is the
+ * server's own to recycle. */
+const bd_store_caps bd_pg_caps = {
+    .database_server = true,
+    .online_backup = false,
+    .shared_rate_counters = true,
+    .write_ahead_log_file = false,
+    .log_file_suffix = NULL,
+};
+
 static const bd_store_ops PG_OPS = {
+    .caps = &bd_pg_caps,
     .close = pg_close,
     .meta_get = pg_meta_get,
     .meta_set = pg_meta_set,

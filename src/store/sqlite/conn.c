@@ -27,7 +27,19 @@ static void sq_loaded(bd_store *base, bd_bulk_kind kind, int64_t rows)
     (void)rows;
 }
 
+/* A file of one machine: its secret file beside it, an online copy (sqlite3_backup), a
+ * write-ahead log file beside it that erasure must empty, and no counters shared across
+ * machines (its single writer is the importer's). */
+const bd_store_caps bd_sqlite_caps = {
+    .database_server = false,
+    .online_backup = true,
+    .shared_rate_counters = false,
+    .write_ahead_log_file = true,
+    .log_file_suffix = "-wal",
+};
+
 static const bd_store_ops sqlite_ops = {
+    .caps = &bd_sqlite_caps,
     .close = sq_close,
     .meta_get = sq_meta_get,
     .meta_set = sq_meta_set,
