@@ -5,17 +5,13 @@
 
 #include "store/breach_name.h"
 #include "store/pg/pg_impl.h"
+#include "store/sql_common.h"
 
 /* Candidates tried for a Name before a put gives up (store.h). */
 #define NAME_TRIES 1000
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
-#define BREACH_COLS                                                                                \
-    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
-    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
-    "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
-    "coalesce(b.pwned_count, b.pwned_count_derived), b.name, b.added_at, b.modified_at, "          \
-    "b.hibp_flags"
+#define BREACH_COLS BD_SQL_BREACH_COLS
 #define BREACH_ORDER " ORDER BY b.date_leaked DESC, b.source_name, b.uuid"
 
 static const pg_stmt BREACH_PUT = {

@@ -4,21 +4,17 @@
 #include <string.h>
 
 #include "store/pg/pg_impl.h"
+#include "store/sql_common.h"
 
-/* Drops every index that ddl creates; the names are read out of its CREATE INDEX
- * statements, so the list of indexes lives only in schema.c. */
+static bd_result exec_sql(void *p, const char *sql)
+{
+    return pg_exec(p, sql);
+}
+
+/* Drops every index that ddl creates (schema.c's list: sql_common.h). */
 static bd_result drop_indexes(pg_store *p, const char *ddl)
 {
-    static const char create[] = "CREATE INDEX ";
-    bd_result r = BD_OK;
-    for (const char *c = ddl; r == BD_OK && (c = strstr(c, create)) != NULL;) {
-        c += sizeof create - 1;
-        size_t n = strcspn(c, " ");
-        char sql[128];
-        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, c);
-        r = pg_exec(p, sql);
-    }
-    return r;
+    return bd_sql_drop_indexes(ddl, exec_sql, p);
 }
 
 /* The records' dedup key, which a bulk record load builds once at its end (see

@@ -326,7 +326,7 @@ static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word, bool 
         bd_card_column col = q->sort[i].column;
         bool desc = q->sort[i].descending;
         pg_card_emit(c, by_word && i == 0 && !outer ? "w." : table);
-        pg_card_emit(c, pg_card_col(col));
+        pg_card_emit(c, bd_card_sql_col(col));
         if (col == BD_CARD_CREATED_AT || (by_word && i == 0 && !outer))
             pg_card_emit(c, desc ? " DESC, " : " ASC, ");
         else

@@ -1,5 +1,5 @@
-/* The card condition tree as PostgreSQL SQL, with the meaning SQLite's writer gives it
- * (src/store/sqlite.c, write_cond), and the words of owners and banks as SQLite's FTS5
+/* The card condition tree's leaves as PostgreSQL SQL, with the meaning SQLite's writer gives
+ * them (sqlite/cards_sql.c), and the words of owners and banks as SQLite's FTS5
  * index holds them.
  *
  * - Numbers: the BIN and the last four digits reversed (the tail column) are compared as
@@ -10,7 +10,8 @@
  *   each card and possible start, the phrase words found where they belong, which is FTS5's
  *   own way of matching a phrase: every word present at start + its place.
  * - NOT: SQL says NULL for a card whose field is NULL; like SQLite, that unknown is taken as
- *   false before negating it, so NOT includes such cards. */
+ *   false before negating it, so NOT includes such cards (store/card_sql.c walks the tree
+ *   for both backends). */
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -22,25 +23,6 @@
 #define VALS_MAX (1024 * 1024)
 #define HEADER 20 /* ndim, has-nulls flag, element type, length, lower bound */
 #define TEXT_OID 25
-#define MAX_DEPTH 64
-
-static const char *const COL[] = {
-    [BD_CARD_CREATED_AT] = "created_at",
-    [BD_CARD_EXPIRE_DATE] = "expire_date",
-    [BD_CARD_BANK] = "bank",
-    [BD_CARD_OWNER] = "owner",
-    [BD_CARD_CVSS] = "cvss",
-    [BD_CARD_LEAK_NAME] = "leak_name",
-    [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
-    [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
-    [BD_CARD_LEAK_SIZE] = "leak_size",
-    [BD_CARD_LEAK_ID] = "leak_id",
-};
-
-const char *pg_card_col(bd_card_column c)
-{
-    return COL[c];
-}
 
 static void put_be32(char *at, uint32_t v)
 {
@@ -130,26 +112,17 @@ void pg_card_params(pg_card_sql *c, pg_params *pp)
 
 /* ---- numbers --------------------------------------------------------------------------- */
 
-static bool plain_digits(const char *p)
-{
-    for (; *p; p++)
-        if (*p < '0' || *p > '9')
-            return false;
-    return true;
-}
-
 /* " AND col matches p" for a bin (full 6) or reversed-tail (full 4) pattern of n chars. */
 static void digit_pattern(pg_card_sql *c, const char *col, const char *p, size_t n, size_t full)
 {
     char like[8];
     pg_card_emit(c, " AND ");
     pg_card_emit(c, col);
-    if (plain_digits(p) && n == full) {
+    if (bd_card_plain_digits(p) && n == full) {
         pg_card_emit(c, " = ");
         pg_card_value(c, p, n);
-    } else if (plain_digits(p)) {
-        memcpy(like, p, n);
-        like[n - 1]++; /* '9' + 1 is ':', after every digit */
+    } else if (bd_card_plain_digits(p)) {
+        bd_card_digits_end(p, n, like);
         pg_card_emit(c, " >= ");
         pg_card_value(c, p, n);
         pg_card_emit(c, " AND ");
@@ -166,15 +139,12 @@ static void digit_pattern(pg_card_sql *c, const char *col, const char *p, size_t
     }
 }
 
-static void number_cond(pg_card_sql *c, const bd_card_cond *k)
+static void number_cond(void *w, const bd_card_cond *k)
 {
-    size_t bl = strlen(k->bin), tl = strlen(k->last4);
+    pg_card_sql *c = w;
     char tail[5];
-    for (size_t i = 0; i < tl; i++)
-        tail[i] = k->last4[tl - 1 - i];
-    tail[tl] = '\0';
-    /* every number has at least 12 digits: a smaller bound says nothing */
-    int min_length = k->length > 0 || k->min_length <= 12 ? 0 : k->min_length;
+    int min_length = bd_card_number_layout(k, tail);
+    size_t bl = strlen(k->bin), tl = strlen(tail);
     char num[24];
     pg_card_emit(c, "(true");
     if (bl)
@@ -307,8 +277,9 @@ static void word_ids(pg_card_sql *c, const bd_card_cond *k, const bd_buf *w, int
 }
 
 /* No word left matches nothing. */
-static void words_cond(pg_card_sql *c, const bd_card_cond *k)
+static void words_cond(void *w, const bd_card_cond *k)
 {
+    pg_card_sql *c = w;
     int n;
     bd_result r = split_words(c, k, &n);
     if (r != BD_OK) {
@@ -342,9 +313,10 @@ bool pg_card_word_count(pg_card_sql *c, const bd_card_cond *k)
 
 /* ---- the tree ------------------------------------------------------------------------- */
 
-static void range_cond(pg_card_sql *c, const bd_card_cond *k)
+static void range_cond(void *w, const bd_card_cond *k)
 {
-    const char *col = COL[k->column];
+    pg_card_sql *c = w;
+    const char *col = bd_card_sql_col(k->column);
     pg_card_emit(c, "(c.");
     pg_card_emit(c, col);
     if (!k->low.ptr && !k->high.ptr) {
@@ -392,71 +364,62 @@ static bool valid_utf8(const char *p, size_t n)
     return true;
 }
 
-static void write_cond(pg_card_sql *c, const bd_card_cond *k, int depth)
+/* HMAC, CVV: the keyed hash's column equals the one searched, sent as hex text. */
+static void hmac_cond(void *w, const bd_card_cond *k)
 {
-    if (depth > MAX_DEPTH) {
-        c->err = BD_ERR_LIMIT;
+    pg_card_sql *c = w;
+    char hex[2 * BD_HMAC_LEN];
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < BD_HMAC_LEN; i++) {
+        hex[2 * i] = digits[k->hmac[i] >> 4];
+        hex[2 * i + 1] = digits[k->hmac[i] & 15];
+    }
+    pg_card_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = decode(" : "c.cvv_hmac = decode(");
+    pg_card_value(c, hex, sizeof hex);
+    pg_card_emit(c, ", 'hex')");
+}
+
+static void equals_cond(void *w, const bd_card_cond *k)
+{
+    pg_card_sql *c = w;
+    /* PostgreSQL refuses text that is not UTF-8, which SQLite compares and finds nowhere:
+     * false is that answer (NULL and false are alike here, see NOT). */
+    if (!valid_utf8(k->value.ptr, k->value.len)) {
+        pg_card_emit(c, "false");
         return;
     }
-    switch (k->kind) {
-    case BD_CC_ALL:
-        pg_card_emit(c, "true");
-        break;
-    case BD_CC_AND:
-    case BD_CC_OR:
-        pg_card_emit(c, "(");
-        for (size_t i = 0; i < k->nkids; i++) {
-            if (i)
-                pg_card_emit(c, k->kind == BD_CC_AND ? " AND " : " OR ");
-            write_cond(c, k->kids[i], depth + 1);
-        }
-        pg_card_emit(c, ")");
-        break;
-    case BD_CC_NOT:
-        pg_card_emit(c, "NOT coalesce(");
-        write_cond(c, k->kids[0], depth + 1);
-        pg_card_emit(c, ", false)");
-        break;
-    case BD_CC_NUMBER:
-        number_cond(c, k);
-        break;
-    case BD_CC_HMAC:
-    case BD_CC_CVV: {
-        char hex[2 * BD_HMAC_LEN];
-        static const char digits[] = "0123456789abcdef";
-        for (int i = 0; i < BD_HMAC_LEN; i++) {
-            hex[2 * i] = digits[k->hmac[i] >> 4];
-            hex[2 * i + 1] = digits[k->hmac[i] & 15];
-        }
-        pg_card_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = decode(" : "c.cvv_hmac = decode(");
-        pg_card_value(c, hex, sizeof hex);
-        pg_card_emit(c, ", 'hex')");
-        break;
-    }
-    case BD_CC_EQUALS:
-        /* PostgreSQL refuses text that is not UTF-8, which SQLite compares and finds
-         * nowhere: false is that answer (NULL and false are alike here, see NOT). */
-        if (!valid_utf8(k->value.ptr, k->value.len)) {
-            pg_card_emit(c, "false");
-            break;
-        }
-        pg_card_emit(c, "c.");
-        pg_card_emit(c, COL[k->column]);
-        pg_card_emit(c, " = ");
-        pg_card_value(c, k->value.ptr, k->value.len);
-        break;
-    case BD_CC_WORDS:
-        words_cond(c, k);
-        break;
-    case BD_CC_RANGE:
-        range_cond(c, k);
-        break;
-    }
+    pg_card_emit(c, "c.");
+    pg_card_emit(c, bd_card_sql_col(k->column));
+    pg_card_emit(c, " = ");
+    pg_card_value(c, k->value.ptr, k->value.len);
 }
+
+static void emit_sql(void *w, const char *text)
+{
+    pg_card_emit(w, text);
+}
+
+static void fail(void *w, bd_result r)
+{
+    pg_card_sql *c = w;
+    c->err = r;
+}
+
+static const bd_card_dialect PG_CARDS = {
+    .true_sql = "true",
+    .false_sql = "false",
+    .emit = emit_sql,
+    .fail = fail,
+    .number = number_cond,
+    .hmac = hmac_cond,
+    .equals = equals_cond,
+    .words = words_cond,
+    .range = range_cond,
+};
 
 void pg_card_cond(pg_card_sql *c, const bd_card_cond *k)
 {
-    write_cond(c, k, 0);
+    bd_card_cond_walk(&PG_CARDS, c, k);
 }
 
 /* ---- the tokenizer --------------------------------------------------------------------- */

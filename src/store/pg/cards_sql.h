@@ -9,6 +9,7 @@
 #define BD_STORE_PG_CARDS_SQL_H
 
 #include "core/buf.h"
+#include "store/card_sql.h" /* the columns, number layout and tree walk every backend shares */
 #include "store/pg/pg_impl.h"
 
 /* pg_card_sql (pg_impl.h): init once per connection (allocates nothing), begin for each
@@ -16,8 +17,6 @@
 void pg_card_sql_init(pg_card_sql *c);
 void pg_card_sql_begin(pg_card_sql *c);
 void pg_card_sql_free(pg_card_sql *c);
-/* The cards table's column of a card field. */
-const char *pg_card_col(bd_card_column c);
 /* Appends SQL text. */
 void pg_card_emit(pg_card_sql *c, const char *text);
 /* Appends a value to the array and "(($1::text[])[n])" naming it to the SQL. */

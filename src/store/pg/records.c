@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "store/pg/pg_impl.h"
+#include "store/record_sql.h"
 
 /* A record put outside a transaction: one round trip, the insert, skipped for a duplicate
  * (same dedup hash), and the domain's count and lookup row added only when the record went
@@ -200,18 +201,25 @@ bd_result pg_record_put(bd_store *s, const bd_record_in *r, bool *inserted)
     return res;
 }
 
-/* Column holding each field's lookup key, in bd_field order. */
-static const char *const FIELD_COL[BD_FIELD_COUNT] = {
-    "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
-    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
-};
-
 static bool has_equals_filter(const bd_record_query *q)
 {
     for (int f = 0; f < BD_FIELD_COUNT; f++)
         if (q->filter[f].mode == BD_FILTER_EQUALS)
             return true;
     return false;
+}
+
+typedef struct {
+    const bd_record_query *q;
+    pg_params *pp;
+} filter_params;
+
+/* An EQUALS filter's parameter: its key added to the parameters, named by its number. */
+static bd_result numbered_param(void *ctx, bd_buf *b, bd_field f)
+{
+    filter_params *fp = ctx;
+    pg_param_text(fp->pp, fp->q->filter[f].key);
+    return bd_buf_printf(b, "$%d", fp->pp->n);
 }
 
 /* Appends q's WHERE clause, without the keyset position, to b and its values to pp,
@@ -222,27 +230,13 @@ static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t 
                              pg_params *pp)
 {
     pg_param_text(pp, q->key);
-    bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", FIELD_COL[q->field], pp->n);
+    bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", bd_record_key_col(q->field), pp->n);
     if (r == BD_OK && q->field == BD_FIELD_EMAIL) {
         pg_param_text(pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
         r = bd_buf_printf(b, " AND r.ok = $%d", pp->n);
     }
-    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
-        switch (q->filter[f].mode) {
-        case BD_FILTER_NONE:
-            break;
-        case BD_FILTER_PRESENT:
-            r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]);
-            break;
-        case BD_FILTER_ABSENT:
-            r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]);
-            break;
-        case BD_FILTER_EQUALS:
-            pg_param_text(pp, q->filter[f].key);
-            r = bd_buf_printf(b, " AND r.%s = $%d", FIELD_COL[f], pp->n);
-            break;
-        }
-    }
+    if (r == BD_OK)
+        r = bd_record_filters_sql(b, q, numbered_param, &(filter_params){q, pp});
     return r;
 }
 
@@ -505,7 +499,7 @@ bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_
                           "CROSS JOIN LATERAL (SELECT id, breach_date FROM records "
                           "WHERE %s = k.v ORDER BY breach_date DESC, id DESC LIMIT $2::integer) r "
                           "ORDER BY k.i, r.breach_date DESC, r.id DESC",
-                          bytes ? "bytea" : "text", FIELD_COL[field]);
+                          bytes ? "bytea" : "text", bd_record_key_col(field));
     PGresult *res = NULL;
     if (r == BD_OK) {
         pg_params pp = {0};

@@ -194,10 +194,10 @@ static bool count_from_summary(sqlite_store *s, const bd_card_query *q, int64_t 
 {
     const bd_card_cond *k = q->where;
     char tail[5];
-    if (k->kind != BD_CC_NUMBER || k->length || sq_number_layout(k, tail))
+    if (k->kind != BD_CC_NUMBER || k->length || bd_card_number_layout(k, tail))
         return false;
     bool has_bin = k->bin[0] != '\0', has_tail = tail[0] != '\0';
-    if (has_bin == has_tail || !sq_plain_digits(has_bin ? k->bin : tail))
+    if (has_bin == has_tail || !bd_card_plain_digits(has_bin ? k->bin : tail))
         return false;
     sqlite3_stmt *st = sq_fixed(s, Q_CARD_COUNT_SUM);
     if (!st) {
@@ -207,7 +207,7 @@ static bool count_from_summary(sqlite_store *s, const bd_card_query *q, int64_t 
     const char *prefix = has_bin ? k->bin : tail;
     size_t n = strlen(prefix);
     char end[8];
-    sq_prefix_end(prefix, n, end);
+    bd_card_digits_end(prefix, n, end);
     sqlite3_bind_int(st, 1, has_bin ? 0 : 1);
     sqlite3_bind_text(st, 2, prefix, (int)n, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, end, (int)n, SQLITE_STATIC);
@@ -357,8 +357,8 @@ static const char *sort_order_index(sqlite_store *s, const bd_card_query *q, int
     /* One whole BIN in date order: its own index range is already the page order. */
     const bd_card_cond *k = q->where;
     if (q->nsort == 1 && q->sort[0].column == BD_CARD_CREATED_AT && k->kind == BD_CC_NUMBER &&
-        strlen(k->bin) == 6 && sq_plain_digits(k->bin) && !k->last4[0] && !k->length &&
-        !sq_number_layout(k, NULL))
+        strlen(k->bin) == 6 && bd_card_plain_digits(k->bin) && !k->last4[0] && !k->length &&
+        !bd_card_number_layout(k, NULL))
         return "cards_by_bin_created";
     const char *index = q->sort[0].column == BD_CARD_CREATED_AT    ? "cards_by_created"
                         : q->sort[0].column == BD_CARD_EXPIRE_DATE ? "cards_by_expire"
@@ -430,7 +430,7 @@ static bd_result page_order(cond_sql *c, const bd_card_query *q, bool by_word)
     sq_emit(c, " ORDER BY ");
     for (size_t i = 0; i < q->nsort && i < BD_CARD_MAX_SORT; i++) {
         sq_emit(c, by_word && i == 0 ? "w." : "c.");
-        sq_emit(c, sq_card_col(q->sort[i].column));
+        sq_emit(c, bd_card_sql_col(q->sort[i].column));
         sq_emit(c, q->sort[i].descending ? " DESC, " : " ASC, ");
     }
     sq_emit(c, first_desc ? "c.card_id DESC LIMIT ? OFFSET ?" : "c.card_id ASC LIMIT ? OFFSET ?");

@@ -5,24 +5,6 @@
 
 #include "store/sqlite/cards_sql.h"
 
-static const char *const CARD_COL[] = {
-    [BD_CARD_CREATED_AT] = "created_at",
-    [BD_CARD_EXPIRE_DATE] = "expire_date",
-    [BD_CARD_BANK] = "bank",
-    [BD_CARD_OWNER] = "owner",
-    [BD_CARD_CVSS] = "cvss",
-    [BD_CARD_LEAK_NAME] = "leak_name",
-    [BD_CARD_LEAK_PUBLISH_DATE] = "leak_publish_date",
-    [BD_CARD_LEAK_DISCOVER_DATE] = "leak_discover_date",
-    [BD_CARD_LEAK_SIZE] = "leak_size",
-    [BD_CARD_LEAK_ID] = "leak_id",
-};
-
-const char *sq_card_col(bd_card_column column)
-{
-    return CARD_COL[column];
-}
-
 void sq_cond_begin(cond_sql *c, bd_buf *sql, bd_buf *text)
 {
     c->sql = sql;
@@ -71,32 +53,6 @@ void sq_bind_copy(cond_sql *c, const char *p, size_t n, const char *suffix)
     bind_kept(c, keep_text(c, p, n, suffix));
 }
 
-int sq_number_layout(const bd_card_cond *k, char tail[5])
-{
-    if (tail) {
-        size_t n = strlen(k->last4);
-        for (size_t i = 0; i < n; i++)
-            tail[i] = k->last4[n - 1 - i];
-        tail[n] = '\0';
-    }
-    return k->length > 0 || k->min_length <= 12 ? 0 : k->min_length;
-}
-
-bool sq_plain_digits(const char *p)
-{
-    for (; *p; p++)
-        if (*p < '0' || *p > '9')
-            return false;
-    return true;
-}
-
-void sq_prefix_end(const char *p, size_t n, char *end)
-{
-    memcpy(end, p, n);
-    end[n - 1]++;
-    end[n] = '\0';
-}
-
 /* " AND col matches pattern" for a bin (full 6) or reversed-tail (full 4) pattern. A plain
  * digit prefix becomes a range: SQLite recompiles a statement whose GLOB pattern is a
  * bound parameter every time the value bound changes; a range or an equality plans once. */
@@ -104,13 +60,13 @@ static void digit_pattern(cond_sql *c, const char *col, const char *p, size_t n,
 {
     sq_emit(c, " AND ");
     sq_emit(c, col);
-    bool digits = sq_plain_digits(p);
+    bool digits = bd_card_plain_digits(p);
     if (n == full) {
         sq_emit(c, digits ? " = ?" : " GLOB ?");
         sq_bind_copy(c, p, n, NULL);
     } else if (digits) {
         char end[8];
-        sq_prefix_end(p, n, end);
+        bd_card_digits_end(p, n, end);
         sq_emit(c, " >= ? AND ");
         sq_emit(c, col);
         sq_emit(c, " < ?");
@@ -141,13 +97,14 @@ void sq_range_bounds(cond_sql *c, const char *table, const char *col, const bd_c
 }
 
 /* NUMBER: bin and tail patterns and length bounds, ANDed. */
-static void write_number(cond_sql *c, const bd_card_cond *k)
+static void write_number(void *w, const bd_card_cond *k)
 {
+    cond_sql *c = w;
     char tail[5];
-    int min_length = sq_number_layout(k, tail);
+    int min_length = bd_card_number_layout(k, tail);
     size_t bl = strlen(k->bin), tl = strlen(tail);
     sq_emit(c, "(1");
-    if (bl == 6 && sq_plain_digits(k->bin)) {
+    if (bl == 6 && bd_card_plain_digits(k->bin)) {
         /* equality, so the (bin, tail, length) index also serves the tail */
         sq_emit(c, " AND c.bin = ?");
         bind_later(c, BIND_TEXT, k->bin, 6, 0);
@@ -169,11 +126,12 @@ static void write_number(cond_sql *c, const bd_card_cond *k)
 
 /* WORDS: an FTS5 query limited to one column: owner : "w1 w2" (a phrase), with a trailing
  * '*' for a prefix. Words hold no quotes, but any would be doubled. */
-static void write_words(cond_sql *c, const bd_card_cond *k)
+static void write_words(void *w, const bd_card_cond *k)
 {
+    cond_sql *c = w;
     size_t at = c->text->len;
     if (c->err == BD_OK)
-        c->err = bd_buf_printf(c->text, "%s : \"", CARD_COL[k->column]);
+        c->err = bd_buf_printf(c->text, "%s : \"", bd_card_sql_col(k->column));
     for (size_t i = 0; i < k->nwords && c->err == BD_OK; i++) {
         if (i)
             c->err = bd_buf_append_char(c->text, ' ');
@@ -188,9 +146,10 @@ static void write_words(cond_sql *c, const bd_card_cond *k)
 }
 
 /* RANGE: the column within its bounds; without bounds, that it has a value. */
-static void write_range(cond_sql *c, const bd_card_cond *k)
+static void write_range(void *w, const bd_card_cond *k)
 {
-    const char *col = CARD_COL[k->column];
+    cond_sql *c = w;
+    const char *col = bd_card_sql_col(k->column);
     if (!k->low.ptr && !k->high.ptr) {
         sq_emit(c, "c.");
         sq_emit(c, col);
@@ -202,60 +161,51 @@ static void write_range(cond_sql *c, const bd_card_cond *k)
     sq_emit(c, ")");
 }
 
-static void write_cond(cond_sql *c, const bd_card_cond *k, int depth)
+/* HMAC, CVV: the keyed hash's column equals the one searched. */
+static void write_hmac(void *w, const bd_card_cond *k)
 {
-    if (depth > 64) {
-        c->err = BD_ERR_LIMIT;
-        return;
-    }
-    switch (k->kind) {
-    case BD_CC_ALL:
-        sq_emit(c, "1");
-        break;
-    case BD_CC_AND:
-    case BD_CC_OR:
-        sq_emit(c, "(");
-        for (size_t i = 0; i < k->nkids; i++) {
-            if (i)
-                sq_emit(c, k->kind == BD_CC_AND ? " AND " : " OR ");
-            write_cond(c, k->kids[i], depth + 1);
-        }
-        sq_emit(c, ")");
-        break;
-    case BD_CC_NOT:
-        /* A card with no value for the field is not matched by the inner condition (SQL
-         * says NULL), so NOT must include it: coalesce the unknown to false first. */
-        sq_emit(c, "NOT coalesce(");
-        write_cond(c, k->kids[0], depth + 1);
-        sq_emit(c, ", 0)");
-        break;
-    case BD_CC_NUMBER:
-        write_number(c, k);
-        break;
-    case BD_CC_HMAC:
-    case BD_CC_CVV:
-        sq_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = ?" : "c.cvv_hmac = ?");
-        bind_later(c, BIND_BLOB, k->hmac, BD_HMAC_LEN, 0);
-        break;
-    case BD_CC_EQUALS:
-        sq_emit(c, "c.");
-        sq_emit(c, CARD_COL[k->column]);
-        sq_emit(c, " = ?");
-        bind_later(c, BIND_TEXT, k->value.ptr, k->value.len, 0);
-        break;
-    case BD_CC_WORDS:
-        write_words(c, k);
-        break;
-    case BD_CC_RANGE:
-        write_range(c, k);
-        break;
-    }
+    cond_sql *c = w;
+    sq_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = ?" : "c.cvv_hmac = ?");
+    bind_later(c, BIND_BLOB, k->hmac, BD_HMAC_LEN, 0);
 }
+
+static void write_equals(void *w, const bd_card_cond *k)
+{
+    cond_sql *c = w;
+    sq_emit(c, "c.");
+    sq_emit(c, bd_card_sql_col(k->column));
+    sq_emit(c, " = ?");
+    bind_later(c, BIND_TEXT, k->value.ptr, k->value.len, 0);
+}
+
+static void emit_sql(void *w, const char *text)
+{
+    sq_emit(w, text);
+}
+
+static void fail(void *w, bd_result r)
+{
+    cond_sql *c = w;
+    c->err = r;
+}
+
+/* SQLite's booleans are 1 and 0. */
+static const bd_card_dialect SQLITE_CARDS = {
+    .true_sql = "1",
+    .false_sql = "0",
+    .emit = emit_sql,
+    .fail = fail,
+    .number = write_number,
+    .hmac = write_hmac,
+    .equals = write_equals,
+    .words = write_words,
+    .range = write_range,
+};
 
 bd_result sq_cond_where(cond_sql *c, const bd_card_cond *k)
 {
     sq_emit(c, " WHERE ");
-    write_cond(c, k, 0);
+    bd_card_cond_walk(&SQLITE_CARDS, c, k);
     return c->err;
 }
 

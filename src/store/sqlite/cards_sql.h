@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "core/buf.h"
+#include "store/card_sql.h" /* the columns and number layout every backend shares */
 #include "store/store.h"
 
 /* Bound values collected while a condition tree is written as SQL. */
@@ -45,19 +46,5 @@ void sq_range_bounds(cond_sql *c, const char *table, const char *col, const bd_c
 void sq_bind_copy(cond_sql *c, const char *p, size_t n, const char *suffix);
 /* Binds the collected values to st, the first as parameter number first. */
 void sq_bind_all(cond_sql *c, sqlite3_stmt *st, int first);
-
-/* The cards table's column for a bd_card_column. */
-const char *sq_card_col(bd_card_column column);
-
-/* The cards table keeps the last four digits reversed, so that a pattern on the end of the
- * number is a prefix range, and every number has at least 12 digits. Writes the condition's
- * last4 in the tail column's order (when tail is not NULL) and returns the length bound
- * still worth checking (0: none). */
-int sq_number_layout(const bd_card_cond *k, char tail[5]);
-/* Whether p (a bin or tail pattern) is plain digits, i.e. a prefix the counts table has. */
-bool sq_plain_digits(const char *p);
-/* Writes to end the first string after every string that starts with the n plain digits
- * of p: p with its last digit raised by one ('9' + 1 is ':'). */
-void sq_prefix_end(const char *p, size_t n, char *end);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "core/private_file.h"
 #include "store/sqlite/schema.h"
+#include "store/sql_common.h"
 #include "store/sqlite/sqlite_impl.h"
 
 /* What the front (store.c) calls through; the functions are in this folder's files. */
@@ -441,20 +442,15 @@ void sq_release_idle(bd_store *base)
     pthread_mutex_unlock(&s->read_lock);
 }
 
-/* Drops every index the given DDL creates; the names are read out of its CREATE INDEX
- * statements, so the list of indexes lives only in schema.c. */
+static bd_result exec_sql(void *s, const char *sql)
+{
+    return sq_exec(s, sql);
+}
+
+/* Drops every index the given DDL creates (schema.c's list: sql_common.h). */
 static bd_result drop_indexes(sqlite_store *s, const char *ddl)
 {
-    static const char create[] = "CREATE INDEX ";
-    bd_result r = BD_OK;
-    for (const char *p = ddl; r == BD_OK && (p = strstr(p, create)) != NULL;) {
-        p += sizeof create - 1;
-        size_t n = strcspn(p, " ");
-        char sql[128];
-        snprintf(sql, sizeof sql, "DROP INDEX IF EXISTS %.*s", (int)n, p);
-        r = sq_exec(s, sql);
-    }
-    return r;
+    return bd_sql_drop_indexes(ddl, exec_sql, s);
 }
 
 bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)

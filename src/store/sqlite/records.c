@@ -2,6 +2,7 @@
  * the index that drives a search, and count and page of a search. */
 #include <string.h>
 
+#include "store/record_sql.h"
 #include "store/sqlite/sqlite_impl.h"
 
 /* The id and date of a record's breach, from the connection's cache or the store. */
@@ -89,12 +90,6 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
     return sq_step_done(s, st);
 }
 
-/* Column holding each field's lookup key, in bd_field order. */
-static const char *const FIELD_COL[BD_FIELD_COUNT] = {
-    "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
-    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
-};
-
 /* The index over each field's lookup key (schema.c), ordered like a search page. */
 static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
     "records_by_email",    "records_by_domain", "records_by_phone",
@@ -111,6 +106,14 @@ static void bind_key(sqlite3_stmt *st, int i, bd_field f, bd_slice key)
         sq_bind_slice(st, i, key);
 }
 
+/* An EQUALS filter's parameter: numbered by its place (bind_where binds in that order). */
+static bd_result question_mark(void *ctx, bd_buf *b, bd_field f)
+{
+    (void)ctx;
+    (void)f;
+    return bd_buf_append_char(b, '?');
+}
+
 /* Writes the index choice and WHERE clause of q into s->sql; parameters are numbered in
  * the order bind_where binds them. The driving index is named, not left to the planner:
  * without statistics SQLite prefers the index that also gives the page order, which is the
@@ -120,22 +123,9 @@ static bd_result build_where(sqlite_store *s, const bd_record_query *q, bool wit
     bd_buf *b = &s->sql;
     bd_result r = bd_buf_printf(b, " INDEXED BY %s", FIELD_INDEX[q->plan - 1]);
     if (r == BD_OK)
-        r = bd_buf_printf(b, " WHERE r.%s = ?", FIELD_COL[q->field]);
-    for (int f = 0; f < BD_FIELD_COUNT && r == BD_OK; f++) {
-        switch (q->filter[f].mode) {
-        case BD_FILTER_NONE:
-            break;
-        case BD_FILTER_PRESENT:
-            r = bd_buf_printf(b, " AND r.%s IS NOT NULL", FIELD_COL[f]);
-            break;
-        case BD_FILTER_ABSENT:
-            r = bd_buf_printf(b, " AND r.%s IS NULL", FIELD_COL[f]);
-            break;
-        case BD_FILTER_EQUALS:
-            r = bd_buf_printf(b, " AND r.%s = ?", FIELD_COL[f]);
-            break;
-        }
-    }
+        r = bd_buf_printf(b, " WHERE r.%s = ?", bd_record_key_col(q->field));
+    if (r == BD_OK)
+        r = bd_record_filters_sql(b, q, question_mark, NULL);
     if (r == BD_OK && with_position && q->has_after)
         r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
     return r;
@@ -163,7 +153,7 @@ static bd_result probe(sqlite_store *s, bd_field f, bd_slice key, int64_t *n)
     bd_result r = bd_buf_printf(&s->sql,
                                 "SELECT count(*) FROM (SELECT 1 FROM records INDEXED BY %s "
                                 "WHERE %s = ?1 LIMIT 1001)",
-                                FIELD_INDEX[f], FIELD_COL[f]);
+                                FIELD_INDEX[f], bd_record_key_col(f));
     if (r != BD_OK)
         return r;
     sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
@@ -345,7 +335,7 @@ bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, si
     bd_result r = bd_buf_printf(&s->sql,
                                 "SELECT id FROM records INDEXED BY %s WHERE %s = ?1 "
                                 "ORDER BY breach_date DESC, id DESC LIMIT ?2",
-                                FIELD_INDEX[field], FIELD_COL[field]);
+                                FIELD_INDEX[field], bd_record_key_col(field));
     if (r != BD_OK)
         return r;
     sqlite3_stmt *st = sq_dynamic(s, s->sql.data);

@@ -5,15 +5,11 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "store/sql_common.h"
 #include "store/sqlite/sqlite_impl.h"
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
-#define BREACH_COLS                                                                                \
-    "b.uuid, b.source_name, b.site_domain, b.breach_type, b.site_categories, b.site_country, "     \
-    "b.site_language, b.password_types, b.leaked_data_types, b.description, "                      \
-    "b.service_article_url, b.site_logo, b.date_leaked, "                                          \
-    "coalesce(b.pwned_count, b.pwned_count_derived), b.name, b.added_at, b.modified_at, "          \
-    "b.hibp_flags"
+#define BREACH_COLS BD_SQL_BREACH_COLS
 
 static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_META_GET] = "SELECT value FROM meta WHERE key = ?1",
