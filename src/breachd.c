@@ -9,6 +9,7 @@
 
 #include "app/app.h"
 #include "cli/args.h"
+#include "core/log.h"
 #include "http/cors.h"
 #include "webhook/policy.h"
 
@@ -24,6 +25,7 @@ static const char USAGE[] =
     "               [--shared-limits URI] [--empty-search-status 200|404]\n"
     "               [--cors-origin ORIGIN]... [--range-auth key|none]\n"
     "               [--webhook-allow CIDR]... [--alert-retention DAYS]\n"
+    "               [--log-format text|json] [--log-level error|warn|info|debug]\n"
     "--db-file FILE and --shared-limits-file FILE read the URI from a file (mode 0600),\n"
     "BREACHD_DB and BREACHD_SHARED_LIMITS from the environment: no password in ps.\n";
 
@@ -37,6 +39,8 @@ int main(int argc, char **argv)
     static bd_webhook_policy webhooks; /* read by the server's workers and the delivery thread */
     cfg.webhooks = &webhooks;
     int64_t alert_retention_days = 30;
+    bd_log_format log_format = BD_LOG_TEXT;
+    bd_log_level log_level = BD_LOG_INFO;
     bd_uri_arg db = {&BD_OPT_DB, NULL, NULL}, limits = {&BD_OPT_SHARED_LIMITS, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -108,6 +112,11 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--auth-fail-limit", &v) &&
                    bd_parse_rate(v, "/min", 1000000, &n)) {
             cfg.auth_fail_limit = (unsigned)n;
+        } else if (bd_arg_value(argc, argv, &i, "--log-format", &v) &&
+                   bd_log_parse_format(v, &log_format)) {
+            /* both take effect once every option is read */
+        } else if (bd_arg_value(argc, argv, &i, "--log-level", &v) &&
+                   bd_log_parse_level(v, &log_level)) {
         } else {
             fprintf(stderr, "breachd: bad or unknown option '%s'\n%s", argv[i], USAGE);
             return 2;
@@ -123,6 +132,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "breachd: --db (or --db-file, or BREACHD_DB) is required\n%s", USAGE);
         return 2;
     }
+    bd_log_set_program("breachd"); /* the signature of every text line, as it always was */
+    bd_log_set_format(log_format);
+    bd_log_set_level(log_level);
 
     /* Signals are taken by sigwait in this thread; every thread started later inherits the
      * mask, so none of them is interrupted mid-request. */
@@ -144,12 +156,12 @@ int main(int argc, char **argv)
         .server = cfg, .alert_retention_s = alert_retention_days * 86400, .drain_s = 5};
     bd_app *app;
     if (bd_app_start(&app_cfg, &app, why, sizeof why) != BD_OK) {
-        fprintf(stderr, "breachd: %s\n", why);
+        bd_log(BD_LOG_ERROR, "app", "%s", why);
         return 2;
     }
-    fprintf(stderr, "breachd: serving %s://%s -> port %u, base path %s, HIBP API v3 at %s\n",
-            cfg.tls_cert ? "https" : "http", cfg.listen, bd_app_port(app), cfg.base_path,
-            cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
+    bd_log(BD_LOG_INFO, "app", "serving %s://%s -> port %u, base path %s, HIBP API v3 at %s",
+           cfg.tls_cert ? "https" : "http", cfg.listen, bd_app_port(app), cfg.base_path,
+           cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
     fflush(stderr);
     for (;;) {
         int sig = 0;
@@ -159,10 +171,10 @@ int main(int argc, char **argv)
             bd_app_reopen_log(app);
             continue;
         }
-        fprintf(stderr, "breachd: signal %d, finishing requests in flight\n", sig);
+        bd_log(BD_LOG_INFO, "app", "signal %d, finishing requests in flight", sig);
         break;
     }
     bd_app_stop(app);
-    fprintf(stderr, "breachd: stopped\n");
+    bd_log(BD_LOG_INFO, "app", "stopped");
     return 0;
 }

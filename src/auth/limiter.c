@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/store_pool.h"
+#include "core/log.h"
 #include "store/store.h"
 #include "store/uri.h"
 
@@ -47,10 +48,10 @@ static void log_down(bd_limiter *l, const char *why)
 {
     atomic_fetch_add_explicit(&l->errors, 1, memory_order_relaxed);
     if (atomic_exchange(&l->reachable, false))
-        fprintf(stderr,
-                "breachd: shared limits at %s unreachable (%s); budgets are kept per process "
-                "until it answers again\n",
-                l->shown, why);
+        bd_log(BD_LOG_WARN, "auth",
+               "shared limits at %s unreachable (%s); budgets are kept per process until it "
+               "answers again",
+               l->shown, why);
 }
 
 /* The calling thread's connection to the shared store, opened on first use; NULL when it
@@ -304,7 +305,7 @@ void bd_limiter_tick(bd_limiter *l, int64_t now_us)
         if (bd_store_ping(s) != BD_OK)
             return;
         atomic_store(&l->reachable, true);
-        fprintf(stderr, "breachd: shared limits at %s answer again\n", l->shown);
+        bd_log(BD_LOG_INFO, "auth", "shared limits at %s answer again", l->shown);
     }
     for (int i = 0; i < LEASE_SLOTS; i++) {
         lease *ls = &l->leases[i];

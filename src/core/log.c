@@ -2,6 +2,7 @@
 #include "core/log.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -160,11 +161,6 @@ static void emit(bd_log_level level, const char *component, const char *signatur
         json_line(level, component ? component : "", request_id, fmt, ap);
     else
         text_line(signature ? signature : "", request_id, fmt, ap);
-}
-
-void bd_logv(bd_log_level level, const char *component, const char *fmt, va_list ap)
-{
-    emit(level, component, atomic_load(&program), NULL, fmt, ap);
 }
 
 void bd_log(bd_log_level level, const char *component, const char *fmt, ...)

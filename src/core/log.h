@@ -25,7 +25,6 @@
 #ifndef BD_CORE_LOG_H
 #define BD_CORE_LOG_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 
 typedef enum { BD_LOG_ERROR, BD_LOG_WARN, BD_LOG_INFO, BD_LOG_DEBUG } bd_log_level;
@@ -52,8 +51,6 @@ bool bd_log_enabled(bd_log_level level);
  * ends with exactly one). */
 void bd_log(bd_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void bd_logv(bd_log_level level, const char *component, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
 /* One line signed by the component itself (a library used by every program). */
 void bd_log_own(bd_log_level level, const char *component, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "auth/secret_check.h"
+#include "core/log.h"
 #include "http/gzip.h"
 #include "http/openapi.h"
 #include "http/reply_cache.h"
@@ -67,7 +68,7 @@ static bd_worker *this_worker(bd_server *srv)
         return NULL;
     char why[256];
     if (bd_store_open(srv->db, BD_STORE_READ, &w->store, why, sizeof why) != BD_OK) {
-        fprintf(stderr, "breachd: %s\n", why);
+        bd_log(BD_LOG_ERROR, "http", "%s", why);
         free(w);
         return NULL;
     }
@@ -95,7 +96,7 @@ bd_store *bd_req_writer(bd_req *rq)
      * it, which drops every POSIX lock the server's other connections hold on it */
     if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w->writer, why,
                                     sizeof why) != BD_OK) {
-        fprintf(stderr, "breachd: opening the store for writes: %s\n", why);
+        bd_log(BD_LOG_ERROR, "http", "opening the store for writes: %s", why);
         w->writer = NULL;
         rq->store_failed = true;
         rq->retry_after = 1;
@@ -351,7 +352,7 @@ void bd_server_refresh_keys(bd_server *srv, bd_store **conn)
     char why[256];
     if (!*conn && bd_store_open(srv->db, BD_STORE_READ, conn, why, sizeof why) != BD_OK) {
         *conn = NULL;
-        fprintf(stderr, "breachd: key refresh: %s\n", why);
+        bd_log(BD_LOG_ERROR, "auth", "key refresh: %s", why);
     }
     if (*conn && bd_keyring_refresh(srv->keys, *conn) != BD_OK) {
         bd_store_close(*conn); /* reopen next time round */
@@ -426,8 +427,9 @@ static bool parse_listen(const char *listen, struct sockaddr_storage *ss, bool *
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
-    fputs("breachd: http: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    char msg[BD_LOG_MESSAGE_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    bd_log(BD_LOG_ERROR, "http", "http: %s", msg);
 }
 
 /* Reads a PEM file (certificate or key) into a NUL-terminated string. */
@@ -509,15 +511,14 @@ static void finish_cvv_upgrade(const bd_server *srv)
         bd_store_close(w);
     }
     if (r != BD_OK)
-        fprintf(stderr,
-                "breachd: the CVVs of cards stored by an older version may still be in clear "
-                "in the store (%s); a breachctl command with its secret masks them\n",
-                bd_result_str(r));
+        bd_log(BD_LOG_WARN, "store",
+               "the CVVs of cards stored by an older version may still be in clear in the "
+               "store (%s); a breachctl command with its secret masks them",
+               bd_result_str(r));
     else if (changed > 0)
-        fprintf(stderr,
-                "breachd: the CVVs of %lld cards stored by an older version are now masked "
-                "and keyed\n",
-                (long long)changed);
+        bd_log(BD_LOG_INFO, "store",
+               "the CVVs of %lld cards stored by an older version are now masked and keyed",
+               (long long)changed);
 }
 
 /* Loads the secret, checks it belongs to the store (so a wrong path or a foreign secret
@@ -733,7 +734,7 @@ void bd_server_reopen_log(bd_server *srv)
 {
     char why[256];
     if (srv->log && bd_access_log_reopen(srv->log, why, sizeof why) != BD_OK)
-        fprintf(stderr, "breachd: %s\n", why);
+        bd_log(BD_LOG_ERROR, "http", "%s", why);
 }
 
 bd_result bd_server_listen(bd_server *srv, char *why, size_t whylen)

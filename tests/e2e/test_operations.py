@@ -215,6 +215,65 @@ class Tls(unittest.TestCase):
             ctl.cleanup()
 
 
+class LogFormat(unittest.TestCase):
+    """breachd's own log on stderr: text lines by default, JSON lines with --log-format json."""
+
+    def setUp(self):
+        self.ctl = Ctl().init()
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def test_log_format_json_makes_every_line_a_json_object(self):
+        srv = Server(self.ctl, "--log-format", "json", "--log-level", "debug")
+        try:
+            start = srv.log().splitlines()[0]
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        line = json.loads(start)
+        self.assertEqual(set(line), {"time", "level", "component", "message"})
+        self.assertRegex(line["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        self.assertEqual(line["level"], "info")
+        self.assertIsInstance(line["component"], str)
+        self.assertRegex(line["message"], r"^serving http://127\.0\.0\.1:0 -> port %d, " % srv.port)
+        lines = [json.loads(l) for l in srv.log().splitlines()]  # the stop's lines too
+        self.assertEqual([l["message"] for l in lines[-2:]],
+                         ["signal 15, finishing requests in flight", "stopped"])
+
+    def test_log_level_error_keeps_the_start_and_stop_lines_back(self):
+        with socket.socket() as s:  # a free port: the start line that names it is not written
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        err = os.path.join(self.ctl.dir, "stderr")
+        with open(err, "wb") as f:
+            proc = subprocess.Popen([binary("breachd"), *self.ctl.store_args(), "--listen",
+                                     "127.0.0.1:%d" % port, "--log-level", "error"],
+                                    stdout=subprocess.DEVNULL, stderr=f)
+        try:
+            deadline, up = time.time() + 15, False
+            while not up and time.time() < deadline and proc.poll() is None:
+                try:
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                    conn.request("GET", "/healthz")
+                    up = conn.getresponse().status == 200
+                    conn.close()
+                except OSError:
+                    time.sleep(0.05)
+            self.assertTrue(up)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            self.assertEqual(proc.wait(timeout=15), 0)
+        self.assertEqual(open(err, "rb").read(), b"")
+
+    def test_unknown_log_format_or_level_is_refused(self):
+        for flag, value in (("--log-format", "xml"), ("--log-level", "verbose"),
+                            ("--log-format", "JSON")):
+            p = subprocess.run([binary("breachd"), *self.ctl.store_args(), flag, value],
+                               capture_output=True, timeout=15)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(b"breachd: bad or unknown option '%s'" % value.encode(), p.stderr)
+
+
 class Signals(unittest.TestCase):
     def test_sigterm_during_load_finishes_requests_and_exits_0(self):
         ctl = Ctl().init()
