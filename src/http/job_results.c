@@ -7,6 +7,7 @@
 
 #include "core/csv_out.h"
 #include "core/json.h"
+#include "http/record_view.h"
 #include "http/request.h"
 
 #define TEXT_MAX (1u << 30)

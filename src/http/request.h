@@ -194,10 +194,6 @@ typedef struct {
 } bd_lookup_key;
 bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd_lookup_key *out,
                              const char **why);
-/* A search record's breached_data object, as breach-search writes it. */
-void bd_write_breached_data(bd_json *w, const bd_record_row *r);
-/* "Low", "Medium" or "High". */
-const char *bd_severity_name(bd_severity s);
 
 /* Notes the searched account for the access log, only as a keyed hash of its identity type
  * (bd_id_type) and lookup key, when a log is open. */

@@ -8,6 +8,7 @@
 
 #include "auth/token.h"
 #include "http/accept.h"
+#include "http/record_view.h"
 #include "http/request.h"
 #include "http/search_csv.h"
 #include "ingest/normalize.h"
@@ -45,34 +46,6 @@ bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd
         out->key = (bd_slice){out->norm, n};
     }
     return BD_OK;
-}
-
-const char *bd_severity_name(bd_severity s)
-{
-    return s == BD_SEVERITY_HIGH ? "High" : s == BD_SEVERITY_MEDIUM ? "Medium" : "Low";
-}
-
-/* breached_data: a field with no value is null, never "". */
-#define OPT(w, key, v) BD_JSON_MEMBER_STRING(w, key, v, true)
-
-void bd_write_breached_data(bd_json *w, const bd_record_row *r)
-{
-    bd_json_object_begin(w);
-    OPT(w, "user_name", r->user_name);
-    OPT(w, "first_name", r->first_name);
-    OPT(w, "last_name", r->last_name);
-    OPT(w, "email", r->email);
-    OPT(w, "email_domain", r->email_domain);
-    OPT(w, "phone_number", r->phone_number);
-    OPT(w, "ip_address", r->ip_address);
-    OPT(w, "bitcoin_address", r->bitcoin_address);
-    OPT(w, "password", r->password_masked);
-    OPT(w, "password_hash", r->password_hash);
-    OPT(w, "other_attributes", r->other_attributes);
-    OPT(w, "social_security_number", r->ssn_masked);
-    BD_JSON_KEY(w, "severity");
-    bd_json_cstring(w, bd_severity_name(r->severity));
-    bd_json_object_end(w);
 }
 
 typedef struct {
@@ -406,18 +379,56 @@ static void write_head(bd_req *rq, search *s, const page *pg, size_t head_at)
     memcpy(b->data + head_at, head, (size_t)hl);
 }
 
-/* run_search's CSV form, its read view already open: the rows, then the envelope's count
- * and token as headers (X-Records-Found, X-Pagination-Token when more follow). Nothing
- * found is the JSON 404 as for JSON (an error is never CSV). */
-static void run_csv_search(bd_req *rq, search *s, int limit)
+/* The CSV page's envelope: the count and the token as headers (X-Records-Found, and
+ * X-Pagination-Token when more follow). */
+static void finish_csv_page(bd_req *rq, search *s, const page *pg)
 {
-    bd_csv_records_begin(rq);
-    page pg = {.rq = rq, .err = BD_OK, .limit = limit};
+    char token[BD_TOKEN_TEXT_MAX + 1];
+    next_token(rq, s, pg, token);
+    bd_reply_header_int(rq, "X-Records-Found", s->tok.records_found);
+    if (token[0])
+        bd_reply_header(rq, "X-Pagination-Token", token);
+}
+
+/* The JSON page's envelope: the records' array closed, then the count and the token
+ * spliced in front of it. */
+static void finish_json_page(bd_req *rq, search *s, const page *pg, size_t head_at)
+{
+    bd_json_array_end(&rq->json);
+    bd_json_object_end(&rq->json);
+    if (bd_json_result(&rq->json) != BD_OK) {
+        bd_reply_finish(rq);
+        return;
+    }
+    write_head(rq, s, pg, head_at);
+}
+
+/* Runs the search in one read view and writes the reply, as JSON or (rq->csv) as CSV rows.
+ * A continued page keeps the count its token carries. Nothing found is the JSON 404 either
+ * way (an error is never CSV). */
+static void run_search(bd_req *rq, search *s, int limit)
+{
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r != BD_OK) {
+        bd_store_read_end(rq->store);
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    size_t head_at = 0; /* JSON: where the envelope's head goes */
+    if (rq->csv) {
+        bd_csv_records_begin(rq); /* a header row past the body's cap: a 500 already */
+    } else {
+        bd_reply_begin(rq, 200);
+        bd_json_object_begin(&rq->json);
+        head_at = rq->body->len;
+        bd_json_key(&rq->json, "data");
+        bd_json_array_begin(&rq->json);
+    }
+    page pg = {.w = &rq->json, .rq = rq, .err = BD_OK, .limit = limit};
     s->q.limit = limit + 1;
-    bd_result r = rq->status == 200 ? bd_store_record_search(rq->store, &s->q, write_record, &pg,
-                                                              s->continuing ? NULL
-                                                                            : &s->tok.records_found)
-                                    : BD_OK;
+    if (rq->status == 200)
+        r = bd_store_record_search(rq->store, &s->q, write_record, &pg,
+                                   s->continuing ? NULL : &s->tok.records_found);
     if (r == BD_OK)
         r = pg.err;
     bd_store_read_end(rq->store);
@@ -433,56 +444,10 @@ static void run_csv_search(bd_req *rq, search *s, int limit)
         return;
     }
     rq->records = pg.written;
-    char token[BD_TOKEN_TEXT_MAX + 1];
-    next_token(rq, s, &pg, token);
-    bd_reply_header_int(rq, "X-Records-Found", s->tok.records_found);
-    if (token[0])
-        bd_reply_header(rq, "X-Pagination-Token", token);
-}
-
-/* Runs the search in one read view and writes the reply. A continued page keeps the count
- * its token carries. */
-static void run_search(bd_req *rq, search *s, int limit)
-{
-    bd_result r = bd_store_read_begin(rq->store);
-    if (r != BD_OK) {
-        bd_store_read_end(rq->store);
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (rq->csv) {
-        run_csv_search(rq, s, limit);
-        return;
-    }
-    bd_reply_begin(rq, 200);
-    bd_json *w = &rq->json;
-    bd_json_object_begin(w);
-    size_t head_at = rq->body->len;
-    bd_json_key(w, "data");
-    bd_json_array_begin(w);
-    page pg = {.w = w, .rq = rq, .err = BD_OK, .limit = limit};
-    s->q.limit = limit + 1;
-    r = bd_store_record_search(rq->store, &s->q, write_record, &pg,
-                               s->continuing ? NULL : &s->tok.records_found);
-    if (r == BD_OK)
-        r = pg.err;
-    bd_store_read_end(rq->store);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (s->tok.records_found == 0 && rq->empty_search_status != 200) {
-        write_not_found(rq);
-        return;
-    }
-    rq->records = pg.written;
-    bd_json_array_end(w);
-    bd_json_object_end(w);
-    if (bd_json_result(w) != BD_OK) {
-        bd_reply_finish(rq);
-        return;
-    }
-    write_head(rq, s, &pg, head_at);
+    if (rq->csv)
+        finish_csv_page(rq, s, &pg);
+    else
+        finish_json_page(rq, s, &pg, head_at);
 }
 
 void bd_handle_breach_search(bd_req *rq)

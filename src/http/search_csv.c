@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/csv_out.h"
+#include "http/record_view.h"
 #include "http/search_csv.h"
 #include "ingest/mask.h"
 
