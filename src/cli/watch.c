@@ -8,7 +8,7 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "core/term.h"
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 #include "webhook/policy.h"
 
 static const char USAGE[] =

@@ -7,7 +7,7 @@
 
 #include "http/server_impl.h"
 #include "ingest/jsonl.h"
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 #include "webhook/payload.h"
 #include "webhook/policy.h"
 

@@ -11,7 +11,7 @@
 
 #include "core/term.h"
 #include "ingest/reader.h"
-#include "ingest/watch.h"
+#include "ingest/watch_match.h"
 
 /* Rows per transaction of a plain import: an eighth of the rows the store holds, at least
  * 50,000 and at most 1,000,000. Every commit writes each index page the batch dirtied to

@@ -1,4 +1,4 @@
-/* The import's watch matcher (watch.h): the watches grouped by what they name (type, lookup
+/* The import's watch matcher (watch_match.h): the watches grouped by what they name (type, lookup
  * key), the landed rows looked up field by field, matches summed per value group and breach
  * until the batch's commit writes them as one alert per watch of the group and breach
  * (watch_index.h). A row costs one hash lookup per field it has, and one more per match:
@@ -11,8 +11,9 @@
 #include "core/hex.h"
 #include "core/json.h"
 #include "core/uuid.h"
-#include "ingest/watch.h"
+#include "auth/secret.h"
 #include "ingest/watch_index.h"
+#include "ingest/watch_match.h"
 
 typedef struct {
     int64_t id, key_id;

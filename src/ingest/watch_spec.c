@@ -1,11 +1,11 @@
-/* What a watch names, normalised as imported rows are (watch.h). */
+/* What a watch names, normalised as imported rows are (watch_spec.h). */
 #include <sodium.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/hex.h"
 #include "ingest/mask.h"
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 
 const char *bd_watch_type_name(int type)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 
 void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery)
 {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 #include "webhook/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

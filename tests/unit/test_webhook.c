@@ -6,7 +6,7 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "ingest/watch.h"
+#include "ingest/watch_spec.h"
 #include "test.h"
 #include "webhook/deliver.h"
 #include "webhook/payload.h"
