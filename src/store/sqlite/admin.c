@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 bd_result sq_stats(bd_store *base, bd_stats_cb cb, void *ctx, int64_t *total_records,
                    int64_t *total_cards)

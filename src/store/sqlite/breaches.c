@@ -4,6 +4,7 @@
 
 #include "store/breach_name.h"
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* Candidates tried for a Name before a put gives up (store.h). */
 #define NAME_TRIES 1000

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 static void bind_text_opt(sqlite3_stmt *st, int i, const char *v)
 {

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 bd_result sq_changes_note_put(sqlite_store *s, bool cards)
 {

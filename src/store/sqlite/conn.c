@@ -11,6 +11,7 @@
 #include "store/sqlite/schema.h"
 #include "store/sql_common.h"
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* What the front (store.c) calls through; the functions are in this folder's files. */
 /* SQLite decides every duplicate at its own put: none are left for the commit. */
@@ -340,13 +341,22 @@ bd_result sq_meta_set(bd_store *base, const char *key, const char *value)
     return sq_step_done(s, st);
 }
 
+/* Empties the breach cache when another connection committed since it was last checked. */
+static void breach_cache_check(sqlite_store *s)
+{
+    int64_t v = sq_count_of(s, Q_OTHERS_VERSION);
+    if (v != s->others_version)
+        memset(s->breach_cache, 0, sizeof s->breach_cache);
+    s->others_version = v;
+}
+
 /* Once the write lock is held no other connection can commit until this transaction ends:
  * the breach cache is checked once for all of its record puts. */
 bd_result sq_begin(bd_store *base)
 {
     bd_result r = sq_run_fixed(S(base), Q_BEGIN);
     if (r == BD_OK)
-        sq_breach_cache_check(S(base));
+        breach_cache_check(S(base));
     return r;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* Runs body(s, ctx) inside BEGIN IMMEDIATE ... COMMIT, rolling back on failure. */
 static bd_result in_tx(sqlite_store *s, bd_result (*body)(sqlite_store *, void *), void *ctx)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
                        void *ctx)

@@ -4,6 +4,7 @@
 
 #include "store/record_sql.h"
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* The id and date of a record's breach, from the connection's cache or the store. */
 static bd_result record_breach(sqlite_store *s, const char *uuid, const breach_slot **out)

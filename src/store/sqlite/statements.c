@@ -6,7 +6,7 @@
 
 #include "core/log.h"
 #include "store/sql_common.h"
-#include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* The breach columns every breach-returning query selects, in bd_breach_row order. */
 #define BREACH_COLS BD_SQL_BREACH_COLS
@@ -303,14 +303,6 @@ bd_result sq_step_count(sqlite3_stmt *st, int64_t *n)
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sq_done(st);
     return sq_map_rc(rc);
-}
-
-void sq_breach_cache_check(sqlite_store *s)
-{
-    int64_t v = sq_count_of(s, Q_OTHERS_VERSION);
-    if (v != s->others_version)
-        memset(s->breach_cache, 0, sizeof s->breach_cache);
-    s->others_version = v;
 }
 
 int64_t sq_count_of(sqlite_store *s, int q)

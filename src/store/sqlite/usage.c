@@ -2,6 +2,7 @@
  * and the day's row of a key change in one IMMEDIATE transaction, so every process writing
  * the file takes its turn and a quota holds exactly across them. */
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 /* Adds to the month's row within the quota; *added stays 0 when the quota refuses. */
 static bd_result add_month(sqlite_store *s, int64_t key_id, int32_t month, int64_t count,

@@ -11,6 +11,7 @@
 
 #include "core/json.h"
 #include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
 
 #define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at"
 #define ALERT_COLUMNS                                                                              \
