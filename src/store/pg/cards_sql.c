@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hex.h"
 #include "store/pg/cards_sql.h"
 
 #define SQL_MAX (1024 * 1024)
@@ -369,11 +370,7 @@ static void hmac_cond(void *w, const bd_card_cond *k)
 {
     pg_card_sql *c = w;
     char hex[2 * BD_HMAC_LEN];
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < BD_HMAC_LEN; i++) {
-        hex[2 * i] = digits[k->hmac[i] >> 4];
-        hex[2 * i + 1] = digits[k->hmac[i] & 15];
-    }
+    bd_hex_encode(k->hmac, BD_HMAC_LEN, hex);
     pg_card_emit(c, k->kind == BD_CC_HMAC ? "c.number_hmac = decode(" : "c.cvv_hmac = decode(");
     pg_card_value(c, hex, sizeof hex);
     pg_card_emit(c, ", 'hex')");

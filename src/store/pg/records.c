@@ -10,6 +10,7 @@
  * runs off its lookup rows (search_by_domain). */
 #include <string.h>
 
+#include "core/hex.h"
 #include "store/pg/pg_impl.h"
 #include "store/record_sql.h"
 
@@ -457,10 +458,10 @@ static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
 {
     bd_result r = bd_buf_append_char(b, '"');
     if (field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN) {
-        static const char hex[] = "0123456789abcdef";
         r = r == BD_OK ? bd_buf_append_str(b, "\\\\x") : r;
         for (size_t i = 0; r == BD_OK && i < v.len; i++) {
-            char two[2] = {hex[(uint8_t)v.ptr[i] >> 4], hex[(uint8_t)v.ptr[i] & 15]};
+            char two[2];
+            bd_hex_encode((const uint8_t *)v.ptr + i, 1, two);
             r = bd_buf_append(b, two, 2);
         }
     } else {
