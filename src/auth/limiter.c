@@ -39,6 +39,7 @@ struct bd_limiter {
     char *uri;                  /* NULL: per process */
     char shown[512];            /* uri without its password */
     bd_store_pool *conns;       /* each thread's connection to the store (app/store_pool.h) */
+    bool owns_conns;            /* made by bd_limiter_new, freed with the limiter */
     lease *leases;
     _Atomic bool reachable;
     _Atomic uint64_t errors, leases_taken;
@@ -102,15 +103,29 @@ static bd_result check_store(bd_limiter *l, char *why, size_t whylen)
 bd_result bd_limiter_new(const char *shared_uri, bd_limiter **out, char *why, size_t whylen)
 {
     *out = NULL;
+    bd_store_pool *pool = NULL;
+    if (shared_uri && !(pool = bd_store_pool_new(shared_uri, BD_STORE_WRITE)))
+        return BD_ERR_NOMEM;
+    bd_result r = bd_limiter_new_pooled(pool, out, why, whylen);
+    if (r == BD_OK)
+        (*out)->owns_conns = pool != NULL;
+    else
+        bd_store_pool_free(pool);
+    return r;
+}
+
+bd_result bd_limiter_new_pooled(bd_store_pool *shared, bd_limiter **out, char *why, size_t whylen)
+{
+    *out = NULL;
     bd_limiter *l = calloc(1, sizeof *l);
     if (!l)
         return BD_ERR_NOMEM;
     bool ok = true;
     for (int k = 1; k < KINDS; k++)
         ok = ok && (l->local[k] = bd_ratelimit_new(1u << 16)) != NULL;
-    if (ok && shared_uri) {
-        l->uri = strdup(shared_uri);
-        l->conns = bd_store_pool_new(shared_uri, BD_STORE_WRITE);
+    if (ok && shared) {
+        l->uri = strdup(bd_store_pool_uri(shared));
+        l->conns = shared;
         l->leases = calloc(LEASE_SLOTS, sizeof *l->leases);
         ok = l->uri && l->conns && l->leases;
         for (int i = 0; ok && i < LEASE_SLOTS; i++)
@@ -137,7 +152,8 @@ void bd_limiter_free(bd_limiter *l)
 {
     if (!l)
         return;
-    bd_store_pool_free(l->conns);
+    if (l->owns_conns)
+        bd_store_pool_free(l->conns);
     if (l->leases) {
         for (int i = 0; i < LEASE_SLOTS; i++)
             pthread_mutex_destroy(&l->leases[i].lock);

@@ -39,6 +39,12 @@ typedef struct bd_limiter bd_limiter;
  * the store at shared_uri, which is opened once here to check it (why says what is wrong
  * with it; the URI's password is never in it). */
 bd_result bd_limiter_new(const char *shared_uri, bd_limiter **out, char *why, size_t whylen);
+/* The same, with the shared store's connections taken from pool (app/store_pool.h: opened
+ * with BD_STORE_WRITE), which the composition root owns and frees after the limiter; NULL:
+ * per process. */
+struct bd_store_pool;
+bd_result bd_limiter_new_pooled(struct bd_store_pool *shared, bd_limiter **out, char *why,
+                                size_t whylen);
 void bd_limiter_free(bd_limiter *l);
 
 /* Takes one request from budget (kind, id) of `limit` per period_s seconds at now_us. */

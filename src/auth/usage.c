@@ -45,6 +45,7 @@ struct bd_usage {
     char *uri;
     char shown[512];        /* uri without its password */
     bd_store_pool *conns;   /* each thread's connection to the store (app/store_pool.h) */
+    bool owns_conns;        /* made by bd_usage_new, freed with the counters */
     pthread_mutex_t lock;   /* the pending table */
     pending *table;         /* open addressing by key and day */
     size_t used;
@@ -85,16 +86,26 @@ int64_t bd_usage_month_end(int64_t t)
 
 bd_usage *bd_usage_new(const char *uri)
 {
+    bd_store_pool *pool = bd_store_pool_new(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    bd_usage *u = pool ? bd_usage_new_pooled(pool) : NULL;
+    if (u)
+        u->owns_conns = true;
+    else
+        bd_store_pool_free(pool);
+    return u;
+}
+
+bd_usage *bd_usage_new_pooled(bd_store_pool *pool)
+{
     bd_usage *u = calloc(1, sizeof *u);
     if (!u)
         return NULL;
-    u->uri = strdup(uri);
+    u->uri = strdup(bd_store_pool_uri(pool));
     u->table = calloc(PENDING_SLOTS, sizeof *u->table);
     u->batch = calloc(PENDING_SLOTS, sizeof *u->batch);
     u->leases = calloc(LEASE_SLOTS, sizeof *u->leases);
-    u->conns = bd_store_pool_new(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
-    if (!u->uri || !u->table || !u->batch || !u->leases || !u->conns) {
-        bd_store_pool_free(u->conns);
+    u->conns = pool;
+    if (!u->uri || !u->table || !u->batch || !u->leases) {
         free(u->leases);
         free(u->uri);
         free(u->table);
@@ -454,7 +465,8 @@ void bd_usage_free(bd_usage *u)
                    u->used);
         bd_store_close(s);
     }
-    bd_store_pool_free(u->conns);
+    if (u->owns_conns)
+        bd_store_pool_free(u->conns);
     pthread_mutex_destroy(&u->lock);
     for (int i = 0; i < LEASE_SLOTS; i++)
         pthread_mutex_destroy(&u->leases[i].lock);

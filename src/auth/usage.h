@@ -40,6 +40,11 @@ typedef struct bd_usage bd_usage;
 
 /* Usage kept in the store at uri (opened for writing on first use). NULL when out of memory. */
 bd_usage *bd_usage_new(const char *uri);
+/* The same, with its connections taken from pool (app/store_pool.h: opened with
+ * BD_STORE_WRITE | BD_STORE_SMALL_WRITES), which the composition root owns and frees after
+ * the counters. */
+struct bd_store_pool;
+bd_usage *bd_usage_new_pooled(struct bd_store_pool *pool);
 /* Writes what is still counted in memory, then frees. */
 void bd_usage_free(bd_usage *u);
 

@@ -557,11 +557,15 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
 static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
 {
     const bd_server_config *cfg = &srv->cfg;
-    bd_result lr = bd_limiter_new(cfg->shared_limits, &srv->limiter, why, whylen);
+    bd_result lr = cfg->limits_pool
+                       ? bd_limiter_new_pooled(cfg->limits_pool, &srv->limiter, why, whylen)
+                       : bd_limiter_new(cfg->shared_limits, &srv->limiter, why, whylen);
     if (lr != BD_OK)
         return lr;
     /* usage is written where shared limits are (the primary, when serving from a standby) */
-    srv->usage = bd_usage_new(cfg->shared_limits ? cfg->shared_limits : srv->db);
+    srv->usage = cfg->usage_pool
+                     ? bd_usage_new_pooled(cfg->usage_pool)
+                     : bd_usage_new(cfg->shared_limits ? cfg->shared_limits : srv->db);
     if (!srv->usage)
         return BD_ERR_NOMEM;
     srv->auth_fails = bd_ratelimit_new(1u << 14);

@@ -38,6 +38,11 @@ typedef struct {
     const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
                                         * public addresses only */
     int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
+    /* The connections of the shared limits and of the usage counters, per thread, as the
+     * composition root's connection policy gives them (app/store_pool.h; borrowed, freed
+     * after the server). NULL: opened from shared_limits (usage: else db) by the server. */
+    struct bd_store_pool *limits_pool;
+    struct bd_store_pool *usage_pool;
 } bd_server_config;
 
 typedef struct bd_server bd_server;
