@@ -110,7 +110,8 @@ static void overwrite(char *text)
     free(shown);
 }
 
-char *bd_uri_file_read(const char *option, const char *path, char *why, size_t whylen)
+char *bd_private_file_read(const char *option, const char *path, const char *what, char *why,
+                           size_t whylen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     struct stat st;
@@ -151,17 +152,23 @@ char *bd_uri_file_read(const char *option, const char *path, char *why, size_t w
     while (start < len && isspace((unsigned char)text[start]))
         start++;
     const char *fault = len > URI_FILE_MAX          ? "is longer than 4096 bytes"
-                        : start == len              ? "holds no store URI"
+                        : start == len              ? "holds no"
                         : memchr(text, '\0', len) ? "holds a NUL byte"
                                                     : NULL;
     if (fault) {
-        snprintf(why, whylen, "%s: %s %s", option, path, fault);
+        snprintf(why, whylen, "%s: %s %s%s%s", option, path, fault, start == len ? " " : "",
+                 start == len ? what : "");
         free(text);
         return NULL;
     }
     memmove(text, text + start, len - start);
     text[len - start] = '\0';
     return text;
+}
+
+char *bd_uri_file_read(const char *option, const char *path, char *why, size_t whylen)
+{
+    return bd_private_file_read(option, path, "store URI", why, whylen);
 }
 
 /* The value of "--name VALUE" or "--name=VALUE" at argv[*i], as a writable pointer into

@@ -70,8 +70,14 @@ int bd_uri_arg_take(bd_uri_arg *a, const char *cmd, int argc, char **argv, int *
  * empty, else NULL. */
 const char *bd_uri_arg_done(bd_uri_arg *a);
 
-/* Reads a store URI from path into a new string (the caller frees it). On failure returns
- * NULL with why holding "<option>: <reason>" (option names the file in messages). */
+/* Reads a secret (what names it in messages, e.g. "signing secret") from a private file
+ * into a new string (the caller frees it): a regular file no other user can read or write,
+ * its text alone with surrounding spaces and newlines dropped, at most 4096 bytes. On
+ * failure returns NULL with why holding "<option>: <reason>" (option names the file). */
+char *bd_private_file_read(const char *option, const char *path, const char *what, char *why,
+                           size_t whylen);
+
+/* bd_private_file_read of a store URI. */
 char *bd_uri_file_read(const char *option, const char *path, char *why, size_t whylen);
 
 #endif

@@ -1,8 +1,12 @@
 /* breachctl watch add|list|remove. For `watch add`, --secret is the webhook's signing secret
- * (the scripting contract); the server secret file, needed to hash a password or SSN watch
- * the way records are hashed, is --server-secret (default: the store's default path). */
+ * (the scripting contract), or --secret-file names a private file holding it; the server
+ * secret file, needed to hash a password or SSN watch the way records are hashed, is
+ * --server-secret (default: the store's default path). A signing secret given on the
+ * command line is copied and wiped from argv at once, so ps shows it only for the moment
+ * before breachctl parses its arguments. */
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -13,7 +17,8 @@
 
 static const char USAGE[] =
     "usage: breachctl watch add --db PATH --key KEY_ID --type TYPE --account VALUE --url URL\n"
-    "                           --secret SIGNING_SECRET [--server-secret FILE]\n"
+    "                           --secret SIGNING_SECRET|--secret-file FILE\n"
+    "                           [--server-secret FILE]\n"
     "                           [--webhook-allow CIDR]...\n"
     "       breachctl watch list --db PATH [--key KEY_ID] [--secret FILE]\n"
     "       breachctl watch remove ID --db PATH [--key KEY_ID] [--secret FILE]\n"
@@ -21,7 +26,7 @@ static const char USAGE[] =
     "social_security_number, password, password_hash, bitcoin_address) or bin (6 digits).\n";
 
 typedef struct {
-    const char *db, *key, *type, *account, *url, *secret, *server_secret;
+    const char *db, *key, *type, *account, *url, *secret, *secret_file, *server_secret;
     bd_webhook_policy policy;
     const char *pos[2];
     int npos;
@@ -48,6 +53,8 @@ static bool parse(int argc, char **argv, watch_args *a)
             slot = &a->url;
         else if (bd_arg_value(argc, argv, &i, "--secret", &v))
             slot = &a->secret;
+        else if (bd_arg_value(argc, argv, &i, "--secret-file", &v))
+            slot = &a->secret_file;
         else if (bd_arg_value(argc, argv, &i, "--server-secret", &v))
             slot = &a->server_secret;
         else if (bd_arg_value(argc, argv, &i, "--webhook-allow", &v)) {
@@ -185,6 +192,38 @@ static int print_watch(void *ctx, const bd_watch_row *w)
     return 0;
 }
 
+/* watch add with its signing secret in memory of its own: read from --secret-file, or
+ * copied from argv, whose text is then wiped (the argv strings are main's, writable). */
+static int add_with_secret(watch_args *a)
+{
+    char *copy = NULL;
+    if (a->secret && a->secret_file) {
+        fprintf(stderr, "breachctl watch add: give --secret or --secret-file, not both\n");
+        return BD_EXIT_FAIL;
+    }
+    if (a->secret_file) {
+        char why[512];
+        if (!(copy = bd_private_file_read("--secret-file", a->secret_file, "signing secret", why,
+                                          sizeof why))) {
+            fprintf(stderr, "breachctl watch add: %s\n", why);
+            return BD_EXIT_FAIL;
+        }
+    } else if (a->secret) {
+        if (!(copy = strdup(a->secret))) {
+            fprintf(stderr, "breachctl watch add: out of memory\n");
+            return BD_EXIT_FAIL;
+        }
+        sodium_memzero((char *)a->secret, strlen(a->secret));
+    }
+    a->secret = copy;
+    int rc = add(a);
+    if (copy) {
+        sodium_memzero(copy, strlen(copy));
+        free(copy);
+    }
+    return rc;
+}
+
 int bd_cmd_watch(int argc, char **argv)
 {
     watch_args a = {0};
@@ -194,7 +233,7 @@ int bd_cmd_watch(int argc, char **argv)
     }
     const char *sub = argv[0];
     if (strcmp(sub, "add") == 0)
-        return a.npos ? (fputs(USAGE, stderr), BD_EXIT_FAIL) : add(&a);
+        return a.npos ? (fputs(USAGE, stderr), BD_EXIT_FAIL) : add_with_secret(&a);
     int64_t key_id = 0, id = 0;
     if (a.key && !bd_parse_i64(a.key, 1, INT64_MAX, &key_id)) {
         fprintf(stderr, "breachctl watch: --key is an API key's ID\n");
