@@ -5,11 +5,23 @@
 
 #include "app/app.h"
 #include "app/service.h"
+#include "app/store_pool.h"
 #include "http/server.h"
+
+/* The connection policy: the pools of per-thread store connections, each with its flags,
+ * made by the stores service and closed when it stops, after every service that uses them
+ * (app/svc_stores.c says who gets which). */
+typedef struct {
+    bd_store_pool *reads;  /* --db, BD_STORE_READ */
+    bd_store_pool *writes; /* --db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES */
+    bd_store_pool *limits; /* --shared-limits, BD_STORE_WRITE; NULL without it */
+    bd_store_pool *usage;  /* --shared-limits, else --db: BD_STORE_WRITE | SMALL_WRITES */
+} bd_app_pools;
 
 typedef struct {
     const bd_app_config *cfg;
-    bd_server *srv; /* set by the stores service, which starts first */
+    bd_server *srv;     /* set by the stores service, which starts first */
+    bd_app_pools pools; /* the same */
 } bd_app_env;
 
 extern const bd_service bd_svc_stores;      /* svc_stores.c: the server's stores and parts */

@@ -2,6 +2,7 @@
 #include "app/store_pool.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,7 @@ bd_result bd_store_pool_get(bd_store_pool *p, bd_store **out, char *why, size_t 
         if (!grown) {
             pthread_mutex_unlock(&p->lock);
             bd_store_close(s);
-            if (why && whylen)
-                why[0] = '\0';
+            snprintf(why, whylen, "out of memory");
             return BD_ERR_NOMEM;
         }
         p->conns = grown;
@@ -60,6 +60,23 @@ bd_result bd_store_pool_get(bd_store_pool *p, bd_store **out, char *why, size_t 
     pthread_setspecific(p->key, s);
     *out = s;
     return BD_OK;
+}
+
+void bd_store_pool_drop(bd_store_pool *p)
+{
+    bd_store *s = pthread_getspecific(p->key);
+    if (!s)
+        return;
+    pthread_mutex_lock(&p->lock);
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->conns[i] == s) {
+            p->conns[i] = p->conns[--p->n];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    pthread_setspecific(p->key, NULL);
+    bd_store_close(s);
 }
 
 bd_result bd_store_pool_open_once(const bd_store_pool *p, bd_store **out, char *why,

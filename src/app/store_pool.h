@@ -20,6 +20,9 @@ bd_store_pool *bd_store_pool_new(const char *uri, int flags);
 /* The calling thread's connection, opened on first use. When it cannot be opened, why says
  * why (never the URI's password) and the next call tries again. */
 bd_result bd_store_pool_get(bd_store_pool *p, bd_store **out, char *why, size_t whylen);
+/* Closes the calling thread's connection, if it has one (after a failure that may have left
+ * it unusable): its next bd_store_pool_get opens a new one. */
+void bd_store_pool_drop(bd_store_pool *p);
 /* Opens a connection of the pool's kind that is the caller's own (to close), outside the
  * per-thread ones: a check at start, a last write at stop. */
 bd_result bd_store_pool_open_once(const bd_store_pool *p, bd_store **out, char *why,

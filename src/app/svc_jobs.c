@@ -1,5 +1,6 @@
 /* The bulk job runner (http/job_runner.h) as a service: the server's job submissions wake
- * it; at stop a job in progress keeps its stored chunks and is taken over later. */
+ * it; at stop a job in progress keeps its stored chunks and is taken over later. Its threads
+ * take their connections from the write and read pools. */
 #include <stdio.h>
 
 #include "app/services.h"
@@ -8,7 +9,8 @@
 static bd_result start(void *envp, void **state, char *why, size_t whylen)
 {
     bd_app_env *env = envp;
-    bd_job_runner *r = bd_job_runner_start(bd_server_db(env->srv), env->cfg->server.job_pause_ms);
+    bd_job_runner *r = bd_job_runner_start(env->pools.writes, env->pools.reads,
+                                           env->cfg->server.job_pause_ms);
     *state = r;
     if (!r) {
         snprintf(why, whylen, "cannot start the job runner thread");

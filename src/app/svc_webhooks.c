@@ -1,4 +1,5 @@
-/* The webhook deliverer (webhook/deliver.h) as a service. */
+/* The webhook deliverer (webhook/deliver.h) as a service; its leasing thread takes its
+ * connection from the write pool. */
 #include "app/services.h"
 #include "webhook/deliver.h"
 
@@ -8,7 +9,7 @@ static bd_result start(void *envp, void **state, char *why, size_t whylen)
     static const bd_webhook_policy public_only; /* no --webhook-allow */
     const bd_webhook_policy *p = env->cfg->server.webhooks ? env->cfg->server.webhooks
                                                            : &public_only;
-    return bd_deliverer_start(bd_server_db(env->srv), p, env->cfg->alert_retention_s,
+    return bd_deliverer_start(env->pools.writes, p, env->cfg->alert_retention_s,
                               (bd_deliverer **)state, why, whylen);
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/store_pool.h"
 #include "auth/keys.h"
 #include "auth/usage.h"
 #include "core/log.h"
@@ -25,7 +26,7 @@
 #define TEXT_MAX (64u << 20) /* one chunk's inputs or results: 1,000 identities */
 
 struct bd_job_runner {
-    char uri[1024];
+    bd_store_pool *writes, *reads; /* each thread's connections (app/store_pool.h) */
     int64_t pause_ms;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -326,14 +327,14 @@ static void take_chunks_in_view(job_share *sh, work *wk)
     }
 }
 
-/* Opens wk's connections that are not open yet; false (said once) when one cannot be. */
-static bool open_stores(const char *uri, work *wk)
+/* Takes wk's connections that are not open yet from the pools; false (said once) when one
+ * cannot be opened. */
+static bool open_stores(bd_job_runner *rn, work *wk)
 {
     char why[256];
-    if (!wk->store && bd_store_open(uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &wk->store,
-                                    why, sizeof why) != BD_OK)
+    if (!wk->store && bd_store_pool_get(rn->writes, &wk->store, why, sizeof why) != BD_OK)
         wk->store = NULL;
-    else if (!wk->reader && bd_store_open(uri, BD_STORE_READ, &wk->reader, why, sizeof why) != BD_OK)
+    else if (!wk->reader && bd_store_pool_get(rn->reads, &wk->reader, why, sizeof why) != BD_OK)
         wk->reader = NULL;
     if (wk->store && wk->reader) {
         wk->said = false;
@@ -353,15 +354,15 @@ static void take_chunks(job_share *sh, work *wk)
     bd_store_read_end(wk->reader);
 }
 
-static work *work_new(const char *uri)
+static work *work_new(bd_job_runner *rn)
 {
     work *wk = calloc(1, sizeof *wk);
     if (!wk)
         return NULL;
     bd_buf_init(&wk->inputs, TEXT_MAX);
     bd_buf_init(&wk->results, TEXT_MAX);
-    if (uri)
-        open_stores(uri, wk);
+    if (rn)
+        open_stores(rn, wk);
     return wk;
 }
 
@@ -369,8 +370,7 @@ static void work_free(work *wk)
 {
     if (!wk)
         return;
-    bd_store_close(wk->store);
-    bd_store_close(wk->reader);
+    /* its connections are the pools' */
     bd_buf_free(&wk->inputs);
     bd_buf_free(&wk->results);
     free(wk->ids);
@@ -387,7 +387,7 @@ static void *help(void *arg)
 {
     bd_job_runner *rn = arg;
     lower_priority();
-    work *wk = work_new(rn->uri);
+    work *wk = work_new(rn);
     uint64_t seen = 0;
     pthread_mutex_lock(&rn->lock);
     for (;;) {
@@ -398,7 +398,7 @@ static void *help(void *arg)
         seen = rn->generation;
         job_share *sh = rn->current;
         pthread_mutex_unlock(&rn->lock);
-        if (wk && open_stores(rn->uri, wk))
+        if (wk && open_stores(rn, wk))
             take_chunks(sh, wk);
         pthread_mutex_lock(&rn->lock);
         rn->busy--;
@@ -504,7 +504,7 @@ static void *run(void *arg)
             rn->nhelpers++;
     int64_t expired_at = 0;
     do {
-        if (!open_stores(rn->uri, wk))
+        if (!open_stores(rn, wk))
             continue;
         int64_t now = (int64_t)time(NULL);
         if (now - expired_at >= EXPIRE_EVERY_S) {
@@ -522,12 +522,13 @@ static void *run(void *arg)
     return NULL;
 }
 
-bd_job_runner *bd_job_runner_start(const char *uri, int64_t pause_ms)
+bd_job_runner *bd_job_runner_start(bd_store_pool *writes, bd_store_pool *reads, int64_t pause_ms)
 {
     bd_job_runner *rn = calloc(1, sizeof *rn);
     if (!rn)
         return NULL;
-    snprintf(rn->uri, sizeof rn->uri, "%s", uri);
+    rn->writes = writes;
+    rn->reads = reads;
     rn->pause_ms = pause_ms;
     pthread_mutex_init(&rn->lock, NULL);
     pthread_cond_init(&rn->cond, NULL);

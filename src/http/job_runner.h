@@ -34,11 +34,15 @@
 #define BD_JOB_THREADS 2 /* threads looking up one job's chunks at once */
 
 typedef struct bd_job_runner bd_job_runner;
+struct bd_store_pool;
 
-/* Starts the runner on the store at uri (opened for writes by the thread). pause_ms, for
- * tests only, sleeps that long after each chunk (0: none). NULL when out of memory or no
- * thread could be started. */
-bd_job_runner *bd_job_runner_start(const char *uri, int64_t pause_ms);
+/* Starts the runner; each of its threads takes its connections from the pools the
+ * composition root gives it (app/store_pool.h; borrowed, closed after the runner stopped):
+ * writes (claims, chunks taken and stored) and reads (the lookups). pause_ms, for tests
+ * only, sleeps that long after each chunk (0: none). NULL when out of memory or no thread
+ * could be started. */
+bd_job_runner *bd_job_runner_start(struct bd_store_pool *writes, struct bd_store_pool *reads,
+                                   int64_t pause_ms);
 /* Wakes the runner to look for work now (a job was submitted). NULL is ignored. */
 void bd_job_runner_poke(bd_job_runner *r);
 /* Stops the thread (a job in progress keeps its stored chunks; its lease runs out and it is

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app/store_pool.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -31,7 +32,7 @@ typedef struct {
 } slot;
 
 struct bd_deliverer {
-    char *uri;
+    bd_store_pool *writes; /* the leasing thread's connection (app/store_pool.h) */
     const bd_webhook_policy *policy;
     int64_t retention_s; /* alerts delivered or given up kept this long; 0: for ever */
     pthread_t leaser;
@@ -278,14 +279,13 @@ static void *leaser(void *arg)
             pthread_mutex_unlock(&d->mu);
             char why[256];
             bool was_open = s != NULL;
-            if (!s && bd_store_open(d->uri, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &s, why,
-                                    sizeof why) != BD_OK)
+            if (!s && bd_store_pool_get(d->writes, &s, why, sizeof why) != BD_OK)
                 s = NULL;
             bd_result r = s ? bd_store_alert_lease(s, now_ms(), BD_WEBHOOK_LEASE_MS, free_slots,
                                                    take_leased, d)
                             : BD_ERR_STORE;
             if (r != BD_OK && s) {
-                bd_store_close(s); /* reopened on the next round */
+                bd_store_pool_drop(d->writes); /* opened anew on the next round */
                 s = NULL;
             }
             if (r == BD_OK && d->retention_s > 0 && now_ms() >= next_prune_ms) {
@@ -321,20 +321,19 @@ static void *leaser(void *arg)
             bd_store_alert_settle(s, it->row.seq, BD_ALERT_PENDING, it->row.attempts, now_ms());
         it->state = SLOT_FREE;
     }
-    bd_store_close(s);
-    return NULL;
+    return NULL; /* s is the pool's */
 }
 
-bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *policy,
+bd_result bd_deliverer_start(bd_store_pool *writes, const bd_webhook_policy *policy,
                              int64_t retention_s, bd_deliverer **out, char *why, size_t whylen)
 {
     *out = NULL;
     bd_deliverer *d = calloc(1, sizeof *d);
-    if (!d || !(d->uri = strdup(store_uri))) {
-        free(d);
+    if (!d) {
         snprintf(why, whylen, "out of memory");
         return BD_ERR_NOMEM;
     }
+    d->writes = writes;
     d->policy = policy;
     d->retention_s = retention_s;
     pthread_mutex_init(&d->mu, NULL);
@@ -374,6 +373,5 @@ void bd_deliverer_stop(bd_deliverer *d)
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work);
     pthread_cond_destroy(&d->done);
-    free(d->uri);
     free(d);
 }

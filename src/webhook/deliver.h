@@ -11,8 +11,8 @@
  * older than the retention (their identities are kept no longer than they are useful), and
  * then empties the store's write-ahead log of their copies, as an erasure does.
  *
- * Ownership: bd_deliverer_start copies the store URI; the policy is borrowed and must
- * outlive the deliverer. */
+ * Ownership: the pool of write connections (app/store_pool.h) and the policy are borrowed
+ * and must outlive the deliverer. */
 #ifndef BD_WEBHOOK_DELIVER_H
 #define BD_WEBHOOK_DELIVER_H
 
@@ -31,11 +31,13 @@
 #define BD_ALERT_PRUNE_EVERY_MS 3600000 /* 1 h, and once at start */
 
 typedef struct bd_deliverer bd_deliverer;
+struct bd_store_pool;
 
 /* Starts the threads. retention_s: how long alerts delivered or given up are kept (0: for
  * ever). BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing
- * thread opens the store and reopens it after failures. */
-bd_result bd_deliverer_start(const char *store_uri, const bd_webhook_policy *policy,
+ * thread takes its connection to the store from writes (opened with BD_STORE_WRITE |
+ * BD_STORE_SMALL_WRITES) and drops it for a new one after failures. */
+bd_result bd_deliverer_start(struct bd_store_pool *writes, const bd_webhook_policy *policy,
                              int64_t retention_s, bd_deliverer **out, char *why, size_t whylen);
 /* Stops the threads after the sends in progress (at most their 10 s timeout), records
  * their outcomes, gives back what was leased and not sent, and frees them. */

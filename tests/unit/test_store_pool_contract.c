@@ -1,6 +1,7 @@
 /* The store connection policy (app/store_pool.h), on each backend: one connection per
  * thread, opened on first use with the pool's flags and kept; a store that cannot be opened
- * says why and is tried again; everything is closed with the pool (ASan sees a leak). */
+ * says why and is tried again; a dropped connection is closed and replaced at the next call;
+ * everything is closed with the pool (ASan sees a leak). */
 #include <pthread.h>
 
 #include "app/store_pool.h"
@@ -93,12 +94,31 @@ TEST(test_pool_open_once_is_the_callers)
     bd_store_pool_free(p);
 }
 
+TEST(test_pool_drop_closes_this_threads_and_the_next_get_opens_anew)
+{
+    fresh();
+    bd_store_pool *p = bd_store_pool_new(fresh_uri(), BD_STORE_WRITE | BD_STORE_SMALL_WRITES);
+    bd_store_pool_drop(p); /* nothing to drop yet */
+    bd_store *a = NULL, *b = NULL;
+    char why[512];
+    CHECK_INT(bd_store_pool_get(p, &a, why, sizeof why), BD_OK);
+    bd_store_pool_drop(p);
+    CHECK_INT(bd_store_pool_get(p, &b, why, sizeof why), BD_OK);
+    CHECK(b != NULL);
+    CHECK_INT(bd_store_meta_set(b, "pool_test", "2"), BD_OK); /* the new one works */
+    bd_store *c = NULL;
+    CHECK_INT(bd_store_pool_get(p, &c, why, sizeof why), BD_OK);
+    CHECK(c == b);
+    bd_store_pool_free(p); /* closes b once; a was closed by the drop (ASan: no double close) */
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_pool_keeps_one_connection_per_thread);
     RUN_CONTRACT(test_pool_gives_each_thread_its_own_and_outlives_the_threads);
     RUN_CONTRACT(test_pool_says_why_and_tries_again);
     RUN_CONTRACT(test_pool_open_once_is_the_callers);
+    RUN_CONTRACT(test_pool_drop_closes_this_threads_and_the_next_get_opens_anew);
 }
 
 int main(void)
