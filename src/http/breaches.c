@@ -74,8 +74,10 @@ static void write_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx)
 /* The catalog is the same bytes for every key until the data version moves: a worker
  * keeps it (per number_of_records) and sends it as it is. The version is read first, in
  * the read view of the list, so a reply kept under a version is never older than it. */
-void bd_handle_breach_list(bd_req *rq)
+void bd_handle_breach_list(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     static const char *const allowed[] = {"number_of_records", NULL};
     int64_t limit;
     if (!bd_params_check(rq, allowed, NULL) ||
@@ -124,8 +126,9 @@ static int write_single(void *ctx, const bd_breach_row *b)
     return 0;
 }
 
-void bd_handle_breach_get(bd_req *rq, bd_slice uuid)
+void bd_handle_breach_get(struct bd_server *srv, bd_req *rq, bd_slice uuid)
 {
+    (void)srv;
     char canon[BD_UUID_LEN + 1];
     if (!bd_params_check(rq, NULL, NULL))
         return;

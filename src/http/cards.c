@@ -197,8 +197,10 @@ static bool take_exact_lookup(bd_req *rq)
     return false;
 }
 
-void bd_handle_card_search(bd_req *rq)
+void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     static const char *const allowed[] = {"page", "size", "sort", "query", NULL};
     static const char *const repeatable[] = {"sort", NULL};
     int64_t page, size;

@@ -33,8 +33,10 @@ static void write_status(bd_req *rq, const bd_store_status *st)
 
 /* The status changes only with the log: kept per data version like the catalog, so a
  * poller costs one index lookup, not a pass over the log. */
-void bd_handle_status(bd_req *rq)
+void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     int64_t version = 0;
@@ -111,8 +113,10 @@ static int write_change(void *ctx, const bd_change_row *c)
     return 0;
 }
 
-void bd_handle_changes(bd_req *rq)
+void bd_handle_changes(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     static const char *const allowed[] = {"since", "limit", NULL};
     int64_t since, limit;
     if (!bd_params_check(rq, allowed, NULL) ||

@@ -17,9 +17,6 @@
 #define ALLOW_HEADERS                                                                              \
     "x-api-key, hibp-api-key, content-type, accept, accept-language, cache-control, "            \
     "x-requested-with"
-/* POST and DELETE for the watches and jobs a dashboard manages with its key: the key comes
- * from a header, never a cookie, so a page can only use a key it already holds. */
-#define ALLOW_METHODS "GET, HEAD, POST, DELETE, OPTIONS"
 #define MAX_AGE "7200" /* seconds; Chromium caps a preflight's lifetime at two hours */
 
 /* host: a DNS name or an IPv4 address (letters, digits, '-', '.'), or "[v6]". */
@@ -127,18 +124,18 @@ bool bd_cors_is_preflight(struct MHD_Connection *conn, const char *method)
 }
 
 void bd_cors_add_headers(const bd_cors *c, struct MHD_Response *resp, const char *allow_origin,
-                         bool preflight)
+                         const char *preflight_methods)
 {
     if (c->n > 0) /* with "*" alone no reply depends on the origin */
         MHD_add_response_header(resp, "Vary", "Origin");
     if (!allow_origin)
         return;
     MHD_add_response_header(resp, "Access-Control-Allow-Origin", allow_origin);
-    if (!preflight) {
+    if (!preflight_methods) {
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", EXPOSE_HEADERS);
         return;
     }
-    MHD_add_response_header(resp, "Access-Control-Allow-Methods", ALLOW_METHODS);
+    MHD_add_response_header(resp, "Access-Control-Allow-Methods", preflight_methods);
     MHD_add_response_header(resp, "Access-Control-Allow-Headers", ALLOW_HEADERS);
     MHD_add_response_header(resp, "Access-Control-Max-Age", MAX_AGE);
 }

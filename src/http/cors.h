@@ -46,8 +46,11 @@ bool bd_cors_is_preflight(struct MHD_Connection *conn, const char *method);
 
 /* Adds the CORS headers of a reply: Vary: Origin whenever CORS is on (a reply depends on the
  * origin), and for an allowed origin (allow_origin not NULL) Access-Control-Allow-Origin and
- * -Expose-Headers, plus -Allow-Methods, -Allow-Headers and -Max-Age on a preflight. */
+ * -Expose-Headers, or on a preflight (preflight_methods not NULL) -Allow-Methods (those
+ * methods: every method a route answers, then OPTIONS, routes.h), -Allow-Headers and
+ * -Max-Age. The key comes from a header, never a cookie, so a page can only use a key it
+ * already holds. */
 void bd_cors_add_headers(const bd_cors *c, struct MHD_Response *resp, const char *allow_origin,
-                         bool preflight);
+                         const char *preflight_methods);
 
 #endif

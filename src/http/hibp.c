@@ -1,5 +1,5 @@
-/* The Have I Been Pwned API v3: routing under its base path, the breach model, and the
- * catalog endpoints (breaches, breach by Name, data classes, subscription status). */
+/* The Have I Been Pwned API v3: the breach model, and the catalog endpoints (breaches,
+ * breach by Name, data classes, subscription status). Their routes are in routes.c. */
 #include "http/hibp.h"
 
 #include <microhttpd.h>
@@ -126,8 +126,10 @@ static int write_catalog_item(void *ctx, const bd_breach_row *b)
     return 0;
 }
 
-static void handle_breaches(bd_req *rq)
+void bd_hibp_breaches(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     static const char *const allowed[] = {"domain", "isSpamList", NULL};
     catalog c = {.rq = rq, .spam = -1};
     bool spam;
@@ -145,8 +147,9 @@ static int write_one(void *ctx, const bd_breach_row *b)
     return 0;
 }
 
-static void handle_breach(bd_req *rq, bd_slice name)
+void bd_hibp_breach(bd_server *srv, bd_req *rq, bd_slice name)
 {
+    (void)srv;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     if (!bd_breach_name_valid(name)) { /* no breach has such a Name: no need to ask */
@@ -175,8 +178,10 @@ static int add_classes(void *ctx, const bd_breach_row *b)
     return 0;
 }
 
-static void handle_dataclasses(bd_req *rq)
+void bd_hibp_dataclasses(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     bd_hibp_classes classes;
@@ -199,8 +204,10 @@ static void handle_dataclasses(bd_req *rq)
 
 /* ---- GET /subscription/status ------------------------------------------------------- */
 
-static void handle_subscription(bd_req *rq, int64_t domain_max)
+void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)arg;
+    int64_t domain_max = srv->cfg.hibp_domain_max;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     const bd_key_info *k = &rq->key;
@@ -228,87 +235,4 @@ static void handle_subscription(bd_req *rq, int64_t domain_max)
     bd_json_int(w, enterprise ? domain_max : 0);
     bd_json_object_end(w);
     bd_reply_finish(rq);
-}
-
-/* ---- routing ---------------------------------------------------------------------------- */
-
-/* When path is prefix followed by one non-empty segment, that segment into *arg. */
-static bool segment_after(bd_slice path, const char *prefix, bd_slice *arg)
-{
-    size_t pl = strlen(prefix);
-    if (path.len <= pl || memcmp(path.ptr, prefix, pl) != 0)
-        return false;
-    *arg = (bd_slice){path.ptr + pl, path.len - pl};
-    return true;
-}
-
-/* The route of a path below the v3 base; BD_ROUTE_OTHER when none. An account may hold a
- * '/' (decoded from %2F): everything after the resource name is its argument. */
-static bd_route find_route(bd_slice path, bd_slice *arg)
-{
-    if (segment_after(path, "/breachedaccount/", arg))
-        return BD_ROUTE_HIBP_ACCOUNT;
-    if (segment_after(path, "/breach/", arg))
-        return BD_ROUTE_HIBP_BREACH;
-    if (segment_after(path, "/breacheddomain/", arg))
-        return BD_ROUTE_HIBP_DOMAIN;
-    if (bd_slice_eq(path, "/breaches"))
-        return BD_ROUTE_HIBP_BREACHES;
-    if (bd_slice_eq(path, "/dataclasses"))
-        return BD_ROUTE_HIBP_DATACLASSES;
-    if (bd_slice_eq(path, "/subscription/status"))
-        return BD_ROUTE_HIBP_SUBSCRIPTION;
-    return BD_ROUTE_OTHER;
-}
-
-/* The catalog paths, which HIBP serves to anyone: with --hibp-catalog-auth none a request
- * without a key is answered too (one with a key is checked and charged as always). */
-static bool open_without_key(const bd_server *srv, const bd_req *rq)
-{
-    bool listing = rq->route == BD_ROUTE_HIBP_BREACHES || rq->route == BD_ROUTE_HIBP_BREACH ||
-                   rq->route == BD_ROUTE_HIBP_DATACLASSES;
-    return listing && srv->cfg.hibp_catalog_open && !bd_key_presented(rq, true);
-}
-
-void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method)
-{
-    size_t ulen = strlen(url);
-    rq->path = (bd_slice){url + srv->hibp_base_len, ulen - srv->hibp_base_len};
-    bd_slice arg = {NULL, 0};
-    rq->route = find_route(rq->path, &arg);
-    if (!open_without_key(srv, rq) && !bd_authenticate(srv, rq, true))
-        return;
-    if (rq->route == BD_ROUTE_OTHER) {
-        bd_reply_error(rq, 404, "not_found", "no such path in the HIBP API v3");
-        return;
-    }
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
-        rq->allow = "GET, HEAD";
-        bd_reply_error(rq, 405, "method_not_allowed", "this API is read-only: use GET or HEAD");
-        return;
-    }
-    if (rq->screening) /* never reached: only a write announces a body (router.c) */
-        return;
-    switch (rq->route) {
-    case BD_ROUTE_HIBP_ACCOUNT:
-        bd_hibp_breached_account(rq, arg);
-        break;
-    case BD_ROUTE_HIBP_BREACHES:
-        handle_breaches(rq);
-        break;
-    case BD_ROUTE_HIBP_BREACH:
-        handle_breach(rq, arg);
-        break;
-    case BD_ROUTE_HIBP_DATACLASSES:
-        handle_dataclasses(rq);
-        break;
-    case BD_ROUTE_HIBP_DOMAIN:
-        bd_hibp_breached_domain(rq, arg, srv->cfg.hibp_domain_max);
-        break;
-    case BD_ROUTE_HIBP_SUBSCRIPTION:
-        handle_subscription(rq, srv->cfg.hibp_domain_max);
-        break;
-    default:
-        break;
-    }
 }

@@ -1,7 +1,7 @@
 /* The Have I Been Pwned API v3 over the breachd corpus (docs/API.md, "Have I Been Pwned API
- * v3"): what its two files share. hibp.c routes the requests and answers the catalog ones
- * (breaches, breach, dataclasses, subscription status); hibp_account.c the searches (one
- * email's breaches, one domain's breached aliases). Only src/http/ includes this. */
+ * v3"): what its two files share. hibp.c answers the catalog requests (breaches, breach,
+ * dataclasses, subscription status); hibp_account.c the searches (one email's breaches, one
+ * domain's breached aliases). Their routes are in routes.c. Only src/http/ includes this. */
 #ifndef BD_HTTP_HIBP_H
 #define BD_HTTP_HIBP_H
 
@@ -20,10 +20,18 @@ bool bd_hibp_domain_is(const bd_breach_row *b, bd_slice domain);
 /* HIBP's "not found": 404 with an empty body. */
 void bd_hibp_not_found(bd_req *rq);
 
-/* GET {v3}/breachedaccount/{account} */
-void bd_hibp_breached_account(bd_req *rq, bd_slice account);
+/* The handlers (routes.h). */
+struct bd_server;
+/* GET {v3}/breaches, GET {v3}/breach/{name}, GET {v3}/dataclasses, and
+ * GET {v3}/subscription/status (hibp.c) */
+void bd_hibp_breaches(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_hibp_breach(struct bd_server *srv, bd_req *rq, bd_slice name);
+void bd_hibp_dataclasses(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_hibp_subscription(struct bd_server *srv, bd_req *rq, bd_slice arg);
+/* GET {v3}/breachedaccount/{account} (hibp_account.c) */
+void bd_hibp_breached_account(struct bd_server *srv, bd_req *rq, bd_slice account);
 /* GET {v3}/breacheddomain/{domain}: enterprise keys only; a domain of more than
- * max_records records is refused. */
-void bd_hibp_breached_domain(bd_req *rq, bd_slice domain, int64_t max_records);
+ * --hibp-domain-max records is refused. */
+void bd_hibp_breached_domain(struct bd_server *srv, bd_req *rq, bd_slice domain);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "http/hibp.h"
+#include "http/server_impl.h"
 #include "ingest/normalize.h"
 
 /* ---- GET /breachedaccount/{account} ------------------------------------------------- */
@@ -49,8 +50,9 @@ static bool account_params(bd_req *rq, account_search *a)
     return true;
 }
 
-void bd_hibp_breached_account(bd_req *rq, bd_slice account)
+void bd_hibp_breached_account(bd_server *srv, bd_req *rq, bd_slice account)
 {
+    (void)srv;
     account_search a = {.rq = rq};
     if (!account_params(rq, &a))
         return;
@@ -127,8 +129,9 @@ static int write_pair(void *ctx, const bd_domain_row *row)
     return 0;
 }
 
-void bd_hibp_breached_domain(bd_req *rq, bd_slice domain, int64_t max_records)
+void bd_hibp_breached_domain(bd_server *srv, bd_req *rq, bd_slice domain)
 {
+    int64_t max_records = srv->cfg.hibp_domain_max;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     if (strcmp(rq->key.plan, "enterprise") != 0) {

@@ -253,8 +253,9 @@ static bool read_submission(bd_req *rq, submission *s, char *type_text)
     return true;
 }
 
-void bd_handle_job_submit(bd_server *srv, bd_req *rq)
+void bd_handle_job_submit(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)arg;
     static const char *const params[] = {"type", NULL};
     if (!bd_params_check(rq, params, NULL))
         return;

@@ -14,44 +14,23 @@ static const int64_t BUCKETS[] = {250,   500,   1000,   2000,   5000,   10000,
 #define NBUCKET (sizeof BUCKETS / sizeof BUCKETS[0])
 
 struct bd_metrics {
-    _Atomic uint64_t requests[BD_ROUTE_COUNT][NSTATUS + 1]; /* last: any other status */
-    _Atomic uint64_t latency[NBUCKET + 1];                  /* last: +Inf */
+    size_t routes;
+    const char *(*label)(size_t i);
+    _Atomic uint64_t latency[NBUCKET + 1]; /* last: +Inf */
     _Atomic uint64_t latency_sum_us;
     _Atomic uint64_t rate_limited[BD_LIMIT_EXACT_LOOKUPS + 1], store_errors;
+    /* per row of the route table, then "other"; per status, then any other status */
+    _Atomic uint64_t requests[][NSTATUS + 1];
 };
 
-const char *bd_route_name(bd_route r)
+bd_metrics *bd_metrics_new(size_t routes, const char *(*label)(size_t i))
 {
-    static const char *const names[BD_ROUTE_COUNT] = {"breaches",
-                                                      "breach",
-                                                      "breach-search",
-                                                      "credit-card-search",
-                                                      "v3-breachedaccount",
-                                                      "v3-breaches",
-                                                      "v3-breach",
-                                                      "v3-dataclasses",
-                                                      "v3-breacheddomain",
-                                                      "v3-subscription-status",
-                                                      "range",
-                                                      "healthz",
-                                                      "metrics",
-                                                      "openapi",
-                                                      "usage",
-                                                      "status",
-                                                      "changes",
-                                                      "watches",
-                                                      "watch",
-                                                      "alerts",
-                                                      "jobs",
-                                                      "job",
-                                                      "job-results",
-                                                      "other"};
-    return r < BD_ROUTE_COUNT ? names[r] : "other";
-}
-
-bd_metrics *bd_metrics_new(void)
-{
-    return calloc(1, sizeof(bd_metrics));
+    bd_metrics *m = calloc(1, sizeof *m + (routes + 1) * sizeof m->requests[0]);
+    if (m) {
+        m->routes = routes;
+        m->label = label;
+    }
+    return m;
 }
 
 void bd_metrics_free(bd_metrics *m)
@@ -59,13 +38,13 @@ void bd_metrics_free(bd_metrics *m)
     free(m);
 }
 
-void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros)
+void bd_metrics_request(bd_metrics *m, size_t route, int status, int64_t micros)
 {
     size_t s = 0;
     while (s < NSTATUS && STATUSES[s] != status)
         s++;
-    if (route >= BD_ROUTE_COUNT)
-        route = BD_ROUTE_OTHER;
+    if (route > m->routes)
+        route = m->routes;
     atomic_fetch_add_explicit(&m->requests[route][s], 1, memory_order_relaxed);
     size_t b = 0;
     while (b < NBUCKET && micros > BUCKETS[b])
@@ -96,19 +75,20 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
     bd_result r = bd_buf_append_str(
         out, "# HELP breachd_requests_total Requests answered, by route and status.\n"
              "# TYPE breachd_requests_total counter\n");
-    for (int route = 0; route < BD_ROUTE_COUNT && r == BD_OK; route++) {
+    for (size_t route = 0; route <= m->routes && r == BD_OK; route++) {
+        const char *label = route < m->routes ? m->label(route) : "other";
         for (size_t s = 0; s <= NSTATUS && r == BD_OK; s++) {
             uint64_t n = get(&m->requests[route][s]);
             if (!n)
                 continue;
             if (s < NSTATUS)
                 r = bd_buf_printf(out, "breachd_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
-                                  bd_route_name((bd_route)route), STATUSES[s],
+                                  label, STATUSES[s],
                                   (unsigned long long)n);
             else
                 r = bd_buf_printf(out,
                                   "breachd_requests_total{route=\"%s\",status=\"other\"} %llu\n",
-                                  bd_route_name((bd_route)route), (unsigned long long)n);
+                                  label, (unsigned long long)n);
         }
     }
     if (r == BD_OK)

@@ -1,50 +1,25 @@
 /* Server metrics for GET /metrics (Prometheus text format 0.0.4). Counters are relaxed
- * atomics: every worker thread updates them without a lock. */
+ * atomics: every worker thread updates them without a lock. Requests are counted per route,
+ * by its index in the route table (routes.h), and as "other" when no route took them. */
 #ifndef BD_HTTP_METRICS_H
 #define BD_HTTP_METRICS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "auth/limiter.h"
 #include "core/buf.h"
 
-typedef enum {
-    BD_ROUTE_BREACHES,
-    BD_ROUTE_BREACH,
-    BD_ROUTE_BREACH_SEARCH,
-    BD_ROUTE_CARD_SEARCH,
-    BD_ROUTE_HIBP_ACCOUNT, /* the HIBP API v3's, hibp.c */
-    BD_ROUTE_HIBP_BREACHES,
-    BD_ROUTE_HIBP_BREACH,
-    BD_ROUTE_HIBP_DATACLASSES,
-    BD_ROUTE_HIBP_DOMAIN,
-    BD_ROUTE_HIBP_SUBSCRIPTION,
-    BD_ROUTE_RANGE,
-    BD_ROUTE_HEALTHZ,
-    BD_ROUTE_METRICS,
-    BD_ROUTE_OPENAPI,
-    BD_ROUTE_USAGE,
-    BD_ROUTE_STATUS,
-    BD_ROUTE_CHANGES,
-    BD_ROUTE_WATCHES,
-    BD_ROUTE_WATCH,
-    BD_ROUTE_ALERTS,
-    BD_ROUTE_JOBS, /* POST a bulk job */
-    BD_ROUTE_JOB,  /* a job's status */
-    BD_ROUTE_JOB_RESULTS,
-    BD_ROUTE_OTHER,
-    BD_ROUTE_COUNT
-} bd_route;
 
-/* The route's name as it appears in metrics and the access log. */
-const char *bd_route_name(bd_route r);
 
 typedef struct bd_metrics bd_metrics;
 
-bd_metrics *bd_metrics_new(void); /* NULL when out of memory */
+/* The metrics of n routes, label(i) naming route i; NULL when out of memory. */
+bd_metrics *bd_metrics_new(size_t routes, const char *(*label)(size_t i));
 void bd_metrics_free(bd_metrics *m);
-void bd_metrics_request(bd_metrics *m, bd_route route, int status, int64_t micros);
+/* route: the index of the route that took the request; past the last: "other". */
+void bd_metrics_request(bd_metrics *m, size_t route, int status, int64_t micros);
 /* Why a request got 429. */
 typedef enum {
     BD_LIMIT_KEY_BUDGET,    /* the key's hourly request budget */

@@ -144,8 +144,9 @@ static bool wants_padding(struct MHD_Connection *conn)
     return v && strcasecmp(v, "true") == 0;
 }
 
-void bd_handle_range(bd_req *rq, bd_slice prefix_text)
+void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix_text)
 {
+    (void)srv;
     static const char *const allowed[] = {"mode", NULL};
     if (!bd_params_check(rq, allowed, NULL))
         return;

@@ -102,7 +102,7 @@ typedef struct {
     const char *cors_allow;   /* Access-Control-Allow-Origin value; NULL: no CORS headers */
     bool cors_preflight;      /* the reply answers a CORS preflight */
     /* for the access log and metrics */
-    bd_route route;
+    const struct bd_route_row *route; /* the row that took it (routes.h); NULL: none */
     bool authenticated;
     int64_t records;       /* records or cards in the reply; -1: not a search */
     bool log_account;      /* an access log is open: fill account_hash */
@@ -199,14 +199,16 @@ bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd
  * (bd_id_type) and lookup key, when a log is open. */
 void bd_note_account(bd_req *rq, int type, bd_slice key);
 
-/* Handlers, one per resource. */
-void bd_handle_breach_list(bd_req *rq);
-void bd_handle_breach_get(bd_req *rq, bd_slice uuid);
-void bd_handle_breach_search(bd_req *rq);
-void bd_handle_status(bd_req *rq);
-void bd_handle_changes(bd_req *rq);
-void bd_handle_card_search(bd_req *rq);
+/* Handlers, one per resource, as the route table calls them (routes.h: arg is the path's
+ * {placeholder}, {NULL, 0} when it has none). */
+struct bd_server;
+void bd_handle_breach_list(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_breach_get(struct bd_server *srv, bd_req *rq, bd_slice uuid);
+void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_changes(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg);
 /* GET /range/{prefix} (ranges.c): prefix as it came, checked there. */
-void bd_handle_range(bd_req *rq, bd_slice prefix);
+void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "http/routes.h"
 #include "http/server_impl.h"
 
 static void format_client(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
@@ -52,7 +53,7 @@ void bd_log_request(bd_server *srv, bd_worker *w, const bd_req *rq, const char *
     bd_json_key(&j, "method");
     bd_json_string(&j, (bd_slice){method, strnlen(method, 16)});
     bd_json_key(&j, "route");
-    bd_json_cstring(&j, bd_route_name(rq->route));
+    bd_json_cstring(&j, bd_route_label(rq->route));
     bd_json_key(&j, "status");
     bd_json_int(&j, rq->status);
     bd_json_key(&j, "bytes");

@@ -450,8 +450,10 @@ static void run_search(bd_req *rq, search *s, int limit)
         finish_json_page(rq, s, &pg, head_at);
 }
 
-void bd_handle_breach_search(bd_req *rq)
+void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     if (!bd_params_check(rq, search_params, NULL))
         return;
     search s;

@@ -7,14 +7,13 @@
 #include "http/etag.h"
 #include "http/gzip.h"
 #include "http/reply_cache.h"
+#include "http/routes.h"
 #include "http/server_impl.h"
 
-/* The routes whose 200 carries an ETag and answers If-None-Match with 304. */
-static bool revalidated(bd_route route)
+/* Whether the route's 200 carries an ETag and answers If-None-Match with 304. */
+static bool revalidated(const bd_route_row *route)
 {
-    return route == BD_ROUTE_BREACHES || route == BD_ROUTE_BREACH ||
-           route == BD_ROUTE_HIBP_BREACHES || route == BD_ROUTE_HIBP_BREACH ||
-           route == BD_ROUTE_HIBP_DATACLASSES || route == BD_ROUTE_STATUS;
+    return route && (route->flags & BD_ROUTE_ETAG);
 }
 
 static void release_cached(void *cls)
@@ -114,10 +113,11 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
                                 rq->content_type ? rq->content_type
                                                  : "application/json; charset=utf-8");
     if (bd_cors_enabled(&srv->cors))
-        bd_cors_add_headers(&srv->cors, resp, rq->cors_allow, rq->cors_preflight);
+        bd_cors_add_headers(&srv->cors, resp, rq->cors_allow,
+                            rq->cors_preflight ? bd_routes_preflight_methods() : NULL);
     /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header, in
      * one Vary with CORS's Origin (two header lines confuse some clients) */
-    bool negotiated = rq->route == BD_ROUTE_BREACH_SEARCH || rq->route == BD_ROUTE_CARD_SEARCH;
+    bool negotiated = rq->route && (rq->route->flags & BD_ROUTE_CSV);
     if (MHD_get_response_header(resp, "Vary")) {
         MHD_del_response_header(resp, "Vary", "Origin");
         MHD_add_response_header(resp, "Vary", negotiated ? "Origin, Accept, Accept-Encoding"

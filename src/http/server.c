@@ -21,6 +21,7 @@
 #include "http/gzip.h"
 #include "http/openapi.h"
 #include "http/reply_cache.h"
+#include "http/routes.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
 #include "ingest/cvv.h"
@@ -208,7 +209,7 @@ static enum MHD_Result finish_request(bd_server *srv, bd_worker *w, bd_req *rq, 
         bd_metrics_store_error(srv->metrics);
     if (rq->exact_refused)
         bd_metrics_rate_limited(srv->metrics, BD_LIMIT_EXACT_LOOKUPS);
-    bd_metrics_request(srv->metrics, rq->route, rq->status, micros);
+    bd_metrics_request(srv->metrics, bd_route_index(rq->route), rq->status, micros);
     if (srv->log && w)
         bd_log_request(srv, w, rq, method, start, micros);
     return ret;
@@ -570,7 +571,7 @@ static bd_result open_parts(bd_server *srv, char *why, size_t whylen)
         return BD_ERR_NOMEM;
     srv->auth_fails = bd_ratelimit_new(1u << 14);
     srv->known_keys = bd_known_keys_new(1u << 16);
-    srv->metrics = bd_metrics_new();
+    srv->metrics = bd_metrics_new(bd_routes_n, bd_route_label_at);
     srv->guard = bd_guard_new(cfg->header_timeout);
     if (!srv->auth_fails || !srv->known_keys || !srv->metrics || !srv->guard)
         return BD_ERR_NOMEM;

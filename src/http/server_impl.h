@@ -78,14 +78,14 @@ bool bd_key_presented(const bd_req *rq, bool hibp);
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp);
 
 /* GET /usage under the v7 base path: the calling key's usage (usage.c). */
-void bd_handle_usage(bd_server *srv, bd_req *rq);
+void bd_handle_usage(bd_server *srv, bd_req *rq, bd_slice arg);
 /* POST and GET {base}/watches, DELETE {base}/watches/{id}, GET {base}/alerts (watches.c). */
-void bd_handle_watches(bd_server *srv, bd_req *rq);
-void bd_handle_watch(bd_req *rq, bd_slice id);
-void bd_handle_alerts(bd_req *rq);
+void bd_handle_watches(bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_watch(bd_server *srv, bd_req *rq, bd_slice id);
+void bd_handle_alerts(bd_server *srv, bd_req *rq, bd_slice arg);
 
 /* Bulk jobs (jobs.c): POST {base}/jobs, GET {base}/jobs/{id}, GET {base}/jobs/{id}/results. */
-void bd_handle_job_submit(bd_server *srv, bd_req *rq);
+void bd_handle_job_submit(bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id);
 void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id);
 
@@ -96,9 +96,6 @@ void bd_json_utc_member(bd_json *w, const char *key, int64_t t);
 
 /* Sends rq's reply on conn (send.c): MHD_NO when libmicrohttpd could not queue it. */
 enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn, bd_req *rq);
-
-/* Routes and answers a request under the HIBP API v3's base path (hibp.c). */
-void bd_hibp_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);
 
 /* Routes a request whose head passed the guard and writes its reply into rq. */
 void bd_dispatch(bd_server *srv, bd_req *rq, const char *url, const char *method);

@@ -4,8 +4,9 @@
  * answered when the quota is used up: a client can always learn when it resets. */
 #include "http/server_impl.h"
 
-void bd_handle_usage(bd_server *srv, bd_req *rq)
+void bd_handle_usage(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)arg;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     const bd_key_info *k = &rq->key;

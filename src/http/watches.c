@@ -167,16 +167,18 @@ static void add_watch(bd_server *srv, bd_req *rq)
     bd_fields_free(f);
 }
 
-void bd_handle_watches(bd_server *srv, bd_req *rq)
+void bd_handle_watches(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)arg;
     if (strcmp(rq->method, "POST") == 0)
         add_watch(srv, rq);
     else
         list_watches(rq);
 }
 
-void bd_handle_watch(bd_req *rq, bd_slice id_text)
+void bd_handle_watch(bd_server *srv, bd_req *rq, bd_slice id_text)
 {
+    (void)srv;
     if (!bd_params_check(rq, NULL, NULL))
         return;
     int64_t id = 0;
@@ -215,8 +217,10 @@ static int alert_one(void *ctx, const bd_alert_row *a)
     return 0;
 }
 
-void bd_handle_alerts(bd_req *rq)
+void bd_handle_alerts(bd_server *srv, bd_req *rq, bd_slice arg)
 {
+    (void)srv;
+    (void)arg;
     static const char *const allowed[] = {"since", "limit", NULL};
     int64_t since, limit;
     if (!bd_params_check(rq, allowed, NULL) ||

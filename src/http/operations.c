@@ -1,0 +1,62 @@
+/* GET /healthz, /metrics and /openapi.json (operations.h). */
+#include "http/operations.h"
+
+#include <microhttpd.h>
+
+#include "http/server_impl.h"
+
+void bd_handle_health(bd_server *srv, bd_req *rq, bd_slice arg)
+{
+    (void)srv;
+    (void)arg;
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK)
+        r = bd_store_ping(rq->store);
+    bd_store_read_end(rq->store);
+    if (r != BD_OK) {
+        rq->retry_after = 1;
+        bd_reply_error(rq, 503, "unavailable", "the store cannot be reached");
+        return;
+    }
+    bd_reply_begin(rq, 200);
+    bd_json_object_begin(&rq->json);
+    bd_json_key(&rq->json, "status");
+    bd_json_cstring(&rq->json, "ok");
+    bd_json_object_end(&rq->json);
+    bd_reply_finish(rq);
+}
+
+void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)
+{
+    (void)arg;
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    bd_reply_begin(rq, 200);
+    rq->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    bd_limiter_health lh;
+    bd_limiter_health_get(srv->limiter, &lh);
+    if (bd_metrics_write(srv->metrics, rq->body, info ? (int64_t)info->num_connections : -1,
+                         bd_guard_cut_count(srv->guard)) != BD_OK ||
+        bd_metrics_write_limiter(&lh, rq->body) != BD_OK ||
+        bd_metrics_write_webhooks(rq->body) != BD_OK ||
+        bd_buf_printf(rq->body,
+                      "# HELP breachd_upload_bytes_held Bytes of request bodies held now.\n"
+                      "# TYPE breachd_upload_bytes_held gauge\n"
+                      "breachd_upload_bytes_held %zu\n"
+                      "# HELP breachd_upload_bytes_limit The most held at once "
+                      "(--max-upload-memory).\n"
+                      "# TYPE breachd_upload_bytes_limit gauge\n"
+                      "breachd_upload_bytes_limit %zu\n",
+                      bd_upload_budget_held(&srv->uploads), srv->uploads.total) != BD_OK) {
+        rq->content_type = NULL;
+        bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
+    }
+}
+
+void bd_handle_openapi(bd_server *srv, bd_req *rq, bd_slice arg)
+{
+    (void)arg;
+    bd_reply_begin(rq, 200);
+    if (bd_buf_append(rq->body, srv->openapi.data, srv->openapi.len) != BD_OK)
+        bd_reply_error(rq, 500, "internal_error", "the document could not be sent");
+}
