@@ -6,14 +6,12 @@
  *                 retries an unreachable store of limits (auth/limiter.h);
  *   usage-flush   writes the usage counted in memory every second (auth/usage.h). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "app/services.h"
 #include "app/ticker.h"
 #include "auth/limiter.h"
 #include "auth/usage.h"
-#include "store/store.h"
 
 #define KEY_REFRESH_MS 1000
 #define READ_VIEWS_MS 1000
@@ -38,43 +36,25 @@ static bd_result start_ticker(bd_ticker **out, long ms, bool first_now, void (*t
     return BD_ERR_NOMEM;
 }
 
-/* key-refresh: its own read connection, closed at stop */
-typedef struct {
-    bd_server *srv;
-    bd_store *conn;
-    bd_ticker *ticker;
-} key_refresh;
-
+/* key-refresh: its thread's connection is the read pool's */
 static void refresh_tick(void *arg)
 {
-    key_refresh *k = arg;
-    bd_server_refresh_keys(k->srv, &k->conn);
+    bd_server_refresh_keys(arg);
 }
 
 static bd_result refresh_start(void *envp, void **state, char *why, size_t whylen)
 {
     bd_app_env *env = envp;
-    key_refresh *k = calloc(1, sizeof *k);
-    if (!k)
-        return BD_ERR_NOMEM;
-    k->srv = env->srv;
-    bd_result r = start_ticker(&k->ticker, KEY_REFRESH_MS, true, refresh_tick, k, "key refresh",
-                               why, whylen);
-    if (r != BD_OK)
-        free(k);
-    *state = r == BD_OK ? k : NULL;
-    return r;
+    return start_ticker((bd_ticker **)state, KEY_REFRESH_MS, true, refresh_tick, env->srv,
+                        "key refresh", why, whylen);
 }
 
-static void refresh_stop(void *state)
+static void ticker_stop(void *state)
 {
-    key_refresh *k = state;
-    bd_ticker_stop(k->ticker);
-    bd_store_close(k->conn);
-    free(k);
+    bd_ticker_stop(state);
 }
 
-const bd_service bd_svc_key_refresh = {"key-refresh", refresh_start, NULL, refresh_stop};
+const bd_service bd_svc_key_refresh = {"key-refresh", refresh_start, NULL, ticker_stop};
 
 /* read-views */
 static void views_tick(void *arg)
@@ -87,11 +67,6 @@ static bd_result views_start(void *envp, void **state, char *why, size_t whylen)
     bd_app_env *env = envp;
     return start_ticker((bd_ticker **)state, READ_VIEWS_MS, true, views_tick, env->srv,
                         "read view release", why, whylen);
-}
-
-static void ticker_stop(void *state)
-{
-    bd_ticker_stop(state);
 }
 
 const bd_service bd_svc_read_views = {"read-views", views_start, NULL, ticker_stop};

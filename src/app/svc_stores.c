@@ -4,17 +4,17 @@
  *
  * The connection policy starts here: the pools of per-thread connections (app/store_pool.h)
  * are made here, with their flags, and handed to the parts that use them:
- *   reads    --db, BD_STORE_READ: the job runner's lookups
- *   writes   --db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES: the job runner's claims and
- *            results, the webhook deliverer's leases (SMALL_WRITES: a plain WRITE open of a
- *            SQLite file drops the POSIX locks the server's other connections hold on it)
+ *   reads    --db, BD_STORE_READ: the request workers' searches (one per worker thread),
+ *            the key refresh, the job runner's lookups, the start's checks
+ *   writes   --db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES: the request workers' writes
+ *            (watches, jobs), the job runner's claims and results, the webhook deliverer's
+ *            leases, the start's CVV upgrade (SMALL_WRITES: a plain WRITE open of a SQLite
+ *            file drops the POSIX locks the server's other connections hold on it)
  *   limits   --shared-limits, BD_STORE_WRITE: the shared limits (a bucket is a write)
  *   usage    --shared-limits, else --db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES: the usage
  *            counters (written where the shared limits are: the primary, when serving from
  *            a standby)
- * and closed after the server, once no thread can use them. The request workers' own read
- * and write connections, the key refresh's, and the start's checks are still opened by the
- * server (http/server.c). */
+ * and closed after the server, once no thread can use them. */
 #include <stdlib.h>
 
 #include "app/services.h"
@@ -45,6 +45,8 @@ static bd_result start(void *envp, void **state, char *why, size_t whylen)
         p->limits = bd_store_pool_new(cfg.shared_limits, BD_STORE_WRITE);
     bd_result r = BD_ERR_NOMEM;
     if (p->reads && p->writes && p->usage && (p->limits || !cfg.shared_limits)) {
+        cfg.reads_pool = p->reads;
+        cfg.writes_pool = p->writes;
         cfg.limits_pool = p->limits;
         cfg.usage_pool = p->usage;
         r = bd_server_open(&cfg, &env->srv, why, whylen);

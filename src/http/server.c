@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/store_pool.h"
 #include "auth/secret_check.h"
 #include "core/log.h"
 #include "http/gzip.h"
@@ -68,13 +69,13 @@ static bd_worker *this_worker(bd_server *srv)
     if (!w)
         return NULL;
     char why[256];
-    if (bd_store_open(srv->db, BD_STORE_READ, &w->store, why, sizeof why) != BD_OK) {
+    if (bd_store_pool_get(srv->cfg.reads_pool, &w->store, why, sizeof why) != BD_OK) {
         bd_log(BD_LOG_ERROR, "http", "%s", why);
         free(w);
         return NULL;
     }
     bd_store_share_reads(w->store, READ_SHARE_US);
-    w->db = srv->db;
+    w->writes = srv->cfg.writes_pool;
     bd_buf_init(&w->body, BODY_MAX);
     bd_buf_init(&w->log_line, LOG_LINE_MAX);
     w->breach_json = bd_breach_json_new();
@@ -93,10 +94,10 @@ bd_store *bd_req_writer(bd_req *rq)
 {
     bd_worker *w = rq->worker;
     char why[256];
-    /* SMALL_WRITES: a plain WRITE open of a SQLite file fixes its mode by opening and closing
-     * it, which drops every POSIX lock the server's other connections hold on it */
-    if (!w->writer && bd_store_open(w->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w->writer, why,
-                                    sizeof why) != BD_OK) {
+    /* the write pool's SMALL_WRITES: a plain WRITE open of a SQLite file fixes its mode by
+     * opening and closing it, which drops every POSIX lock the server's other connections
+     * hold on it */
+    if (!w->writer && bd_store_pool_get(w->writes, &w->writer, why, sizeof why) != BD_OK) {
         bd_log(BD_LOG_ERROR, "http", "opening the store for writes: %s", why);
         w->writer = NULL;
         rq->store_failed = true;
@@ -345,20 +346,19 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     bd_guard_reply_sent(srv->guard, conn);
 }
 
-/* One round of the key refresh (app/svc_maintenance.c calls it once a second): the keys are
- * read again on *conn, the refresh's own read connection, opened here on first use and closed
- * after a failure so that the next round opens it again. */
-void bd_server_refresh_keys(bd_server *srv, bd_store **conn)
+/* One round of the key refresh (app/svc_maintenance.c calls it once a second, on a thread
+ * of its own): the keys are read again on the thread's connection of the read pool, dropped
+ * after a failure so that the next round opens a new one. */
+void bd_server_refresh_keys(bd_server *srv)
 {
+    bd_store *s;
     char why[256];
-    if (!*conn && bd_store_open(srv->db, BD_STORE_READ, conn, why, sizeof why) != BD_OK) {
-        *conn = NULL;
+    if (bd_store_pool_get(srv->cfg.reads_pool, &s, why, sizeof why) != BD_OK) {
         bd_log(BD_LOG_ERROR, "auth", "key refresh: %s", why);
+        return;
     }
-    if (*conn && bd_keyring_refresh(srv->keys, *conn) != BD_OK) {
-        bd_store_close(*conn); /* reopen next time round */
-        *conn = NULL;
-    }
+    if (bd_keyring_refresh(srv->keys, s) != BD_OK)
+        bd_store_pool_drop(srv->cfg.reads_pool); /* opened anew next time round */
 }
 
 void bd_server_release_idle_reads(bd_server *srv)
@@ -488,7 +488,7 @@ static bool bases_overlap(const bd_server *srv)
 static bd_result no_secret(bd_server *srv, char *why, size_t whylen)
 {
     bd_store *s;
-    bd_result r = bd_store_open(srv->db, BD_STORE_READ, &s, why, whylen);
+    bd_result r = bd_store_pool_open_once(srv->cfg.reads_pool, &s, why, whylen);
     if (r != BD_OK)
         return r;
     bd_store_close(s);
@@ -505,8 +505,7 @@ static void finish_cvv_upgrade(const bd_server *srv)
     bd_store *w;
     char why[512];
     int64_t changed = 0;
-    bd_result r =
-        bd_store_open(srv->db, BD_STORE_WRITE | BD_STORE_SMALL_WRITES, &w, why, sizeof why);
+    bd_result r = bd_store_pool_open_once(srv->cfg.writes_pool, &w, why, sizeof why);
     if (r == BD_OK) {
         r = bd_cvv_upgrade(w, srv->secret, &changed);
         bd_store_close(w);
@@ -535,7 +534,7 @@ static bd_result open_store(bd_server *srv, char *why, size_t whylen)
     if (r != BD_OK)
         return r;
     bd_store *s;
-    r = bd_store_open(srv->db, BD_STORE_READ, &s, why, whylen);
+    r = bd_store_pool_open_once(srv->cfg.reads_pool, &s, why, whylen);
     if (r != BD_OK)
         return r;
     /* a standby beside its primary may lag; a failing store is said, not a wrong secret */
@@ -700,6 +699,10 @@ bd_result bd_server_open(const bd_server_config *cfg, bd_server **out, char *why
     bd_upload_budget_init(&srv->uploads, srv->cfg.max_upload_memory);
     pthread_mutex_init(&srv->workers_lock, NULL);
     bd_result r = BD_ERR_INVALID;
+    if (!cfg->reads_pool || !cfg->writes_pool) {
+        snprintf(why, whylen, "the server was given no store connection pools");
+        goto fail;
+    }
     if (strlen(cfg->db) >= sizeof srv->db) {
         snprintf(why, whylen, "the store's name is longer than %zu bytes", sizeof srv->db - 1);
         goto fail;
@@ -783,8 +786,7 @@ void bd_server_free(bd_server *srv)
     bd_server_close_listener(srv);
     for (bd_worker *w = srv->workers, *next; w; w = next) {
         next = w->next;
-        bd_store_close(w->store);
-        bd_store_close(w->writer);
+        /* w->store and w->writer are the pools', closed after the server */
         bd_gzip_free(w->gzip);
         bd_buf_free(&w->gzipped);
         bd_buf_free(&w->body);

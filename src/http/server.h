@@ -38,9 +38,14 @@ typedef struct {
     const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
                                         * public addresses only */
     int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
-    /* The connections of the shared limits and of the usage counters, per thread, as the
-     * composition root's connection policy gives them (app/store_pool.h; borrowed, freed
-     * after the server). NULL: opened from shared_limits (usage: else db) by the server. */
+    /* The store connections, per thread, as the composition root's connection policy gives
+     * them (app/store_pool.h; borrowed, freed after the server). reads (BD_STORE_READ) and
+     * writes (BD_STORE_WRITE | BD_STORE_SMALL_WRITES) name db and are required: the request
+     * workers, the key refresh and the start's checks take theirs from them. The shared
+     * limits' and the usage counters' pools, NULL: opened from shared_limits (usage: else
+     * db) by the server. */
+    struct bd_store_pool *reads_pool;
+    struct bd_store_pool *writes_pool;
     struct bd_store_pool *limits_pool;
     struct bd_store_pool *usage_pool;
 } bd_server_config;
@@ -49,7 +54,6 @@ typedef struct bd_server bd_server;
 struct bd_job_runner;
 struct bd_limiter;
 struct bd_usage;
-struct bd_store;
 
 /* The server's life is driven by the composition root (app/app.c), which opens it, starts
  * the background services that keep it (app/maintenance.c, app/jobs.c, ...), then listens;
@@ -80,9 +84,9 @@ struct bd_limiter *bd_server_limiter(bd_server *srv);
 struct bd_usage *bd_server_usage(bd_server *srv);
 /* The job runner that a submitted job wakes (NULL: none; jobs wait for a runner). */
 void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner);
-/* One round of the key refresh on *conn, the caller's read connection (opened on first use,
- * reopened after a failure; the caller closes it). */
-void bd_server_refresh_keys(bd_server *srv, struct bd_store **conn);
+/* One round of the key refresh, on the calling thread's connection of the read pool (dropped
+ * after a failure, so the next round opens a new one). */
+void bd_server_refresh_keys(bd_server *srv);
 /* Lets every worker's read view go, so that an idle worker does not hold back the store. */
 void bd_server_release_idle_reads(bd_server *srv);
 

@@ -25,7 +25,7 @@
 typedef struct bd_worker {
     bd_store *store;
     bd_store *writer; /* opened on the first write a request on this thread makes */
-    const char *db;   /* the server's store URI */
+    struct bd_store_pool *writes; /* where writer comes from (the server's write pool) */
     bd_buf body;
     bd_buf log_line;
     bd_breach_json *breach_json; /* NULL when it could not be allocated: no caching */
