@@ -652,7 +652,7 @@ bd_result bd_store_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, 
 /* Deletes up to limit alerts delivered or given up (not pending) that were written before
  * before_s (Unix seconds), oldest first; *removed tells how many. Outside any open
  * transaction. A backend with one writer at a time (SQLite) removes none while another
- * connection writes (BD_OK, *removed 0): the next call tries again. A backend that can
+ * connection writes: BD_ERR_BUSY, *removed 0, and a later call tries again. A backend that can
  * (SQLite's secure_delete) overwrites what it deletes in its main file, as for an erasure;
  * bd_store_truncate_log after a prune that removed some empties the log's copies. */
 bd_result bd_store_alert_prune(bd_store *s, int64_t before_s, int limit, int64_t *removed);

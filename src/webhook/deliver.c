@@ -228,14 +228,20 @@ static int count_state(const bd_deliverer *d, slot_state st)
 #define PRUNE_ROUNDS 1000
 
 /* Removes the alerts past the retention, PRUNE_BATCH at a time (a short write each: an
- * import waits for none of them long), at most PRUNE_ROUNDS batches a round; returns how
- * many. */
-static int64_t prune(bd_store *s, int64_t retention_s)
+ * import waits for none of them long), at most PRUNE_ROUNDS batches a round; *removed says
+ * how many. False when a batch failed (the store busy or gone): the round is tried again
+ * after PRUNE_RETRY_MS rather than a whole BD_ALERT_PRUNE_EVERY_MS later. */
+#define PRUNE_RETRY_MS 5000
+
+static bool prune(bd_store *s, int64_t retention_s, int64_t *removed)
 {
     int64_t before = now_ms() / 1000 - retention_s, total = 0, n = 0;
+    bool done = true;
     for (int round = 0; round < PRUNE_ROUNDS; round++) {
-        if (bd_store_alert_prune(s, before, PRUNE_BATCH, &n) != BD_OK)
+        if (bd_store_alert_prune(s, before, PRUNE_BATCH, &n) != BD_OK) {
+            done = false;
             break;
+        }
         total += n;
         if (n < PRUNE_BATCH)
             break;
@@ -244,7 +250,8 @@ static int64_t prune(bd_store *s, int64_t retention_s)
         bd_log(BD_LOG_INFO, "webhook",
                "removed %lld delivered or failed alerts older than %lld days", (long long)total,
                (long long)(retention_s / 86400));
-    return total;
+    *removed = total;
+    return done;
 }
 
 /* After a prune the removed identities are gone from the store's main file, but a
@@ -289,8 +296,10 @@ static void *leaser(void *arg)
                 s = NULL;
             }
             if (r == BD_OK && d->retention_s > 0 && now_ms() >= next_prune_ms) {
-                scrub_due |= prune(s, d->retention_s) > 0;
-                next_prune_ms = now_ms() + BD_ALERT_PRUNE_EVERY_MS;
+                int64_t removed;
+                bool done = prune(s, d->retention_s, &removed);
+                scrub_due |= removed > 0;
+                next_prune_ms = now_ms() + (done ? BD_ALERT_PRUNE_EVERY_MS : PRUNE_RETRY_MS);
             }
             if (r == BD_OK && scrub_due && now_ms() >= next_scrub_ms) {
                 scrub_due = bd_store_truncate_log(s, SCRUB_WAIT_MS) != BD_OK;

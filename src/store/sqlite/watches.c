@@ -519,7 +519,11 @@ bd_result sq_alert_prune(bd_store *base, int64_t before_s, int limit, int64_t *r
     bool begun = false;
     if (r == BD_OK)
         r = begin_if_free(s, &begun);
-    if (r != BD_OK || !begun)
+    if (r == BD_OK && !begun) {
+        *removed = 0;
+        return BD_ERR_BUSY; /* another connection writes: the caller comes back soon */
+    }
+    if (r != BD_OK)
         return r;
     sqlite3_stmt *st = NULL;
     r = run_dynamic(s,
