@@ -5,7 +5,7 @@
 
 #include "app/app.h"
 #include "app/service.h"
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "http/server.h"
 
 /* The connection policy: the pools of per-thread store connections, each with its flags,

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "app/services.h"
-#include "http/job_runner.h"
+#include "jobs/runner.h"
 
 static bd_result start(void *envp, void **state, char *why, size_t whylen)
 {

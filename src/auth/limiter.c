@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "core/log.h"
 #include "store/store.h"
 #include "store/uri.h"

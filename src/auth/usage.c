@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "core/log.h"
 #include "store/store.h"
 #include "store/uri.h"

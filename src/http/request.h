@@ -199,16 +199,5 @@ bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd
  * (bd_id_type) and lookup key, when a log is open. */
 void bd_note_account(bd_req *rq, int type, bd_slice key);
 
-/* Handlers, one per resource, as the route table calls them (routes.h: arg is the path's
- * {placeholder}, {NULL, 0} when it has none). */
-struct bd_server;
-void bd_handle_breach_list(struct bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_breach_get(struct bd_server *srv, bd_req *rq, bd_slice uuid);
-void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_changes(struct bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg);
-/* GET /range/{prefix} (ranges.c): prefix as it came, checked there. */
-void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix);
 
 #endif

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "http/hibp.h"
+#include "hibp/hibp.h"
+#include "hibp/ranges.h"
+#include "v7/handlers.h"
 #include "http/operations.h"
 #include "http/server_impl.h"
 #include "http/upload.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "auth/secret_check.h"
 #include "core/log.h"
 #include "http/gzip.h"

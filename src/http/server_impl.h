@@ -77,17 +77,6 @@ bool bd_key_presented(const bd_req *rq, bool hibp);
  * as HIBP does. */
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp);
 
-/* GET /usage under the v7 base path: the calling key's usage (usage.c). */
-void bd_handle_usage(bd_server *srv, bd_req *rq, bd_slice arg);
-/* POST and GET {base}/watches, DELETE {base}/watches/{id}, GET {base}/alerts (watches.c). */
-void bd_handle_watches(bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_watch(bd_server *srv, bd_req *rq, bd_slice id);
-void bd_handle_alerts(bd_server *srv, bd_req *rq, bd_slice arg);
-
-/* Bulk jobs (jobs.c): POST {base}/jobs, GET {base}/jobs/{id}, GET {base}/jobs/{id}/results. */
-void bd_handle_job_submit(bd_server *srv, bd_req *rq, bd_slice arg);
-void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id);
-void bd_handle_job_results(bd_server *srv, bd_req *rq, bd_slice id);
 
 /* Unix seconds as ISO 8601 UTC (2026-12-01T00:00:00Z) into out. */
 void bd_utc_text(int64_t t, char out[21]);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"

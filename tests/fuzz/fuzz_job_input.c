@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/job_input.h"
+#include "v7/job_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

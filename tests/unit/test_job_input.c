@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/job_input.h"
+#include "v7/job_input.h"
 #include "test.h"
 
 /* The identities handed on, joined by '|'. */

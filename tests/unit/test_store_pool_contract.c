@@ -4,7 +4,7 @@
  * everything is closed with the pool (ASan sees a leak). */
 #include <pthread.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "store_fixture.h"
 #include "test.h"
 

@@ -1,5 +1,5 @@
 /* The bulk job runner (job_runner.h): claim, look up each chunk, store its results. */
-#include "http/job_runner.h"
+#include "jobs/runner.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/store_pool.h"
+#include "store/pool.h"
 #include "auth/keys.h"
 #include "auth/usage.h"
 #include "core/log.h"
-#include "http/job_results.h"
+#include "v7/job_results.h"
 #include "store/store.h"
 
 #define LEASE_S 10       /* a dead runner's job is taken over this long after its last chunk */

@@ -1,5 +1,5 @@
 /* A breach record as the v7 API shows it (record_view.h). */
-#include "http/record_view.h"
+#include "v7/record_view.h"
 
 const char *bd_severity_name(bd_severity s)
 {

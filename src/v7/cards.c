@@ -2,9 +2,10 @@
 #include <microhttpd.h>
 #include <string.h>
 
+#include "v7/handlers.h"
 #include "http/accept.h"
 #include "http/request.h"
-#include "http/search_csv.h"
+#include "v7/search_csv.h"
 #include "ingest/mask.h"
 #include "query/plan.h"
 

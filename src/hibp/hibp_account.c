@@ -2,7 +2,7 @@
  * breached aliases of one email domain. */
 #include <string.h>
 
-#include "http/hibp.h"
+#include "hibp/hibp.h"
 #include "http/server_impl.h"
 #include "ingest/normalize.h"
 

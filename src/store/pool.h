@@ -4,8 +4,8 @@
  * life, and closes them all when freed. Freeing must come after every thread using the pool
  * stopped (the composition root's stop order sees to it: app/app.c). Safe from any number of
  * threads. */
-#ifndef BD_APP_STORE_POOL_H
-#define BD_APP_STORE_POOL_H
+#ifndef BD_STORE_POOL_H
+#define BD_STORE_POOL_H
 
 #include <stddef.h>
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "v7/handlers.h"
 #include "core/date.h"
 #include "core/uuid.h"
 #include "http/reply_cache.h"

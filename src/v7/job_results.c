@@ -1,5 +1,5 @@
 /* Bulk job results (job_results.h): the stored form and its rendering at download. */
-#include "http/job_results.h"
+#include "v7/job_results.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "core/csv_out.h"
 #include "core/json.h"
-#include "http/record_view.h"
+#include "v7/record_view.h"
 #include "http/request.h"
 
 #define TEXT_MAX (1u << 30)

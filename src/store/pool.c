@@ -1,5 +1,5 @@
 /* A store connection per thread, closed with the pool (see store_pool.h). */
-#include "app/store_pool.h"
+#include "store/pool.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/csv_out.h"
-#include "http/record_view.h"
-#include "http/search_csv.h"
+#include "v7/record_view.h"
+#include "v7/search_csv.h"
 #include "ingest/mask.h"
 
 static const char *const RECORD_COLUMNS[] = {

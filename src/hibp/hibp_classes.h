@@ -3,8 +3,8 @@
  * Known tokens map through a table (docs/API.md lists it); any other token is shown in a
  * readable form of its own: separators become spaces, the first letter a capital
  * ("credit_score" -> "Credit score"). Everything here is fixed-size: no allocation. */
-#ifndef BD_HTTP_HIBP_CLASSES_H
-#define BD_HTTP_HIBP_CLASSES_H
+#ifndef BD_HIBP_HIBP_CLASSES_H
+#define BD_HIBP_HIBP_CLASSES_H
 
 #include <stddef.h>
 

@@ -1,6 +1,7 @@
 /* GET {base}/status and GET {base}/changes: the store's data version, when data last
  * landed and how much there is; and the change log since a cursor, for pipelines that
  * mirror or watch the corpus. Both read the log (store.h), never the corpus. */
+#include "v7/handlers.h"
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
 

@@ -1,6 +1,6 @@
 /* The Have I Been Pwned API v3: the breach model, and the catalog endpoints (breaches,
  * breach by Name, data classes, subscription status). Their routes are in routes.c. */
-#include "http/hibp.h"
+#include "hibp/hibp.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http/hibp_classes.h"
+#include "hibp/hibp_classes.h"
 #include "http/server_impl.h"
 #include "store/breach_name.h"
 

@@ -2,6 +2,7 @@
  * and this month, monthly quota and expiry. The request itself takes from the hourly budget
  * (it is a request like any other to the server) but is not counted as usage, and is
  * answered when the quota is used up: a client can always learn when it resets. */
+#include "v7/handlers.h"
 #include "http/server_impl.h"
 
 void bd_handle_usage(bd_server *srv, bd_req *rq, bd_slice arg)

@@ -24,8 +24,8 @@
  * breach-search's), and stores each identity's record ids and count (http/job_results.h)
  * with the job's progress in one transaction on its write connection, one thread at a time;
  * the records themselves are read and written out when the results are downloaded. */
-#ifndef BD_HTTP_JOB_RUNNER_H
-#define BD_HTTP_JOB_RUNNER_H
+#ifndef BD_JOBS_RUNNER_H
+#define BD_JOBS_RUNNER_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * v3"): what its two files share. hibp.c answers the catalog requests (breaches, breach,
  * dataclasses, subscription status); hibp_account.c the searches (one email's breaches, one
  * domain's breached aliases). Their routes are in routes.c. Only src/http/ includes this. */
-#ifndef BD_HTTP_HIBP_H
-#define BD_HTTP_HIBP_H
+#ifndef BD_HIBP_HIBP_H
+#define BD_HIBP_HIBP_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* leaked_data_types tokens -> Have I Been Pwned data classes. */
-#include "http/hibp_classes.h"
+#include "hibp/hibp_classes.h"
 
 #include <string.h>
 #include <strings.h>

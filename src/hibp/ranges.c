@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hibp/ranges.h"
 #include "core/hex.h"
 #include "http/request.h"
 

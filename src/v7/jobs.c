@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "v7/handlers.h"
 #include "core/log.h"
 #include "core/uuid.h"
-#include "http/job_input.h"
-#include "http/job_results.h"
-#include "http/job_runner.h"
+#include "v7/job_input.h"
+#include "v7/job_results.h"
+#include "jobs/runner.h"
 #include "http/server_impl.h"
 
 #define JOB_TTL_S (24 * 3600) /* a job and its results are deleted a day after submission */

@@ -1,8 +1,8 @@
 /* A breach record as the v7 API shows it, for every reply that holds records (breach-search
  * pages in JSON or CSV, bulk job results): the severity's name and the breached_data
  * object. It writes with the JSON writer and knows nothing of requests. */
-#ifndef BD_HTTP_RECORD_VIEW_H
-#define BD_HTTP_RECORD_VIEW_H
+#ifndef BD_V7_RECORD_VIEW_H
+#define BD_V7_RECORD_VIEW_H
 
 #include "core/json.h"
 #include "store/store.h"

@@ -16,8 +16,8 @@
  * appears; a record erased since the job ran is left out. CSV has one row per record
  * (bd_job_csv_header), or one row with found and empty record cells for an identity without
  * records. */
-#ifndef BD_HTTP_JOB_RESULTS_H
-#define BD_HTTP_JOB_RESULTS_H
+#ifndef BD_V7_JOB_RESULTS_H
+#define BD_V7_JOB_RESULTS_H
 
 #include <stdbool.h>
 #include <stdint.h>

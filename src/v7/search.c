@@ -6,11 +6,12 @@
 
 #include <microhttpd.h>
 
+#include "v7/handlers.h"
 #include "auth/token.h"
 #include "http/accept.h"
-#include "http/record_view.h"
+#include "v7/record_view.h"
 #include "http/request.h"
-#include "http/search_csv.h"
+#include "v7/search_csv.h"
 #include "ingest/normalize.h"
 
 /* Filters that take a specific value besides yes/no (the interface names these five). */

@@ -2,8 +2,8 @@
  * breach record or card, with the same masked values the JSON page has. The envelope's
  * numbers (records found, paging token, page counts) go into X- headers. Only src/http/
  * includes this. */
-#ifndef BD_HTTP_SEARCH_CSV_H
-#define BD_HTTP_SEARCH_CSV_H
+#ifndef BD_V7_SEARCH_CSV_H
+#define BD_V7_SEARCH_CSV_H
 
 #include "http/request.h"
 

@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "v7/handlers.h"
 #include "http/server_impl.h"
 #include "ingest/jsonl.h"
 #include "ingest/watch_spec.h"

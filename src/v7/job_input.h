@@ -11,8 +11,8 @@
  *   text/csv    RFC 4180; the identity is each record's first cell, the other cells are
  *               ignored; a first record whose first cell is "account" or the type's name
  *               (ASCII case ignored) is a header and skipped; empty records are skipped */
-#ifndef BD_HTTP_JOB_INPUT_H
-#define BD_HTTP_JOB_INPUT_H
+#ifndef BD_V7_JOB_INPUT_H
+#define BD_V7_JOB_INPUT_H
 
 #include <stdbool.h>
 #include <stddef.h>

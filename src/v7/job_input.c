@@ -1,7 +1,7 @@
 /* Reading a bulk job's identities (job_input.h). Every format is scanned in place: JSON by
  * a reader of the one shape a job's body has (no document is built, so a body of millions
  * of tiny strings costs nothing but the scan), CSV and text line by line. */
-#include "http/job_input.h"
+#include "v7/job_input.h"
 
 #include <stdint.h>
 #include <stdio.h>
