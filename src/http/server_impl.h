@@ -1,6 +1,7 @@
 /* What the server's parts share behind server.h: the server object, the per-thread worker,
  * and the steps a request goes through (guard, authentication, routing, the access-log
- * line). Only src/http/ includes this. */
+ * line). Only src/http/ and the handlers behind its route table (src/v7/, src/hibp/) include
+ * this. */
 #ifndef BD_HTTP_SERVER_IMPL_H
 #define BD_HTTP_SERVER_IMPL_H
 
