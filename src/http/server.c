@@ -7,9 +7,8 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <sodium.h>
-#include <stddef.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +17,10 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "http/gzip.h"
-#include "http/reply_cache.h"
 #include "http/routes.h"
 #include "http/server_impl.h"
 #include "store/pool.h"
 
-#define BODY_MAX (64u << 20) /* a full page of 1000 records with long attributes fits */
-/* Requests on one thread that start within this many microseconds share a read view (see
- * bd_store_share_reads): a search sees every import committed 2 ms before it arrived. */
-#define READ_SHARE_US 2000
-#define LOG_LINE_MAX 4096
 /* Each connection's buffer pool. libmicrohttpd 0.9.75 clears the whole pool between the
  * requests of a keep-alive connection, so every idle connection costs all of it: 48 KiB
  * keeps 1,000 idle connections at 49 MiB (the bench's bound is 64). Within it every head
@@ -51,57 +43,6 @@ typedef struct {
     bd_upload *upload;
     bd_screened screened;
 } conn_state;
-
-static _Thread_local bd_worker *tls_worker;
-
-/* The calling thread's worker, opened on its first request. NULL when the store cannot be
- * opened (the request then gets a 503). */
-static bd_worker *this_worker(bd_server *srv)
-{
-    if (tls_worker)
-        return tls_worker;
-    bd_worker *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    char why[256];
-    if (bd_store_pool_get(srv->cfg.reads_pool, &w->store, why, sizeof why) != BD_OK) {
-        bd_log(BD_LOG_ERROR, "http", "%s", why);
-        free(w);
-        return NULL;
-    }
-    bd_store_share_reads(w->store, READ_SHARE_US);
-    w->writes = srv->cfg.writes_pool;
-    bd_buf_init(&w->body, BODY_MAX);
-    bd_buf_init(&w->log_line, LOG_LINE_MAX);
-    w->breach_json = bd_breach_json_new();
-    w->replies = bd_reply_cache_new();
-    w->gzip = bd_gzip_new(); /* NULL: replies go out uncompressed */
-    bd_buf_init(&w->gzipped, BODY_MAX);
-    pthread_mutex_lock(&srv->workers_lock);
-    w->next = srv->workers;
-    srv->workers = w;
-    pthread_mutex_unlock(&srv->workers_lock);
-    tls_worker = w;
-    return w;
-}
-
-bd_store *bd_req_writer(bd_req *rq)
-{
-    bd_worker *w = rq->worker;
-    char why[256];
-    /* the write pool's SMALL_WRITES: a plain WRITE open of a SQLite file fixes its mode by
-     * opening and closing it, which drops every POSIX lock the server's other connections
-     * hold on it */
-    if (!w->writer && bd_store_pool_get(w->writes, &w->writer, why, sizeof why) != BD_OK) {
-        bd_log(BD_LOG_ERROR, "http", "opening the store for writes: %s", why);
-        w->writer = NULL;
-        rq->store_failed = true;
-        rq->retry_after = 1;
-        bd_reply_error(rq, 503, "unavailable", "the store cannot take writes now");
-        return NULL;
-    }
-    return w->writer;
-}
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
                                      size_t key_size, const char *value, size_t value_size)
@@ -178,7 +119,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->empty_search_status = srv->cfg.empty_search_status;
     rq->cors_allow = bd_cors_allowed(&srv->cors, conn); /* errors too: a browser reads them */
     new_request_id(srv, rq->request_id);
-    bd_worker *w = *wp = this_worker(srv);
+    bd_worker *w = *wp = bd_worker_of_thread(srv);
     if (!w) {
         rq->body = fallback_body();
         rq->retry_after = 1;

@@ -63,6 +63,12 @@ struct bd_server {
     struct bd_job_runner *runner; /* bulk jobs (job_runner.h); set by app/jobs.c, may be NULL */
 };
 
+/* The calling thread's worker, opened on its first request (worker.c). NULL when the store
+ * cannot be opened (the request then gets a 503). */
+bd_worker *bd_worker_of_thread(bd_server *srv);
+/* Frees every worker's buffers and caches (their store connections are the pools'). */
+void bd_workers_free(bd_server *srv);
+
 /* Current time in Unix microseconds. */
 int64_t bd_now_us(void);
 

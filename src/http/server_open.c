@@ -3,6 +3,7 @@
  * TLS files), and its free. What listens and serves is in server.c. */
 #include "http/server.h"
 
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +11,7 @@
 
 #include "auth/secret_check.h"
 #include "core/log.h"
-#include "http/gzip.h"
 #include "http/openapi.h"
-#include "http/reply_cache.h"
 #include "http/routes.h"
 #include "http/server_impl.h"
 #include "ingest/cvv.h"
@@ -264,17 +263,7 @@ void bd_server_free(bd_server *srv)
     if (!srv)
         return;
     bd_server_close_listener(srv);
-    for (bd_worker *w = srv->workers, *next; w; w = next) {
-        next = w->next;
-        /* w->store and w->writer are the pools', closed after the server */
-        bd_gzip_free(w->gzip);
-        bd_buf_free(&w->gzipped);
-        bd_buf_free(&w->body);
-        bd_buf_free(&w->log_line);
-        bd_breach_json_free(w->breach_json);
-        bd_reply_cache_free(w->replies);
-        free(w);
-    }
+    bd_workers_free(srv);
     bd_keyring_free(srv->keys);
     bd_limiter_free(srv->limiter);
     bd_usage_free(srv->usage); /* writes what was counted in memory */
