@@ -70,9 +70,7 @@ const char *const *bd_import_field_names(bd_import_kind kind)
                                        : CARD_FIELDS;
 }
 
-/* Sets the rejection reason; always returns BD_ERR_INVALID. */
-static bd_result reject(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bd_result reject(importer *im, const char *fmt, ...)
+bd_result bd_check_reject(importer *im, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -88,7 +86,7 @@ static bool is_space(char c)
 
 /* A field's value with surrounding whitespace trimmed; false when absent, null or empty
  * (the interface writes null for a missing value, never ""). */
-static bool get(const importer *im, const char *name, bd_slice *v)
+bool bd_check_get(const importer *im, const char *name, bd_slice *v)
 {
     bd_slice t;
     if (!bd_fields_get(im->f, name, &t))
@@ -108,7 +106,7 @@ static bool get(const importer *im, const char *name, bd_slice *v)
 /* What a field name is made of; an unknown name of anything else is not quoted back. */
 static const char NAME_CHARS[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
 
-static bd_result check_names(importer *im, const char *const *allowed)
+bd_result bd_check_names(importer *im, const char *const *allowed)
 {
     for (size_t i = 0; i < bd_fields_count(im->f); i++) {
         const char *name = bd_fields_name(im->f, i);
@@ -116,41 +114,41 @@ static bd_result check_names(importer *im, const char *const *allowed)
         while (*a && ((*a)[0] != name[0] || strcmp(*a, name) != 0))
             a++;
         if (!*a && name[strspn(name, NAME_CHARS)] == '\0' && strlen(name) <= 32)
-            return reject(im, "unknown field '%s'", name);
+            return bd_check_reject(im, "unknown field '%s'", name);
         if (!*a) /* a value standing as a name (a CSV file without a header row): not shown */
-            return reject(im,
-                          "unknown field number %zu (its name is not letters and "
-                          "underscores: does the file start with a header row?)",
-                          i + 1);
+            return bd_check_reject(im,
+                                   "unknown field number %zu (its name is not letters and "
+                                   "underscores: does the file start with a header row?)",
+                                   i + 1);
     }
     return BD_OK;
 }
 
 /* Free text: at most MAX_TEXT bytes, no NUL bytes. Absent gives a NULL slice. */
-static bd_result text(importer *im, const char *name, bd_slice *out)
+bd_result bd_check_text(importer *im, const char *name, bd_slice *out)
 {
     *out = (bd_slice){NULL, 0};
     bd_slice v;
-    if (!get(im, name, &v))
+    if (!bd_check_get(im, name, &v))
         return BD_OK;
     if (v.len > MAX_TEXT)
-        return reject(im, "%s is longer than %d bytes", name, MAX_TEXT);
+        return bd_check_reject(im, "%s is longer than %d bytes", name, MAX_TEXT);
     if (memchr(v.ptr, '\0', v.len))
-        return reject(im, "%s holds a NUL byte", name);
+        return bd_check_reject(im, "%s holds a NUL byte", name);
     *out = v;
     return BD_OK;
 }
 
-static bd_result integer(importer *im, const char *name, int64_t *out)
+bd_result bd_check_integer(importer *im, const char *name, int64_t *out)
 {
     bd_slice v;
     *out = -1;
-    if (!get(im, name, &v))
+    if (!bd_check_get(im, name, &v))
         return BD_OK;
     int64_t n = 0;
     for (size_t i = 0; i < v.len; i++) {
         if (v.ptr[i] < '0' || v.ptr[i] > '9' || n > (INT64_MAX - 9) / 10)
-            return reject(im, "%s must be a whole number of at least 0", name);
+            return bd_check_reject(im, "%s must be a whole number of at least 0", name);
         n = n * 10 + (v.ptr[i] - '0');
     }
     *out = n;
@@ -194,7 +192,7 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], siz
  * may still move as it grows. Text that is not well-formed UTF-8 (routine in old dumps) is
  * stored repaired, each stray byte as U+FFFD, as every reply would show it anyway: so
  * every store holds the same text, and a store that only takes UTF-8 takes it. */
-static bd_result stage(importer *im, staged *row)
+bd_result bd_check_stage(importer *im, staged *row)
 {
     bd_slice *v[16];
     size_t binary, n = slices_of(im->o->kind, row, v, &binary);
@@ -250,7 +248,7 @@ static bd_result boolean(importer *im, const char *name, bool *out)
 {
     static const char *const yes[] = {"true", "1", "yes"}, *const no[] = {"false", "0", "no"};
     bd_slice v;
-    if (!get(im, name, &v))
+    if (!bd_check_get(im, name, &v))
         return BD_OK;
     for (size_t i = 0; i < 3; i++) {
         if (v.len == strlen(yes[i]) && strncasecmp(v.ptr, yes[i], v.len) == 0) {
@@ -262,7 +260,7 @@ static bd_result boolean(importer *im, const char *name, bool *out)
             return BD_OK;
         }
     }
-    return reject(im, "%s must be true or false", name);
+    return bd_check_reject(im, "%s must be true or false", name);
 }
 
 /* An optional UTC time: YYYY-MM-DD, or with a time of day (YYYY-MM-DDTHH:MM:SS, a space for
@@ -271,13 +269,13 @@ static bd_result timestamp(importer *im, const char *name, int64_t *out)
 {
     bd_slice v;
     *out = 0;
-    if (!get(im, name, &v))
+    if (!bd_check_get(im, name, &v))
         return BD_OK;
     if (v.len == 20 && (v.ptr[19] == 'Z' || v.ptr[19] == 'z'))
         v.len--;
     bd_datetime d;
     if (!bd_date_parse_iso(v, &d) && !bd_datetime_parse(v, &d))
-        return reject(im, "%s must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", name);
+        return bd_check_reject(im, "%s must be YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (UTC)", name);
     struct tm t = {.tm_year = d.y - 1900,
                    .tm_mon = d.m - 1,
                    .tm_mday = d.d,
@@ -286,23 +284,23 @@ static bd_result timestamp(importer *im, const char *name, int64_t *out)
                    .tm_sec = d.ss};
     *out = (int64_t)timegm(&t);
     if (*out <= 0)
-        return reject(im, "%s must be after 1970-01-01", name);
+        return bd_check_reject(im, "%s must be after 1970-01-01", name);
     return BD_OK;
 }
 
 /* The breach fields of the HIBP API v3 model: Name, times and flags, all optional. */
 static bd_result check_hibp_fields(importer *im, bd_breach_in *b)
 {
-    bd_result r = text(im, "name", &b->name);
+    bd_result r = bd_check_text(im, "name", &b->name);
     if (r == BD_OK && b->name.ptr && !bd_breach_name_valid(b->name))
-        r = reject(im, "name must be 1 to %d ASCII letters and digits, like AshleyMadison",
-                   BD_BREACH_NAME_MAX);
+        r = bd_check_reject(im, "name must be 1 to %d ASCII letters and digits, like AshleyMadison",
+                            BD_BREACH_NAME_MAX);
     if (r == BD_OK)
         r = timestamp(im, "added_date", &b->added_at);
     if (r == BD_OK)
         r = timestamp(im, "modified_date", &b->modified_at);
     if (r == BD_OK && b->modified_at && b->modified_at < b->added_at)
-        r = reject(im, "modified_date is before added_date");
+        r = bd_check_reject(im, "modified_date is before added_date");
     for (size_t i = 0; r == BD_OK && i < sizeof FLAG_FIELDS / sizeof FLAG_FIELDS[0]; i++) {
         bool unverified_bit = FLAG_FIELDS[i].bit == BD_BREACH_UNVERIFIED;
         bool set = unverified_bit;
@@ -318,18 +316,18 @@ bd_result bd_import_check_breach(importer *im, staged *out)
     const char *const *names = BREACH_FIELDS;
     bd_breach_in b;
     memset(&b, 0, sizeof b);
-    bd_result r = check_names(im, names);
+    bd_result r = bd_check_names(im, names);
     if (r == BD_OK)
-        r = text(im, "source_name", &b.source_name);
+        r = bd_check_text(im, "source_name", &b.source_name);
     if (r == BD_OK && !b.source_name.ptr)
-        r = reject(im, "source_name is required");
+        r = bd_check_reject(im, "source_name is required");
     bd_slice v;
     bd_datetime d;
     if (r == BD_OK) {
-        if (!get(im, "date_leaked", &v))
-            r = reject(im, "date_leaked is required");
+        if (!bd_check_get(im, "date_leaked", &v))
+            r = bd_check_reject(im, "date_leaked is required");
         else if (!bd_date_parse_iso(v, &d) && !bd_date_parse_dmy(v, &d))
-            r = reject(im, "date_leaked must be YYYY-MM-DD or DD-Mon-YYYY");
+            r = bd_check_reject(im, "date_leaked must be YYYY-MM-DD or DD-Mon-YYYY");
         else
             b.date_leaked = d.y * 10000 + d.m * 100 + d.d;
     }
@@ -347,17 +345,17 @@ bd_result bd_import_check_breach(importer *im, staged *out)
                  {"service_article_url", &b.service_article_url},
                  {"site_logo", &b.site_logo}};
     for (size_t i = 0; r == BD_OK && i < sizeof texts / sizeof texts[0]; i++)
-        r = text(im, texts[i].name, texts[i].dst);
+        r = bd_check_text(im, texts[i].name, texts[i].dst);
     if (r == BD_OK)
-        r = integer(im, "pwned_count", &b.pwned_count);
+        r = bd_check_integer(im, "pwned_count", &b.pwned_count);
     if (r == BD_OK)
         r = check_hibp_fields(im, &b);
     if (r != BD_OK)
         return r;
     bool generated = false;
-    if (get(im, "uuid", &v)) {
+    if (bd_check_get(im, "uuid", &v)) {
         if (!bd_uuid_canonical(v, b.uuid))
-            return reject(im, "uuid must look like 3f2b8c1e-0d4a-4e1b-9c7d-2a5e6f708192");
+            return bd_check_reject(im, "uuid must look like 3f2b8c1e-0d4a-4e1b-9c7d-2a5e6f708192");
     } else {
         /* Derived from the breach's identity, so importing the same file again finds it. */
         crypto_hash_sha256_state st;
@@ -375,7 +373,7 @@ bd_result bd_import_check_breach(importer *im, staged *out)
     }
     out->u.breach = b;
     out->generated = generated;
-    return stage(im, out);
+    return bd_check_stage(im, out);
 }
 
 /* ---- breach records ---------------------------------------------------------------- */
@@ -392,12 +390,12 @@ static bd_result identity(importer *im, const char *name, bd_id_type t, norm_val
     bd_slice v;
     if (!bd_fields_get(im->f, name, &v) || v.len == 0)
         return BD_OK;
-    if (t != BD_ID_PASSWORD && !get(im, name, &v))
+    if (t != BD_ID_PASSWORD && !bd_check_get(im, name, &v))
         return BD_OK;
     size_t n;
     const char *why = NULL;
     if (bd_normalize(t, v, out->buf, &n, &why) != BD_OK)
-        return reject(im, "%s: %s", name, why ? why : "not a valid value");
+        return bd_check_reject(im, "%s: %s", name, why ? why : "not a valid value");
     out->v = (bd_slice){out->buf, n};
     return BD_OK;
 }
@@ -415,17 +413,17 @@ bd_result bd_import_check_record(importer *im, staged *out)
     const char *const *names = RECORD_FIELDS;
     bd_record_in rec;
     memset(&rec, 0, sizeof rec);
-    bd_result r = check_names(im, names);
+    bd_result r = bd_check_names(im, names);
     if (r != BD_OK)
         return r;
     bd_slice v;
-    if (get(im, "breach_uuid", &v)) {
+    if (bd_check_get(im, "breach_uuid", &v)) {
         if (!bd_uuid_canonical(v, rec.breach_uuid))
-            return reject(im, "breach_uuid is not a UUID");
+            return bd_check_reject(im, "breach_uuid is not a UUID");
     } else if (im->o->breach_uuid) {
         memcpy(rec.breach_uuid, im->o->breach_uuid, BD_UUID_LEN + 1);
     } else {
-        return reject(im, "breach_uuid is required (or give --breach UUID)");
+        return bd_check_reject(im, "breach_uuid is required (or give --breach UUID)");
     }
 
     norm_value email, domain, phone, user, ip, ssn, password, hash, bitcoin;
@@ -441,7 +439,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
         return r;
     if (!email.v.ptr && !domain.v.ptr && !phone.v.ptr && !user.v.ptr && !ip.v.ptr && !ssn.v.ptr &&
         !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr)
-        return reject(im, "a record needs at least one searchable field");
+        return bd_check_reject(im, "a record needs at least one searchable field");
 
     /* The domain of the email wins over a contradicting email_domain column. */
     if (email.v.ptr) {
@@ -455,10 +453,10 @@ bd_result bd_import_check_record(importer *im, staged *out)
     rec.password_hash = hash.v;
     rec.user_name_key = user.v;
     rec.phone_key = phone.v;
-    if ((r = text(im, "user_name", &rec.user_name)) != BD_OK ||
-        (r = text(im, "phone_number", &rec.phone_number)) != BD_OK ||
-        (r = text(im, "first_name", &rec.first_name)) != BD_OK ||
-        (r = text(im, "last_name", &rec.last_name)) != BD_OK)
+    if ((r = bd_check_text(im, "user_name", &rec.user_name)) != BD_OK ||
+        (r = bd_check_text(im, "phone_number", &rec.phone_number)) != BD_OK ||
+        (r = bd_check_text(im, "first_name", &rec.first_name)) != BD_OK ||
+        (r = bd_check_text(im, "last_name", &rec.last_name)) != BD_OK)
         return r;
 
     char pw_masked[BD_NORM_MAX * 4 + 8];
@@ -467,7 +465,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
     if (password.v.ptr) {
         size_t n;
         if (bd_mask_password(password.v, pw_masked, sizeof pw_masked, &n) != BD_OK)
-            return reject(im, "password is too long");
+            return bd_check_reject(im, "password is too long");
         rec.password_masked = (bd_slice){pw_masked, n};
         bd_keyed_hash(im->secret, "password", password.v.ptr, password.v.len, pw_mac);
         rec.password_hmac = (bd_slice){(const char *)pw_mac, sizeof pw_mac};
@@ -487,13 +485,13 @@ bd_result bd_import_check_record(importer *im, staged *out)
     }
 
     char *attrs = NULL;
-    if (get(im, "other_attributes", &v)) {
+    if (bd_check_get(im, "other_attributes", &v)) {
         json_error_t err;
         json_t *obj = v.len <= MAX_ATTRIBUTES ? json_loadb(v.ptr, v.len, 0, &err) : NULL;
         if (!json_is_object(obj)) {
             json_decref(obj);
-            return reject(im, "other_attributes must be a JSON object (at most %d bytes)",
-                          MAX_ATTRIBUTES);
+            return bd_check_reject(im, "other_attributes must be a JSON object (at most %d bytes)",
+                                   MAX_ATTRIBUTES);
         }
         attrs = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
         json_decref(obj);
@@ -505,7 +503,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
     rec.severity = password.v.ptr || ssn.v.ptr ? BD_SEVERITY_HIGH
                    : hash.v.ptr                ? BD_SEVERITY_MEDIUM
                                                : BD_SEVERITY_LOW;
-    if (get(im, "severity", &v)) {
+    if (bd_check_get(im, "severity", &v)) {
         if (v.len == 3 && strncasecmp(v.ptr, "low", 3) == 0)
             rec.severity = BD_SEVERITY_LOW;
         else if (v.len == 6 && strncasecmp(v.ptr, "medium", 6) == 0)
@@ -514,7 +512,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
             rec.severity = BD_SEVERITY_HIGH;
         else {
             free(attrs);
-            return reject(im, "severity must be Low, Medium or High");
+            return bd_check_reject(im, "severity must be Low, Medium or High");
         }
     }
 
@@ -531,144 +529,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
     memcpy(rec.dedup, h, sizeof rec.dedup);
 
     out->u.record = rec;
-    r = stage(im, out);
+    r = bd_check_stage(im, out);
     free(attrs);
     return r;
-}
-
-/* ---- cards ------------------------------------------------------------------------- */
-
-/* YYYY-MM-DD, YYYY-MM or MM/YY; the month forms mean the month's last day, when a card
- * stops being valid. */
-static bool parse_expiry(bd_slice v, bd_datetime *d)
-{
-    if (bd_date_parse_iso(v, d))
-        return true;
-    char tmp[11];
-    if (v.len == 7 && v.ptr[4] == '-') {
-        memcpy(tmp, v.ptr, 7);
-        memcpy(tmp + 7, "-01", 3);
-    } else if (v.len == 5 && v.ptr[2] == '/') {
-        memcpy(tmp, "20", 2);
-        memcpy(tmp + 2, v.ptr + 3, 2);
-        tmp[4] = '-';
-        memcpy(tmp + 5, v.ptr, 2);
-        memcpy(tmp + 7, "-01", 3);
-    } else {
-        return false;
-    }
-    if (!bd_date_parse_iso((bd_slice){tmp, 10}, d))
-        return false;
-    d->d = bd_days_in_month(d->y, d->m);
-    return true;
-}
-
-static bd_result optional_date(importer *im, const char *name, char out[11])
-{
-    bd_slice v;
-    bd_datetime d;
-    out[0] = '\0';
-    if (!get(im, name, &v))
-        return BD_OK;
-    if (!bd_date_parse_iso(v, &d))
-        return reject(im, "%s must be YYYY-MM-DD", name);
-    bd_date_format_iso(&d, out);
-    return BD_OK;
-}
-
-bd_result bd_import_check_card(importer *im, staged *out)
-{
-    const char *const *names = CARD_FIELDS;
-    bd_card_in c;
-    memset(&c, 0, sizeof c);
-    bd_result r = check_names(im, names);
-    if (r != BD_OK)
-        return r;
-    bd_slice v;
-    char digits[20];
-    size_t n;
-    if (!get(im, "number", &v))
-        return reject(im, "number is required");
-    if (!bd_card_digits(v, digits, &n))
-        return reject(im, "number must be 12 to 19 digits (spaces and dashes allowed)");
-    bd_mask_card(digits, n, c.number_masked);
-    memcpy(c.bin, digits, 6);
-    memcpy(c.last4, digits + n - 4, 4);
-    c.length = (int)n;
-    uint8_t sha[32];
-    crypto_hash_sha256(sha, (const uint8_t *)digits, n);
-    bd_card_key(im->secret, sha, c.number_hmac);
-
-    bd_datetime d;
-    if (!get(im, "createdAt", &v))
-        return reject(im, "createdAt is required");
-    if (bd_datetime_parse(v, &d) || bd_date_parse_iso(v, &d))
-        bd_datetime_format(&d, c.created_at);
-    else
-        return reject(im, "createdAt must be YYYY-MM-DD HH:MM:SS");
-    if (get(im, "expireDate", &v)) {
-        if (!parse_expiry(v, &d))
-            return reject(im, "expireDate must be YYYY-MM-DD, YYYY-MM or MM/YY");
-        bd_date_format_iso(&d, c.expire_date);
-    }
-    if ((r = optional_date(im, "leakPublishDate", c.leak_publish_date)) != BD_OK ||
-        (r = optional_date(im, "leakDiscoverDate", c.leak_discover_date)) != BD_OK ||
-        (r = text(im, "bank", &c.bank)) != BD_OK || (r = text(im, "owner", &c.owner)) != BD_OK ||
-        (r = text(im, "leakId", &c.leak_id)) != BD_OK ||
-        (r = text(im, "leakName", &c.leak_name)) != BD_OK ||
-        (r = text(im, "leakTags", &c.leak_tags)) != BD_OK ||
-        (r = integer(im, "leakSize", &c.leak_size)) != BD_OK)
-        return r;
-    bd_slice cvv = {NULL, 0}; /* in clear only here: the card keeps its mask and keyed hash */
-    if (get(im, "cvv", &v)) {
-        bool ok = v.len == 3 || v.len == 4;
-        for (size_t i = 0; ok && i < v.len; i++)
-            ok = v.ptr[i] >= '0' && v.ptr[i] <= '9';
-        if (!ok)
-            return reject(im, "cvv must be 3 or 4 digits");
-        cvv = v;
-        bd_cvv_protect(im->secret, cvv, c.cvv_masked, c.cvv_hmac);
-    }
-    if (get(im, "cvssScore", &v)) {
-        char tmp[32];
-        char *end;
-        if (v.len >= sizeof tmp)
-            return reject(im, "cvssScore must be a number from 0 to 10");
-        memcpy(tmp, v.ptr, v.len);
-        tmp[v.len] = '\0';
-        c.cvss = strtod(tmp, &end);
-        if (*end || !isfinite(c.cvss) || c.cvss < 0 || c.cvss > 10)
-            return reject(im, "cvssScore must be a number from 0 to 10");
-        c.has_cvss = true;
-    }
-    if (get(im, "id", &v)) {
-        if (v.len > BD_UUID_LEN)
-            return reject(im, "id is longer than %d characters", BD_UUID_LEN);
-        for (size_t i = 0; i < v.len; i++)
-            if ((unsigned char)v.ptr[i] <= 0x20 || (unsigned char)v.ptr[i] >= 0x7f)
-                return reject(im, "id must be printable ASCII without spaces");
-        memcpy(c.id, v.ptr, v.len);
-        c.id[v.len] = '\0';
-    } else {
-        /* Keyed, so the id reveals nothing of the number; stable, so a re-import matches. */
-        crypto_auth_hmacsha256_state st;
-        uint8_t mac[32];
-        crypto_auth_hmacsha256_init(&st, im->secret, BD_SECRET_LEN);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)"card-id", 8);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)digits, n);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.created_at, 20);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.expire_date, 11);
-        bd_slice parts[] = {c.leak_id, cvv, c.owner};
-        for (size_t i = 0; i < 3; i++) {
-            uint32_t len = parts[i].ptr ? (uint32_t)parts[i].len : UINT32_MAX;
-            crypto_auth_hmacsha256_update(&st, (const uint8_t *)&len, sizeof len);
-            if (parts[i].ptr)
-                crypto_auth_hmacsha256_update(&st, (const uint8_t *)parts[i].ptr, parts[i].len);
-        }
-        crypto_auth_hmacsha256_final(&st, mac);
-        bd_uuid_from_bytes(mac, c.id);
-    }
-    sodium_memzero(digits, sizeof digits);
-    out->u.card = c;
-    return stage(im, out);
 }

@@ -1,5 +1,6 @@
-/* Private to the importer (src/ingest/import.c, check.c): the rows a checking thread
- * reads and checks, and the batches that carry them to the writing thread. */
+/* Private to the importer (src/ingest/import.c, check.c, check_card.c): the rows a checking
+ * thread reads and checks, the batches that carry them to the writing thread, and the field
+ * readers the checks share. */
 #ifndef BD_INGEST_IMPORT_IMPL_H
 #define BD_INGEST_IMPORT_IMPL_H
 
@@ -72,6 +73,20 @@ bd_result bd_import_check_card(importer *im, staged *out);
 /* Turns the arena offsets of every row of a full batch into pointers, once the arena is
  * final. */
 void bd_import_place_all(bd_import_kind kind, stage_batch *b);
+
+/* check.c, the field readers shared by the checks of each kind (check.c, check_card.c). */
+/* Sets im->why to the rejection reason; always returns BD_ERR_INVALID. */
+bd_result bd_check_reject(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A field's value with surrounding whitespace trimmed; false when absent, null or empty. */
+bool bd_check_get(const importer *im, const char *name, bd_slice *v);
+/* Rejects a row holding a field not in the NULL-terminated allowed. */
+bd_result bd_check_names(importer *im, const char *const *allowed);
+/* Free text: at most MAX_TEXT bytes, no NUL bytes; absent gives a NULL slice. */
+bd_result bd_check_text(importer *im, const char *name, bd_slice *out);
+/* A whole number of at least 0; absent gives -1. */
+bd_result bd_check_integer(importer *im, const char *name, int64_t *out);
+/* Copies the values of the checked row into the batch's arena (offsets until placed). */
+bd_result bd_check_stage(importer *im, staged *row);
 /* Rows per transaction of a plain import into a store holding `rows` rows (import.c). */
 unsigned bd_import_batch_rows(int64_t rows);
 
