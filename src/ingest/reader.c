@@ -1,7 +1,7 @@
 /* Import file reader: a source (source.h: plain or decompressed) read in large chunks into one
  * buffer, lines cut with memchr and capped at BD_READER_LINE_MAX, CSV records joined across
- * lines, each record parsed by its format (JSONL, CSV/TSV, combo, stealer) and carried
- * through a column plan (colmap.h) when there is one.
+ * lines (those two in reader_lines.c), each record parsed by its format (JSONL, CSV/TSV, combo,
+ * stealer) and carried through a column plan (colmap.h) when there is one.
  *
  * A CSV quote that never closes properly would join the rest of the file into one bad record.
  * Instead the record's first line is rejected and the lines after it are read again from a
@@ -22,50 +22,8 @@
 #include "core/utf8.h"
 #include "ingest/combo.h"
 #include "ingest/jsonl.h"
+#include "ingest/reader_impl.h"
 #include "ingest/source.h"
-
-#define CHUNK (256u * 1024)
-/* A pending line is at most BD_READER_LINE_MAX bytes (longer ones are skipped), so after
- * compaction there is always at least CHUNK bytes of room to read into. */
-#define BUF_CAP (BD_READER_LINE_MAX + CHUNK)
-#define REPLAY_CAP (BD_READER_LINE_MAX + 1)
-
-struct bd_reader {
-    bd_source *src; /* the input, decompressed when it is compressed */
-    bd_format fmt;
-    bd_utf8_mode utf8;
-    char sep;  /* combo lists: the separator */
-    char *buf; /* BUF_CAP bytes; [start, end) not yet consumed */
-    size_t start, end;
-    size_t searched; /* bytes after start known to hold no '\n' */
-    bool eof;
-    bool skipping;    /* discarding the rest of an over-long line (already counted) */
-    bd_result failed; /* BD_OK, or BD_ERR_IO once reading failed for good */
-    char failed_why[256];
-    uint64_t line_no; /* physical lines started so far */
-    uint64_t bytes_read;
-    int64_t bytes_total;
-    bd_csv_scan scan; /* quote state of the CSV record being read */
-    bd_buf rec;       /* a CSV record joined from several lines */
-    /* Lines to read again before the main buffer, each ending in '\n': [replay_start,
-     * replay_end) of replay (REPLAY_CAP bytes, allocated on first use). They always are the
-     * input from some line up to where the main buffer stands, so they fit: a record that
-     * gave them back held at most BD_READER_LINE_MAX bytes of them. */
-    char *replay;
-    size_t replay_start, replay_end;
-    bool pending_long; /* after the replay: report the over-long line being skipped */
-    size_t last_cut;   /* bytes the last line took from its source, for unread_line */
-    bool last_from_replay;
-    bd_csv_header *header;
-    bd_fields *fields;
-    /* CSV/TSV with a plan (--map, --drop-unmapped): the row carried through it */
-    const bd_colmap *map;
-    bool planned;
-    int plan[BD_FIELDS_MAX];
-    bd_fields *mapped;
-    bd_buf scratch; /* other_attributes JSON being built */
-    bd_buf fix;     /* a line repaired by --lossy */
-};
 
 static void errno_text(int err, char *out, size_t outlen)
 {
@@ -77,253 +35,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* Compacts the buffer and reads once. BD_OK when bytes arrived or the end was reached
- * (r->eof); BD_ERR_IO with r->failed_why set otherwise. */
-static bd_result fill(bd_reader *r)
-{
-    if (r->start > 0) {
-        memmove(r->buf, r->buf + r->start, r->end - r->start);
-        r->end -= r->start;
-        r->start = 0;
-    }
-    size_t got;
-    bd_result res = bd_source_read(r->src, r->buf + r->end, BUF_CAP - r->end, &got, r->failed_why,
-                                   sizeof r->failed_why);
-    if (res != BD_OK)
-        return res;
-    r->end += got;
-    r->bytes_read += got;
-    r->eof = got == 0;
-    return BD_OK;
-}
-
-/* Discards input up to the end of the over-long line being skipped. BD_OK when done,
- * BD_ERR_NOT_FOUND at the end of input. */
-static bd_result skip(bd_reader *r)
-{
-    while (r->skipping) {
-        char *p = r->buf + r->start;
-        char *nl = memchr(p, '\n', r->end - r->start);
-        if (nl) {
-            r->start += (size_t)(nl - p) + 1;
-            r->searched = 0;
-            r->skipping = false;
-            break;
-        }
-        r->start = r->end = r->searched = 0;
-        if (r->eof) {
-            r->skipping = false;
-            return BD_ERR_NOT_FOUND;
-        }
-        bd_result res = fill(r);
-        if (res != BD_OK)
-            return res;
-    }
-    return BD_OK;
-}
-
-/* Cuts the next line from the replay buffer when it holds any. */
-static bool replay_line(bd_reader *r, const char **line, size_t *len)
-{
-    if (r->replay_start == r->replay_end)
-        return false;
-    char *p = r->replay + r->replay_start;
-    char *nl = memchr(p, '\n', r->replay_end - r->replay_start); /* every line has one */
-    *line = p;
-    *len = (size_t)(nl - p);
-    r->last_cut = *len + 1;
-    r->last_from_replay = true;
-    r->replay_start += r->last_cut;
-    r->line_no++;
-    return true;
-}
-
-/* Gives the line just cut by next_line back to its source, to be cut again. */
-static void unread_line(bd_reader *r)
-{
-    if (r->last_from_replay)
-        r->replay_start -= r->last_cut;
-    else
-        r->start -= r->last_cut;
-    r->searched = 0;
-    r->line_no--;
-}
-
-/* Cuts the next physical line (without its '\n'): from the replay buffer first, then the main
- * buffer. BD_OK with *line and *len set; BD_ERR_LIMIT when the line is longer than
- * BD_READER_LINE_MAX (it is counted and being skipped); BD_ERR_NOT_FOUND at the end;
- * BD_ERR_IO. */
-static bd_result next_line(bd_reader *r, const char **line, size_t *len)
-{
-    if (replay_line(r, line, len))
-        return BD_OK;
-    if (r->pending_long) {
-        r->pending_long = false;
-        r->line_no++;
-        return BD_ERR_LIMIT;
-    }
-    bd_result res = skip(r);
-    if (res != BD_OK)
-        return res;
-    r->last_from_replay = false;
-    for (;;) {
-        char *p = r->buf + r->start;
-        size_t avail = r->end - r->start;
-        char *nl = memchr(p + r->searched, '\n', avail - r->searched);
-        if (nl || (r->eof && avail > 0 && avail <= BD_READER_LINE_MAX)) {
-            size_t n = nl ? (size_t)(nl - p) : avail;
-            r->last_cut = nl ? n + 1 : n;
-            r->start += r->last_cut;
-            r->searched = 0;
-            r->line_no++;
-            if (n > BD_READER_LINE_MAX)
-                return BD_ERR_LIMIT;
-            if (r->line_no == 1 && n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
-                p += 3;
-                n -= 3;
-            }
-            *line = p;
-            *len = n;
-            return BD_OK;
-        }
-        r->searched = avail;
-        if (avail > BD_READER_LINE_MAX) {
-            r->line_no++;
-            r->start = r->end = r->searched = 0;
-            r->skipping = true;
-            return BD_ERR_LIMIT;
-        }
-        if (r->eof)
-            return BD_ERR_NOT_FOUND;
-        res = fill(r);
-        if (res != BD_OK)
-            return res;
-    }
-}
-
-static bool is_blank(const bd_reader *r, const char *p, size_t n)
-{
-    if (r->fmt == BD_FMT_CSV || r->fmt == BD_FMT_TSV)
-        return n == 0 || (n == 1 && p[0] == '\r');
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
-            return false;
-    }
-    return true;
-}
-
-static const char too_long[] = "line longer than 1 MiB";
-
-/* Gives up on the CSV record in r->rec, which starts on line first with a quoted cell that
- * does not close properly: the lines after its first are put in front of the replay buffer,
- * to be read again as records of their own. */
-static bd_result replay_after_first_line(bd_reader *r, uint64_t first)
-{
-    const char *nl = memchr(r->rec.data, '\n', r->rec.len);
-    size_t tail = nl ? r->rec.len - (size_t)(nl + 1 - r->rec.data) : 0;
-    size_t kept = r->replay_end - r->replay_start;
-    r->line_no = first;
-    if (tail == 0)
-        return BD_OK;
-    if (!r->replay && !(r->replay = malloc(REPLAY_CAP)))
-        return BD_ERR_NOMEM;
-    if (tail + 1 + kept > REPLAY_CAP)
-        return BD_ERR_LIMIT; /* cannot happen: see the struct */
-    memmove(r->replay + tail + 1, r->replay + r->replay_start, kept);
-    memcpy(r->replay, nl + 1, tail);
-    r->replay[tail] = '\n';
-    r->replay_start = 0;
-    r->replay_end = tail + 1 + kept;
-    return BD_OK;
-}
-
-/* Rejects the record in r->rec (from line first) as an unclosed quote, and replays the lines
- * after its first. Returns BD_ERR_INVALID with why set, or the replay's error. */
-static bd_result unclosed_quote(bd_reader *r, uint64_t first, const char *how, char *why,
-                                size_t whylen)
-{
-    bd_result res = replay_after_first_line(r, first);
-    if (res != BD_OK)
-        return res;
-    bd_why(why, whylen,
-           "unclosed quote: a quoted cell starts on this line and %s; reading resumes at the "
-           "next line",
-           how);
-    return BD_ERR_INVALID;
-}
-
-/* Joins the lines of a CSV record whose first line p[0..n) leaves a quoted cell open, into
- * r->rec, until the cell closes. A cell still open at the end of the input, past 1 MiB, or
- * at a line too long to hold is an unclosed quote. */
-static bd_result join_record(bd_reader *r, const char *p, size_t n, uint64_t first, char *why,
-                             size_t whylen)
-{
-    bd_buf_reset(&r->rec);
-    if (bd_buf_append(&r->rec, p, n) != BD_OK)
-        return BD_ERR_NOMEM; /* n <= LINE_MAX == the buffer's cap */
-    for (;;) {
-        bd_result res = next_line(r, &p, &n);
-        if (res == BD_ERR_NOT_FOUND)
-            return unclosed_quote(r, first, "is not closed before the end of the input", why,
-                                  whylen);
-        if (res == BD_ERR_LIMIT) {
-            r->pending_long = true; /* reported in its turn, after the lines replayed */
-            return unclosed_quote(r, first, "is still open at a line longer than 1 MiB", why,
-                                  whylen);
-        }
-        if (res != BD_OK)
-            return res;
-        size_t before = r->rec.len;
-        res = bd_buf_append_char(&r->rec, '\n');
-        if (res == BD_OK)
-            res = bd_buf_append(&r->rec, p, n);
-        if (res == BD_ERR_LIMIT) {
-            r->rec.len = before;
-            unread_line(r);
-            return unclosed_quote(r, first, "is still open after 1 MiB", why, whylen);
-        }
-        if (res != BD_OK)
-            return res;
-        bd_csv_scan_feed(&r->scan, "\n", 1);
-        if (bd_csv_scan_feed(&r->scan, p, n))
-            return BD_OK;
-    }
-}
-
-/* Reads the next record's raw text: one line (JSONL, most CSV) or several joined lines (a CSV
- * record with line breaks inside quotes). Sets *first to its first line. BD_OK,
- * BD_ERR_INVALID (why set), BD_ERR_NOT_FOUND, BD_ERR_IO. */
-static bd_result read_record(bd_reader *r, const char **rec, size_t *len, uint64_t *first,
-                             char *why, size_t whylen)
-{
-    const char *p;
-    size_t n;
-    bd_result res;
-    do {
-        res = next_line(r, &p, &n);
-        *first = r->line_no;
-        if (res == BD_ERR_LIMIT) {
-            bd_why(why, whylen, too_long);
-            return BD_ERR_INVALID;
-        }
-        if (res != BD_OK)
-            return res;
-    } while (is_blank(r, p, n));
-    bd_csv_scan_init(&r->scan);
-    if (r->fmt != BD_FMT_CSV || !memchr(p, '"', n) || bd_csv_scan_feed(&r->scan, p, n)) {
-        *rec = p;
-        *len = n;
-        return BD_OK;
-    }
-    /* A quoted cell goes on past this line: join lines in r->rec until it closes. */
-    res = join_record(r, p, n, *first, why, whylen);
-    if (res == BD_OK) {
-        *rec = r->rec.data;
-        *len = r->rec.len;
-    }
-    return res;
 }
 
 /* The format a name implies: .csv and .tsv (before a compression extension) or JSON Lines. */
@@ -393,7 +104,7 @@ static bd_result open_table(bd_reader *r, const char *path, const bd_reader_opti
         const char *p;
         size_t n;
         uint64_t first;
-        res = read_record(r, &p, &n, &first, why, whylen);
+        res = bd_reader_read_record(r, &p, &n, &first, why, whylen);
         if (res == BD_ERR_NOT_FOUND) {
             bd_why(why, whylen,
                    "%s is empty: a %s file must start with a header row (or give "
@@ -424,7 +135,7 @@ static bd_result open_table(bd_reader *r, const char *path, const bd_reader_opti
 static bd_result detect_separator(bd_reader *r, const char *path, char *why, size_t whylen)
 {
     while (!r->eof && r->end < CHUNK) {
-        if (fill(r) != BD_OK) {
+        if (bd_reader_fill(r) != BD_OK) {
             bd_why(why, whylen, "%s", r->failed_why);
             return BD_ERR_IO;
         }
@@ -577,8 +288,8 @@ static bd_result parse_record(bd_reader *r, const char *p, size_t n, uint64_t fi
         /* A record over several lines whose quote closes with text after it: the quote on
          * its first line was most likely stray, and the lines after it records of their own. */
         if (res == BD_ERR_INVALID && r->line_no > first && !bd_csv_record_well_formed(p, n))
-            res = unclosed_quote(r, first, "closes on a later line with text after the quote", why,
-                                 whylen);
+            res = bd_reader_unclosed_quote(
+                r, first, "closes on a later line with text after the quote", why, whylen);
         return res;
     }
     case BD_FMT_COMBO:
@@ -600,7 +311,7 @@ bd_result bd_reader_next(bd_reader *r, const bd_fields **rec, uint64_t *line, ch
     const char *p;
     size_t n;
     uint64_t first = r->line_no;
-    bd_result res = read_record(r, &p, &n, &first, why, whylen);
+    bd_result res = bd_reader_read_record(r, &p, &n, &first, why, whylen);
     *line = first;
     if (res == BD_ERR_IO) {
         r->failed = BD_ERR_IO;
