@@ -20,7 +20,7 @@ import time
 
 # The statement of a scenario-1 request (/v7/breach-search?type=email&number_of_records=1):
 # src/store/pg/records.c, pg_record_search, for an email and a first page; the limit is the
-# page size plus one (src/http/search.c).
+# page size plus one (src/v7/search.c).
 S1_SQL = ("SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
           "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
           "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id, "

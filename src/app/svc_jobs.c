@@ -1,4 +1,4 @@
-/* The bulk job runner (http/job_runner.h) as a service: the server's job submissions wake
+/* The bulk job runner (jobs/runner.h) as a service: the server's job submissions wake
  * it; at stop a job in progress keeps its stored chunks and is taken over later. Its threads
  * take their connections from the write and read pools. */
 #include <stdio.h>

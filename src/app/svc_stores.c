@@ -2,7 +2,7 @@
  * check, keys, limiters, usage counters, access log and TLS files (http/server.h,
  * bd_server_open). Its stop closes every store connection the server's threads opened.
  *
- * The connection policy starts here: the pools of per-thread connections (app/store_pool.h)
+ * The connection policy starts here: the pools of per-thread connections (store/pool.h)
  * are made here, with their flags, and handed to the parts that use them:
  *   reads    --db, BD_STORE_READ: the request workers' searches (one per worker thread),
  *            the key refresh, the job runner's lookups, the start's checks

@@ -38,7 +38,7 @@ struct bd_limiter {
     bd_ratelimit *local[KINDS]; /* per-process budgets: the only ones, or the fallback */
     char *uri;                  /* NULL: per process */
     char shown[512];            /* uri without its password */
-    bd_store_pool *conns;       /* each thread's connection to the store (app/store_pool.h) */
+    bd_store_pool *conns;       /* each thread's connection to the store (store/pool.h) */
     bool owns_conns;            /* made by bd_limiter_new, freed with the limiter */
     lease *leases;
     _Atomic bool reachable;

@@ -39,7 +39,7 @@ typedef struct bd_limiter bd_limiter;
  * the store at shared_uri, which is opened once here to check it (why says what is wrong
  * with it; the URI's password is never in it). */
 bd_result bd_limiter_new(const char *shared_uri, bd_limiter **out, char *why, size_t whylen);
-/* The same, with the shared store's connections taken from pool (app/store_pool.h: opened
+/* The same, with the shared store's connections taken from pool (store/pool.h: opened
  * with BD_STORE_WRITE), which the composition root owns and frees after the limiter; NULL:
  * per process. */
 struct bd_store_pool;

@@ -44,7 +44,7 @@ typedef struct {
 struct bd_usage {
     char *uri;
     char shown[512];        /* uri without its password */
-    bd_store_pool *conns;   /* each thread's connection to the store (app/store_pool.h) */
+    bd_store_pool *conns;   /* each thread's connection to the store (store/pool.h) */
     bool owns_conns;        /* made by bd_usage_new, freed with the counters */
     pthread_mutex_t lock;   /* the pending table */
     pending *table;         /* open addressing by key and day */

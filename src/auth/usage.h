@@ -40,7 +40,7 @@ typedef struct bd_usage bd_usage;
 
 /* Usage kept in the store at uri (opened for writing on first use). NULL when out of memory. */
 bd_usage *bd_usage_new(const char *uri);
-/* The same, with its connections taken from pool (app/store_pool.h: opened with
+/* The same, with its connections taken from pool (store/pool.h: opened with
  * BD_STORE_WRITE | BD_STORE_SMALL_WRITES), which the composition root owns and frees after
  * the counters. */
 struct bd_store_pool;

@@ -39,7 +39,7 @@ typedef struct {
                                         * public addresses only */
     int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
     /* The store connections, per thread, as the composition root's connection policy gives
-     * them (app/store_pool.h; borrowed, freed after the server). reads (BD_STORE_READ) and
+     * them (store/pool.h; borrowed, freed after the server). reads (BD_STORE_READ) and
      * writes (BD_STORE_WRITE | BD_STORE_SMALL_WRITES) name db and are required: the request
      * workers, the key refresh and the start's checks take theirs from them. The shared
      * limits' and the usage counters' pools, NULL: opened from shared_limits (usage: else

@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/pool.h"
 #include "auth/keys.h"
 #include "auth/usage.h"
 #include "core/log.h"
-#include "v7/job_results.h"
+#include "jobs/result_blob.h"
+#include "store/pool.h"
 #include "store/store.h"
 
 #define LEASE_S 10       /* a dead runner's job is taken over this long after its last chunk */
@@ -26,7 +26,7 @@
 #define TEXT_MAX (64u << 20) /* one chunk's inputs or results: 1,000 identities */
 
 struct bd_job_runner {
-    bd_store_pool *writes, *reads; /* each thread's connections (app/store_pool.h) */
+    bd_store_pool *writes, *reads; /* each thread's connections (store/pool.h) */
     int64_t pause_ms;
     pthread_t thread;
     pthread_mutex_t lock;

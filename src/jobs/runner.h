@@ -21,7 +21,7 @@
  * Each thread looks its chunks up in one read view per turn, on a read connection of its
  * own, with one bulk lookup per chunk (bd_store_record_ids: a prepared statement reused per
  * key on SQLite, one statement per chunk on PostgreSQL; the same rows, in the same order, as
- * breach-search's), and stores each identity's record ids and count (http/job_results.h)
+ * breach-search's), and stores each identity's record ids and count (jobs/result_blob.h)
  * with the job's progress in one transaction on its write connection, one thread at a time;
  * the records themselves are read and written out when the results are downloaded. */
 #ifndef BD_JOBS_RUNNER_H
@@ -37,7 +37,7 @@ typedef struct bd_job_runner bd_job_runner;
 struct bd_store_pool;
 
 /* Starts the runner; each of its threads takes its connections from the pools the
- * composition root gives it (app/store_pool.h; borrowed, closed after the runner stopped):
+ * composition root gives it (store/pool.h; borrowed, closed after the runner stopped):
  * writes (claims, chunks taken and stored) and reads (the lookups). pause_ms, for tests
  * only, sleeps that long after each chunk (0: none). NULL when out of memory or no thread
  * could be started. */

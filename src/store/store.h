@@ -677,16 +677,16 @@ bd_result bd_store_flush(bd_store *s);
 /* ---- bulk lookup jobs ---------------------------------------------------------------- */
 
 /* A bulk job: many identities of one type looked up in the background (http/jobs.c submits,
- * http/job_runner.c runs). Its identities are kept in chunks of up to BD_JOB_CHUNK, each an
+ * jobs/runner.c runs). Its identities are kept in chunks of up to BD_JOB_CHUNK, each an
  * opaque blob the store only holds (the packed lookup keys, http/jobs.c); the runner
  * stores each chunk's results in place of its inputs (another opaque blob: what each
- * identity found, as record ids, http/job_results.h) and counts the chunk's identities into
+ * identity found, as record ids, jobs/result_blob.h) and counts the chunk's identities into
  * `done` and its result rows into `rows` in the same transaction, so a job taken over after
  * a crash resumes at its first chunk without results. A job belongs to the key that
  * submitted it.
  *
  * Result rows are what the results hold: a row per record kept (at most BD_JOB_RECORDS_MAX
- * per identity, http/job_results.h) and one for an identity without records. A key's limits
+ * per identity, jobs/result_blob.h) and one for an identity without records. A key's limits
  * (bd_job_limits) bound its jobs queued or running, their identities not yet looked up, and
  * its result rows kept, counting each identity not yet looked up as the one row it will at
  * least take: so a job is taken only when each of its identities has its row, and records

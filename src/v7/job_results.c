@@ -1,4 +1,5 @@
-/* Bulk job results (job_results.h): the stored form and its rendering at download. */
+/* Bulk job results (job_results.h): their rendering at download, from the stored form
+ * (jobs/result_blob.h). */
 #include "v7/job_results.h"
 
 #include <stdio.h>
@@ -7,46 +8,11 @@
 
 #include "core/csv_out.h"
 #include "core/json.h"
+#include "jobs/result_blob.h"
 #include "v7/record_view.h"
 #include "http/request.h"
 
 #define TEXT_MAX (1u << 30)
-
-/* ---- the stored form ------------------------------------------------------------------- */
-
-static bd_result put_le(bd_buf *out, uint64_t v, int bytes)
-{
-    uint8_t b[8];
-    for (int i = 0; i < bytes; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    return bd_buf_append(out, b, (size_t)bytes);
-}
-
-bd_result bd_job_results_add(bd_buf *out, bd_slice account, int64_t found, const int64_t *ids,
-                             uint32_t n)
-{
-    bd_result r = put_le(out, account.ptr ? account.len : 0xFFFF, 2);
-    if (r == BD_OK && account.ptr)
-        r = bd_buf_append(out, account.ptr, account.len);
-    if (r == BD_OK)
-        r = put_le(out, (uint64_t)found, 8);
-    if (r == BD_OK)
-        r = put_le(out, n, 4);
-    for (uint32_t i = 0; r == BD_OK && i < n; i++)
-        r = put_le(out, (uint64_t)ids[i], 8);
-    return r;
-}
-
-static bool get_le(const uint8_t **p, const uint8_t *end, int bytes, uint64_t *v)
-{
-    if (end - *p < bytes)
-        return false;
-    *v = 0;
-    for (int i = 0; i < bytes; i++)
-        *v |= (uint64_t)(*p)[i] << (8 * i);
-    *p += bytes;
-    return true;
-}
 
 /* ---- breaches -------------------------------------------------------------------------- */
 
@@ -238,7 +204,7 @@ static bd_result parse(bd_job_render *r, bd_slice blob, size_t *count)
     size_t n = 0;
     while (p < end) {
         uint64_t alen, found, nids;
-        if (!get_le(&p, end, 2, &alen))
+        if (!bd_job_blob_get_le(&p, end, 2, &alen))
             return BD_ERR_STORE;
         identity id = {{NULL, 0}, 0, 0, NULL};
         if (alen != 0xFFFF) {
@@ -247,7 +213,7 @@ static bd_result parse(bd_job_render *r, bd_slice blob, size_t *count)
             id.account = (bd_slice){(const char *)p, alen};
             p += alen;
         }
-        if (!get_le(&p, end, 8, &found) || !get_le(&p, end, 4, &nids) ||
+        if (!bd_job_blob_get_le(&p, end, 8, &found) || !bd_job_blob_get_le(&p, end, 4, &nids) ||
             nids > BD_JOB_RECORDS_MAX || (uint64_t)(end - p) < nids * 8)
             return BD_ERR_STORE;
         id.found = (int64_t)found;
@@ -326,7 +292,7 @@ static int group(bd_job_render *r, const identity *id)
     for (uint32_t i = 0; i < id->n; i++) {
         const uint8_t *p = id->ids + 8 * (size_t)i;
         uint64_t v;
-        get_le(&p, p + 8, 8, &v);
+        bd_job_blob_get_le(&p, p + 8, 8, &v);
         ptrdiff_t at = find_id(r, (int64_t)v);
         if (at >= 0 && r->recs[at].breach)
             r->order[kept++] = (int)at;
@@ -435,7 +401,7 @@ bd_result bd_job_render_slice(bd_job_render *r, bd_store *s, int type, int64_t f
     for (size_t i = from; i < end; i++)
         for (uint32_t k = 0; k < r->idents[i].n; k++) {
             const uint8_t *p = r->idents[i].ids + 8 * (size_t)k;
-            get_le(&p, p + 8, 8, (uint64_t *)&r->ids[r->nids++]);
+            bd_job_blob_get_le(&p, p + 8, 8, (uint64_t *)&r->ids[r->nids++]);
         }
     if (r->nids)
         qsort(r->ids, r->nids, sizeof *r->ids, cmp_id);

@@ -2,9 +2,7 @@
  * and quick to write), and their rendering as JSON Lines or CSV when they are downloaded,
  * with the records read by id from the store then.
  *
- * The stored form, per identity in order, little-endian: the account's length (2 bytes,
- * 0xFFFF for none) and bytes, the records found (8 bytes), how many ids follow (4 bytes, at
- * most BD_JOB_RECORDS_MAX), the ids (8 bytes each) in breach-search's order.
+ * The stored form is jobs/result_blob.h's.
  *
  * JSON Lines, one object per identity:
  *   {"index":0,"type":"email","account":"a@example.com","found":2,
@@ -25,13 +23,8 @@
 #include "core/buf.h"
 #include "core/result.h"
 #include "core/slice.h"
+#include "jobs/result_blob.h"
 #include "store/store.h"
-
-#define BD_JOB_RECORDS_MAX 1000 /* records per identity in the results */
-
-/* Appends one identity's results (account.ptr NULL: none) to out. */
-bd_result bd_job_results_add(bd_buf *out, bd_slice account, int64_t found, const int64_t *ids,
-                             uint32_t n);
 
 typedef struct bd_job_render bd_job_render;
 

@@ -1,7 +1,7 @@
 /* Bulk jobs under the v7 base path: POST {base}/jobs takes up to 100,000 identities of one
  * type and answers 202 with the job; GET {base}/jobs/{id} reports its status and progress;
  * GET {base}/jobs/{id}/results streams its results as JSON Lines or CSV, a slice at a time
- * from the store. The job runs in http/job_runner.c. A job is its key's: another key's job
+ * from the store. The job runs in jobs/runner.c. A job is its key's: another key's job
  * is a 404, like one that does not exist.
  *
  * What a job costs (docs/API.md, "Bulk jobs"): against the key's monthly quota, a request
@@ -34,7 +34,7 @@
 /* ---- POST {base}/jobs ------------------------------------------------------------------- */
 
 /* A submission being read: each identity's lookup key is packed as a 2-byte little-endian
- * length and its bytes (http/job_runner.h reads them back), a chunk per BD_JOB_CHUNK. */
+ * length and its bytes (jobs/runner.h reads them back), a chunk per BD_JOB_CHUNK. */
 typedef struct {
     const uint8_t *secret;
     const char *type_text; /* filled by bd_job_input_read before the first identity */
@@ -354,7 +354,7 @@ void bd_handle_job_get(bd_server *srv, bd_req *rq, bd_slice id)
 
 /* ---- GET {base}/jobs/{id}/results ------------------------------------------------------- */
 
-/* The results being sent: a slice at a time (http/job_results.h), rendered from the stored
+/* The results being sent: a slice at a time (v7/job_results.h), rendered from the stored
  * record ids of its chunk with the records read by id, through the worker's write connection
  * as the connection drains (libmicrohttpd calls back on the thread that owns the
  * connection). What a download holds is one chunk's stored ids and one slice's text. */

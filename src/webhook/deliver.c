@@ -32,7 +32,7 @@ typedef struct {
 } slot;
 
 struct bd_deliverer {
-    bd_store_pool *writes; /* the leasing thread's connection (app/store_pool.h) */
+    bd_store_pool *writes; /* the leasing thread's connection (store/pool.h) */
     const bd_webhook_policy *policy;
     int64_t retention_s; /* alerts delivered or given up kept this long; 0: for ever */
     pthread_t leaser;

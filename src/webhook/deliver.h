@@ -11,7 +11,7 @@
  * older than the retention (their identities are kept no longer than they are useful), and
  * then empties the store's write-ahead log of their copies, as an erasure does.
  *
- * Ownership: the pool of write connections (app/store_pool.h) and the policy are borrowed
+ * Ownership: the pool of write connections (store/pool.h) and the policy are borrowed
  * and must outlive the deliverer. */
 #ifndef BD_WEBHOOK_DELIVER_H
 #define BD_WEBHOOK_DELIVER_H

@@ -1,4 +1,4 @@
-/* libFuzzer target: arbitrary bytes as a bulk job's body (http/job_input.h) in each of its
+/* libFuzzer target: arbitrary bytes as a bulk job's body (v7/job_input.h) in each of its
  * three formats, the first byte choosing whether a type parameter is given. Checks that every
  * identity handed on lies within the body or the parser's own scratch, that the count agrees
  * with the calls, that no more than BD_JOB_MAX_IDENTITIES are handed on, that a refusal

@@ -1,6 +1,6 @@
 /* The pieces of the HIBP v3 breach model that are pure functions: a breach's Name derived
  * from its source name (store/breach_name.h) and data classes from leaked_data_types tokens
- * (http/hibp_classes.h). */
+ * (hibp/hibp_classes.h). */
 #include "hibp/hibp_classes.h"
 #include "store/breach_name.h"
 #include "test.h"

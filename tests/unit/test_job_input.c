@@ -1,4 +1,4 @@
-/* A bulk job's body (http/job_input.h) in its three formats: exact identities handed on,
+/* A bulk job's body (v7/job_input.h) in its three formats: exact identities handed on,
  * refusals, the cap. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The store connection policy (app/store_pool.h), on each backend: one connection per
+/* The store connection policy (store/pool.h), on each backend: one connection per
  * thread, opened on first use with the pool's flags and kept; a store that cannot be opened
  * says why and is tried again; a dropped connection is closed and replaced at the next call;
  * everything is closed with the pool (ASan sees a leak). */
