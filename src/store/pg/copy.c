@@ -18,7 +18,6 @@
  * --bulk load is one transaction) moves them in steps of that size, so a staging table
  * never holds a whole load. A bulk record load skips the staging table: its records stream
  * into their table, and its end removes the duplicates (conn.c). */
-#include <arpa/inet.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,41 +155,6 @@ static const struct {
 
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 
-static bd_result put_u16(bd_buf *b, uint16_t v)
-{
-    uint16_t n = htons(v);
-    return bd_buf_append(b, &n, sizeof n);
-}
-
-static bd_result put_u32(bd_buf *b, uint32_t v)
-{
-    uint32_t n = htonl(v);
-    return bd_buf_append(b, &n, sizeof n);
-}
-
-static bd_result put_int(bd_buf *b, int64_t v, int size)
-{
-    bd_result r = put_u32(b, (uint32_t)size);
-    if (r == BD_OK && size == 8)
-        r = put_u32(b, (uint32_t)((uint64_t)v >> 32));
-    if (r == BD_OK && size >= 4)
-        r = put_u32(b, (uint32_t)v);
-    if (r == BD_OK && size == 2)
-        r = put_u16(b, (uint16_t)v);
-    return r;
-}
-
-/* A text or bytea field: its length and bytes, or -1 for NULL. */
-static bd_result put_bytes(bd_buf *b, bd_slice v)
-{
-    if (!v.ptr)
-        return put_u32(b, UINT32_MAX);
-    if (v.len > INT32_MAX)
-        return BD_ERR_LIMIT;
-    bd_result r = put_u32(b, (uint32_t)v.len);
-    return r == BD_OK ? bd_buf_append(b, v.ptr, v.len) : r;
-}
-
 /* What a failed COPY call left: the connection's loss, or the server's refusal. */
 static bd_result copy_failed(pg_store *p, const char *what)
 {
@@ -243,7 +207,7 @@ static bd_result start(pg_store *p, pg_stage_kind kind)
 static bd_result end(pg_store *p)
 {
     p->copy.open = false;
-    bd_result r = put_u16(&p->copy.out, UINT16_MAX);
+    bd_result r = pg_copy_put_u16(&p->copy.out, UINT16_MAX);
     if (r == BD_OK)
         r = send_out(p);
     if (r != BD_OK) {
@@ -267,42 +231,6 @@ static bd_result end(pg_store *p)
     return r;
 }
 
-/* A binary field of a move's result: NULL's ptr is NULL. */
-static bd_slice binary_field(const PGresult *res, int row, int col)
-{
-    if (PQgetisnull(res, row, col))
-        return (bd_slice){NULL, 0};
-    return (bd_slice){PQgetvalue(res, row, col), (size_t)PQgetlength(res, row, col)};
-}
-
-/* Tells the landed callback of row i of a move that returned LANDED_COLUMNS (binary). */
-static void landed_record(pg_store *p, const PGresult *res, int i)
-{
-    bd_landed_row l = {0};
-    const char *id = PQgetvalue(res, i, 2);
-    uint64_t v = 0;
-    for (int b = 0; b < 8 && PQgetlength(res, i, 2) == 8; b++)
-        v = v << 8 | (uint8_t)id[b];
-    l.breach_id = (int64_t)v;
-    static const bd_field KEYS[] = {
-        BD_FIELD_EMAIL, BD_FIELD_EMAIL_DOMAIN, BD_FIELD_PHONE,         BD_FIELD_USERNAME,
-        BD_FIELD_IP,    BD_FIELD_SSN,          BD_FIELD_PASSWORD,      BD_FIELD_PASSWORD_HASH,
-        BD_FIELD_BITCOIN,
-    };
-    for (int k = 0; k < 9; k++)
-        l.key[KEYS[k]] = binary_field(res, i, 3 + k);
-    l.shown[BD_FIELD_EMAIL] = l.key[BD_FIELD_EMAIL];
-    l.shown[BD_FIELD_EMAIL_DOMAIN] = l.key[BD_FIELD_EMAIL];
-    l.shown[BD_FIELD_IP] = l.key[BD_FIELD_IP];
-    l.shown[BD_FIELD_PASSWORD_HASH] = l.key[BD_FIELD_PASSWORD_HASH];
-    l.shown[BD_FIELD_BITCOIN] = l.key[BD_FIELD_BITCOIN];
-    l.shown[BD_FIELD_PHONE] = binary_field(res, i, 12);
-    l.shown[BD_FIELD_USERNAME] = binary_field(res, i, 13);
-    l.shown[BD_FIELD_SSN] = binary_field(res, i, 14);
-    l.shown[BD_FIELD_PASSWORD] = binary_field(res, i, 15);
-    p->landed(p->landed_ctx, &l);
-}
-
 bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)
 {
     if (!p->landed)
@@ -322,11 +250,11 @@ bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)
         return r;
     for (int i = 0, n = PQntuples(res); i < n; i++) {
         if (!cards) {
-            landed_record(p, res, i);
+            pg_copy_landed_record(p, res, i);
             continue;
         }
-        bd_landed_row l = {.card = true, .bin = binary_field(res, i, 0),
-                           .number_masked = binary_field(res, i, 1)};
+        bd_landed_row l = {.card = true, .bin = pg_copy_binary_field(res, i, 0),
+                           .number_masked = pg_copy_binary_field(res, i, 1)};
         p->landed(p->landed_ctx, &l);
     }
     PQclear(res);
@@ -349,7 +277,7 @@ static bd_result move(pg_store *p, pg_stage_kind kind, int64_t staged)
             r = pg_range_add_moved(p, res);
         moved = r == BD_OK ? PQntuples(res) : 0;
         for (int i = 0; r == BD_OK && p->landed && i < moved; i++)
-            landed_record(p, res, i);
+            pg_copy_landed_record(p, res, i);
     } else if (p->landed) {
         r = pg_run_sql(p, CARD_STAGE_MOVE_LANDED, &pp, true, &res);
         moved = r == BD_OK ? PQntuples(res) : 0;
@@ -436,9 +364,9 @@ static bd_result row_begin(pg_store *p, pg_stage_kind kind, int fields, size_t *
     if (r != BD_OK)
         return r;
     *mark = p->copy.out.len;
-    r = put_u16(&p->copy.out, (uint16_t)fields);
+    r = pg_copy_put_u16(&p->copy.out, (uint16_t)fields);
     if (r == BD_OK && (kind == PG_STAGE_RECORDS || kind == PG_STAGE_CARDS)) /* for the move */
-        r = put_int(&p->copy.out, p->copy.staged, 8);
+        r = pg_copy_put_int(&p->copy.out, p->copy.staged, 8);
     return r;
 }
 
@@ -455,28 +383,6 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
     if (b->len >= PG_COPY_CHUNK)
         r = send_out(p);
     return r == BD_OK ? check_server(p) : r;
-}
-
-/* A bulk-loaded record's password hashes, by its record key (ok, dedup), for its end:
- * only the records that survive the load's dedup count theirs. */
-static bd_result put_bulk_password(pg_store *p, const uint8_t *ok, const bd_record_in *r)
-{
-    bd_buf *b = &p->copy.password_rows;
-    size_t mark = b->len;
-    bd_result res = put_u16(b, 4);
-    if (res == BD_OK)
-        res = put_bytes(b, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
-    if (res == BD_OK)
-        res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
-    if (res == BD_OK)
-        res = put_bytes(b, (bd_slice){(const char *)r->password_sha1, sizeof r->password_sha1});
-    if (res == BD_OK)
-        res = put_bytes(b, (bd_slice){(const char *)r->password_ntlm, sizeof r->password_ntlm});
-    if (res != BD_OK)
-        bd_buf_truncate(b, mark);
-    else
-        p->copy.passwords_staged++;
-    return res;
 }
 
 bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_went_in)
@@ -515,169 +421,24 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
     bd_buf *b = &p->copy.out;
     uint8_t ok[PG_OWNER_KEY_LEN];
     pg_owner_key(r, ok);
-    res = put_bytes(b, (bd_slice){(const char *)ok, sizeof ok});
-    if (res == BD_OK)
-        res = put_int(b, breach_id, 8);
-    if (res == BD_OK)
-        res = put_int(b, date, 4);
-    const bd_slice *text[] = {
-        &r->user_name,     &r->user_name_key,   &r->first_name,      &r->last_name,
-        &r->email,         &r->email_domain,    &r->phone_number,    &r->phone_key,
-        &r->ip_address,    &r->bitcoin_address, &r->password_masked, &r->password_hmac,
-        &r->password_hash, &r->ssn_masked,      &r->ssn_hmac,        &r->other_attributes,
-    };
-    for (size_t i = 0; i < sizeof text / sizeof text[0] && res == BD_OK; i++)
-        res = put_bytes(b, *text[i]);
-    if (res == BD_OK)
-        res = put_int(b, (int64_t)r->severity, 2);
-    if (res == BD_OK)
-        res = put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
-    if (res == BD_OK && p->bulk_records && r->has_ranges)
-        res = put_bulk_password(p, ok, r);
+    res = pg_copy_record_columns(b, ok, breach_id, date, r);
+    /* A bulk-loaded record's password hashes wait, by its record key (ok, dedup), for its
+     * end: only the records that survive the load's dedup count theirs. */
+    if (res == BD_OK && p->bulk_records && r->has_ranges) {
+        res = pg_copy_password_row(&p->copy.password_rows, ok, r);
+        if (res == BD_OK)
+            p->copy.passwords_staged++;
+    }
 
     if (!p->bulk_records) {
         const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
         const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;
         if (res == BD_OK)
-            res = put_bytes(b, (bd_slice){sha1, sizeof r->password_sha1});
+            res = pg_copy_put_bytes(b, (bd_slice){sha1, sizeof r->password_sha1});
         if (res == BD_OK)
-            res = put_bytes(b, (bd_slice){ntlm, sizeof r->password_ntlm});
+            res = pg_copy_put_bytes(b, (bd_slice){ntlm, sizeof r->password_ntlm});
     }
     return row_end(p, mark, res);
-}
-
-/* A C string field; "" is NULL when empty_is_null. */
-static bd_result put_str(bd_buf *b, const char *v, bool empty_is_null)
-{
-    return put_bytes(b, (bd_slice){empty_is_null && !v[0] ? NULL : v, strlen(v)});
-}
-
-/* A card's columns, in CARD_COLUMNS order. */
-static bd_result put_card_columns(bd_buf *b, const bd_card_in *c)
-{
-    char tail[5] = {c->last4[3], c->last4[2], c->last4[1], c->last4[0], '\0'};
-    bd_result r = put_str(b, c->id, false);
-    if (r == BD_OK)
-        r = put_str(b, c->created_at, false);
-    if (r == BD_OK)
-        r = put_bytes(b, c->bank);
-    if (r == BD_OK)
-        r = put_str(b, c->number_masked, false);
-    if (r == BD_OK)
-        r = put_str(b, c->bin, false);
-    if (r == BD_OK)
-        r = put_str(b, c->last4, false);
-    if (r == BD_OK)
-        r = put_str(b, tail, false);
-    if (r == BD_OK)
-        r = put_int(b, c->length, 2);
-    if (r == BD_OK)
-        r = put_bytes(b, (bd_slice){(const char *)c->number_hmac, BD_HMAC_LEN});
-    if (r == BD_OK)
-        r = put_bytes(b, c->owner);
-    if (r == BD_OK)
-        r = put_str(b, c->cvv_masked, true);
-    if (r == BD_OK)
-        r = put_str(b, c->expire_date, true);
-    if (r == BD_OK && c->has_cvss) {
-        double v = c->cvss + 0.0; /* -0 is 0, as SQLite keeps it */
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        r = put_int(b, (int64_t)bits, 8);
-    } else if (r == BD_OK) {
-        r = put_bytes(b, (bd_slice){NULL, 0});
-    }
-    if (r == BD_OK)
-        r = put_bytes(b, c->leak_id);
-    if (r == BD_OK)
-        r = put_bytes(b, c->leak_name);
-    if (r == BD_OK)
-        r = put_str(b, c->leak_publish_date, true);
-    if (r == BD_OK)
-        r = put_str(b, c->leak_discover_date, true);
-    if (r == BD_OK)
-        r = c->leak_size >= 0 ? put_int(b, c->leak_size, 8) : put_bytes(b, (bd_slice){NULL, 0});
-    if (r == BD_OK)
-        r = put_bytes(b, c->leak_tags);
-    if (r == BD_OK)
-        r = put_bytes(b, (bd_slice){c->cvv_masked[0] ? (const char *)c->cvv_hmac : NULL,
-                                    BD_HMAC_LEN});
-    return r;
-}
-
-/* The next word of a space-separated list at *at, or a slice with ptr NULL at its end. */
-static bd_slice next_word(bd_slice words, size_t *at)
-{
-    if (*at >= words.len)
-        return (bd_slice){NULL, 0};
-    size_t from = *at, n = 0;
-    while (from + n < words.len && words.ptr[from + n] != ' ')
-        n++;
-    *at = from + n + 1;
-    return (bd_slice){words.ptr + from, n};
-}
-
-static int slice_order(const void *a, const void *b)
-{
-    const bd_slice *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->ptr, y->ptr, n);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-/* card_words rows (col, word, id, pos) of one column's words. */
-static bd_result put_word_rows(bd_buf *b, int col, bd_slice words, int64_t id)
-{
-    bd_result r = BD_OK;
-    size_t at = 0;
-    int32_t pos = 0;
-    for (bd_slice w = next_word(words, &at); w.ptr && r == BD_OK; w = next_word(words, &at)) {
-        r = put_u16(b, 4);
-        if (r == BD_OK)
-            r = put_int(b, col, 2);
-        if (r == BD_OK)
-            r = put_bytes(b, w);
-        if (r == BD_OK)
-            r = put_int(b, id, 8);
-        if (r == BD_OK)
-            r = put_int(b, ++pos, 4);
-    }
-    return r;
-}
-
-/* card_owner_words rows (word, expire_date, card_id): each owner word once, for a card with
- * an expiry. */
-static bd_result put_owner_word_rows(pg_store *p, const bd_card_in *c, bd_slice words)
-{
-    if (!c->expire_date[0])
-        return BD_OK;
-    size_t n = 0, at = 0;
-    for (bd_slice w = next_word(words, &at); w.ptr; w = next_word(words, &at)) {
-        if (n == p->copy.wordv_cap) {
-            size_t cap = n ? n * 2 : 64;
-            bd_slice *v = realloc(p->copy.wordv, cap * sizeof *v);
-            if (!v)
-                return BD_ERR_NOMEM;
-            p->copy.wordv = v;
-            p->copy.wordv_cap = cap;
-        }
-        p->copy.wordv[n++] = w;
-    }
-    qsort(p->copy.wordv, n, sizeof *p->copy.wordv, slice_order);
-    bd_buf *b = &p->copy.owner_word_rows;
-    bd_result r = BD_OK;
-    for (size_t i = 0; i < n && r == BD_OK; i++) {
-        if (i > 0 && slice_order(&p->copy.wordv[i - 1], &p->copy.wordv[i]) == 0)
-            continue;
-        r = put_u16(b, 3);
-        if (r == BD_OK)
-            r = put_bytes(b, p->copy.wordv[i]);
-        if (r == BD_OK)
-            r = put_str(b, c->expire_date, false);
-        if (r == BD_OK)
-            r = put_str(b, c->id, false);
-    }
-    return r;
 }
 
 /* In a bulk card load the card goes straight into cards with an id of the load's own
@@ -691,22 +452,13 @@ static bd_result put_bulk_card(pg_store *p, const bd_card_in *c, bd_slice owner_
     if (r != BD_OK)
         return r;
     int64_t id = p->bulk_next_card_id + 1;
-    size_t words_mark = p->copy.word_rows.len, owner_mark = p->copy.owner_word_rows.len;
-    r = put_int(&p->copy.out, id, 8);
+    r = pg_copy_put_int(&p->copy.out, id, 8);
     if (r == BD_OK)
-        r = put_card_columns(&p->copy.out, c);
+        r = pg_copy_card_columns(&p->copy.out, c);
     if (r == BD_OK)
-        r = put_word_rows(&p->copy.word_rows, 0, owner_words, id);
+        r = pg_copy_card_word_rows(&p->copy, id, c, owner_words, bank_words);
     if (r == BD_OK)
-        r = put_word_rows(&p->copy.word_rows, 1, bank_words, id);
-    if (r == BD_OK)
-        r = put_owner_word_rows(p, c, owner_words);
-    if (r == BD_OK) {
         p->bulk_next_card_id = id;
-    } else { /* the card's word rows go with it */
-        bd_buf_truncate(&p->copy.word_rows, words_mark);
-        bd_buf_truncate(&p->copy.owner_word_rows, owner_mark);
-    }
     return row_end(p, mark, r);
 }
 
@@ -718,11 +470,11 @@ bd_result pg_copy_put_card(pg_store *p, const bd_card_in *c, bd_slice owner_word
     size_t mark;
     bd_result r = row_begin(p, PG_STAGE_CARDS, CARD_FIELDS, &mark);
     if (r == BD_OK)
-        r = put_card_columns(&p->copy.out, c);
+        r = pg_copy_card_columns(&p->copy.out, c);
     if (r == BD_OK)
-        r = put_bytes(&p->copy.out, owner_words);
+        r = pg_copy_put_bytes(&p->copy.out, owner_words);
     if (r == BD_OK)
-        r = put_bytes(&p->copy.out, bank_words);
+        r = pg_copy_put_bytes(&p->copy.out, bank_words);
     return row_end(p, mark, r);
 }
 

@@ -308,6 +308,30 @@ bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id);
 /* Duplicates the open transaction found outside a move (a bulk load's dedup, conn.c). */
 void pg_copy_note_duplicates(pg_store *p, int64_t n);
 
+/* The COPY binary format (copy_format.c). Fields: an integer of size 2, 4 or 8 bytes; a
+ * text or bytea (its length and bytes, or -1 for NULL: ptr NULL); a row's field count. */
+bd_result pg_copy_put_u16(bd_buf *b, uint16_t v);
+bd_result pg_copy_put_int(bd_buf *b, int64_t v, int size);
+bd_result pg_copy_put_bytes(bd_buf *b, bd_slice v);
+/* A record's columns from ok to dedup (the records table's, in copy.c's RECORD_COLUMNS
+ * order), with its owner key ok (PG_OWNER_KEY_LEN bytes). */
+bd_result pg_copy_record_columns(bd_buf *b, const uint8_t *ok, int64_t breach_id, int32_t date,
+                                 const bd_record_in *r);
+/* A bulk-loaded record's password row (ok, dedup, pw_sha1, pw_ntlm); nothing on failure. */
+bd_result pg_copy_password_row(bd_buf *b, const uint8_t *ok, const bd_record_in *r);
+/* A card's columns, in copy.c's CARD_COLUMNS order. */
+bd_result pg_copy_card_columns(bd_buf *b, const bd_card_in *c);
+/* A bulk-loaded card's rows of card_words (col, word, id, pos) into cs->word_rows and, for a
+ * card with an expiry, of card_owner_words (word, expire_date, card_id; each owner word
+ * once) into cs->owner_word_rows; on failure neither keeps any of them. */
+bd_result pg_copy_card_word_rows(pg_copy_state *cs, int64_t id, const bd_card_in *c,
+                                 bd_slice owner_words, bd_slice bank_words);
+/* A binary result field: NULL's ptr is NULL. */
+bd_slice pg_copy_binary_field(const PGresult *res, int row, int col);
+/* Tells the landed callback of row i of a binary result with copy.c's landed record columns
+ * (what watches match on, from the third column on). */
+void pg_copy_landed_record(pg_store *p, const PGresult *res, int i);
+
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
 /* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
