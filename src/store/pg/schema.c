@@ -260,7 +260,7 @@ static const char *const MIGRATIONS[] = {
     /* 17 (CVVs as secrets), as SQLite's migration 12 (see that file): each card's CVV is its
      * mask in cvv and its keyed hash in cvv_hmac; the CVVs of cards stored before stay in
      * clear until whoever opens the store with the server secret runs bd_store_cvv_upgrade
-     * (pg_cvv_upgrade, cards.c). The note says it waits; the runner takes it away at once,
+     * (pg_cvv_upgrade, cvv.c). The note says it waits; the runner takes it away at once,
      * with cards_by_cvv, when no card holds a CVV in clear (pg_migration_notes). IF NOT
      * EXISTS: a test winds the schema version back over it. */
     ("ALTER TABLE cards ADD COLUMN IF NOT EXISTS cvv_hmac bytea;"
