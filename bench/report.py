@@ -632,7 +632,8 @@ def section_ab(r):
     titles = {sc[0]: sc[1] for sc in SCENARIOS}
     L = []
     w = L.append
-    w("## A/B: %s vs %s, %s" % (r["candidate_label"], r["baseline_label"], r["started"]))
+    w("## A/B%s: %s vs %s, %s" % (" on PostgreSQL" if r.get("ab_store") == "pg" else "",
+                                   r["candidate_label"], r["baseline_label"], r["started"]))
     w("")
     w("Command: `%s` (%s s in all, build and install excluded)."
       % (p["command"], fmt_int(r["total_seconds"])))
@@ -653,11 +654,13 @@ def section_ab(r):
     imp = r["import"]
     w("Store: `bench/gen_corpus.py --seed %d` (%s breaches, %s breach records, %s cards), "
       "imported once by the candidate's `breachctl import`%s (records %.1f s, cards %.1f s), "
-      "%.0f MiB. Both servers open that one store read-only, started up front on their own "
+      "%.0f MiB%s. Both servers open that one store read-only, started up front on their own "
       "loopback ports; the one not under load is idle."
       % (man["seed"], fmt_int(man["breaches"]), fmt_int(man["records"]), fmt_int(man["cards"]),
          " --bulk" if r.get("import_mode") == "bulk" else "", imp["records"]["seconds"],
-         imp["cards"]["seconds"], r["store_bytes"] / 1048576))
+         imp["cards"]["seconds"], r["store_bytes"] / 1048576,
+         ", a database on a throwaway PostgreSQL %s cluster (scripts/pg-cluster.sh, the "
+         "benchmark's settings)" % r["pg"]["version"] if r.get("ab_store") == "pg" else ""))
     w("")
     w("Load: wrk `-t%d -c%d -d%ds --latency`, keep-alive, each run after a %d s warm-up run "
       "that is discarded; breachd `--threads %d`. Scenario by scenario the runs alternate "

@@ -734,17 +734,31 @@ class Bench:
         self.r["baseline_label"] = a.baseline_label
         t_start = time.monotonic()
         self.generate()
-        self.import_all()  # once, with the candidate's breachctl (no --bulk store)
-        self.r["store_bytes"] = os.path.getsize(self.db)
-        # Both servers open the same store read-only (query_only readers, WAL) and are
+        db = secret = None
+        self.r["ab_store"] = a.ab_store
+        if a.ab_store == "pg":
+            # one database on a throwaway cluster, imported once by the candidate's breachctl
+            self.r["pg"] = {}
+            uri = self.pg_start()
+            psql(uri, "CREATE DATABASE bench")
+            db = pg_uri_db(uri, "bench")
+            secret = os.path.join(self.work, "pg-bench.secret")
+            log("PostgreSQL %s: import" % self.r["pg"]["version"])
+            self.r["import"] = self.import_into(db, [], "-pg", secret=secret)
+            self.r["store_bytes"] = self.store_bytes(db)
+            self.key = self.create_key(db, secret, "-pg")
+        else:
+            self.import_all()  # once, with the candidate's breachctl (no --bulk store)
+            self.r["store_bytes"] = os.path.getsize(self.db)
+        # Both servers open the same store (SQLite: query_only readers, WAL) and are
         # started up front, each on its own port; the one not under load sits idle.
         sides = (("baseline", self.breachd_base), ("candidate", self.breachd))
         procs = {}
         for side, binary in sides:
-            p, port = self.start_breachd(side, binary)
+            p, port = self.start_breachd(side, binary, db=db, secret=secret)
             procs[side] = (p, port)
             log("smoke test of the %s (port %d)" % (side, port))
-            self.smoke(port)
+            self.smoke(port, record="smoke" if db is None else "pg_smoke_" + side)
         log("A/B: %s, %d round(s) of baseline then candidate, %d s each after a %d s warm-up, "
             "%d connections, wrk -t%d, breachd --threads %d"
             % (", ".join(a.ab_scenarios), a.ratio_runs, a.duration, a.warmup, a.connections,
@@ -764,6 +778,8 @@ class Bench:
             log("  %s: candidate/baseline %.3f req/s, %.3f p99: %s"
                 % (sid, x["rps_ratio"], x["p99_ratio"], "met" if x["met"] else "MISSED"))
         self.r["breachd_exit"] = {side: self.stop(procs[side][0]) for side, _ in sides}
+        if a.ab_store == "pg":
+            self.pg_stop()
         self.r["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
         self.r["total_seconds"] = round(time.monotonic() - t_start, 1)
         with open(os.path.join(self.work, "results.json"), "w") as f:
@@ -824,6 +840,9 @@ def main():
                     help="the candidate's name in the report (default: this tree's commit)")
     ap.add_argument("--ab-scenarios", default="s1,s4,s5",
                     help="the scenarios of an A/B run, comma-separated (default s1,s4,s5)")
+    ap.add_argument("--ab-store", choices=("sqlite", "pg"), default="sqlite",
+                    help="the store of an A/B run: a SQLite file (the default) or a database "
+                         "on a throwaway PostgreSQL cluster in the work directory")
     ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"))
     ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
@@ -836,7 +855,7 @@ def main():
         return
     a.command = "bench/run.py " + " ".join(shlex.quote(x) for x in sys.argv[1:])
     if a.label is None:
-        a.label = "ab" if a.baseline_build else "quick"
+        a.label = ("ab-pg" if a.ab_store == "pg" else "ab") if a.baseline_build else "quick"
     if a.ratio_runs is None:
         a.ratio_runs = 3 if a.baseline_build else 1
     if a.ratio_runs < 1:
