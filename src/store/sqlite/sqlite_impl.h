@@ -155,7 +155,7 @@ typedef struct sqlite_store {
     /* bd_store_on_landed: told of every record or card that goes in */
     bd_landed_cb landed;
     void *landed_ctx;
-    struct sq_outbox *outbox; /* delivery's state (watches.c), made on the first lease */
+    struct sq_outbox *outbox; /* delivery's state (alerts.c), made on the first lease */
 } sqlite_store;
 
 /* The connection behind a bd_store that bd_sqlite_open handed out. */
@@ -260,7 +260,7 @@ bd_result sq_range_get(bd_store *base, bd_range_mode mode, uint32_t prefix, bd_r
                        void *ctx);
 bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash, uint32_t count);
 
-/* Watches and the alerts outbox (watches.c). */
+/* Watches (watches.c) and the alerts outbox (alerts.c). */
 bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
 bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watch_cb cb,
                         void *ctx);

@@ -94,6 +94,13 @@ static inline bd_slice sq_col_slice(sqlite3_stmt *st, int i)
     return (bd_slice){p, (size_t)sqlite3_column_bytes(st, i)};
 }
 
+/* The statement for generated SQL text (sq_dynamic) in *out; BD_ERR_STORE when it fails. */
+static inline bd_result sq_run_dynamic(sqlite_store *s, const char *sql, sqlite3_stmt **out)
+{
+    *out = sq_dynamic(s, sql);
+    return *out ? BD_OK : BD_ERR_STORE;
+}
+
 /* Runs a statement that returns no rows, then resets it. */
 bd_result sq_step_done(sqlite_store *s, sqlite3_stmt *st);
 /* Runs fixed statement q, which returns no rows. */
