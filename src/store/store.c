@@ -32,16 +32,6 @@ bool bd_store_default_secret_path(const char *uri, char *out, size_t cap)
     return snprintf(out, cap, "%s.secret", uri) < (int)cap;
 }
 
-bool bd_record_query_whole_domain(const bd_record_query *q)
-{
-    if (q->field != BD_FIELD_EMAIL_DOMAIN)
-        return false;
-    for (int f = 0; f < BD_FIELD_COUNT; f++)
-        if (q->filter[f].mode != BD_FILTER_NONE)
-            return false;
-    return true;
-}
-
 bd_result bd_store_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
 {
     if (is_postgres(uri))
@@ -420,37 +410,6 @@ void bd_store_on_landed(bd_store *s, bd_landed_cb cb, void *ctx)
 bd_result bd_store_flush(bd_store *s)
 {
     return s->ops->flush(s);
-}
-
-void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row *out)
-{
-    bd_landed_row l = {.breach_id = breach_id};
-    l.key[BD_FIELD_EMAIL] = r->email;
-    l.key[BD_FIELD_EMAIL_DOMAIN] = r->email_domain;
-    l.key[BD_FIELD_PHONE] = r->phone_key;
-    l.key[BD_FIELD_USERNAME] = r->user_name_key;
-    l.key[BD_FIELD_IP] = r->ip_address;
-    l.key[BD_FIELD_SSN] = r->ssn_hmac;
-    l.key[BD_FIELD_PASSWORD] = r->password_hmac;
-    l.key[BD_FIELD_PASSWORD_HASH] = r->password_hash;
-    l.key[BD_FIELD_BITCOIN] = r->bitcoin_address;
-    l.shown[BD_FIELD_EMAIL] = r->email;
-    l.shown[BD_FIELD_EMAIL_DOMAIN] = r->email;
-    l.shown[BD_FIELD_PHONE] = r->phone_number;
-    l.shown[BD_FIELD_USERNAME] = r->user_name;
-    l.shown[BD_FIELD_IP] = r->ip_address;
-    l.shown[BD_FIELD_SSN] = r->ssn_masked;
-    l.shown[BD_FIELD_PASSWORD] = r->password_masked;
-    l.shown[BD_FIELD_PASSWORD_HASH] = r->password_hash;
-    l.shown[BD_FIELD_BITCOIN] = r->bitcoin_address;
-    *out = l;
-}
-
-void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out)
-{
-    *out = (bd_landed_row){.card = true,
-                           .bin = {c->bin, strlen(c->bin)},
-                           .number_masked = {c->number_masked, strlen(c->number_masked)}};
 }
 
 bd_result bd_store_job_create(bd_store *s, const bd_job_row *j, const bd_slice *chunks,

@@ -61,7 +61,7 @@ bd_result pg_session_setup(pg_store *p)
     return r;
 }
 
-static void pg_close(bd_store *s)
+void pg_close(bd_store *s)
 {
     pg_store *p = pg_of(s);
     if (!p)
@@ -216,7 +216,7 @@ bd_result pg_write_end(pg_store *p, bool own, bd_result r)
  * its page, its count and the data version (store.h), and a BEGIN and a COMMIT would each
  * cost a round trip. read_begin and read_end only bracket what the data version of the
  * read is. */
-static bd_result pg_read_begin(bd_store *s)
+bd_result pg_read_begin(bd_store *s)
 {
     pg_store *p = pg_of(s);
     if (p->in_tx || p->in_read)
@@ -226,7 +226,7 @@ static bd_result pg_read_begin(bd_store *s)
     return BD_OK;
 }
 
-static void pg_read_end(bd_store *s)
+void pg_read_end(bd_store *s)
 {
     pg_store *p = pg_of(s);
     p->in_read = false;
@@ -246,20 +246,20 @@ void pg_note_version(pg_store *p, bd_slice value)
 
 /* Read views are per request here: PostgreSQL starts a snapshot cheaply and holds back no
  * other process's writes, so sharing them across requests buys nothing. */
-static void pg_share_reads(bd_store *s, int64_t window_us)
+void pg_share_reads(bd_store *s, int64_t window_us)
 {
     (void)s;
     (void)window_us;
 }
 
-static void pg_release_idle(bd_store *s)
+void pg_release_idle(bd_store *s)
 {
     (void)s;
 }
 
 /* The meta counter that every committed write transaction moved (pg_commit): within a read,
  * the one the read's search noted, else read now. 0 when it cannot be read. */
-static uint64_t pg_data_version(bd_store *s)
+uint64_t pg_data_version(bd_store *s)
 {
     pg_store *p = pg_of(s);
     if (p->in_read && p->has_version)
@@ -278,14 +278,14 @@ static uint64_t pg_data_version(bd_store *s)
     return v;
 }
 
-static bd_result pg_ping(bd_store *s)
+bd_result pg_ping(bd_store *s)
 {
     return pg_run(pg_of(s), &PING, NULL, NULL);
 }
 
 /* ---- meta ------------------------------------------------------------------------------ */
 
-static bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
+bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap)
 {
     pg_params pp = {0};
     pg_param_str(&pp, key);
@@ -306,7 +306,7 @@ static bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t out
     return r;
 }
 
-static bd_result pg_meta_set(bd_store *s, const char *key, const char *value)
+bd_result pg_meta_set(bd_store *s, const char *key, const char *value)
 {
     pg_store *p = pg_of(s);
     bool own;
@@ -320,98 +320,6 @@ static bd_result pg_meta_set(bd_store *s, const char *key, const char *value)
 }
 
 /* ---- opening --------------------------------------------------------------------------- */
-
-/* A database server: the secret is never kept in it or beside it, pg_dump makes copies,
- * rate-limit buckets several servers share live in it, and its write-ahead log is the
- * server's own to recycle. */
-const bd_store_caps bd_pg_caps = {
-    .database_server = true,
-    .online_backup = false,
-    .shared_rate_counters = true,
-    .write_ahead_log_file = false,
-    .log_file_suffix = NULL,
-};
-
-static const bd_store_ops PG_OPS = {
-    .caps = &bd_pg_caps,
-    .close = pg_close,
-    .meta_get = pg_meta_get,
-    .meta_set = pg_meta_set,
-    .begin = pg_begin,
-    .commit = pg_commit,
-    .rollback = pg_rollback,
-    .read_begin = pg_read_begin,
-    .read_end = pg_read_end,
-    .share_reads = pg_share_reads,
-    .data_version = pg_data_version,
-    .release_idle = pg_release_idle,
-    .bulk_begin = pg_bulk_begin,
-    .bulk_end = pg_bulk_end,
-    .loaded = pg_loaded,
-    .ping = pg_ping,
-    .breach_put = pg_breach_put,
-    .breach_list = pg_breach_list,
-    .breach_by_id = pg_breach_by_id,
-    .breach_get = pg_breach_get,
-    .breach_exists = pg_breach_exists,
-    .breach_refresh_count = pg_breach_refresh_count,
-    .breach_records = pg_breach_records,
-    .records_last_id = pg_records_last_id,
-    .breach_by_name = pg_breach_by_name,
-    .breaches_of_email = pg_breaches_of_email,
-    .domain_breaches = pg_domain_breaches,
-    .record_put = pg_record_put,
-    .record_search = pg_record_search,
-    .card_put = pg_card_put,
-    .card_search = pg_card_search,
-    .cvv_upgrade = pg_cvv_upgrade,
-    .key_add = pg_key_add,
-    .key_list = pg_key_list,
-    .key_revoke = pg_key_revoke,
-    .key_generation = pg_key_generation,
-    .key_set_quota = pg_key_set_quota,
-    .key_set_job_limits = pg_key_set_job_limits,
-    .key_get = pg_key_get,
-    .usage_add = pg_usage_add,
-    .usage_give_back = pg_usage_give_back,
-    .usage_get = pg_usage_get,
-    .rate_take = pg_rate_take,
-    .rate_give_back = pg_rate_give_back,
-    .erase_email = pg_erase_email,
-    .erase_breach = pg_erase_breach,
-    .truncate_log = pg_truncate_log,
-    .backup = pg_backup,
-    .stats = pg_stats,
-    .changes = pg_changes_list,
-    .change_version = pg_change_version,
-    .status_get = pg_status_get,
-    .take_late_duplicates = pg_take_late_duplicates,
-    .range_get = pg_range_get,
-    .range_load = pg_range_load,
-    .watch_add = pg_watch_add,
-    .watch_list = pg_watch_list,
-    .watch_remove = pg_watch_remove,
-    .watch_generation = pg_watch_generation,
-    .alert_add = pg_alert_add,
-    .alert_list = pg_alert_list,
-    .alert_lease = pg_alert_lease,
-    .alert_settle = pg_alert_settle,
-    .alert_prune = pg_alert_prune,
-    .on_landed = pg_on_landed,
-    .flush = pg_flush,
-    .job_create = pg_job_create,
-    .job_usage = pg_job_usage,
-    .job_get = pg_job_get,
-    .job_claim = pg_job_claim,
-    .job_yield = pg_job_yield,
-    .job_next_chunk = pg_job_next_chunk,
-    .job_chunk_done = pg_job_chunk_done,
-    .job_finish = pg_job_finish,
-    .job_result = pg_job_result,
-    .job_expire = pg_job_expire,
-    .record_ids = pg_record_ids,
-    .records_by_id = pg_records_by_id,
-};
 
 /* Connects: the URI's own settings win over our defaults (a 10 s connect timeout, so a
  * reset against an unreachable host cannot hang a worker for minutes). */
@@ -447,7 +355,7 @@ bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size
         pg_changes_forget(p);
     if (!p)
         return BD_ERR_NOMEM;
-    p->base.ops = &PG_OPS;
+    p->base.ops = &bd_pg_ops;
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
     bd_range_acc_init(&p->ranges);

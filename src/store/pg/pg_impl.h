@@ -491,4 +491,16 @@ bd_result pg_range_add_moved(pg_store *p, const PGresult *res);
 bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                    int64_t *total_cards);
 
+/* The operations table of ops.c, and the members conn.c implements beside opening. */
+extern const bd_store_ops bd_pg_ops;
+void pg_close(bd_store *s);
+bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap);
+bd_result pg_meta_set(bd_store *s, const char *key, const char *value);
+bd_result pg_read_begin(bd_store *s);
+void pg_read_end(bd_store *s);
+void pg_share_reads(bd_store *s, int64_t window_us);
+uint64_t pg_data_version(bd_store *s);
+void pg_release_idle(bd_store *s);
+bd_result pg_ping(bd_store *s);
+
 #endif

@@ -324,4 +324,9 @@ bd_result sq_changes(bd_store *base, int64_t after, int limit, bd_change_cb cb, 
 bd_result sq_change_version(bd_store *base, int64_t *version);
 bd_result sq_status_get(bd_store *base, bd_store_status *out);
 
+/* The operations table of ops.c, and the two members conn.c implements beside opening. */
+extern const bd_store_ops bd_sqlite_ops;
+void sq_loaded(bd_store *base, bd_bulk_kind kind, int64_t rows);
+int64_t sq_take_late_duplicates(bd_store *s);
+
 #endif
