@@ -167,9 +167,10 @@ void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out)
     out->max_rows = k->max_result_rows > 0 ? k->max_result_rows : BD_KEY_MAX_RESULT_ROWS;
 }
 
-bool bd_job_limit_parse(const char *s, int64_t *limit)
+/* The n digits at s as a number from 1 to max, into *out; false for anything else (no
+ * digits, a sign, more than 13 digits). */
+static bool whole_number(const char *s, size_t n, int64_t max, int64_t *out)
 {
-    size_t n = s ? strlen(s) : 0;
     if (n == 0 || n > 13)
         return false;
     int64_t v = 0;
@@ -178,10 +179,15 @@ bool bd_job_limit_parse(const char *s, int64_t *limit)
             return false;
         v = v * 10 + (s[i] - '0');
     }
-    if (v < 1 || v > BD_KEY_JOB_LIMIT_MAX)
+    if (v < 1 || v > max)
         return false;
-    *limit = v;
+    *out = v;
     return true;
+}
+
+bool bd_job_limit_parse(const char *s, int64_t *limit)
+{
+    return s && whole_number(s, strlen(s), BD_KEY_JOB_LIMIT_MAX, limit);
 }
 
 bool bd_quota_parse(const char *s, int64_t *per_month)
@@ -189,16 +195,7 @@ bool bd_quota_parse(const char *s, int64_t *per_month)
     if (!s)
         return false;
     size_t n = strcspn(s, "/");
-    if (n == 0 || n > 13 || (s[n] && strcmp(s + n, "/month") != 0))
+    if (s[n] && strcmp(s + n, "/month") != 0)
         return false;
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < 1 || v > BD_KEY_QUOTA_MAX)
-        return false;
-    *per_month = v;
-    return true;
+    return whole_number(s, n, BD_KEY_QUOTA_MAX, per_month);
 }

@@ -87,18 +87,17 @@ bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
     return BD_OK;
 }
 
-bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now)
+/* Runs stmt, which changes one key (BD_ERR_NOT_FOUND when no row changed), and moves the
+ * key generation so that every server reloads its keys; in the caller's transaction or
+ * one of its own. */
+static bd_result change_key(pg_store *p, const pg_stmt *stmt, pg_params *pp)
 {
-    pg_store *p = pg_of(s);
     bool own;
     bd_result r = pg_write_begin(p, &own);
     if (r != BD_OK)
         return r;
-    pg_params pp = {0};
-    pg_param_int(&pp, id);
-    pg_param_int(&pp, now);
     PGresult *res;
-    r = pg_run(p, &KEY_REVOKE, &pp, &res);
+    r = pg_run(p, stmt, pp, &res);
     if (r == BD_OK) {
         r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
         PQclear(res);
@@ -106,6 +105,14 @@ bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now)
     if (r == BD_OK)
         r = pg_run(p, &KEY_BUMP, NULL, NULL);
     return pg_write_end(p, own, r);
+}
+
+bd_result pg_key_revoke(bd_store *s, int64_t id, int64_t now)
+{
+    pg_params pp = {0};
+    pg_param_int(&pp, id);
+    pg_param_int(&pp, now);
+    return change_key(pg_of(s), &KEY_REVOKE, &pp);
 }
 
 bd_result pg_key_generation(bd_store *s, int64_t *gen)
@@ -123,23 +130,10 @@ static const pg_stmt KEY_SET_QUOTA = {
 
 bd_result pg_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_month)
 {
-    pg_store *p = pg_of(s);
-    bool own;
-    bd_result r = pg_write_begin(p, &own);
-    if (r != BD_OK)
-        return r;
     pg_params pp = {0};
     pg_param_int(&pp, id);
     pg_param_int(&pp, quota_per_month);
-    PGresult *res;
-    r = pg_run(p, &KEY_SET_QUOTA, &pp, &res);
-    if (r == BD_OK) {
-        r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
-        PQclear(res);
-    }
-    if (r == BD_OK)
-        r = pg_run(p, &KEY_BUMP, NULL, NULL);
-    return pg_write_end(p, own, r);
+    return change_key(pg_of(s), &KEY_SET_QUOTA, &pp);
 }
 
 /* a limit below 0 stays as it is */
@@ -153,25 +147,12 @@ static const pg_stmt KEY_SET_JOB_LIMITS = {
 bd_result pg_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
                                 int64_t max_queued_identities, int64_t max_result_rows)
 {
-    pg_store *p = pg_of(s);
-    bool own;
-    bd_result r = pg_write_begin(p, &own);
-    if (r != BD_OK)
-        return r;
     pg_params pp = {0};
     pg_param_int(&pp, id);
     pg_param_int(&pp, max_jobs);
     pg_param_int(&pp, max_queued_identities);
     pg_param_int(&pp, max_result_rows);
-    PGresult *res;
-    r = pg_run(p, &KEY_SET_JOB_LIMITS, &pp, &res);
-    if (r == BD_OK) {
-        r = pg_changes(res) > 0 ? BD_OK : BD_ERR_NOT_FOUND;
-        PQclear(res);
-    }
-    if (r == BD_OK)
-        r = pg_run(p, &KEY_BUMP, NULL, NULL);
-    return pg_write_end(p, own, r);
+    return change_key(pg_of(s), &KEY_SET_JOB_LIMITS, &pp);
 }
 
 bd_result pg_key_get(bd_store *s, int64_t id, bd_key_row *out)

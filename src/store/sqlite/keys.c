@@ -67,6 +67,18 @@ bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
     return r;
 }
 
+/* Steps st, which changes one key (BD_ERR_NOT_FOUND when no row changed), and moves the
+ * key generation so that every server reloads its keys. */
+static bd_result change_key(sqlite_store *s, sqlite3_stmt *st)
+{
+    bd_result r = sq_step_done(s, st);
+    if (r != BD_OK)
+        return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND;
+    return sq_run_fixed(s, Q_KEY_BUMP);
+}
+
 bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now)
 {
     sqlite_store *s = S(base);
@@ -75,12 +87,7 @@ bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now)
         return BD_ERR_STORE;
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, now);
-    bd_result r = sq_step_done(s, st);
-    if (r != BD_OK)
-        return r;
-    if (sqlite3_changes(s->db) == 0)
-        return BD_ERR_NOT_FOUND;
-    return sq_run_fixed(s, Q_KEY_BUMP);
+    return change_key(s, st);
 }
 
 bd_result sq_key_generation(bd_store *base, int64_t *gen)
@@ -119,12 +126,7 @@ bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month)
         return BD_ERR_STORE;
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, quota_per_month);
-    bd_result r = sq_step_done(s, st);
-    if (r != BD_OK)
-        return r;
-    if (sqlite3_changes(s->db) == 0)
-        return BD_ERR_NOT_FOUND;
-    return sq_run_fixed(s, Q_KEY_BUMP);
+    return change_key(s, st);
 }
 
 bd_result sq_key_set_job_limits(bd_store *base, int64_t id, int64_t max_jobs,
@@ -138,12 +140,7 @@ bd_result sq_key_set_job_limits(bd_store *base, int64_t id, int64_t max_jobs,
     sqlite3_bind_int64(st, 2, max_jobs);
     sqlite3_bind_int64(st, 3, max_queued_identities);
     sqlite3_bind_int64(st, 4, max_result_rows);
-    bd_result r = sq_step_done(s, st);
-    if (r != BD_OK)
-        return r;
-    if (sqlite3_changes(s->db) == 0)
-        return BD_ERR_NOT_FOUND;
-    return sq_run_fixed(s, Q_KEY_BUMP);
+    return change_key(s, st);
 }
 
 bd_result sq_key_get(bd_store *base, int64_t id, bd_key_row *out)
