@@ -94,3 +94,10 @@ const bd_store_ops bd_pg_ops = {
     .record_ids = pg_record_ids,
     .records_by_id = pg_records_by_id,
 };
+
+/* The backend's door: a connection whose calls go through the table above (conn.c opens
+ * it, naming no table, so that the files the table names never depend on this one). */
+bd_result bd_pg_open(const char *uri, int flags, bd_store **out, char *why, size_t whylen)
+{
+    return pg_connect(uri, flags, &bd_pg_ops, out, why, whylen);
+}

@@ -491,8 +491,21 @@ bd_result pg_range_add_moved(pg_store *p, const PGresult *res);
 bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                    int64_t *total_cards);
 
-/* The operations table of ops.c, and the members conn.c implements beside opening. */
+/* Drops libpq's notices (e.g. "index does not exist, skipping"), which it would print on
+ * stderr and none of which is for the operator (exec.c). */
+void pg_silence_notices(PGconn *conn);
+
+/* The meta table's read statement (meta.c), run by the data version and the breach
+ * cache check too. */
+extern const pg_stmt pg_meta_get_stmt;
+
+/* The operations table of ops.c, and the members conn.c, txn.c, views.c and meta.c
+ * implement. */
 extern const bd_store_ops bd_pg_ops;
+/* Opens a connection whose base carries ops (the store front's bd_pg_open passes its
+ * table); the failure's reason in why. */
+bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_store **out,
+                     char *why, size_t whylen);
 void pg_close(bd_store *s);
 bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap);
 bd_result pg_meta_set(bd_store *s, const char *key, const char *value);

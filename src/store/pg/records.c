@@ -43,12 +43,6 @@ static const pg_stmt BREACH_NEWEST = {PG_Q_BREACH_NEWEST,
                                       "SELECT uuid, id, date_leaked FROM breaches "
                                       "ORDER BY id DESC LIMIT " STR(PG_BREACH_CACHE)};
 
-void pg_breach_cache_forget(pg_store *p)
-{
-    memset(p->breach_cache, 0, sizeof p->breach_cache);
-    p->breach_cache_loaded = false;
-}
-
 /* The cache slot of uuid, or of a free slot to put it in (uuid[0] '\0'), or -1 when its
  * probes are all taken by others. The cache probes a few slots, so two breaches whose
  * hashes meet do not evict each other in turn. */

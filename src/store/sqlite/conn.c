@@ -1,6 +1,6 @@
 /* The SQLite backend's connection: opening (file modes, pragmas, schema migrations) and
- * closing, the meta table, transactions, read views and their sharing, bulk loads, the
- * liveness check, and the operations table that bd_sqlite_open hands to the front. */
+ * closing, and bulk loads. The meta table is meta.c's, transactions txn.c's, read views
+ * and the liveness check views.c's, the operations table ops.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,6 @@
 #include "store/sqlite/sqlite_impl.h"
 #include "store/sqlite/statements.h"
 
-/* What the front (store.c) calls through; the functions are in this folder's files. */
 /* SQLite decides every duplicate at its own put: none are left for the commit. */
 int64_t sq_take_late_duplicates(bd_store *s)
 {
@@ -183,7 +182,8 @@ static void set_role(sqlite_store *s, int flags)
     sq_exec(s, pragma);
 }
 
-bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen)
+bd_result sq_connect(const char *path, int flags, const bd_store_ops *ops, bd_store **out,
+                     char *why, size_t whylen)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, configure_sqlite);
@@ -194,7 +194,7 @@ bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why,
     sqlite_store *s = calloc(1, sizeof *s);
     if (!s)
         return BD_ERR_NOMEM;
-    s->base.ops = &bd_sqlite_ops;
+    s->base.ops = ops;
     bd_buf_init(&s->sql, 16384);
     bd_buf_init(&s->text, 65536);
     bd_buf_init(&s->range_blob, SIZE_MAX / 2);
@@ -211,153 +211,6 @@ bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why,
     set_role(s, flags);
     *out = &s->base;
     return BD_OK;
-}
-
-bd_result sq_meta_get(bd_store *base, const char *key, char *out, size_t outcap)
-{
-    sqlite_store *s = S(base);
-    sqlite3_stmt *st = sq_fixed(s, Q_META_GET);
-    if (!st)
-        return BD_ERR_STORE;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    bd_result r = BD_ERR_NOT_FOUND;
-    if (rc == SQLITE_ROW) {
-        bd_slice v = sq_col_slice(st, 0);
-        if (v.len + 1 > outcap) {
-            r = BD_ERR_LIMIT;
-        } else {
-            memcpy(out, v.ptr, v.len);
-            out[v.len] = '\0';
-            r = BD_OK;
-        }
-    } else if (rc != SQLITE_DONE) {
-        r = sq_map_rc(rc);
-    }
-    sq_done(st);
-    return r;
-}
-
-bd_result sq_meta_set(bd_store *base, const char *key, const char *value)
-{
-    sqlite_store *s = S(base);
-    sqlite3_stmt *st = sq_fixed(s, Q_META_SET);
-    if (!st)
-        return BD_ERR_STORE;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
-    return sq_step_done(s, st);
-}
-
-/* Empties the breach cache when another connection committed since it was last checked. */
-static void breach_cache_check(sqlite_store *s)
-{
-    int64_t v = sq_count_of(s, Q_OTHERS_VERSION);
-    if (v != s->others_version)
-        memset(s->breach_cache, 0, sizeof s->breach_cache);
-    s->others_version = v;
-}
-
-/* Once the write lock is held no other connection can commit until this transaction ends:
- * the breach cache is checked once for all of its record puts. */
-bd_result sq_begin(bd_store *base)
-{
-    bd_result r = sq_run_fixed(S(base), Q_BEGIN);
-    if (r == BD_OK)
-        breach_cache_check(S(base));
-    return r;
-}
-
-bd_result sq_commit(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    bd_result r = sq_range_flush(s);
-    if (r == BD_OK)
-        r = sq_changes_flush(s);
-    if (r == BD_OK)
-        r = sq_run_fixed(s, Q_COMMIT);
-    if (r == BD_OK)
-        sq_changes_forget(s);
-    return r;
-}
-
-void sq_rollback(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    if (!sqlite3_get_autocommit(s->db))
-        sq_run_fixed(s, Q_ROLLBACK);
-    bd_range_acc_clear(&s->ranges);
-    sq_changes_forget(s);
-    memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
-}
-
-int64_t sq_monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Starting a WAL read view costs a file lock, a stat and a mutex that every connection of
- * the process shares: 14% of the server's CPU on the benchmark's hot path, where a request
- * is one index lookup. Sharing a view for a couple of milliseconds makes that rare. */
-bd_result sq_read_begin(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    if (!s->share_ns)
-        return sq_run_fixed(s, Q_BEGIN_READ);
-    pthread_mutex_lock(&s->read_lock);
-    int64_t now = sq_monotonic_ns();
-    bool open = !sqlite3_get_autocommit(s->db); /* an error may have rolled it back */
-    if (open && s->view_began && now - s->view_began < s->share_ns)
-        return BD_OK;
-    if (open)
-        sq_run_fixed(s, Q_COMMIT);
-    s->view_began = 0;
-    bd_result r = sq_run_fixed(s, Q_BEGIN_READ);
-    if (r == BD_OK)
-        s->view_began = now;
-    return r; /* the lock is released by read_end, which follows even a failed begin */
-}
-
-void sq_read_end(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    if (s->share_ns) {
-        pthread_mutex_unlock(&s->read_lock);
-        return;
-    }
-    if (!sqlite3_get_autocommit(s->db))
-        sq_run_fixed(s, Q_COMMIT);
-}
-
-void sq_share_reads(bd_store *base, int64_t window_us)
-{
-    S(base)->share_ns = window_us > 0 ? window_us * 1000 : 0;
-}
-
-uint64_t sq_data_version(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    /* SQLite's pager counts content changes, its own and other connections' (seen when a
-     * read begins), without running a statement. */
-    unsigned int v = 0;
-    if (sqlite3_file_control(s->db, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK)
-        return 0;
-    return v;
-}
-
-void sq_release_idle(bd_store *base)
-{
-    sqlite_store *s = S(base);
-    if (!s->share_ns || pthread_mutex_trylock(&s->read_lock) != 0)
-        return;
-    if (s->view_began && sq_monotonic_ns() - s->view_began >= s->share_ns) {
-        if (!sqlite3_get_autocommit(s->db))
-            sq_run_fixed(s, Q_COMMIT);
-        s->view_began = 0;
-    }
-    pthread_mutex_unlock(&s->read_lock);
 }
 
 static bd_result exec_sql(void *s, const char *sql)
@@ -402,9 +255,4 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
                        "INSERT INTO card_counts(kind, key, n) "
                        "  SELECT 1, tail, count(*) FROM cards GROUP BY tail;");
     return r;
-}
-
-bd_result sq_ping(bd_store *base)
-{
-    return sq_run_fixed(S(base), Q_PING);
 }

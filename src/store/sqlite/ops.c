@@ -94,3 +94,10 @@ const bd_store_ops bd_sqlite_ops = {
     .record_ids = sq_record_ids,
     .records_by_id = sq_records_by_id,
 };
+
+/* The backend's door: a connection whose calls go through the table above (conn.c opens
+ * it, naming no table, so that the files the table names never depend on this one). */
+bd_result bd_sqlite_open(const char *path, int flags, bd_store **out, char *why, size_t whylen)
+{
+    return sq_connect(path, flags, &bd_sqlite_ops, out, why, whylen);
+}

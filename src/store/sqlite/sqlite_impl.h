@@ -326,6 +326,10 @@ bd_result sq_status_get(bd_store *base, bd_store_status *out);
 
 /* The operations table of ops.c, and the two members conn.c implements beside opening. */
 extern const bd_store_ops bd_sqlite_ops;
+/* Opens a connection whose base carries ops (the store front's bd_sqlite_open passes its
+ * table); the failure's reason in why. */
+bd_result sq_connect(const char *path, int flags, const bd_store_ops *ops, bd_store **out,
+                     char *why, size_t whylen);
 void sq_loaded(bd_store *base, bd_bulk_kind kind, int64_t rows);
 int64_t sq_take_late_duplicates(bd_store *s);
 
