@@ -73,6 +73,8 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
     if (!p)
         return BD_ERR_NOMEM;
     p->base.ops = ops;
+    p->copy_flush = pg_copy_flush;
+    p->copy_reset = pg_copy_connection_reset;
     p->read_only = !(flags & BD_STORE_WRITE);
     bd_buf_init(&p->sql, 16384);
     bd_range_acc_init(&p->ranges);

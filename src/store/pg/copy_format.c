@@ -264,3 +264,21 @@ void pg_copy_landed_record(pg_store *p, const PGresult *res, int i)
     l.shown[BD_FIELD_PASSWORD] = pg_copy_binary_field(res, i, 15);
     p->landed(p->landed_ctx, &l);
 }
+
+/* The password hashes of the records a move put in (binary result: sha1, ntlm), added to
+ * the open transaction's ranges (ranges.c merges them before it commits). */
+bd_result pg_range_add_moved(pg_store *p, const PGresult *res)
+{
+    bd_result r = BD_OK;
+    for (int i = 0, n = PQntuples(res); i < n && r == BD_OK; i++) {
+        if (PQgetisnull(res, i, 0) || PQgetlength(res, i, 0) != BD_SHA1_LEN ||
+            PQgetisnull(res, i, 1) || PQgetlength(res, i, 1) != BD_NTLM_LEN)
+            continue;
+        r = bd_range_acc_add(&p->ranges, BD_RANGE_SHA1, (const uint8_t *)PQgetvalue(res, i, 0), 1,
+                             BD_RANGE_ADD);
+        if (r == BD_OK)
+            r = bd_range_acc_add(&p->ranges, BD_RANGE_NTLM, (const uint8_t *)PQgetvalue(res, i, 1),
+                                 1, BD_RANGE_ADD);
+    }
+    return r;
+}

@@ -65,7 +65,8 @@ static void forget_statements(pg_store *p)
         p->dyn[i].sql = NULL;
         p->dyn[i].used = 0;
     }
-    pg_copy_connection_reset(p);
+    if (p->copy_reset)
+        p->copy_reset(p);
 }
 
 /* BD_OK when the connection is usable. A broken one is reset here, but not while a
@@ -75,8 +76,8 @@ static void forget_statements(pg_store *p)
  * next sees them. */
 static bd_result ready(pg_store *p)
 {
-    if (p->copy.open) {
-        bd_result r = pg_copy_flush(p);
+    if (p->copy.open && p->copy_flush) {
+        bd_result r = p->copy_flush(p);
         if (r != BD_OK)
             return r;
     }

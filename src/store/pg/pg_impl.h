@@ -167,7 +167,7 @@ typedef struct {
     bd_buf owner_word; /* the owner word of an owner-word-in-expiry-order search */
 } pg_card_sql;
 
-typedef struct {
+typedef struct pg_store {
     bd_store base; /* first: the front's bd_store * is this struct */
     PGconn *conn;
     bool prepared[PG_Q__COUNT];
@@ -207,6 +207,11 @@ typedef struct {
     bd_buf where; /* ... and for a WHERE clause it uses twice */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
+    /* set at connect (conn.c) to copy.c's: every statement first ends an open COPY and moves
+     * its rows (exec.c), and a reset connection forgets its staging table; hooks, so that
+     * the statement runner below copy.c never calls up into it */
+    bd_result (*copy_flush)(struct pg_store *p);
+    void (*copy_reset)(struct pg_store *p);
     /* password hashes of the open write transaction, merged into their buckets before it
      * commits (ranges.c); a move adds those of the records that went in */
     bd_range_acc ranges;
@@ -485,7 +490,8 @@ bd_result pg_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash, ui
 /* Merges the hashes the open transaction wrote into their buckets (before its commit; after
  * the streamed records moved). */
 bd_result pg_range_flush(pg_store *p);
-/* Adds the password hashes of the records a move put in (binary result: sha1, ntlm). */
+/* Adds the password hashes of the records a move put in (binary result: sha1, ntlm;
+ * copy_format.c). */
 bd_result pg_range_add_moved(pg_store *p, const PGresult *res);
 
 bd_result pg_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,

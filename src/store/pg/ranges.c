@@ -58,22 +58,6 @@ bd_result pg_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash, ui
     return r;
 }
 
-bd_result pg_range_add_moved(pg_store *p, const PGresult *res)
-{
-    bd_result r = BD_OK;
-    for (int i = 0, n = PQntuples(res); i < n && r == BD_OK; i++) {
-        if (PQgetisnull(res, i, 0) || PQgetlength(res, i, 0) != BD_SHA1_LEN ||
-            PQgetisnull(res, i, 1) || PQgetlength(res, i, 1) != BD_NTLM_LEN)
-            continue;
-        r = bd_range_acc_add(&p->ranges, BD_RANGE_SHA1, (const uint8_t *)PQgetvalue(res, i, 0), 1,
-                             BD_RANGE_ADD);
-        if (r == BD_OK)
-            r = bd_range_acc_add(&p->ranges, BD_RANGE_NTLM, (const uint8_t *)PQgetvalue(res, i, 1),
-                                 1, BD_RANGE_ADD);
-    }
-    return r;
-}
-
 /* The stored buckets of a flush, in key order, and where the merge has got to. */
 typedef struct {
     pg_store *p;
