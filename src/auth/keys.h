@@ -10,8 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "auth/cidr.h"
 #include "core/result.h"
 #include "core/slice.h"
+#include "ingest/normalize.h"
 #include "store/store.h"
 
 #define BD_KEY_TEXT_LEN 46
@@ -54,6 +56,16 @@ void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out);
 /* Requests per hour of a named plan; false for an unknown plan name. */
 bool bd_plan_rate(const char *plan, int64_t *per_hour);
 
+/* The identity types a key may search: bit (1u << t) for each bd_id_type t
+ * (ingest/normalize.h), and one for card searches. Parsed and written by auth/key_types.h. */
+#define BD_KEY_TYPE_CARDS (1u << 9)
+#define BD_KEY_TYPES_ALL 0x3ffu
+/* Tenant keys without --types: email and email_domain only. */
+#define BD_KEY_TYPES_TENANT_DEFAULT ((1u << BD_ID_EMAIL) | (1u << BD_ID_EMAIL_DOMAIN))
+
+/* The most CIDRs a key's allow list holds. */
+#define BD_KEY_ALLOW_MAX 16
+
 typedef struct {
     int64_t id;
     int64_t rate_per_hour;
@@ -63,6 +75,11 @@ typedef struct {
     bd_job_limits jobs;      /* its limits on bulk jobs, defaults resolved */
     char name[BD_KEY_NAME_MAX + 1];
     char plan[BD_KEY_PLAN_MAX + 1]; /* standard, enterprise or custom */
+    int64_t tenant_id; /* 0: none (sees the whole corpus) */
+    uint32_t types;    /* resolved (bd_key_types_resolve): never 0 */
+    int role;          /* BD_KEY_ROLE_USER, BD_KEY_ROLE_ADMIN (store.h) */
+    bd_cidr allow[BD_KEY_ALLOW_MAX]; /* where requests may come from; n_allow 0: anywhere */
+    int n_allow;
 } bd_key_info;
 
 typedef enum { BD_KEY_VALID, BD_KEY_UNKNOWN, BD_KEY_EXPIRED } bd_key_status;
@@ -77,5 +94,14 @@ void bd_keyring_free(bd_keyring *kr);
 bd_result bd_keyring_refresh(bd_keyring *kr, bd_store *s);
 /* Looks a presented key up: VALID fills *out; revoked and never-issued keys are UNKNOWN. */
 bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_key_info *out);
+
+/* The tenants' domains, loaded with the keys (same generation). Whether domain (normalised,
+ * lower case) is one of tenant_id's domains or under one ("mail.acme.example" under
+ * "acme.example"); false for tenant 0 or an unknown tenant. */
+bool bd_keyring_domain_in_scope(bd_keyring *kr, int64_t tenant_id, bd_slice domain);
+/* Calls cb for each domain of tenant_id, sorted (HIBP subscribeddomains), under the keyring's
+ * read lock: cb must not call back into the keyring. */
+void bd_keyring_tenant_domains(bd_keyring *kr, int64_t tenant_id, bd_tenant_domain_cb cb,
+                               void *ctx);
 
 #endif

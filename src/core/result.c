@@ -29,6 +29,10 @@ const char *bd_result_str(bd_result r)
         return "cryptographic failure";
     case BD_ERR_READONLY:
         return "store is read-only";
+    case BD_ERR_CONFLICT:
+        return "conflict";
+    case BD_ERR_UNSUPPORTED:
+        return "not supported";
     }
     return "unknown error";
 }

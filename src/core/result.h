@@ -14,6 +14,9 @@ typedef enum {
     BD_ERR_BUSY,      /* the store is locked or unreachable; retrying may help */
     BD_ERR_CRYPTO,    /* a cryptographic primitive failed */
     BD_ERR_READONLY,  /* the store takes no writes here (a hot standby); retrying will not help */
+    BD_ERR_CONFLICT,  /* the change clashes with what the store holds (a name or domain taken,
+                         a tenant still holding keys) */
+    BD_ERR_UNSUPPORTED, /* this build or backend does not offer the operation */
 } bd_result;
 
 /* Returns a short constant description of r; never NULL. */

@@ -120,7 +120,7 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
     wk->first[0] = 0;
     wk->err = BD_OK;
     r = bd_store_record_ids(wk->reader, (bd_field)j->type, wk->keys, count,
-                            BD_JOB_RECORDS_MAX + 1, take_id, wk);
+                            BD_JOB_RECORDS_MAX + 1, take_id, wk, 0);
     if (r == BD_OK)
         r = wk->err;
     while (r == BD_OK && wk->key < count)

@@ -471,11 +471,11 @@ bd_result bd_store_job_result(bd_store *s, const char *uuid, int64_t chunk_no, b
 }
 
 bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
-                              int limit, bd_record_id_cb cb, void *ctx)
+                              int limit, bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
-    if (field < 0 || field >= BD_FIELD_COUNT || limit < 1)
+    if (field < 0 || field >= BD_FIELD_COUNT || limit < 1 || scope_tenant < 0)
         return BD_ERR_INVALID;
-    return n ? s->ops->record_ids(s, field, keys, n, limit, cb, ctx) : BD_OK;
+    return n ? s->ops->record_ids(s, field, keys, n, limit, cb, ctx, scope_tenant) : BD_OK;
 }
 
 bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
@@ -488,4 +488,94 @@ bd_result bd_store_job_expire(bd_store *s, int64_t before, int64_t *removed)
 {
     *removed = 0;
     return s->ops->job_expire(s, before, removed);
+}
+
+bd_result bd_store_key_change(bd_store *s, int64_t id, const bd_key_change *c)
+{
+    return s->ops->key_change(s, id, c);
+}
+
+bd_result bd_store_tenant_add(bd_store *s, bd_slice name, int64_t now, int64_t *id)
+{
+    *id = 0;
+    if (name.len == 0)
+        return BD_ERR_INVALID;
+    return s->ops->tenant_add(s, name, now, id);
+}
+
+bd_result bd_store_tenant_list(bd_store *s, bd_tenant_cb cb, void *ctx)
+{
+    return s->ops->tenant_list(s, cb, ctx);
+}
+
+bd_result bd_store_tenant_get(bd_store *s, int64_t id, bd_tenant_row *out)
+{
+    memset(out, 0, sizeof *out);
+    return s->ops->tenant_get(s, id, out);
+}
+
+bd_result bd_store_tenant_rename(bd_store *s, int64_t id, bd_slice name)
+{
+    if (name.len == 0)
+        return BD_ERR_INVALID;
+    return s->ops->tenant_rename(s, id, name);
+}
+
+bd_result bd_store_tenant_remove(bd_store *s, int64_t id)
+{
+    return s->ops->tenant_remove(s, id);
+}
+
+bd_result bd_store_tenant_domain_add(bd_store *s, int64_t id, bd_slice domain)
+{
+    if (domain.len == 0)
+        return BD_ERR_INVALID;
+    return s->ops->tenant_domain_add(s, id, domain);
+}
+
+bd_result bd_store_tenant_domain_remove(bd_store *s, int64_t id, bd_slice domain)
+{
+    return s->ops->tenant_domain_remove(s, id, domain);
+}
+
+bd_result bd_store_tenant_domains(bd_store *s, int64_t id, bd_tenant_domain_cb cb, void *ctx)
+{
+    return s->ops->tenant_domains(s, id, cb, ctx);
+}
+
+bd_result bd_store_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id)
+{
+    int64_t ignored;
+    if (!id)
+        id = &ignored;
+    *id = 0;
+    if (!r->address.ptr || !r->action.ptr || !r->target.ptr)
+        return BD_ERR_INVALID;
+    return s->ops->audit_add(s, r, id);
+}
+
+bd_result bd_store_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx)
+{
+    if (limit < 1 || before < 0)
+        return BD_ERR_INVALID;
+    return s->ops->audit_list(s, before, limit, cb, ctx);
+}
+
+bd_result bd_store_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n)
+{
+    return n ? s->ops->lookup_add(s, rows, n) : BD_OK;
+}
+
+bd_result bd_store_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
+                               void *ctx)
+{
+    if (limit < 1)
+        return BD_ERR_INVALID;
+    return s->ops->lookup_find(s, hash, limit, cb, ctx);
+}
+
+bd_result bd_store_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted)
+{
+    *deleted = 0;
+    return s->ops->lookup_expire(s, before_at, deleted);
 }

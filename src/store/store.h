@@ -313,6 +313,10 @@ typedef struct {
     bool has_after;
     int32_t after_date;
     int64_t after_id;
+    /* 0: none; else only records whose email_domain is one of the tenant's domains or under
+     * one (a tenant key's search): the page and the count alike, and the whole-domain count
+     * shortcut is not taken. */
+    int64_t scope_tenant;
 } bd_record_query;
 
 /* Whether q is an email_domain search without filters: every record of one domain, which
@@ -330,10 +334,11 @@ bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb c
 /* Bulk lookups (jobs): for each keys[i] of field, in order, calls cb with i and the id of
  * each of the key's first `limit` records in search order (breach date newest first, then id
  * descending: bd_store_record_search's without filters). The backend reads many keys per
- * statement or reuses one prepared statement for all. One read: call inside a read view. */
+ * statement or reuses one prepared statement for all. One read: call inside a read view.
+ * scope_tenant as bd_record_query's (0: none): only records in that tenant's domains. */
 typedef int (*bd_record_id_cb)(void *ctx, size_t key, int64_t id);
 bd_result bd_store_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
-                              int limit, bd_record_id_cb cb, void *ctx);
+                              int limit, bd_record_id_cb cb, void *ctx, int64_t scope_tenant);
 /* Calls cb for the record of each of ids[0..n) that exists (ids ascending, distinct), in any
  * order. One read: call inside a read view. */
 bd_result bd_store_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
@@ -473,7 +478,13 @@ typedef struct {
      * queued or running at once, identities of those not yet looked up, result rows kept in
      * the key's jobs */
     int64_t max_jobs, max_queued_identities, max_result_rows;
+    int64_t tenant_id;  /* 0: none (the operator's key) */
+    uint32_t types;     /* stored mask; 0: the default (auth/keys.h bd_key_types_resolve) */
+    bd_slice allow_ip;  /* comma-separated CIDRs, canonical text; empty: anywhere */
+    int role;           /* BD_KEY_ROLE_USER, BD_KEY_ROLE_ADMIN (an admin key has no tenant) */
 } bd_key_row;
+
+enum { BD_KEY_ROLE_USER = 0, BD_KEY_ROLE_ADMIN = 1 };
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
 
@@ -495,6 +506,85 @@ bd_result bd_store_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
 /* Key id, revoked or not, into *out with its name and plan left empty (the numbers a
  * background task needs); BD_ERR_NOT_FOUND when there is none. */
 bd_result bd_store_key_get(bd_store *s, int64_t id, bd_key_row *out);
+
+/* Changes an active key's scope and limits (admin API PATCH): each field whose set flag is
+ * true (name, plan, rate, quota, types, allow_ip, expires_at). BD_ERR_NOT_FOUND when there is
+ * no active key id. Bumps the generation. */
+typedef struct {
+    bool set_plan, set_rate, set_quota, set_types, set_allow_ip, set_expires, set_name;
+    bd_slice plan, name;
+    int64_t rate_per_hour, quota_per_month, expires_at;
+    uint32_t types;
+    bd_slice allow_ip;
+} bd_key_change;
+bd_result bd_store_key_change(bd_store *s, int64_t id, const bd_key_change *c);
+
+/* ---- tenants ----------------------------------------------------------------------- */
+
+/* A tenant: a customer of the deployment whose keys see only records of its domains. A
+ * domain (normalised as an email_domain search: lower case, no trailing dot) belongs to at
+ * most one tenant, and no tenant's domain is a subdomain or parent of another tenant's, so
+ * scopes never overlap. Every tenant or domain change bumps the key generation (keyrings
+ * hold the domains). Rows handed to callbacks are valid during the callback only. */
+typedef struct {
+    int64_t id;
+    bd_slice name;
+    int64_t created_at; /* Unix seconds */
+} bd_tenant_row;
+typedef int (*bd_tenant_cb)(void *ctx, const bd_tenant_row *t);
+typedef int (*bd_tenant_domain_cb)(void *ctx, int64_t tenant_id, bd_slice domain);
+
+/* BD_ERR_CONFLICT: the name is taken. */
+bd_result bd_store_tenant_add(bd_store *s, bd_slice name, int64_t now, int64_t *id);
+/* Every tenant, by id. */
+bd_result bd_store_tenant_list(bd_store *s, bd_tenant_cb cb, void *ctx);
+/* One tenant; its name points into a store buffer valid until the next call on s.
+ * BD_ERR_NOT_FOUND. */
+bd_result bd_store_tenant_get(bd_store *s, int64_t id, bd_tenant_row *out);
+/* BD_ERR_NOT_FOUND; BD_ERR_CONFLICT: the name is another tenant's. */
+bd_result bd_store_tenant_rename(bd_store *s, int64_t id, bd_slice name);
+/* Removes a tenant and its domains. BD_ERR_NOT_FOUND; BD_ERR_CONFLICT while an active
+ * (unrevoked) key belongs to it. */
+bd_result bd_store_tenant_remove(bd_store *s, int64_t id);
+/* BD_ERR_NOT_FOUND: no such tenant; BD_ERR_CONFLICT: the domain is another tenant's, or a
+ * subdomain or parent of one; adding a domain the tenant already has: BD_OK. */
+bd_result bd_store_tenant_domain_add(bd_store *s, int64_t id, bd_slice domain);
+/* BD_ERR_NOT_FOUND when the tenant does not have the domain. */
+bd_result bd_store_tenant_domain_remove(bd_store *s, int64_t id, bd_slice domain);
+/* The domains of tenant id, sorted; id 0: every tenant's, by tenant then domain. */
+bd_result bd_store_tenant_domains(bd_store *s, int64_t id, bd_tenant_domain_cb cb, void *ctx);
+
+/* ---- audit trail ------------------------------------------------------------------- */
+
+/* Who changed what (admin API and breachctl): before/after are JSON text (NULL ptr: none),
+ * never a secret. key_id 0 and address "breachctl" for a change made with breachctl. */
+typedef struct {
+    int64_t id, at, key_id;
+    bd_slice address, action, target, before, after;
+} bd_audit_row;
+typedef int (*bd_audit_cb)(void *ctx, const bd_audit_row *r);
+/* Appends r (its id ignored); *id (may be NULL) gets the new row's id. */
+bd_result bd_store_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id);
+/* Rows with id < before (before 0: from the newest), newest first, at most limit. */
+bd_result bd_store_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
+
+/* ---- lookup log -------------------------------------------------------------------- */
+
+/* Each identity search as (time, key, type, keyed hash of the normalised identity): which
+ * key looked someone up, without a list of searched identities in clear. */
+typedef struct {
+    int64_t at, key_id;
+    int type;
+    uint8_t hash[32];
+} bd_lookup_row;
+typedef int (*bd_lookup_cb)(void *ctx, const bd_lookup_row *r);
+/* Inserts n rows in one transaction of its own. */
+bd_result bd_store_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
+/* The rows whose hash equals hash, newest first, at most limit. */
+bd_result bd_store_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
+                               void *ctx);
+/* Deletes the rows with at < before_at; *deleted gets how many. */
+bd_result bd_store_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted);
 
 /* ---- per-key usage ----------------------------------------------------------------- */
 

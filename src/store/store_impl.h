@@ -107,10 +107,25 @@ typedef struct bd_store_ops {
                             int64_t now);
     bd_result (*job_result)(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
     bd_result (*record_ids)(bd_store *s, bd_field field, const bd_slice *keys, size_t n,
-                            int limit, bd_record_id_cb cb, void *ctx);
+                            int limit, bd_record_id_cb cb, void *ctx, int64_t scope_tenant);
     bd_result (*records_by_id)(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
                                void *ctx);
     bd_result (*job_expire)(bd_store *s, int64_t before, int64_t *removed);
+    bd_result (*key_change)(bd_store *s, int64_t id, const bd_key_change *c);
+    bd_result (*tenant_add)(bd_store *s, bd_slice name, int64_t now, int64_t *id);
+    bd_result (*tenant_list)(bd_store *s, bd_tenant_cb cb, void *ctx);
+    bd_result (*tenant_get)(bd_store *s, int64_t id, bd_tenant_row *out);
+    bd_result (*tenant_rename)(bd_store *s, int64_t id, bd_slice name);
+    bd_result (*tenant_remove)(bd_store *s, int64_t id);
+    bd_result (*tenant_domain_add)(bd_store *s, int64_t id, bd_slice domain);
+    bd_result (*tenant_domain_remove)(bd_store *s, int64_t id, bd_slice domain);
+    bd_result (*tenant_domains)(bd_store *s, int64_t id, bd_tenant_domain_cb cb, void *ctx);
+    bd_result (*audit_add)(bd_store *s, const bd_audit_row *r, int64_t *id);
+    bd_result (*audit_list)(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
+    bd_result (*lookup_add)(bd_store *s, const bd_lookup_row *rows, size_t n);
+    bd_result (*lookup_find)(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
+                             void *ctx);
+    bd_result (*lookup_expire)(bd_store *s, int64_t before_at, int64_t *deleted);
 } bd_store_ops;
 
 struct bd_store {

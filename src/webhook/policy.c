@@ -25,7 +25,7 @@ static const char REFUSED[] = "the url's host is a private, loopback or otherwis
                               "address; the operator allows such ranges with breachd "
                               "--webhook-allow CIDR";
 
-static bool parse_cidr(const char *text, bd_cidr *out)
+static bool parse_cidr(const char *text, bd_webhook_range *out)
 {
     char host[64];
     const char *slash = strchr(text, '/');
@@ -66,7 +66,7 @@ bool bd_webhook_allow(bd_webhook_policy *p, const char *cidr)
     return parse_cidr(cidr, &p->allow[p->nallow]) && ++p->nallow;
 }
 
-static bool in_range(const uint8_t a[16], const bd_cidr *c)
+static bool in_range(const uint8_t a[16], const bd_webhook_range *c)
 {
     int full = c->bits / 8, rest = c->bits % 8;
     if (memcmp(a, c->addr, (size_t)full) != 0)
@@ -106,7 +106,7 @@ static bool embedded_ipv4(const uint8_t a[16], uint8_t out[16])
 }
 
 /* Whether a (or the IPv4 address it carries, when it has one) lies in c. */
-static bool either_in_range(const uint8_t a[16], const uint8_t *v4, const bd_cidr *c)
+static bool either_in_range(const uint8_t a[16], const uint8_t *v4, const bd_webhook_range *c)
 {
     return in_range(a, c) || (v4 && in_range(v4, c));
 }
@@ -125,7 +125,7 @@ bool bd_webhook_address_ok(const bd_webhook_policy *p, const struct sockaddr *sa
         if (either_in_range(a, v4, &p->allow[i]))
             return true;
     for (size_t i = 0; i < sizeof BLOCKED / sizeof BLOCKED[0]; i++) {
-        bd_cidr c;
+        bd_webhook_range c;
         if (parse_cidr(BLOCKED[i], &c) && either_in_range(a, v4, &c))
             return false;
     }

@@ -24,10 +24,10 @@
 typedef struct {
     uint8_t addr[16]; /* IPv4 as IPv4-mapped IPv6 */
     int bits;         /* prefix length over the 128 bits */
-} bd_cidr;
+} bd_webhook_range;
 
 typedef struct {
-    bd_cidr allow[BD_WEBHOOK_ALLOW_MAX];
+    bd_webhook_range allow[BD_WEBHOOK_ALLOW_MAX];
     size_t nallow;
 } bd_webhook_policy;
 

@@ -421,7 +421,7 @@ bd_result pg_job_finish(bd_store *s, const char *uuid, int64_t lease, bd_job_sta
 bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf *out);
 /* records.c: bulk lookups */
 bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
-                        bd_record_id_cb cb, void *ctx);
+                        bd_record_id_cb cb, void *ctx, int64_t scope_tenant);
 bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
                            void *ctx);
 bd_result pg_job_expire(bd_store *s, int64_t before, int64_t *removed);
@@ -521,5 +521,22 @@ void pg_share_reads(bd_store *s, int64_t window_us);
 uint64_t pg_data_version(bd_store *s);
 void pg_release_idle(bd_store *s);
 bd_result pg_ping(bd_store *s);
+
+/* tenants.c: tenants, their domains, key changes; audit.c: the audit trail and the lookup log */
+bd_result pg_key_change(bd_store *s, int64_t id, const bd_key_change *c);
+bd_result pg_tenant_add(bd_store *s, bd_slice name, int64_t now, int64_t *id);
+bd_result pg_tenant_list(bd_store *s, bd_tenant_cb cb, void *ctx);
+bd_result pg_tenant_get(bd_store *s, int64_t id, bd_tenant_row *out);
+bd_result pg_tenant_rename(bd_store *s, int64_t id, bd_slice name);
+bd_result pg_tenant_remove(bd_store *s, int64_t id);
+bd_result pg_tenant_domain_add(bd_store *s, int64_t id, bd_slice domain);
+bd_result pg_tenant_domain_remove(bd_store *s, int64_t id, bd_slice domain);
+bd_result pg_tenant_domains(bd_store *s, int64_t id, bd_tenant_domain_cb cb, void *ctx);
+bd_result pg_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id);
+bd_result pg_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
+bd_result pg_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
+bd_result pg_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
+                           void *ctx);
+bd_result pg_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted);
 
 #endif

@@ -472,8 +472,10 @@ static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
 /* One statement, so one round trip, for all the keys: each key's first `limit` ids through
  * the field's index, in search order. */
 bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
-                        bd_record_id_cb cb, void *ctx)
+                        bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
+    if (scope_tenant)
+        return BD_ERR_UNSUPPORTED;
     pg_store *p = pg_of(s);
     bool bytes = field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN;
     bd_buf arr;

@@ -329,8 +329,10 @@ bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, 
 /* One statement per field, prepared once and run once per key: the page order of a search
  * comes from the index, whose entries end in the record id. */
 bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
-                        bd_record_id_cb cb, void *ctx)
+                        bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
+    if (scope_tenant)
+        return BD_ERR_UNSUPPORTED;
     sqlite_store *s = S(base);
     bd_buf_reset(&s->sql);
     bd_result r = bd_buf_printf(&s->sql,

@@ -288,7 +288,7 @@ void sq_landed_record(sqlite_store *s, int64_t breach_id, const bd_record_in *r)
 void sq_landed_card(sqlite_store *s, const bd_card_in *c);
 /* records.c: bulk lookups */
 bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
-                        bd_record_id_cb cb, void *ctx);
+                        bd_record_id_cb cb, void *ctx, int64_t scope_tenant);
 bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb,
                            void *ctx);
 
@@ -332,5 +332,22 @@ bd_result sq_connect(const char *path, int flags, const bd_store_ops *ops, bd_st
                      char *why, size_t whylen);
 void sq_loaded(bd_store *base, bd_bulk_kind kind, int64_t rows);
 int64_t sq_take_late_duplicates(bd_store *s);
+
+/* tenants.c: tenants, their domains, key changes; audit.c: the audit trail and the lookup log */
+bd_result sq_key_change(bd_store *s, int64_t id, const bd_key_change *c);
+bd_result sq_tenant_add(bd_store *s, bd_slice name, int64_t now, int64_t *id);
+bd_result sq_tenant_list(bd_store *s, bd_tenant_cb cb, void *ctx);
+bd_result sq_tenant_get(bd_store *s, int64_t id, bd_tenant_row *out);
+bd_result sq_tenant_rename(bd_store *s, int64_t id, bd_slice name);
+bd_result sq_tenant_remove(bd_store *s, int64_t id);
+bd_result sq_tenant_domain_add(bd_store *s, int64_t id, bd_slice domain);
+bd_result sq_tenant_domain_remove(bd_store *s, int64_t id, bd_slice domain);
+bd_result sq_tenant_domains(bd_store *s, int64_t id, bd_tenant_domain_cb cb, void *ctx);
+bd_result sq_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id);
+bd_result sq_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
+bd_result sq_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
+bd_result sq_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
+                           void *ctx);
+bd_result sq_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted);
 
 #endif
