@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/key_types.h"
+#include "core/log.h"
+
 bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32])
 {
     if (sodium_init() < 0)
@@ -41,12 +44,28 @@ typedef struct {
     bd_key_info info;
 } entry;
 
+/* A tenant's domain; the keyring's array is sorted by (tenant, domain). */
+typedef struct {
+    int64_t tenant;
+    char *domain; /* NUL-terminated, owned */
+    size_t len;
+} tdomain;
+
 struct bd_keyring {
     pthread_rwlock_t lock;
     entry *entries;
     size_t n;
+    tdomain *domains;
+    size_t ndomains;
     int64_t generation; /* -1 before the first load */
 };
+
+static void free_domains(tdomain *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(d[i].domain);
+    free(d);
+}
 
 bd_keyring *bd_keyring_new(void)
 {
@@ -64,6 +83,7 @@ void bd_keyring_free(bd_keyring *kr)
         return;
     pthread_rwlock_destroy(&kr->lock);
     free(kr->entries);
+    free_domains(kr->domains, kr->ndomains);
     free(kr);
 }
 
@@ -101,7 +121,76 @@ static int collect_key(void *ctx, const bd_key_row *k)
     memcpy(e->info.name, k->name.ptr, nl);
     size_t pl = k->plan.len < BD_KEY_PLAN_MAX ? k->plan.len : BD_KEY_PLAN_MAX;
     memcpy(e->info.plan, k->plan.ptr, pl);
+    e->info.tenant_id = k->tenant_id;
+    e->info.types = bd_key_types_resolve(k->types, k->tenant_id);
+    e->info.role = k->role;
+    /* The allow list as stored (canonical text, written by breachctl or the admin API). A
+     * list that does not parse denies every address rather than allowing any: its key then
+     * gets 403 ip_not_allowed everywhere, and the log says why. */
+    const char *p = k->allow_ip.ptr, *end = p ? p + k->allow_ip.len : NULL;
+    while (p && p < end) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *stop = comma ? comma : end;
+        bd_cidr block;
+        if (e->info.n_allow == BD_KEY_ALLOW_MAX ||
+            !bd_cidr_parse((bd_slice){p, (size_t)(stop - p)}, &block)) {
+            bd_log(BD_LOG_ERROR, "keys", "key %lld: its allowed addresses do not parse; it is "
+                   "refused from everywhere", (long long)k->id);
+            memset(&e->info.allow[0], 0, sizeof e->info.allow[0]); /* family 0: no address */
+            e->info.n_allow = 1;
+            break;
+        }
+        e->info.allow[e->info.n_allow++] = block;
+        p = comma ? comma + 1 : end;
+    }
     return 0;
+}
+
+typedef struct {
+    tdomain *items;
+    size_t n, cap;
+    bool nomem;
+} collect_domains;
+
+static int collect_domain(void *ctx, int64_t tenant_id, bd_slice domain)
+{
+    collect_domains *c = ctx;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        tdomain *p = realloc(c->items, cap * sizeof *p);
+        if (!p) {
+            c->nomem = true;
+            return 1;
+        }
+        c->items = p;
+        c->cap = cap;
+    }
+    char *d = malloc(domain.len + 1);
+    if (!d) {
+        c->nomem = true;
+        return 1;
+    }
+    memcpy(d, domain.ptr, domain.len);
+    d[domain.len] = '\0';
+    c->items[c->n++] = (tdomain){tenant_id, d, domain.len};
+    return 0;
+}
+
+static int domain_cmp(int64_t ta, const char *a, size_t al, int64_t tb, const char *b, size_t bl)
+{
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    size_t n = al < bl ? al : bl;
+    int c = memcmp(a, b, n);
+    if (c)
+        return c;
+    return al < bl ? -1 : al > bl;
+}
+
+static int by_tenant_domain(const void *x, const void *y)
+{
+    const tdomain *a = x, *b = y;
+    return domain_cmp(a->tenant, a->domain, a->len, b->tenant, b->domain, b->len);
 }
 
 static int by_hash(const void *a, const void *b)
@@ -121,22 +210,35 @@ bd_result bd_keyring_refresh(bd_keyring *kr, bd_store *s)
     if (same)
         return BD_OK;
     collect c = {0};
+    collect_domains d = {0};
     r = bd_store_key_list(s, collect_key, &c);
     if (r == BD_OK && c.nomem)
         r = BD_ERR_NOMEM;
+    if (r == BD_OK)
+        r = bd_store_tenant_domains(s, 0, collect_domain, &d);
+    if (r == BD_OK && d.nomem)
+        r = BD_ERR_NOMEM;
     if (r != BD_OK) {
         free(c.items);
+        free_domains(d.items, d.n);
         return r;
     }
     if (c.n > 1) /* a store without keys has no array at all: qsort(NULL, ...) is undefined */
         qsort(c.items, c.n, sizeof *c.items, by_hash);
+    if (d.n > 1)
+        qsort(d.items, d.n, sizeof *d.items, by_tenant_domain);
     pthread_rwlock_wrlock(&kr->lock);
     entry *old = kr->entries;
+    tdomain *old_domains = kr->domains;
+    size_t old_ndomains = kr->ndomains;
     kr->entries = c.items;
     kr->n = c.n;
+    kr->domains = d.items;
+    kr->ndomains = d.n;
     kr->generation = gen;
     pthread_rwlock_unlock(&kr->lock);
     free(old);
+    free_domains(old_domains, old_ndomains);
     return BD_OK;
 }
 
@@ -157,6 +259,57 @@ bd_key_status bd_keyring_lookup(bd_keyring *kr, bd_slice key, int64_t now, bd_ke
     }
     pthread_rwlock_unlock(&kr->lock);
     return status;
+}
+
+/* The index of the first domain of tenant >= (tenant, d) in the sorted array. */
+static size_t lower_bound(const tdomain *a, size_t n, int64_t tenant, const char *d, size_t len)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (domain_cmp(a[mid].tenant, a[mid].domain, a[mid].len, tenant, d, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool bd_keyring_domain_in_scope(bd_keyring *kr, int64_t tenant_id, bd_slice domain)
+{
+    if (tenant_id == 0 || domain.len == 0 || !domain.ptr)
+        return false;
+    bool in = false;
+    pthread_rwlock_rdlock(&kr->lock);
+    /* domain itself, then each parent: "a.b.example", "b.example", "example" */
+    const char *p = domain.ptr;
+    size_t len = domain.len;
+    while (!in && len) {
+        size_t i = lower_bound(kr->domains, kr->ndomains, tenant_id, p, len);
+        in = i < kr->ndomains && kr->domains[i].tenant == tenant_id && kr->domains[i].len == len &&
+             memcmp(kr->domains[i].domain, p, len) == 0;
+        const char *dot = memchr(p, '.', len);
+        if (!dot)
+            break;
+        len -= (size_t)(dot + 1 - p);
+        p = dot + 1;
+    }
+    pthread_rwlock_unlock(&kr->lock);
+    return in;
+}
+
+void bd_keyring_tenant_domains(bd_keyring *kr, int64_t tenant_id, bd_tenant_domain_cb cb,
+                               void *ctx)
+{
+    if (tenant_id == 0)
+        return;
+    pthread_rwlock_rdlock(&kr->lock);
+    size_t i = lower_bound(kr->domains, kr->ndomains, tenant_id, "", 0);
+    for (; i < kr->ndomains && kr->domains[i].tenant == tenant_id; i++) {
+        if (cb(ctx, tenant_id, (bd_slice){kr->domains[i].domain, kr->domains[i].len}))
+            break;
+    }
+    pthread_rwlock_unlock(&kr->lock);
 }
 
 void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out)

@@ -35,3 +35,13 @@ bd_result bd_record_filters_sql(bd_buf *b, const bd_record_query *q, bd_record_p
     }
     return r;
 }
+
+bd_result bd_record_scope_sql(bd_buf *b, const char *alias, const char *tenant, bool has_right)
+{
+    return bd_buf_printf(b,
+                         " AND EXISTS (SELECT 1 FROM tenant_domains td WHERE td.tenant_id = %s"
+                         " AND (%s.email_domain = td.domain OR %s%s.email_domain, %slength(td.domain)"
+                         " + 1%s) = '.' || td.domain))",
+                         tenant, alias, has_right ? "right(" : "substr(", alias,
+                         has_right ? "" : "-(", has_right ? "" : ")");
+}

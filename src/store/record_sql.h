@@ -20,4 +20,10 @@ typedef bd_result (*bd_record_param_fn)(void *ctx, bd_buf *b, bd_field f);
 bd_result bd_record_filters_sql(bd_buf *b, const bd_record_query *q, bd_record_param_fn param,
                                 void *ctx);
 
+/* Appends a tenant scope's condition on records as `alias` (bd_record_query.scope_tenant):
+ * " AND EXISTS (...)": the record's email_domain is one of the tenant's domains, or ends
+ * with "." and one. tenant is the parameter as the backend writes it ("?", "$3::bigint");
+ * has_right: the backend has right(s, n) (PostgreSQL), else substr(s, -n) (SQLite). */
+bd_result bd_record_scope_sql(bd_buf *b, const char *alias, const char *tenant, bool has_right);
+
 #endif

@@ -7,7 +7,7 @@
 
 bool bd_record_query_whole_domain(const bd_record_query *q)
 {
-    if (q->field != BD_FIELD_EMAIL_DOMAIN)
+    if (q->field != BD_FIELD_EMAIL_DOMAIN || q->scope_tenant)
         return false;
     for (int f = 0; f < BD_FIELD_COUNT; f++)
         if (q->filter[f].mode != BD_FILTER_NONE)

@@ -319,8 +319,8 @@ typedef struct {
     int64_t scope_tenant;
 } bd_record_query;
 
-/* Whether q is an email_domain search without filters: every record of one domain, which
- * both backends count from the per-domain counts kept at import. */
+/* Whether q is an email_domain search without filters or scope: every record of one
+ * domain, which both backends count from the per-domain counts kept at import. */
 bool bd_record_query_whole_domain(const bd_record_query *q);
 /* One search: calls cb for up to q->limit records in order (breach date newest first, then
  * id descending), starting after the keyset position, and when found is not NULL (a first
@@ -488,7 +488,8 @@ enum { BD_KEY_ROLE_USER = 0, BD_KEY_ROLE_ADMIN = 1 };
 
 typedef int (*bd_key_cb)(void *ctx, const bd_key_row *row);
 
-/* Stores a new key; *id receives its number. Bumps the key generation. */
+/* Stores a new key; *id receives its number. Bumps the key generation. BD_ERR_NOT_FOUND when
+ * k->tenant_id (not 0) names no tenant; BD_ERR_INVALID for an admin key with a tenant. */
 bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id);
 /* Every key, revoked ones included, by id. */
 bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx);
@@ -503,8 +504,8 @@ bd_result bd_store_key_set_quota(bd_store *s, int64_t id, int64_t quota_per_mont
  * BD_ERR_NOT_FOUND when there is no active key id. Bumps the generation. */
 bd_result bd_store_key_set_job_limits(bd_store *s, int64_t id, int64_t max_jobs,
                                       int64_t max_queued_identities, int64_t max_result_rows);
-/* Key id, revoked or not, into *out with its name and plan left empty (the numbers a
- * background task needs); BD_ERR_NOT_FOUND when there is none. */
+/* Key id, revoked or not, into *out with its name, plan and allow_ip left empty (the numbers
+ * a background task needs); BD_ERR_NOT_FOUND when there is none. */
 bd_result bd_store_key_get(bd_store *s, int64_t id, bd_key_row *out);
 
 /* Changes an active key's scope and limits (admin API PATCH): each field whose set flag is

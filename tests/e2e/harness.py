@@ -247,15 +247,26 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (14: per-key alert cursors), and ways back to version 2
+# The newest store schema version (15: tenants, scoped keys, audit, lookups), and ways back to version 2
 # (before the owner-word table and the domain counts) and version 4 (before the keys'
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 14
-# The newest PostgreSQL schema version (19: per-key alert cursors; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 19
-# Takes SQLite's migration 13 (job limits and turns) back out: what a way back to an older
-# version runs first, since SQLite adds a column only to a table that lacks it.
-JOB_LIMITS_OUT = ("DROP INDEX IF EXISTS jobs_by_key;"
+SCHEMA_VERSION = 15
+# The newest PostgreSQL schema version (20: tenants, scoped keys, audit, lookups;
+# src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 20
+# Takes SQLite's migration 15 (tenants, scoped keys, audit, lookups) back out: a way back
+# replays it, and SQLite adds a column only to a table that lacks it.
+TENANTS_OUT = ("DROP TABLE IF EXISTS tenants;"
+               "DROP TABLE IF EXISTS tenant_domains;"
+               "DROP TABLE IF EXISTS audit;"
+               "DROP TABLE IF EXISTS lookups;"
+               "ALTER TABLE api_keys DROP COLUMN tenant_id;"
+               "ALTER TABLE api_keys DROP COLUMN types;"
+               "ALTER TABLE api_keys DROP COLUMN allow_ip;"
+               "ALTER TABLE api_keys DROP COLUMN role;")
+# Takes SQLite's migration 13 (job limits and turns) back out, and those after it: what a way
+# back to an older version runs first, since SQLite adds a column only to a table that lacks it.
+JOB_LIMITS_OUT = TENANTS_OUT + ("DROP INDEX IF EXISTS jobs_by_key;"
                   "ALTER TABLE jobs DROP COLUMN result_rows;"
                   "ALTER TABLE jobs DROP COLUMN truncated;"
                   "ALTER TABLE jobs DROP COLUMN served;"

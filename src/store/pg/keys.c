@@ -6,14 +6,17 @@
 #include "core/hex.h"
 #include "store/pg/pg_impl.h"
 
+/* no row back when tenant $12 (not 0) does not exist */
 static const pg_stmt KEY_ADD = {
     PG_Q_KEY_ADD, "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
                   "expires_at, exact_per_day, quota_per_month, max_jobs, max_queued_identities, "
-                  "max_result_rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
-                  "RETURNING id"};
+                  "max_result_rows, tenant_id, types, allow_ip, role) SELECT $1, $2, $3, $4, $5, "
+                  "$6, $7, $8, $9, $10, $11, $12, $13, $14, $15 WHERE $12::bigint = 0 OR "
+                  "EXISTS (SELECT 1 FROM tenants WHERE id = $12::bigint) RETURNING id"};
 #define KEY_COLS                                                                                   \
     "id, name, encode(hash, 'hex'), plan, rate_per_hour, created_at, expires_at, revoked_at, "      \
-    "exact_per_day, quota_per_month, max_jobs, max_queued_identities, max_result_rows"
+    "exact_per_day, quota_per_month, max_jobs, max_queued_identities, max_result_rows, "           \
+    "tenant_id, types, allow_ip, role"
 static const pg_stmt KEY_LIST = {PG_Q_KEY_LIST,
                                  "SELECT " KEY_COLS " FROM api_keys ORDER BY id"};
 static const pg_stmt KEY_GET = {PG_Q_KEY_GET, "SELECT " KEY_COLS " FROM api_keys WHERE id = $1"};
@@ -41,12 +44,18 @@ bd_result pg_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
     pg_param_int(&pp, k->max_jobs);
     pg_param_int(&pp, k->max_queued_identities);
     pg_param_int(&pp, k->max_result_rows);
+    pg_param_int(&pp, k->tenant_id);
+    pg_param_int(&pp, (int64_t)k->types);
+    pg_param_text(&pp, k->allow_ip.ptr ? k->allow_ip : BD_SLICE_LIT(""));
+    pg_param_int(&pp, k->role);
     PGresult *res;
     r = pg_run(p, &KEY_ADD, &pp, &res);
     if (r == BD_OK) {
-        *id = pg_int(res, 0, 0);
+        bool added = PQntuples(res) == 1;
+        if (added)
+            *id = pg_int(res, 0, 0);
         PQclear(res);
-        r = pg_run(p, &KEY_BUMP, NULL, NULL);
+        r = added ? pg_run(p, &KEY_BUMP, NULL, NULL) : BD_ERR_NOT_FOUND; /* no such tenant */
     }
     return pg_write_end(p, own, r);
 }
@@ -69,6 +78,10 @@ static void read_key(const PGresult *res, int i, bd_key_row *k)
     k->max_jobs = pg_int(res, i, 10);
     k->max_queued_identities = pg_int(res, i, 11);
     k->max_result_rows = pg_int(res, i, 12);
+    k->tenant_id = pg_int(res, i, 13);
+    k->types = (uint32_t)pg_int(res, i, 14);
+    k->allow_ip = pg_slice(res, i, 15);
+    k->role = (int)pg_int(res, i, 16);
 }
 
 bd_result pg_key_list(bd_store *s, bd_key_cb cb, void *ctx)
@@ -165,7 +178,7 @@ bd_result pg_key_get(bd_store *s, int64_t id, bd_key_row *out)
         return r;
     if (PQntuples(res) == 1) {
         read_key(res, 0, out);
-        out->name = out->plan = (bd_slice){NULL, 0}; /* gone with the result */
+        out->name = out->plan = out->allow_ip = (bd_slice){NULL, 0}; /* gone with the result */
     } else {
         r = BD_ERR_NOT_FOUND;
     }

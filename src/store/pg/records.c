@@ -8,6 +8,7 @@
  * index); one without runs as a prepared statement, whose plan does not depend on the
  * value. q->plan is not used. Where searches are routed (pg_store.routed), a domain search
  * runs off its lookup rows (search_by_domain). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/hex.h"
@@ -232,6 +233,12 @@ static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t 
     }
     if (r == BD_OK)
         r = bd_record_filters_sql(b, q, numbered_param, &(filter_params){q, pp});
+    if (r == BD_OK && q->scope_tenant) {
+        char tenant[24];
+        pg_param_int(pp, q->scope_tenant);
+        snprintf(tenant, sizeof tenant, "$%d::bigint", pp->n);
+        r = bd_record_scope_sql(b, "r", tenant, true);
+    }
     return r;
 }
 
@@ -275,7 +282,7 @@ static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
  * the records' indexes, planned for its values. */
 static bool routed_by_domain(const bd_record_query *q)
 {
-    return q->field == BD_FIELD_EMAIL_DOMAIN && !has_equals_filter(q);
+    return q->field == BD_FIELD_EMAIL_DOMAIN && !has_equals_filter(q) && !q->scope_tenant;
 }
 
 /* Appends the =yes/=no filters of q as one test of the lookup row's bits (as t). */
@@ -474,8 +481,6 @@ static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
 bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
                         bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
-    if (scope_tenant)
-        return BD_ERR_UNSUPPORTED;
     pg_store *p = pg_of(s);
     bool bytes = field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN;
     bd_buf arr;
@@ -490,18 +495,33 @@ bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_
     if (r == BD_OK)
         r = bd_buf_append(&arr, "}", 2); /* with its NUL: a text-format parameter */
     bd_buf_reset(&p->sql);
-    if (r == BD_OK)
+    if (r == BD_OK && !scope_tenant)
         r = bd_buf_printf(&p->sql,
                           "SELECT k.i, r.id FROM unnest($1::%s[]) WITH ORDINALITY AS k(v, i) "
                           "CROSS JOIN LATERAL (SELECT id, breach_date FROM records "
                           "WHERE %s = k.v ORDER BY breach_date DESC, id DESC LIMIT $2::integer) r "
                           "ORDER BY k.i, r.breach_date DESC, r.id DESC",
                           bytes ? "bytea" : "text", bd_record_key_col(field));
+    else if (r == BD_OK) { /* a tenant key's job: only records in its domains ($3) */
+        r = bd_buf_printf(&p->sql,
+                          "SELECT k.i, r.id FROM unnest($1::%s[]) WITH ORDINALITY AS k(v, i) "
+                          "CROSS JOIN LATERAL (SELECT s.id, s.breach_date FROM records s "
+                          "WHERE s.%s = k.v",
+                          bytes ? "bytea" : "text", bd_record_key_col(field));
+        if (r == BD_OK)
+            r = bd_record_scope_sql(&p->sql, "s", "$3::bigint", true);
+        if (r == BD_OK)
+            r = bd_buf_append_str(&p->sql,
+                                  " ORDER BY s.breach_date DESC, s.id DESC LIMIT $2::integer) r "
+                                  "ORDER BY k.i, r.breach_date DESC, r.id DESC");
+    }
     PGresult *res = NULL;
     if (r == BD_OK) {
         pg_params pp = {0};
         pg_param_str(&pp, arr.data);
         pg_param_int(&pp, limit);
+        if (scope_tenant)
+            pg_param_int(&pp, scope_tenant);
         r = pg_run_sql(p, p->sql.data, &pp, true, &res);
     }
     bd_buf_free(&arr);

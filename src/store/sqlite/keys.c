@@ -22,9 +22,16 @@ bd_result sq_key_add(bd_store *base, const bd_key_row *k, int64_t *id)
     sqlite3_bind_int64(st, 9, k->max_jobs);
     sqlite3_bind_int64(st, 10, k->max_queued_identities);
     sqlite3_bind_int64(st, 11, k->max_result_rows);
+    sqlite3_bind_int64(st, 12, k->tenant_id);
+    sqlite3_bind_int64(st, 13, (int64_t)k->types);
+    sqlite3_bind_text(st, 14, k->allow_ip.ptr ? k->allow_ip.ptr : "", (int)k->allow_ip.len,
+                      SQLITE_STATIC);
+    sqlite3_bind_int64(st, 15, k->role);
     bd_result r = sq_step_done(s, st);
     if (r != BD_OK)
         return r;
+    if (sqlite3_changes(s->db) == 0)
+        return BD_ERR_NOT_FOUND; /* no such tenant */
     *id = sqlite3_last_insert_rowid(s->db);
     return sq_run_fixed(s, Q_KEY_BUMP);
 }
@@ -47,6 +54,10 @@ static void read_key(sqlite3_stmt *st, bd_key_row *k)
     k->max_jobs = sqlite3_column_int64(st, 10);
     k->max_queued_identities = sqlite3_column_int64(st, 11);
     k->max_result_rows = sqlite3_column_int64(st, 12);
+    k->tenant_id = sqlite3_column_int64(st, 13);
+    k->types = (uint32_t)sqlite3_column_int64(st, 14);
+    k->allow_ip = sq_col_slice(st, 15);
+    k->role = (int)sqlite3_column_int64(st, 16);
 }
 
 bd_result sq_key_list(bd_store *base, bd_key_cb cb, void *ctx)
@@ -153,7 +164,8 @@ bd_result sq_key_get(bd_store *base, int64_t id, bd_key_row *out)
     bd_result r = rc == SQLITE_ROW ? BD_OK : rc == SQLITE_DONE ? BD_ERR_NOT_FOUND : sq_map_rc(rc);
     if (rc == SQLITE_ROW) {
         read_key(st, out);
-        out->name = out->plan = (bd_slice){NULL, 0}; /* gone with the statement's reset */
+        /* gone with the statement's reset */
+        out->name = out->plan = out->allow_ip = (bd_slice){NULL, 0};
     }
     sq_done(st);
     return r;

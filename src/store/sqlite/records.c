@@ -127,6 +127,8 @@ static bd_result build_where(sqlite_store *s, const bd_record_query *q, bool wit
         r = bd_buf_printf(b, " WHERE r.%s = ?", bd_record_key_col(q->field));
     if (r == BD_OK)
         r = bd_record_filters_sql(b, q, question_mark, NULL);
+    if (r == BD_OK && q->scope_tenant)
+        r = bd_record_scope_sql(b, "r", "?", false);
     if (r == BD_OK && with_position && q->has_after)
         r = bd_buf_append_str(b, " AND (r.breach_date, r.id) < (?, ?)");
     return r;
@@ -140,6 +142,8 @@ static int bind_where(sqlite3_stmt *st, const bd_record_query *q, bool with_posi
         if (q->filter[f].mode == BD_FILTER_EQUALS)
             bind_key(st, i++, (bd_field)f, q->filter[f].key);
     }
+    if (q->scope_tenant)
+        sqlite3_bind_int64(st, i++, q->scope_tenant);
     if (with_position && q->has_after) {
         sqlite3_bind_int(st, i++, q->after_date);
         sqlite3_bind_int64(st, i++, q->after_id);
@@ -331,14 +335,22 @@ bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, 
 bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, size_t n, int limit,
                         bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
-    if (scope_tenant)
-        return BD_ERR_UNSUPPORTED;
     sqlite_store *s = S(base);
     bd_buf_reset(&s->sql);
-    bd_result r = bd_buf_printf(&s->sql,
-                                "SELECT id FROM records INDEXED BY %s WHERE %s = ?1 "
-                                "ORDER BY breach_date DESC, id DESC LIMIT ?2",
-                                FIELD_INDEX[field], bd_record_key_col(field));
+    bd_result r;
+    if (!scope_tenant)
+        r = bd_buf_printf(&s->sql,
+                          "SELECT id FROM records INDEXED BY %s WHERE %s = ?1 "
+                          "ORDER BY breach_date DESC, id DESC LIMIT ?2",
+                          FIELD_INDEX[field], bd_record_key_col(field));
+    else { /* a tenant key's job: only records in its domains (?3) */
+        r = bd_buf_printf(&s->sql, "SELECT r.id FROM records r INDEXED BY %s WHERE r.%s = ?1",
+                          FIELD_INDEX[field], bd_record_key_col(field));
+        if (r == BD_OK)
+            r = bd_record_scope_sql(&s->sql, "r", "?3", false);
+        if (r == BD_OK)
+            r = bd_buf_append_str(&s->sql, " ORDER BY r.breach_date DESC, r.id DESC LIMIT ?2");
+    }
     if (r != BD_OK)
         return r;
     sqlite3_stmt *st = sq_dynamic(s, s->sql.data);
@@ -349,6 +361,8 @@ bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, si
     for (size_t i = 0; i < n && !stop && rc == SQLITE_DONE; i++) {
         bind_key(st, 1, field, keys[i]);
         sqlite3_bind_int(st, 2, limit);
+        if (scope_tenant)
+            sqlite3_bind_int64(st, 3, scope_tenant);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW)
             if (cb(ctx, i, sqlite3_column_int64(st, 0))) {
                 stop = true;

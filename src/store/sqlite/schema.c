@@ -291,6 +291,28 @@ const char *const bd_sqlite_migrations[] = {
      "ALTER TABLE alerts_v2 RENAME TO alerts;"
      "CREATE INDEX alerts_by_key_seq ON alerts(key_id, key_seq);"
      "CREATE INDEX alerts_due ON alerts(next_attempt_ms) WHERE state = 0;"),
+    /* (issue 33: tenants, scoped keys, audit trail, lookup log) Tenants and their domains
+     * (a domain is one tenant's; store.h "tenants"), each key's tenant (0: none), identity
+     * types (a mask, 0: the default), allowed addresses ('' anywhere) and role; the audit
+     * trail of admin and breachctl changes; the lookup log, keyed hashes of searched
+     * identities (expired by time: the index on at). AUTOINCREMENT: a removed tenant's id
+     * is never given again (revoked keys still name it). */
+    ("CREATE TABLE IF NOT EXISTS tenants(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  name TEXT NOT NULL UNIQUE, created_at INTEGER NOT NULL);"
+     "CREATE TABLE IF NOT EXISTS tenant_domains(domain TEXT PRIMARY KEY,"
+     "  tenant_id INTEGER NOT NULL);"
+     "CREATE INDEX IF NOT EXISTS tenant_domains_by_tenant ON tenant_domains(tenant_id, domain);"
+     "ALTER TABLE api_keys ADD COLUMN tenant_id INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN types INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE api_keys ADD COLUMN allow_ip TEXT NOT NULL DEFAULT '';"
+     "ALTER TABLE api_keys ADD COLUMN role INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+     "  at INTEGER NOT NULL, key_id INTEGER NOT NULL, address TEXT NOT NULL,"
+     "  action TEXT NOT NULL, target TEXT NOT NULL, before TEXT, after TEXT);"
+     "CREATE TABLE IF NOT EXISTS lookups(at INTEGER NOT NULL, key_id INTEGER NOT NULL,"
+     "  type INTEGER NOT NULL, hash BLOB NOT NULL);"
+     "CREATE INDEX IF NOT EXISTS lookups_by_hash ON lookups(hash, at);"
+     "CREATE INDEX IF NOT EXISTS lookups_by_at ON lookups(at);"),
 };
 /* clang-format on */
 

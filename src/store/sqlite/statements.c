@@ -74,13 +74,15 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                          "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
                          "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
+    /* nothing goes in when tenant ?12 (not 0) does not exist */
     [Q_KEY_ADD] = "INSERT INTO api_keys(name, hash, plan, rate_per_hour, created_at, "
                   "expires_at, exact_per_day, quota_per_month, max_jobs, "
-                  "max_queued_identities, max_result_rows) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                  "max_queued_identities, max_result_rows, tenant_id, types, allow_ip, role) "
+                  "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15 "
+                  "WHERE ?12 = 0 OR EXISTS (SELECT 1 FROM tenants WHERE id = ?12)",
 #define KEY_COLS "id, name, hash, plan, rate_per_hour, created_at, expires_at, revoked_at, " \
                  "exact_per_day, quota_per_month, max_jobs, max_queued_identities, "     \
-                 "max_result_rows"
+                 "max_result_rows, tenant_id, types, allow_ip, role"
     [Q_KEY_LIST] = "SELECT " KEY_COLS " FROM api_keys ORDER BY id",
     [Q_KEY_GET] = "SELECT " KEY_COLS " FROM api_keys WHERE id = ?1",
 #undef KEY_COLS
@@ -216,6 +218,43 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_JOB_EXPIRE_CHUNKS] = "DELETE FROM job_chunks WHERE job IN "
                             "(SELECT uuid FROM jobs WHERE created_at < ?1)",
     [Q_JOB_EXPIRE] = "DELETE FROM jobs WHERE created_at < ?1",
+    /* tenants.c: each field changes when its flag (?2, ?4, ...) is 1 */
+    [Q_KEY_CHANGE] = "UPDATE api_keys SET "
+                     "name = CASE WHEN ?2 = 1 THEN ?3 ELSE name END, "
+                     "plan = CASE WHEN ?4 = 1 THEN ?5 ELSE plan END, "
+                     "rate_per_hour = CASE WHEN ?6 = 1 THEN ?7 ELSE rate_per_hour END, "
+                     "quota_per_month = CASE WHEN ?8 = 1 THEN ?9 ELSE quota_per_month END, "
+                     "types = CASE WHEN ?10 = 1 THEN ?11 ELSE types END, "
+                     "allow_ip = CASE WHEN ?12 = 1 THEN ?13 ELSE allow_ip END, "
+                     "expires_at = CASE WHEN ?14 = 1 THEN ?15 ELSE expires_at END "
+                     "WHERE id = ?1 AND revoked_at = 0",
+    /* no row goes in (nothing changed) when the name is taken */
+    [Q_TENANT_ADD] = "INSERT INTO tenants(name, created_at) VALUES (?1, ?2) "
+                     "ON CONFLICT(name) DO NOTHING",
+    [Q_TENANT_LIST] = "SELECT id, name, created_at FROM tenants ORDER BY id",
+    [Q_TENANT_GET] = "SELECT id, name, created_at FROM tenants WHERE id = ?1",
+    [Q_TENANT_RENAME] = "UPDATE OR IGNORE tenants SET name = ?2 WHERE id = ?1",
+    [Q_TENANT_KEYS] = "SELECT count(*) FROM api_keys WHERE tenant_id = ?1 AND revoked_at = 0",
+    [Q_TENANT_REMOVE] = "DELETE FROM tenants WHERE id = ?1",
+    [Q_TENANT_DOMAINS_DROP] = "DELETE FROM tenant_domains WHERE tenant_id = ?1",
+    /* the domains equal to ?1, a parent of it, or under it: whose they are, and whether equal */
+    [Q_DOMAIN_CLASH] = "SELECT tenant_id, domain = ?1 FROM tenant_domains WHERE domain = ?1 "
+                       "OR substr(?1, -length(domain) - 1) = '.' || domain "
+                       "OR substr(domain, -length(?1) - 1) = '.' || ?1",
+    [Q_DOMAIN_ADD] = "INSERT INTO tenant_domains(domain, tenant_id) VALUES (?1, ?2)",
+    [Q_DOMAIN_REMOVE] = "DELETE FROM tenant_domains WHERE domain = ?1 AND tenant_id = ?2",
+    [Q_DOMAINS_OF] = "SELECT tenant_id, domain FROM tenant_domains WHERE tenant_id = ?1 "
+                     "ORDER BY domain",
+    [Q_DOMAINS_ALL] = "SELECT tenant_id, domain FROM tenant_domains ORDER BY tenant_id, domain",
+    /* audit.c */
+    [Q_AUDIT_ADD] = "INSERT INTO audit(at, key_id, address, action, target, before, after) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [Q_AUDIT_LIST] = "SELECT id, at, key_id, address, action, target, before, after FROM audit "
+                     "WHERE id < ?1 ORDER BY id DESC LIMIT ?2",
+    [Q_LOOKUP_ADD] = "INSERT INTO lookups(at, key_id, type, hash) VALUES (?1, ?2, ?3, ?4)",
+    [Q_LOOKUP_FIND] = "SELECT at, key_id, type, hash FROM lookups WHERE hash = ?1 "
+                      "ORDER BY at DESC LIMIT ?2",
+    [Q_LOOKUP_EXPIRE] = "DELETE FROM lookups WHERE at < ?1",
 #undef JOB_COLS
 };
 
