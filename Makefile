@@ -43,7 +43,7 @@ REQ_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=thread
 endif
 
-MAINS   := src/breachd.c src/breachctl.c
+MAINS   := src/breachd.c src/breachctl.c src/docgen.c
 LIBSRC  := $(filter-out $(MAINS),$(shell find src -name '*.c' | sort))
 LIBOBJ  := $(LIBSRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/openapi_doc.o
 LIB     := $(BUILD)/libbreachd.a
@@ -72,6 +72,19 @@ $(BUILD)/obj/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(REQ_CFLAGS) -c $< -o $@
 
+# The version (debian/changelog's first entry) and the commit, compiled into core/version.c;
+# the header is rewritten only when they change, so a new commit rebuilds one object.
+VERSION := $(shell sed -n '1s/^breachd (\([^)-]*\).*/\1/p' debian/changelog 2>/dev/null)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+.PHONY: FORCE
+$(BUILD)/gen/bd_build_info.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define BD_VERSION "%s"\n#define BD_COMMIT "%s"\n' '$(or $(VERSION),unknown)' \
+	  '$(or $(COMMIT),unknown)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/src/core/version.o: $(BUILD)/gen/bd_build_info.h
+$(BUILD)/obj/src/core/version.o: REQ_CFLAGS += -I$(BUILD)/gen
+
 $(LIB): $(LIBOBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -82,6 +95,46 @@ $(BUILD)/breachd: $(BUILD)/obj/src/breachd.o $(LIB)
 $(BUILD)/breachctl: $(BUILD)/obj/src/breachctl.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# What is generated from the programs' one description of their options (src/cli/help.c):
+# the man pages, the commented configuration file and breachctl's bash completion.
+$(BUILD)/docgen: $(BUILD)/obj/src/docgen.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+MANPAGES := $(BUILD)/man/breachd.8 $(BUILD)/man/breachctl.1 $(BUILD)/man/breachd.conf.5
+$(BUILD)/man/%.8 $(BUILD)/man/%.1: $(BUILD)/docgen
+	@mkdir -p $(dir $@)
+	$(BUILD)/docgen man $* > $@
+$(BUILD)/man/breachd.conf.5: $(BUILD)/docgen
+	@mkdir -p $(dir $@)
+	$(BUILD)/docgen man breachd.conf > $@
+$(BUILD)/breachd.conf: $(BUILD)/docgen
+	$(BUILD)/docgen conf > $@
+$(BUILD)/breachctl.bash-completion: $(BUILD)/docgen
+	$(BUILD)/docgen completion > $@
+
+.PHONY: docs
+docs: $(MANPAGES) $(BUILD)/breachd.conf $(BUILD)/breachctl.bash-completion
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the programs, the man pages, the bash
+# completion, and (when absent) the commented configuration file.
+PREFIX  ?= /usr/local
+SYSCONFDIR ?= /etc
+.PHONY: install
+install: all docs
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	  $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(SYSCONFDIR)/breachd
+	install -m 0755 $(BUILD)/breachd $(DESTDIR)$(PREFIX)/sbin/breachd
+	install -m 0755 $(BUILD)/breachctl $(DESTDIR)$(PREFIX)/bin/breachctl
+	install -m 0644 $(BUILD)/man/breachd.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 $(BUILD)/man/breachctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(BUILD)/man/breachd.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 0644 $(BUILD)/breachctl.bash-completion \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/breachctl
+	test -e $(DESTDIR)$(SYSCONFDIR)/breachd/breachd.conf || \
+	  install -m 0640 $(BUILD)/breachd.conf $(DESTDIR)$(SYSCONFDIR)/breachd/breachd.conf
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -89,12 +142,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 # The programs and every unit test binary, built once before suites run side by side
 # (scripts/test.sh), so that no two suites build the same file at once.
 .PHONY: build-tests
-build-tests: all $(UNITBIN)
+build-tests: all docs $(UNITBIN)
 
 unit: $(UNITBIN)
 	@set -e; for t in $(UNITBIN); do echo "== $$t"; $$t; done
 
-e2e: all
+e2e: all docs
 	python3 tests/e2e/run.py --build $(BUILD)
 
 test: unit e2e
@@ -247,11 +300,16 @@ bench-size: all
 # (so sizes at 100M are measured without a 100M load), loaded into SQLite (timed; bytes per
 # hash), then GET /range/ against nginx serving the median answer, alternating, and one
 # connection's latency: about 2 minutes (the download, 440 MB in /tmp, is kept for reuse).
-# bench-ranges-pg loads the same file into a throwaway PostgreSQL cluster, serves /range/
-# from it the same way, and measures PostgreSQL alone executing the range statement
-# (bench/pg_floor.c) beside it: about 5 minutes.
+# bench-ranges-pg loads a download at HIBP's density (4,096 prefixes filled with 900
+# hashes each: RANGES_PG_N hashes as full as RANGES_PG_DENSITY would make them) into a
+# throwaway PostgreSQL cluster, serves /range/ from the store and then from the local
+# snapshot (--range-snapshot-dir), each against nginx serving the median answer, and
+# measures PostgreSQL alone executing the range statement (bench/pg_floor.c) beside the
+# first: about 6 minutes.
 RANGES_N ?= 10000000
 RANGES_DENSITY ?= 100000000
+RANGES_PG_N ?= 3686400
+RANGES_PG_DENSITY ?= 943718400
 .PHONY: bench-ranges bench-ranges-pg
 bench-ranges: all
 	bench/install-bench-deps.sh
@@ -259,9 +317,9 @@ bench-ranges: all
 
 bench-ranges-pg: all $(BUILD)/pg_floor
 	bench/install-bench-deps.sh
-	scripts/pg-cluster.sh run sh -c 'python3 bench/ranges.py --hashes $(RANGES_N) \
-	  --density-of $(RANGES_DENSITY) --build $(BUILD) --no-sqlite --pg-http --pg-vacuum \
-	  --pg-uri "$$BREACHD_PG_URI"'
+	scripts/pg-cluster.sh run sh -c 'python3 bench/ranges.py --hashes $(RANGES_PG_N) \
+	  --density-of $(RANGES_PG_DENSITY) --build $(BUILD) --no-sqlite --pg-http --pg-snapshot \
+	  --pg-vacuum --pg-uri "$$BREACHD_PG_URI"'
 
 # Watches: import commit to webhook received, 1,000 watches and an import of 1M records on a
 # SQLite store (bench/watch_latency.py); writes the watch section of bench/RESULTS.md.

@@ -4,27 +4,30 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-
-static const char USAGE[] =
-    "usage: breachctl COMMAND --db PATH [options]\n"
-    "  init                               create an empty store and its secret\n"
-    "  import breaches|records|cards FILE...  load JSON Lines or CSV ('-' is stdin, .gz ok)\n"
-    "  keys create|list|revoke            manage API keys\n"
-    "  demo                               load the synthetic demo corpus, print a demo key\n"
-    "  stats                              records per breach and totals\n"
-    "  erase --email ADDRESS | --breach UUID   remove an identity's records, or a breach\n"
-    "  backup --to FILE                   a consistent copy of the store, while it serves\n"
-    "  watch add|list|remove              watches of an API key, alerted by webhook\n"
-    "--db takes a SQLite file or a PostgreSQL URI or keyword string; --db-file FILE reads\n"
-    "it from a file (mode 0600), BREACHD_DB from the environment: no password in ps.\n"
-    "Exit status: 0 success, 1 some input lines rejected, 2 usage error or failure.\n";
+#include "cli/help.h"
+#include "cli/settings.h"
 
 int main(int argc, char **argv)
 {
     umask(077); /* belt and braces: store files and backups are also created 0600 explicitly */
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(USAGE, argc < 2 ? stderr : stdout);
-        return argc < 2 ? BD_EXIT_FAIL : BD_EXIT_OK;
+    const char *group;
+    if (bd_help_asked(argc - 1, argv + 1)) { /* the help of the command named, or of all */
+        const bd_help_cmd *c = bd_help_find(&BD_HELP_BREACHCTL, argc - 1, argv + 1, &group);
+        bd_help_print(stdout, &BD_HELP_BREACHCTL, c, group);
+        return BD_EXIT_OK;
+    }
+    if (bd_version_asked(argc - 1, argv + 1)) {
+        bd_help_version(stdout, "breachctl");
+        return BD_EXIT_OK;
+    }
+    char why[4400];
+    if (!bd_settings_breachctl(&argc, argv, why, sizeof why)) { /* --db and --secret defaults */
+        fprintf(stderr, "breachctl: %s\n", why);
+        return BD_EXIT_FAIL;
+    }
+    if (argc < 2) {
+        bd_help_print(stderr, &BD_HELP_BREACHCTL, NULL, NULL);
+        return BD_EXIT_FAIL;
     }
     const char *cmd = argv[1];
     int n = argc - 2;
@@ -45,6 +48,6 @@ int main(int argc, char **argv)
         return bd_cmd_backup(n, rest);
     if (strcmp(cmd, "watch") == 0)
         return bd_cmd_watch(n, rest);
-    fprintf(stderr, "breachctl: unknown command '%s'\n%s", cmd, USAGE);
+    fprintf(stderr, "breachctl: unknown command '%s' (see breachctl --help)\n", cmd);
     return BD_EXIT_FAIL;
 }

@@ -9,29 +9,38 @@
 
 #include "app/app.h"
 #include "cli/args.h"
+#include "cli/help.h"
+#include "cli/settings.h"
 #include "core/log.h"
+#include "core/notify.h"
 #include "http/cors.h"
 #include "webhook/policy.h"
 
-static const char USAGE[] =
-    "usage: breachd --db PATH|URI [--secret FILE] [--listen HOST:PORT] [--base-path /v7]\n"
-    "               [--hibp-base-path /api/v3] [--hibp-domain-max N]\n"
-    "               [--hibp-catalog-auth key|none]\n"
-    "               [--threads N] [--timeout SECONDS] [--header-timeout SECONDS]\n"
-    "               [--max-connections N] [--max-connections-per-ip N]\n"
-    "               [--max-upload-memory MIB]\n"
-    "               [--auth-fail-limit N/min]\n"
-    "               [--tls-cert FILE --tls-key FILE] [--access-log FILE]\n"
-    "               [--shared-limits URI] [--empty-search-status 200|404]\n"
-    "               [--cors-origin ORIGIN]... [--range-auth key|none]\n"
-    "               [--webhook-allow CIDR]... [--alert-retention DAYS]\n"
-    "               [--log-format text|json] [--log-level error|warn|info|debug]\n"
-    "--db-file FILE and --shared-limits-file FILE read the URI from a file (mode 0600),\n"
-    "BREACHD_DB and BREACHD_SHARED_LIMITS from the environment: no password in ps.\n";
+/* the arguments parsed (settings from the file, the environment and the command line, in
+ * that order: cli/settings.h), kept until exit */
+static bd_settings settings;
+static char origin_buf[4200];
+/* Where argument i came from, for a message: "FILE:LINE: ", "BREACHD_X: " or "". */
+#define ORIGIN(i) bd_settings_origin(&settings, (i), origin_buf, sizeof origin_buf)
 
 int main(int argc, char **argv)
 {
     umask(077); /* every file it makes (store index, access log) is its owner's alone */
+    if (bd_help_asked(argc - 1, argv + 1)) {
+        bd_help_print(stdout, &BD_HELP_BREACHD, &BD_HELP_BREACHD.cmds[0], NULL);
+        return 0;
+    }
+    if (bd_version_asked(argc - 1, argv + 1)) {
+        bd_help_version(stdout, "breachd");
+        return 0;
+    }
+    char why[4400];
+    if (!bd_settings_breachd(argc, argv, &settings, why, sizeof why)) {
+        fprintf(stderr, "breachd: %s\n", why);
+        return 2;
+    }
+    argc = settings.argc;
+    argv = settings.argv;
     bd_server_config cfg = {
         .listen = "127.0.0.1:8080", .base_path = "/v7", .max_conns_per_ip = 128};
     const char *cors[BD_CORS_MAX_ORIGINS];
@@ -52,10 +61,8 @@ int main(int argc, char **argv)
             return 2;
         if (taken)
             continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(USAGE, stdout);
-            return 0;
-        } else if (bd_arg_value(argc, argv, &i, "--secret", &v)) {
+        int at = i; /* the argument's index, for its origin */
+        if (bd_arg_value(argc, argv, &i, "--secret", &v)) {
             cfg.secret_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--listen", &v)) {
             cfg.listen = v;
@@ -99,8 +106,8 @@ int main(int argc, char **argv)
             cors[cfg.cors_origins_n++] = v;
         } else if (bd_arg_value(argc, argv, &i, "--webhook-allow", &v) && v) {
             if (!bd_webhook_allow(&webhooks, v)) {
-                fprintf(stderr, "breachd: --webhook-allow takes a range like 10.0.0.0/8 or "
-                                "fd00::/8 (at most %d)\n", BD_WEBHOOK_ALLOW_MAX);
+                fprintf(stderr, "breachd: %s--webhook-allow takes a range like 10.0.0.0/8 or "
+                                "fd00::/8 (at most %d)\n", ORIGIN(at), BD_WEBHOOK_ALLOW_MAX);
                 return 2;
             }
         } else if (bd_arg_value(argc, argv, &i, "--alert-retention", &v) &&
@@ -118,18 +125,21 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--log-level", &v) &&
                    bd_log_parse_level(v, &log_level)) {
         } else {
-            fprintf(stderr, "breachd: bad or unknown option '%s'\n%s", argv[i], USAGE);
+            fprintf(stderr, "breachd: %sbad or unknown option '%s' (see breachd --help)\n",
+                    ORIGIN(at), argv[i]);
             return 2;
         }
         if (!v) {
-            fprintf(stderr, "breachd: %s needs a value\n%s", argv[i], USAGE);
+            fprintf(stderr, "breachd: %s needs a value (see breachd --help)\n", argv[i]);
             return 2;
         }
     }
     cfg.db = bd_uri_arg_done(&db);
     cfg.shared_limits = bd_uri_arg_done(&limits);
     if (!cfg.db) {
-        fprintf(stderr, "breachd: --db (or --db-file, or BREACHD_DB) is required\n%s", USAGE);
+        fprintf(stderr, "breachd: --db (or --db-file, BREACHD_DB, or db in %s) is required "
+                        "(see breachd --help)\n",
+                settings.path ? settings.path : BD_CONFIG_DEFAULT_PATH);
         return 2;
     }
     bd_log_set_program("breachd"); /* the signature of every text line, as it always was */
@@ -146,7 +156,6 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    char why[512];
     /* tests only (docs/TESTING.md): slows the job runner so a test can stop it mid-job */
     const char *pause = getenv("BREACHD_TEST_JOB_PAUSE_MS");
     if (pause)
@@ -163,6 +172,7 @@ int main(int argc, char **argv)
            cfg.tls_cert ? "https" : "http", cfg.listen, bd_app_port(app), cfg.base_path,
            cfg.hibp_base_path ? cfg.hibp_base_path : "/api/v3");
     fflush(stderr);
+    bd_notify("READY=1\nSTATUS=serving"); /* systemd's Type=notify: started */
     for (;;) {
         int sig = 0;
         if (sigwait(&set, &sig) != 0)
@@ -172,9 +182,11 @@ int main(int argc, char **argv)
             continue;
         }
         bd_log(BD_LOG_INFO, "app", "signal %d, finishing requests in flight", sig);
+        bd_notify("STOPPING=1");
         break;
     }
     bd_app_stop(app);
     bd_log(BD_LOG_INFO, "app", "stopped");
+    bd_settings_free(&settings);
     return 0;
 }

@@ -226,12 +226,32 @@ int bd_uri_arg_take(bd_uri_arg *a, const char *cmd, int argc, char **argv, int *
     return 1;
 }
 
+/* The configuration file's store and secret (breachctl). */
+static const char *config_db, *config_secret;
+
+bool bd_cli_config_set(const char *db, const char *secret)
+{
+    config_db = db ? keep(db) : NULL;
+    config_secret = secret ? keep(secret) : NULL;
+    return (!db || config_db) && (!secret || config_secret);
+}
+
+const char *bd_cli_config_secret(const char *db)
+{
+    const char *env = getenv("BREACHD_SECRET");
+    if (env && *env)
+        return env;
+    return config_db && config_secret && db && strcmp(db, config_db) == 0 ? config_secret : NULL;
+}
+
 const char *bd_uri_arg_done(bd_uri_arg *a)
 {
     if (!a->value) {
         const char *env = getenv(a->opt->env);
         if (env && *env)
             a->value = env;
+        else if (a->opt == &BD_OPT_DB)
+            a->value = config_db;
     }
     return a->value;
 }

@@ -67,8 +67,17 @@ typedef struct {
 int bd_uri_arg_take(bd_uri_arg *a, const char *cmd, int argc, char **argv, int *i);
 
 /* The gathered URI: the one given, else the environment variable's value when set and not
- * empty, else NULL. */
+ * empty, else (--db only) the store the configuration file names (bd_cli_config_set), else
+ * NULL. */
 const char *bd_uri_arg_done(bd_uri_arg *a);
+
+/* breachctl's fallbacks from the configuration file (cli/settings.h): the store (its db or
+ * db-file setting) and its secret file. Copies kept until exit; false when memory runs
+ * out. */
+bool bd_cli_config_set(const char *db, const char *secret);
+/* The secret file for the store db when --secret is not given: BREACHD_SECRET when set,
+ * else the configuration file's secret when db is the store it names, else NULL. */
+const char *bd_cli_config_secret(const char *db);
 
 /* Reads a secret (what names it in messages, e.g. "signing secret") from a private file
  * into a new string (the caller frees it): a regular file no other user can read or write,

@@ -6,13 +6,17 @@
 
 #include "auth/keys.h"
 #include "auth/secret_check.h"
+#include "cli/args.h"
 #include "cli/cli.h"
 #include "ingest/cvv.h"
 #include "store/uri.h"
 
-/* The secret file: the one given, or the store's default; false (said) when it has none. */
+/* The secret file: the one given, else BREACHD_SECRET or the configuration file's (for its
+ * store), else the store's default; false (said) when it has none. */
 static bool secret_path_for(const char *db, const char *given, char *out, size_t cap)
 {
+    if (!given)
+        given = bd_cli_config_secret(db);
     if (given) {
         snprintf(out, cap, "%s", given);
         return true;

@@ -18,6 +18,9 @@ import openapi_check
 from openapi_check import DEFAULT_BASE, DEFAULT_HIBP_BASE
 
 BUILD = os.environ.get("BREACHD_BUILD", "build")
+# The suites name every setting themselves: a configuration file installed on the machine
+# (/etc/breachd/breachd.conf, breachd.conf(5)) is not read unless a test asks for one.
+os.environ.setdefault("BREACHD_CONFIG", "none")
 # The store every test runs on: "sqlite" (a file per test) or "pg" (a database per test on
 # the throwaway cluster whose URI is in BREACHD_PG_URI; scripts/pg-cluster.sh starts it).
 STORE = os.environ.get("BREACHD_STORE", "sqlite")
