@@ -220,6 +220,64 @@ TEST(test_pg_routed_domain_search_pages_as_the_one_statement_search)
     bd_store_close(routed);
 }
 
+/* An email search without filters, the hot path, runs fixed statements prepared once per
+ * connection (no generated SQL, so the cache of generated statements is not even looked at),
+ * routed or not: every page and count is the one the generated search gives (an email
+ * search with a filter that every email record meets), and a search notes the data version
+ * its rows were read at. */
+TEST(test_pg_email_search_runs_fixed_statements_and_pages_as_the_generated_one)
+{
+    char param[256], u[1024], why[512];
+    snprintf(param, sizeof param,
+             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    uri_with(u, sizeof u, param);
+    bd_store *routed = NULL;
+    CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
+    const char *b4 = "44444444-4444-4444-8444-444444444444";
+    put_breach(b4, "Four", 20190101, -1);
+    for (int i = 0; i < 9; i++) /* three breaches, so the order has dates and ids to follow */
+        put_email(i % 3 == 0 ? B1 : i % 3 == 1 ? b4 : "33333333-3333-4333-8333-333333333333",
+                  "same@fixed.example", 800 + i);
+    put_email(B1, "other@fixed.example", 809);
+    static const int limits[] = {1, 2, 4, 100};
+    bd_store *stores[] = {st, routed};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t l = 0; l < 4; l++) {
+            bd_record_query a = by(BD_FIELD_EMAIL, "same@fixed.example", 18);
+            a.filter[BD_FIELD_EMAIL].mode = BD_FILTER_PRESENT; /* the generated statement */
+            a.limit = limits[l];
+            bd_record_query b = by(BD_FIELD_EMAIL, "same@fixed.example", 18);
+            b.limit = limits[l];
+            int rows = 0;
+            for (int page = 0;; page++) {
+                int64_t na = -1, nb = -2;
+                char want[sizeof page_text];
+                snprintf(want, sizeof want, "%s", page_of(st, &a, &na));
+                uint64_t tick = pg_of(stores[s])->tick;
+                CHECK_INT(bd_store_read_begin(stores[s]), BD_OK);
+                CHECK_STR(page_of(stores[s], &b, &nb), want);
+                CHECK(pg_of(stores[s])->has_version || !want[0]);
+                bd_store_read_end(stores[s]);
+                CHECK_INT(pg_of(stores[s])->tick, tick); /* no generated statement */
+                if (page == 0) {
+                    CHECK_INT(na, 9);
+                    CHECK_INT(nb, 9);
+                }
+                for (const char *c = want; (c = strchr(c, '\n')) != NULL; c++)
+                    rows++;
+                if (!a.has_after || !want[0])
+                    break;
+                CHECK_INT(b.after_id, a.after_id);
+            }
+            CHECK_INT(rows, 9);
+        }
+    bd_record_query none = by(BD_FIELD_EMAIL, "nobody@fixed.example", 20);
+    int64_t n = -1;
+    CHECK_STR(page_of(routed, &none, &n), "");
+    CHECK_INT(n, 0);
+    bd_store_close(routed);
+}
+
 /* Puts a record of breach B1 whose only identity is field (or none when NULL), with dedup
  * hash n, by a row insert (outside a transaction) or by COPY (inside one). */
 static void put_identity(const char *field, const char *v, int n, bool streamed)
@@ -535,6 +593,7 @@ int main(void)
         RUN(test_pg_each_search_is_one_snapshot_with_its_data_version);
         RUN(test_pg_erasure_leaves_no_count_of_an_emptied_domain);
         RUN(test_pg_routed_domain_search_pages_as_the_one_statement_search);
+        RUN(test_pg_email_search_runs_fixed_statements_and_pages_as_the_generated_one);
         RUN(test_pg_owner_keys_are_the_ones_migration_8_computes);
         RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
         RUN(test_pg_backup_is_refused_and_there_is_no_log_to_truncate);

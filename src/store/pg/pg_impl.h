@@ -4,7 +4,8 @@
  * Every statement is prepared once per connection (PQprepare, on first use) and run with
  * PQexecPrepared; values are always bound parameters, never part of the SQL text. Text and
  * bytea values are sent in binary format (for text that is the bytes themselves, so a
- * slice needs no NUL), integers as decimal text. Results come back as text.
+ * slice needs no NUL), integers as decimal text. Results come back as text (an email search's
+ * in binary: records.c).
  *
  * Connection loss: outside a transaction, a statement that finds the connection closed
  * reconnects (PQreset) and runs once more, so a restarted server is picked up again
@@ -115,6 +116,10 @@ typedef enum {
     PG_Q_LOOKUP_ADD,
     PG_Q_LOOKUP_FIND,
     PG_Q_LOOKUP_EXPIRE,
+    PG_Q_EMAIL_FIRST,        /* an email search's first page (records.c) */
+    PG_Q_EMAIL_NEXT,         /* ... a page after a position */
+    PG_Q_EMAIL_FIRST_ROUTED, /* the same, naming the owner key (a routed store) */
+    PG_Q_EMAIL_NEXT_ROUTED,
     PG_Q__COUNT
 } pg_q;
 
