@@ -659,8 +659,12 @@ def section_ab(r):
       % (man["seed"], fmt_int(man["breaches"]), fmt_int(man["records"]), fmt_int(man["cards"]),
          " --bulk" if r.get("import_mode") == "bulk" else "", imp["records"]["seconds"],
          imp["cards"]["seconds"], r["store_bytes"] / 1048576,
-         ", a database on a throwaway PostgreSQL %s cluster (scripts/pg-cluster.sh, the "
-         "benchmark's settings)" % r["pg"]["version"] if r.get("ab_store") == "pg" else ""))
+         ", a database on a throwaway PostgreSQL %s cluster (scripts/pg-cluster.sh, %s: %s)"
+         % (r["pg"]["version"],
+            "a general-purpose configuration, PostgreSQL's defaults but for memory and WAL"
+            if r["pg"].get("config") == "general" else "the benchmark's settings",
+            ", ".join("`%s=%s`" % kv for kv in r["pg"].get("settings", {}).items()))
+         if r.get("ab_store") == "pg" else ""))
     w("")
     w("Load: wrk `-t%d -c%d -d%ds --latency`, keep-alive, each run after a %d s warm-up run "
       "that is discarded; breachd `--threads %d`. Scenario by scenario the runs alternate "

@@ -58,6 +58,12 @@ PG_SETTINGS = [("shared_buffers", "1GB"), ("effective_cache_size", "8GB"),
                ("work_mem", "32MB"), ("maintenance_work_mem", "512MB"),
                ("max_wal_size", "8GB"), ("checkpoint_timeout", "30min"),
                ("random_page_cost", "1.1"), ("jit", "off")]
+# --pg-config general: a general-purpose cluster, PostgreSQL's defaults but for memory and
+# WAL (what any installation sizes to its machine), so random_page_cost stays 4 and jit on:
+# what a user who installs PostgreSQL and points breachd at it has (issue 31).
+PG_GENERAL_KEYS = ("shared_buffers", "effective_cache_size", "work_mem",
+                   "maintenance_work_mem", "max_wal_size", "checkpoint_timeout")
+PG_SHOWN = ("random_page_cost", "jit")  # reported whichever configuration ran
 PG_SCRIPT_SETTINGS = ("fsync", "synchronous_commit", "full_page_writes", "max_connections")
 
 
@@ -573,7 +579,9 @@ class Bench:
         if rc != 0 or not out.strip():
             raise SystemExit("scripts/pg-cluster.sh start failed:\n" + err + out)
         uri = out.strip().splitlines()[-1]
-        for k, v in PG_SETTINGS:
+        settings = [kv for kv in PG_SETTINGS
+                    if self.a.pg_config == "tuned" or kv[0] in PG_GENERAL_KEYS]
+        for k, v in settings:
             psql(uri, "ALTER SYSTEM SET %s = '%s'" % (k, v))
         for step in ("pause", "resume"):
             out, err, rc = sh([PG_CLUSTER, step, d])
@@ -583,7 +591,10 @@ class Bench:
             self.db_pid = int(f.readline())
         pg = self.r["pg"]
         pg["version"] = psql(uri, "SHOW server_version")
-        pg["settings"] = {k: psql(uri, "SHOW %s" % k) for k, _ in PG_SETTINGS}
+        pg["config"] = self.a.pg_config
+        pg["settings"] = {k: psql(uri, "SHOW %s" % k)
+                          for k in [k for k, _ in settings] + [k for k in PG_SHOWN
+                                                                if k not in dict(settings)]}
         pg["script_settings"] = {k: psql(uri, "SHOW %s" % k) for k in PG_SCRIPT_SETTINGS}
         return uri
 
@@ -843,6 +854,10 @@ def main():
     ap.add_argument("--ab-store", choices=("sqlite", "pg"), default="sqlite",
                     help="the store of an A/B run: a SQLite file (the default) or a database "
                          "on a throwaway PostgreSQL cluster in the work directory")
+    ap.add_argument("--pg-config", choices=("tuned", "general"), default="tuned",
+                    help="the throwaway cluster's settings: the benchmark's tuning (the "
+                         "default), or a general-purpose cluster, PostgreSQL's defaults but "
+                         "for memory and WAL (jit on, random_page_cost 4)")
     ap.add_argument("--results", default=os.path.join(BENCH, "RESULTS.md"))
     ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")

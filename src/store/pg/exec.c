@@ -289,19 +289,40 @@ void pg_silence_notices(PGconn *conn)
     PQsetNoticeProcessor(conn, ignore_notice, NULL);
 }
 
-/* plan_cache_mode: a statement is prepared only when its plan does not depend on the values
- * it is run with (pg_run_sql's callers decide), so it is planned once, not 5 times first to
- * see whether a generic plan would do: planning a search costs more than running it. */
+/* What breachd's statements depend on, set on each of its own connections so that a stock
+ * cluster serves as the benchmark's tuned one does. A session sets only what is about
+ * breachd's statements; what describes the machine stays the operator's (OPERATIONS.md,
+ * "Tuning that matters"):
+ *   plan_cache_mode  set: a statement is prepared only when its plan does not depend on
+ *                    the values it is run with (pg_run_sql's callers decide), so it is
+ *                    planned once, not 5 times first to see whether a generic plan would
+ *                    do: planning a search costs more than running it.
+ *   jit              set off: JIT compiles a statement whose estimated cost passes
+ *                    jit_above_cost (100,000 by default), and a generic plan's estimate of
+ *                    a count or a sort over a large table passes it while the statement
+ *                    runs from an index in well under a millisecond; compiling costs 10 to
+ *                    100 ms each time (no plan cache keeps the code). Nothing breachd runs
+ *                    evaluates enough expressions per row to win it back: on a stock
+ *                    cluster scenario 1 answered 0.06 of nginx with it, 0.16 without
+ *                    (bench/RESULTS.md).
+ *   random_page_cost, effective_cache_size, work_mem, parallel workers: not set. They
+ *                    describe the storage, the memory and the cores, which breachd cannot
+ *                    know, and the plans of its lookups are index scans whichever values
+ *                    they hold (the general-purpose benchmark run keeps PostgreSQL's
+ *                    random_page_cost of 4 to show it: bench/RESULTS.md).
+ * SET applies to the session, not to the role or the database, so nothing else connected
+ * to the same database is changed. */
+#define SESSION_SETTINGS                                                                     \
+    "SET client_encoding = 'UTF8'; SET plan_cache_mode = force_generic_plan; SET jit = off"
+
 bd_result pg_session_setup(pg_store *p)
 {
     pg_silence_notices(p->conn);
     /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
      * owner keys (owner.c) is what SQL hashes back (schema.c) */
-    bd_result r = pg_exec(p, p->read_only ? "SET client_encoding = 'UTF8'; "
-                                            "SET plan_cache_mode = force_generic_plan; "
-                                            "SET default_transaction_read_only = on"
-                                          : "SET client_encoding = 'UTF8'; "
-                                            "SET plan_cache_mode = force_generic_plan");
+    bd_result r = pg_exec(p, p->read_only
+                                 ? SESSION_SETTINGS "; SET default_transaction_read_only = on"
+                                 : SESSION_SETTINGS);
     PGresult *res;
     if (r == BD_OK)
         r = pg_run(p, &ROUTED, NULL, &res);
