@@ -47,6 +47,8 @@ int main(int argc, char **argv)
     cfg.cors_origins = cors;
     static bd_webhook_policy webhooks; /* read by the server's workers and the delivery thread */
     cfg.webhooks = &webhooks;
+    static bd_trusted_proxies proxies; /* read by the server's workers */
+    cfg.trusted_proxies = &proxies;
     int64_t alert_retention_days = 30;
     bd_log_format log_format = BD_LOG_TEXT;
     bd_log_level log_level = BD_LOG_INFO;
@@ -108,6 +110,13 @@ int main(int argc, char **argv)
             if (!bd_webhook_allow(&webhooks, v)) {
                 fprintf(stderr, "breachd: %s--webhook-allow takes a range like 10.0.0.0/8 or "
                                 "fd00::/8 (at most %d)\n", ORIGIN(at), BD_WEBHOOK_ALLOW_MAX);
+                return 2;
+            }
+        } else if (bd_arg_value(argc, argv, &i, "--trusted-proxy", &v) && v) {
+            if (!bd_trusted_proxies_add(&proxies, v)) {
+                fprintf(stderr, "breachd: %s--trusted-proxy takes a range like 10.0.0.0/8, "
+                                "fd00::/8 or one address (at most %d)\n", ORIGIN(at),
+                        BD_TRUSTED_PROXY_MAX);
                 return 2;
             }
         } else if (bd_arg_value(argc, argv, &i, "--alert-retention", &v) &&

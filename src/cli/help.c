@@ -89,6 +89,10 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
     &(const bd_help_opt){"--range-auth", "key|none", BD_HELP_SETTING, "key",
                          "none: /range/ (Pwned Passwords ranges) answers without a key."},
     &O_WEBHOOK_ALLOW,
+    &(const bd_help_opt){"--trusted-proxy", "CIDR", BD_HELP_REPEAT | BD_HELP_SETTING, NULL,
+                         "A reverse proxy's address or range (10.0.0.5, fd00::/8): from it, the "
+                         "client is the rightmost X-Forwarded-For address that is not a trusted "
+                         "proxy; repeat for several (at most 32)."},
     &(const bd_help_opt){"--alert-retention", "DAYS", BD_HELP_SETTING, "30",
                          "Days a delivered or failed alert is kept; 0 keeps them for ever."},
     &(const bd_help_opt){"--log-format", "text|json", BD_HELP_SETTING, "text",

@@ -211,7 +211,8 @@ void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
     if (!bd_params_check(rq, NULL, NULL))
         return;
     const bd_key_info *k = &rq->key;
-    bool enterprise = strcmp(k->plan, "enterprise") == 0;
+    /* a tenant key searches its tenant's domains whatever its plan (hibp_account.c) */
+    bool enterprise = strcmp(k->plan, "enterprise") == 0 || k->tenant_id != 0;
     char description[160];
     snprintf(description, sizeof description,
              "breachd %s plan: %lld requests per hour%s", k->plan[0] ? k->plan : "custom",
@@ -234,5 +235,55 @@ void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
     bd_json_key(w, "DomainSearchMaxBreachedAccounts");
     bd_json_int(w, enterprise ? domain_max : 0);
     bd_json_object_end(w);
+    bd_reply_finish(rq);
+}
+
+/* ---- GET /subscribeddomains --------------------------------------------------------- */
+
+typedef struct {
+    bd_json *w;
+    int64_t renewal; /* the key's expiry; 0: never */
+    int64_t domains;
+} subscribed;
+
+static int write_subscribed(void *ctx, int64_t tenant_id, bd_slice domain)
+{
+    (void)tenant_id;
+    subscribed *sd = ctx;
+    bd_json *w = sd->w;
+    bd_json_object_begin(w);
+    bd_json_key(w, "DomainName");
+    bd_json_string(w, domain);
+    /* HIBP's counts of its last search of the domain: breachd keeps none (null, as HIBP
+     * answers for a domain never searched); a domain search is always answered live */
+    bd_json_key(w, "PwnCount");
+    bd_json_null(w);
+    bd_json_key(w, "PwnCountExcludingSpamLists");
+    bd_json_null(w);
+    bd_json_key(w, "PwnCountExcludingSpamListsAtLastSubscriptionRenewal");
+    bd_json_null(w);
+    if (sd->renewal) {
+        utc_time(w, "NextSubscriptionRenewal", sd->renewal);
+    } else {
+        bd_json_key(w, "NextSubscriptionRenewal");
+        bd_json_null(w);
+    }
+    bd_json_object_end(w);
+    sd->domains++;
+    return 0;
+}
+
+void bd_hibp_subscribed_domains(bd_server *srv, bd_req *rq, bd_slice arg)
+{
+    (void)arg;
+    if (!bd_params_check(rq, NULL, NULL))
+        return;
+    subscribed sd = {.w = &rq->json, .renewal = rq->key.expires_at};
+    bd_reply_begin(rq, 200);
+    bd_json_array_begin(sd.w);
+    if (rq->key.tenant_id != 0) /* a key without a tenant has no domains of its own: [] */
+        bd_keyring_tenant_domains(srv->keys, rq->key.tenant_id, write_subscribed, &sd);
+    bd_json_array_end(sd.w);
+    rq->records = sd.domains;
     bd_reply_finish(rq);
 }

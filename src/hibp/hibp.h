@@ -28,6 +28,9 @@ void bd_hibp_breaches(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_hibp_breach(struct bd_server *srv, bd_req *rq, bd_slice name);
 void bd_hibp_dataclasses(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_hibp_subscription(struct bd_server *srv, bd_req *rq, bd_slice arg);
+/* GET {v3}/subscribeddomains (hibp.c): a tenant key's domains in HIBP's shape; [] for a key
+ * without a tenant. */
+void bd_hibp_subscribed_domains(struct bd_server *srv, bd_req *rq, bd_slice arg);
 /* GET {v3}/breachedaccount/{account} (hibp_account.c) */
 void bd_hibp_breached_account(struct bd_server *srv, bd_req *rq, bd_slice account);
 /* GET {v3}/breacheddomain/{domain}: enterprise keys only; a domain of more than

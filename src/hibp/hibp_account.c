@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "hibp/hibp.h"
+#include "http/scope.h"
 #include "http/server_impl.h"
 #include "ingest/normalize.h"
 
@@ -52,7 +53,6 @@ static bool account_params(bd_req *rq, account_search *a)
 
 void bd_hibp_breached_account(bd_server *srv, bd_req *rq, bd_slice account)
 {
-    (void)srv;
     account_search a = {.rq = rq};
     if (!account_params(rq, &a))
         return;
@@ -65,6 +65,8 @@ void bd_hibp_breached_account(bd_server *srv, bd_req *rq, bd_slice account)
         return;
     }
     bd_slice key = {email, n};
+    if (!bd_scope_check(srv, rq, BD_ID_EMAIL, key)) /* 403 out_of_scope, type_not_allowed */
+        return;
     bd_note_account(rq, BD_ID_EMAIL, key);
     rq->records = 0;
     bd_reply_begin(rq, 200);
@@ -134,7 +136,10 @@ void bd_hibp_breached_domain(bd_server *srv, bd_req *rq, bd_slice domain)
     int64_t max_records = srv->cfg.hibp_domain_max;
     if (!bd_params_check(rq, NULL, NULL))
         return;
-    if (strcmp(rq->key.plan, "enterprise") != 0) {
+    /* A tenant key: its tenant's domains (and their subdomains) whatever its plan, as HIBP
+     * answers only for verified domains; any other domain 403 out_of_scope. Keys without a
+     * tenant: the enterprise plan. */
+    if (rq->key.tenant_id == 0 && strcmp(rq->key.plan, "enterprise") != 0) {
         bd_reply_error(rq, 403, "forbidden", "domain search needs a key of the enterprise plan");
         return;
     }
@@ -146,6 +151,8 @@ void bd_hibp_breached_domain(bd_server *srv, bd_req *rq, bd_slice domain)
                        why ? why : "not a host name");
         return;
     }
+    if (!bd_scope_check(srv, rq, BD_ID_EMAIL_DOMAIN, (bd_slice){norm, n}))
+        return;
     domain_search d = {.w = &rq->json, .domain = {norm, n}};
     bd_note_account(rq, BD_ID_EMAIL_DOMAIN, d.domain);
     int64_t records = 0;

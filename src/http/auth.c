@@ -3,6 +3,8 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "http/server_impl.h"
@@ -35,24 +37,67 @@ int64_t bd_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-uint64_t bd_client_id(struct MHD_Connection *conn)
+/* One X-Forwarded-For line after another, as they came; the last ones when there are more. */
+#define XFF_LINES 8
+typedef struct {
+    bd_slice lines[XFF_LINES];
+    size_t n;
+} xff_lines;
+
+static enum MHD_Result take_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+                                size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    xff_lines *x = cls;
+    if (key_size != 15 || strncasecmp(key, "X-Forwarded-For", 15) != 0)
+        return MHD_YES;
+    if (x->n == XFF_LINES) { /* the rightmost entries are the ones read */
+        memmove(x->lines, x->lines + 1, (XFF_LINES - 1) * sizeof x->lines[0]);
+        x->n--;
+    }
+    x->lines[x->n++] = (bd_slice){value ? value : "", value ? value_size : 0};
+    return MHD_YES;
+}
+
+void bd_client_resolve(const bd_server *srv, struct MHD_Connection *conn, bd_ip *out)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    const unsigned char *p = NULL;
-    size_t n = 0;
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    if (ci && ci->client_addr) {
-        if (ci->client_addr->sa_family == AF_INET) {
-            p = (const unsigned char *)&((const struct sockaddr_in *)ci->client_addr)->sin_addr;
-            n = 4;
-        } else if (ci->client_addr->sa_family == AF_INET6) {
-            p = (const unsigned char *)&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr;
-            n = 16;
-        }
+    bd_ip peer = {0};
+    if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+        bd_ip_from_bytes(AF_INET,
+                         (const uint8_t *)&((const struct sockaddr_in *)ci->client_addr)->sin_addr,
+                         &peer);
+    else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+        bd_ip_from_bytes(
+            AF_INET6, (const uint8_t *)&((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+            &peer);
+    const bd_trusted_proxies *p = srv->cfg.trusted_proxies;
+    if (!bd_trusted_proxies_has(p, &peer)) { /* the header is read only from a trusted proxy */
+        *out = peer;
+        return;
     }
+    xff_lines x = {.n = 0};
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, take_xff, &x);
+    bd_client_addr_resolve(p, &peer, x.lines, x.n, out);
+}
+
+const bd_ip *bd_req_client(const bd_server *srv, bd_req *rq)
+{
+    if (!rq->client_known) {
+        bd_client_resolve(srv, rq->conn, &rq->client);
+        rq->client_known = true;
+    }
+    return &rq->client;
+}
+
+/* A non-zero id for the client's address, for the failed-key throttle. */
+static uint64_t client_id(const bd_ip *ip)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    size_t n = ip->family == 4 ? 4 : ip->family == 6 ? 16 : 0;
     for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ULL;
+        h = (h ^ ip->addr[i]) * 1099511628211ULL;
     return h ? h : 1;
 }
 
@@ -158,7 +203,7 @@ bool bd_key_presented(const bd_req *rq, bool hibp)
  * cannot learn that it once was real. */
 bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
 {
-    uint64_t client = bd_client_id(rq->conn);
+    uint64_t client = client_id(bd_req_client(srv, rq));
     int64_t now = rq->now_us = bd_now_us();
     if (rq->screened) { /* checked and counted when its head came, before the body */
         const bd_screened *s = rq->screened;
@@ -185,6 +230,14 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
     if (bd_keyring_lookup(srv->keys, presented, now / 1000000, &rq->key) != BD_KEY_VALID)
         return failed(srv, rq, client, now, hibp ? 401 : 403, "authentication_failed",
                       "the API key is not valid; check it or ask for a new one");
+    if (!bd_ip_allowed(rq->key.allow, rq->key.n_allow, &rq->client)) {
+        /* neither charged to the key nor remembered as a key that works from here; a
+         * guesser's failures are counted as any other failed key's */
+        bd_metrics_scope_refused(srv->metrics, BD_SCOPE_REFUSED_IP);
+        return failed(srv, rq, client, now, 403, "ip_not_allowed",
+                      "this key may not be used from your address; the operator sets where a "
+                      "key may be used from (breachctl keys create --allow-ip)");
+    }
     bd_known_keys_add(srv->known_keys, tag);
     return take_budget(srv, rq, now) && take_quota(srv, rq);
 }

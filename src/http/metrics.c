@@ -19,6 +19,7 @@ struct bd_metrics {
     _Atomic uint64_t latency[NBUCKET + 1]; /* last: +Inf */
     _Atomic uint64_t latency_sum_us;
     _Atomic uint64_t rate_limited[BD_LIMIT_EXACT_LOOKUPS + 1], store_errors;
+    _Atomic uint64_t scope_refused[BD_SCOPE_REFUSED_IP + 1];
     /* per row of the route table, then "other"; per status, then any other status */
     _Atomic uint64_t requests[][NSTATUS + 1];
 };
@@ -57,6 +58,11 @@ void bd_metrics_request(bd_metrics *m, size_t route, int status, int64_t micros)
 void bd_metrics_rate_limited(bd_metrics *m, bd_limit_reason why)
 {
     atomic_fetch_add_explicit(&m->rate_limited[why], 1, memory_order_relaxed);
+}
+
+void bd_metrics_scope_refused(bd_metrics *m, bd_scope_refusal why)
+{
+    atomic_fetch_add_explicit(&m->scope_refused[why], 1, memory_order_relaxed);
 }
 
 void bd_metrics_store_error(bd_metrics *m)
@@ -117,6 +123,13 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
             "breachd_rate_limited_total{reason=\"key_budget\"} %llu\n"
             "breachd_rate_limited_total{reason=\"failed_keys\"} %llu\n"
             "breachd_rate_limited_total{reason=\"exact_lookups\"} %llu\n"
+            "# HELP breachd_scope_refusals_total Requests refused with 403 by their key's "
+            "scope, by reason: an identity outside the tenant's domains, an identity type the "
+            "key was not given, an address outside the key's allow list.\n"
+            "# TYPE breachd_scope_refusals_total counter\n"
+            "breachd_scope_refusals_total{reason=\"out_of_scope\"} %llu\n"
+            "breachd_scope_refusals_total{reason=\"type_not_allowed\"} %llu\n"
+            "breachd_scope_refusals_total{reason=\"ip_not_allowed\"} %llu\n"
             "# HELP breachd_store_errors_total Store failures (answered 500 or 503).\n"
             "# TYPE breachd_store_errors_total counter\n"
             "breachd_store_errors_total %llu\n"
@@ -130,6 +143,9 @@ bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connec
             (unsigned long long)get(&m->rate_limited[BD_LIMIT_KEY_BUDGET]),
             (unsigned long long)get(&m->rate_limited[BD_LIMIT_FAILED_KEYS]),
             (unsigned long long)get(&m->rate_limited[BD_LIMIT_EXACT_LOOKUPS]),
+            (unsigned long long)get(&m->scope_refused[BD_SCOPE_REFUSED_DOMAIN]),
+            (unsigned long long)get(&m->scope_refused[BD_SCOPE_REFUSED_TYPE]),
+            (unsigned long long)get(&m->scope_refused[BD_SCOPE_REFUSED_IP]),
             (unsigned long long)get(&m->store_errors), (long long)open_connections,
             (unsigned long long)cut_connections);
     return r;

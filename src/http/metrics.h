@@ -27,6 +27,14 @@ typedef enum {
     BD_LIMIT_EXACT_LOOKUPS, /* the key's daily budget of exact card lookups */
 } bd_limit_reason;
 void bd_metrics_rate_limited(bd_metrics *m, bd_limit_reason why);
+/* Why a request was refused by its key's scope (403): the tenant's domains (out_of_scope),
+ * the key's identity types (type_not_allowed), its allowed addresses (ip_not_allowed). */
+typedef enum {
+    BD_SCOPE_REFUSED_DOMAIN,
+    BD_SCOPE_REFUSED_TYPE,
+    BD_SCOPE_REFUSED_IP,
+} bd_scope_refusal;
+void bd_metrics_scope_refused(bd_metrics *m, bd_scope_refusal why);
 void bd_metrics_store_error(bd_metrics *m);
 /* Writes the exposition text; the connection figures come from the daemon and the guard. */
 bd_result bd_metrics_write(const bd_metrics *m, bd_buf *out, int64_t open_connections,

@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/slice.h"
+#include "http/client_addr.h"
 #include "http/metrics.h"
 #include "http/upload.h"
 #include "ingest/normalize.h"
@@ -109,6 +110,8 @@ typedef struct {
     char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
     bool csv; /* the search's page goes out as CSV (Accept: text/csv) */
+    bd_ip client;      /* the client's address (http/client_addr.h), once client_known */
+    bool client_known; /* bd_req_client has resolved it */
     /* headers of this reply beyond the usual ones, as "name\0value\0" pairs */
     char extra_headers[BD_EXTRA_HEADERS];
     size_t extra_len;

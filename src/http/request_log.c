@@ -9,31 +9,21 @@
 #include "http/routes.h"
 #include "http/server_impl.h"
 
-static void format_client(struct MHD_Connection *conn, char out[INET6_ADDRSTRLEN])
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    out[0] = '\0';
-    if (!ci || !ci->client_addr)
-        return;
-    if (ci->client_addr->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)ci->client_addr)->sin_addr, out,
-                  INET6_ADDRSTRLEN);
-    else if (ci->client_addr->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ci->client_addr)->sin6_addr, out,
-                  INET6_ADDRSTRLEN);
-}
-
 void bd_log_request(bd_server *srv, bd_worker *w, const bd_req *rq, const char *method,
                     int64_t start_us, int64_t micros)
 {
-    char client[INET6_ADDRSTRLEN], when[40];
+    char client[BD_CLIENT_ADDR_TEXT], when[40];
     time_t secs = (time_t)(start_us / 1000000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(when + n, sizeof when - n, ".%03dZ", (int)(start_us / 1000 % 1000));
-    format_client(rq->conn, client);
+    bd_ip ip;
+    if (rq->client_known)
+        ip = rq->client;
+    else
+        bd_client_resolve(srv, rq->conn, &ip);
+    bd_ip_format(&ip, client);
     bd_buf *b = &w->log_line;
     bd_buf_reset(b);
     bd_json j;

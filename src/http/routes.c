@@ -68,6 +68,8 @@ const bd_route_row bd_routes[] = {
      0},
     {GET, BD_API_V7, "/jobs/{id}/results", BD_ARG_SEGMENT, BD_ACCESS_KEY, bd_handle_job_results,
      "job-results", 0, 0},
+    {READ, BD_API_HIBP, "/subscribeddomains", BD_ARG_SEGMENT, BD_ACCESS_KEY,
+     bd_hibp_subscribed_domains, "v3-subscribeddomains", 0, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

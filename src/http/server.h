@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/result.h"
+#include "http/client_addr.h"
 #include "webhook/policy.h"
 
 typedef struct {
@@ -37,6 +38,8 @@ typedef struct {
     bool range_open;                 /* /range/ answers without a key (--range-auth none) */
     const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
                                         * public addresses only */
+    const bd_trusted_proxies *trusted_proxies; /* --trusted-proxy: whose X-Forwarded-For is
+                                                * believed (http/client_addr.h); NULL: none */
     int64_t job_pause_ms;            /* tests only: the job runner sleeps this long per chunk */
     /* The store connections, per thread, as the composition root's connection policy gives
      * them (store/pool.h; borrowed, freed after the server). reads (BD_STORE_READ) and

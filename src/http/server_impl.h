@@ -72,8 +72,11 @@ void bd_workers_free(bd_server *srv);
 /* Current time in Unix microseconds. */
 int64_t bd_now_us(void);
 
-/* A non-zero id for the client's address (port excluded). */
-uint64_t bd_client_id(struct MHD_Connection *conn);
+/* The client's address (http/client_addr.h): the peer's, or with --trusted-proxy and a peer
+ * that is one, the rightmost X-Forwarded-For address that is not a trusted proxy. */
+void bd_client_resolve(const bd_server *srv, struct MHD_Connection *conn, bd_ip *out);
+/* The same for a request, resolved once and kept in rq->client. */
+const bd_ip *bd_req_client(const bd_server *srv, bd_req *rq);
 
 /* Whether the request carries a key at all (hibp: in hibp-api-key or x-api-key). */
 bool bd_key_presented(const bd_req *rq, bool hibp);

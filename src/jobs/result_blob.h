@@ -15,6 +15,9 @@
 #include "core/slice.h"
 
 #define BD_JOB_RECORDS_MAX 1000 /* records per identity in the results */
+/* The records found of an identity outside its key's scope (a tenant key's email or
+ * email_domain outside its tenant's domains): not looked up, rendered as "out_of_scope". */
+#define BD_JOB_FOUND_OUT_OF_SCOPE (-1)
 
 /* Appends one identity's results (account.ptr NULL: none) to out; BD_ERR_LIMIT past out's
  * cap. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "auth/keys.h"
+#include "auth/scope.h"
 #include "auth/usage.h"
 #include "core/log.h"
 #include "jobs/result_blob.h"
@@ -55,8 +56,12 @@ typedef struct {
     int64_t *ids; /* the ids found, key after key */
     size_t nids, cap_ids;
     size_t first[BD_JOB_CHUNK + 1]; /* each key's first id in ids; first[n] = nids */
-    int64_t found[BD_JOB_CHUNK];    /* each key's records, as breach-search counts them */
+    int64_t found[BD_JOB_CHUNK];    /* each key's records, as breach-search counts them, or
+                                       BD_JOB_FOUND_OUT_OF_SCOPE */
     size_t key;                     /* the key whose ids are arriving */
+    bd_slice lookup[BD_JOB_CHUNK];  /* the keys in scope, looked up ... */
+    size_t at[BD_JOB_CHUNK];        /* ... and each one's place in keys */
+    bool looked_up_all;             /* every key is in scope: lookup and at unused */
     bd_result err;
     bool said;        /* that a store could not be opened, until it can */
     bool said_expire; /* that expired jobs could not be deleted, until they can */
@@ -66,6 +71,8 @@ typedef struct {
 static int take_id(void *ctx, size_t key, int64_t id)
 {
     work *wk = ctx;
+    if (!wk->looked_up_all) /* a key of the lookup: its place among the chunk's */
+        key = wk->at[key];
     while (wk->key < key)
         wk->first[++wk->key] = wk->nids;
     if (wk->nids == wk->cap_ids) {
@@ -104,11 +111,65 @@ static bd_result unpack(work *wk, size_t *n)
     return BD_OK;
 }
 
+/* ---- the key of a job ------------------------------------------------------------------ */
+
+/* The key of a job, as its chunks are looked up and stored: the limit on its result rows and
+ * its monthly quota, and its scope (its tenant and that tenant's domains), read at each claim
+ * (so a change applies from the job's next turn). */
+typedef struct {
+    int64_t key_id, max_rows, quota;
+    int64_t tenant_id; /* 0: none, the whole corpus */
+    bd_buf domains;    /* the tenant's domains, NUL-separated */
+    bool scope_failed; /* the domains could not be read: every email line out of scope */
+} job_key;
+
+static int take_domain(void *ctx, int64_t tenant_id, bd_slice domain)
+{
+    (void)tenant_id;
+    bd_buf *b = ctx;
+    return bd_buf_append(b, domain.ptr, domain.len) != BD_OK ||
+           bd_buf_append_char(b, '\0') != BD_OK;
+}
+
+static void key_of(bd_store *s, int64_t key_id, job_key *out)
+{
+    bd_key_row k;
+    bd_job_limits lim;
+    if (bd_store_key_get(s, key_id, &k) != BD_OK)
+        memset(&k, 0, sizeof k); /* gone: the defaults, no quota */
+    bd_key_job_limits(&k, &lim);
+    out->key_id = key_id;
+    out->max_rows = lim.max_rows;
+    out->quota = k.quota_per_month;
+    out->tenant_id = k.tenant_id;
+    bd_buf_init(&out->domains, 1u << 20);
+    out->scope_failed = k.tenant_id != 0 &&
+                        bd_store_tenant_domains(s, k.tenant_id, take_domain, &out->domains) != BD_OK;
+}
+
+/* Whether a job line of type t with lookup key `key` is in the key's scope (auth/scope.h):
+ * for a tenant key, an email or email_domain within its tenant's domains. */
+static bool line_in_scope(const job_key *key, int t, bd_slice k)
+{
+    bd_slice domain;
+    if (key->tenant_id == 0 || !bd_scope_identity_domain(t, k, &domain))
+        return true;
+    if (key->scope_failed)
+        return false;
+    for (size_t at = 0; at < key->domains.len;) {
+        size_t len = strlen(key->domains.data + at);
+        if (bd_scope_domain_under(domain, (bd_slice){key->domains.data + at, len}))
+            return true;
+        at += len + 1;
+    }
+    return false;
+}
+
 /* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of
  * each key's first records in one bulk lookup into wk->ids and wk->first, and its count into
  * wk->found (a second count for a key past BD_JOB_RECORDS_MAX). *n gets how many
  * identities. */
-static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
+static bd_result run_chunk(work *wk, const bd_job_row *j, const job_key *key, int64_t *n)
 {
     size_t count;
     bd_result r = unpack(wk, &count);
@@ -119,19 +180,36 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
     wk->key = 0;
     wk->first[0] = 0;
     wk->err = BD_OK;
-    r = bd_store_record_ids(wk->reader, (bd_field)j->type, wk->keys, count,
-                            BD_JOB_RECORDS_MAX + 1, take_id, wk, 0);
+    /* a tenant key's lines out of scope are not looked up: the others go to the store */
+    size_t nlookup = 0;
+    bool out[BD_JOB_CHUNK];
+    for (size_t i = 0; i < count; i++) {
+        out[i] = !line_in_scope(key, j->type, wk->keys[i]);
+        if (!out[i]) {
+            wk->lookup[nlookup] = wk->keys[i];
+            wk->at[nlookup++] = i;
+        }
+    }
+    wk->looked_up_all = nlookup == count;
+    int64_t scope = bd_scope_record_filter(key->tenant_id, j->type);
+    if (nlookup > 0)
+        r = bd_store_record_ids(wk->reader, (bd_field)j->type,
+                                wk->looked_up_all ? wk->keys : wk->lookup, nlookup,
+                                BD_JOB_RECORDS_MAX + 1, take_id, wk, scope);
     if (r == BD_OK)
         r = wk->err;
     while (r == BD_OK && wk->key < count)
         wk->first[++wk->key] = wk->nids;
     for (size_t i = 0; r == BD_OK && i < count; i++) {
         int64_t found = (int64_t)(wk->first[i + 1] - wk->first[i]);
-        if (found > BD_JOB_RECORDS_MAX) { /* past the cap: counted as breach-search counts */
+        if (out[i]) {
+            found = BD_JOB_FOUND_OUT_OF_SCOPE;
+        } else if (found > BD_JOB_RECORDS_MAX) { /* past the cap: as breach-search counts */
             bd_record_query q;
             memset(&q, 0, sizeof q);
             q.field = (bd_field)j->type;
             q.key = wk->keys[i];
+            q.scope_tenant = scope;
             q.limit = 1;
             r = bd_store_record_search(wk->reader, &q, stop_at_first, NULL, &found);
         }
@@ -142,21 +220,6 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, int64_t *n)
 
 /* ---- what a chunk may keep ------------------------------------------------------------- */
 
-/* The key of a job, as its chunks are stored: the limit on its result rows and its monthly
- * quota, read at each claim (so a change applies from the job's next turn). */
-typedef struct {
-    int64_t key_id, max_rows, quota;
-} job_key;
-
-static void key_of(bd_store *s, int64_t key_id, job_key *out)
-{
-    bd_key_row k;
-    bd_job_limits lim;
-    if (bd_store_key_get(s, key_id, &k) != BD_OK)
-        memset(&k, 0, sizeof k); /* gone: the defaults, no quota */
-    bd_key_job_limits(&k, &lim);
-    *out = (job_key){key_id, lim.max_rows, k.quota_per_month};
-}
 
 /* How many of `want` rows past the identities' first (extra rows) the key's limit on rows
  * leaves room for beside its rows stored and its identities not yet looked up (this chunk's
@@ -199,7 +262,7 @@ static bd_result build_results(work *wk, const bd_job_row *j, size_t count, int6
     *truncated = 0;
     for (size_t i = 0; r == BD_OK && i < count; i++) {
         int64_t found = wk->found[i];
-        int64_t full = found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
+        int64_t full = found < 0 ? 0 : found < BD_JOB_RECORDS_MAX ? found : BD_JOB_RECORDS_MAX;
         int64_t kept = full;
         if (kept > 1 + extra) {
             kept = 1 + extra;
@@ -307,7 +370,7 @@ static void take_chunks_in_view(job_share *sh, work *wk)
         if (r == BD_ERR_NOT_FOUND)
             return;
         if (r == BD_OK)
-            r = run_chunk(wk, j, &n);
+            r = run_chunk(wk, j, &sh->key, &n);
         if (r == BD_OK && sh->rn->pause_ms > 0)
             sleep_ms(sh->rn->pause_ms);
         /* one writer at a time: two threads of one process meeting at SQLite's write lock
@@ -436,6 +499,7 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     rn->current = NULL;
     pthread_mutex_unlock(&rn->lock);
     pthread_mutex_destroy(&sh.lock);
+    bd_buf_free(&sh.key.domains);
     int64_t chunk_no;
     if (sh.failed || stopping(rn))
         return;

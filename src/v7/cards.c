@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "v7/handlers.h"
+#include "http/scope.h"
 #include "http/accept.h"
 #include "http/request.h"
 #include "v7/search_csv.h"
@@ -200,12 +201,12 @@ static bool take_exact_lookup(bd_req *rq)
 
 void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
-    (void)srv;
     (void)arg;
     static const char *const allowed[] = {"page", "size", "sort", "query", NULL};
     static const char *const repeatable[] = {"sort", NULL};
     int64_t page, size;
-    if (!bd_params_check(rq, allowed, repeatable) ||
+    if (!bd_scope_check_cards(srv, rq) || /* cards carry no domain: given to a key or not */
+        !bd_params_check(rq, allowed, repeatable) ||
         !bd_param_int(rq, "page", 0, MAX_DEPTH_ROWS, 0, &page) ||
         !bd_param_int(rq, "size", 1, 1000, 20, &size))
         return;

@@ -5,8 +5,10 @@
 #include "http/reply_cache.h"
 #include "http/server_impl.h"
 
-/* The reply cache's variant of the status (the catalog's are its number_of_records). */
+/* The reply cache's variants of the status (the catalog's are its number_of_records): a
+ * key's without a tenant, and a tenant key's. */
 #define STATUS_VARIANT (-1)
+#define STATUS_VARIANT_TENANT (-2)
 
 #define CHANGES_DEFAULT 100
 #define CHANGES_MAX 1000
@@ -17,7 +19,9 @@ static void member_int(bd_json *w, const char *key, int64_t v)
     bd_json_int(w, v);
 }
 
-static void write_status(bd_req *rq, const bd_store_status *st)
+/* A tenant key sees the catalog every key shares (the breaches, as HIBP's public list), not
+ * the corpus: records and cards count every tenant's, so they are null for it. */
+static void write_status(bd_req *rq, const bd_store_status *st, bool tenant)
 {
     bd_json *w = &rq->json;
     bd_reply_begin(rq, 200);
@@ -26,8 +30,16 @@ static void write_status(bd_req *rq, const bd_store_status *st)
     bd_json_utc_member(w, "last_change_at", st->last_change_at);
     bd_json_utc_member(w, "last_import_at", st->last_import_at);
     member_int(w, "breaches", st->breaches);
-    member_int(w, "records", st->records);
-    member_int(w, "cards", st->cards);
+    bd_json_key(w, "records");
+    if (tenant)
+        bd_json_null(w);
+    else
+        bd_json_int(w, st->records);
+    bd_json_key(w, "cards");
+    if (tenant)
+        bd_json_null(w);
+    else
+        bd_json_int(w, st->cards);
     bd_json_object_end(w);
     bd_reply_finish(rq);
 }
@@ -43,11 +55,13 @@ void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg)
     int64_t version = 0;
     bd_store_status st = {0};
     const bd_cached_reply *kept = NULL;
+    bool tenant = rq->key.tenant_id != 0;
+    int variant = tenant ? STATUS_VARIANT_TENANT : STATUS_VARIANT;
     bd_result r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
         r = bd_store_change_version(rq->store, &version);
     if (r == BD_OK)
-        kept = bd_reply_cache_get(rq->replies, version, STATUS_VARIANT);
+        kept = bd_reply_cache_get(rq->replies, version, variant);
     if (r == BD_OK && !kept)
         r = bd_store_status_get(rq->store, &st);
     bd_store_read_end(rq->store);
@@ -56,10 +70,10 @@ void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg)
         return;
     }
     if (!kept) {
-        write_status(rq, &st);
+        write_status(rq, &st, tenant);
         /* kept under the version read first: the status may be newer, never older */
         if (rq->status == 200)
-            kept = bd_reply_cache_put(rq->replies, version, STATUS_VARIANT,
+            kept = bd_reply_cache_put(rq->replies, version, variant,
                                       (bd_slice){rq->body->data, rq->body->len}, -1, NULL);
     }
     if (kept) {
@@ -91,11 +105,27 @@ typedef struct {
     bd_req *rq;
     int limit, rows;
     int64_t last;
+    bool breaches_only; /* a tenant key: the catalog's rows, not the corpus's counts */
+    int read;           /* rows the store gave in this call, kept or not */
+    int64_t seen;       /* the last of them */
 } changes_page;
+
+static bool is_breach_change(bd_change_kind k)
+{
+    return k == BD_CHANGE_BREACH_ADDED || k == BD_CHANGE_BREACH_CHANGED ||
+           k == BD_CHANGE_BREACH_REMOVED;
+}
 
 static int write_change(void *ctx, const bd_change_row *c)
 {
     changes_page *pg = ctx;
+    pg->read++;
+    pg->seen = c->seq;
+    if (pg->breaches_only && !is_breach_change(c->kind)) {
+        if (pg->rows < pg->limit) /* the page goes on past it */
+            pg->last = c->seq;
+        return 0;
+    }
     if (++pg->rows > pg->limit) /* the one past the page: there is more */
         return 1;
     bd_json *w = &pg->rq->json;
@@ -125,15 +155,22 @@ void bd_handle_changes(struct bd_server *srv, bd_req *rq, bd_slice arg)
         !bd_param_int(rq, "limit", 1, CHANGES_MAX, CHANGES_DEFAULT, &limit))
         return;
     bd_json *w = &rq->json;
-    changes_page pg = {rq, (int)limit, 0, since};
+    changes_page pg = {rq, (int)limit, 0, since, rq->key.tenant_id != 0, 0, since};
     bd_reply_begin(rq, 200);
     bd_json_object_begin(w);
     bd_json_key(w, "changes");
     bd_json_array_begin(w);
     rq->records = 0;
     bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_changes(rq->store, since, (int)limit + 1, write_change, &pg);
+    /* a tenant key's rows are fewer than the store's: read on (in the same read view) until
+     * the page and the one past it are in, or the log ends */
+    for (int64_t after = since; r == BD_OK;) {
+        pg.read = 0;
+        r = bd_store_changes(rq->store, after, (int)limit + 1, write_change, &pg);
+        if (!pg.breaches_only || pg.rows > pg.limit || pg.read < (int)limit + 1)
+            break;
+        after = pg.seen;
+    }
     bd_store_read_end(rq->store);
     if (r != BD_OK) {
         bd_reply_store_error(rq, r);

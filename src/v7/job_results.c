@@ -104,7 +104,7 @@ static const breach_entry *breach_of(breach_cache *c, bd_store *s, int64_t id)
 static const char CSV_HEADER[] =
     "index,type,account,found,breach_id,source_name,user_name,first_name,last_name,email,"
     "email_domain,phone_number,ip_address,bitcoin_address,password,password_hash,"
-    "other_attributes,social_security_number,severity\r\n";
+    "other_attributes,social_security_number,severity,status\r\n";
 
 const char *bd_job_csv_header(void)
 {
@@ -325,8 +325,12 @@ static void write_line(bd_job_render *r, bd_buf *out, int64_t index, const char 
         bd_json_string(&w, id->account);
     else
         bd_json_null(&w);
+    if (id->found == BD_JOB_FOUND_OUT_OF_SCOPE) { /* not looked up: found 0, no breaches */
+        bd_json_key(&w, "status");
+        bd_json_cstring(&w, "out_of_scope");
+    }
     bd_json_key(&w, "found");
-    bd_json_int(&w, id->found);
+    bd_json_int(&w, id->found < 0 ? 0 : id->found);
     bd_json_key(&w, "breaches");
     bd_json_array_begin(&w);
     for (int i = 0; i < kept; i++) {
@@ -365,15 +369,16 @@ static void write_rows(bd_job_render *r, bd_buf *out, int64_t index, const char 
         bd_result res = bd_buf_append_str(out, head);
         if (res == BD_OK)
             res = bd_csv_cell_quoted(out, id->account);
+        bool out_of_scope = id->found == BD_JOB_FOUND_OUT_OF_SCOPE;
         if (res == BD_OK)
-            res = bd_buf_printf(out, ",%lld,", (long long)id->found);
+            res = bd_buf_printf(out, ",%lld,", (long long)(out_of_scope ? 0 : id->found));
         const rendered *f = kept ? r->list[i] : NULL;
         if (res == BD_OK && f)
             res = bd_buf_append(out, r->csv.data + f->csv_at, f->csv_end - f->csv_at);
         else if (res == BD_OK) /* breach_id .. severity, all empty */
             res = bd_buf_append_str(out, ",,,,,,,,,,,,,,");
-        if (res == BD_OK)
-            res = bd_buf_append_str(out, "\r\n");
+        if (res == BD_OK) /* status: empty for an identity looked up */
+            res = bd_buf_append_str(out, out_of_scope ? ",out_of_scope\r\n" : ",\r\n");
         if (res != BD_OK)
             r->err = res;
     }

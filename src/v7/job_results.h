@@ -11,9 +11,11 @@
  * password and social_security_number jobs: the store keeps only their keyed hashes); found
  * is every record breach-search counted when the job ran, records at most the first 1,000
  * of them in breach-search's order, grouped by breach in the order each breach first
- * appears; a record erased since the job ran is left out. CSV has one row per record
- * (bd_job_csv_header), or one row with found and empty record cells for an identity without
- * records. */
+ * appears; a record erased since the job ran is left out. An identity outside a tenant
+ * key's domains was not looked up: its line has "status":"out_of_scope" after account,
+ * found 0 and no breaches. CSV has one row per record (bd_job_csv_header), or one row with
+ * found and empty record cells for an identity without records; its last cell, status, is
+ * empty or out_of_scope. */
 #ifndef BD_V7_JOB_RESULTS_H
 #define BD_V7_JOB_RESULTS_H
 

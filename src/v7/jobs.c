@@ -16,11 +16,13 @@
 #include <string.h>
 
 #include "v7/handlers.h"
+#include "auth/scope.h"
 #include "core/log.h"
 #include "core/uuid.h"
 #include "v7/job_input.h"
 #include "v7/job_results.h"
 #include "jobs/runner.h"
+#include "http/scope.h"
 #include "http/server_impl.h"
 
 #define JOB_TTL_S (24 * 3600) /* a job and its results are deleted a day after submission */
@@ -269,7 +271,15 @@ void bd_handle_job_submit(bd_server *srv, bd_req *rq, bd_slice arg)
     bd_buf_init(&s->packed, PACKED_MAX);
     char type_text[BD_JOB_TYPE_MAX];
     bd_store *writer = NULL;
-    if (!read_submission(rq, s, type_text) || !(writer = bd_req_writer(rq)))
+    if (!read_submission(rq, s, type_text))
+        goto out;
+    /* a job has one type: one the key was not given refuses it whole, before anything is
+     * counted (a tenant key's lines out of its domains come back out_of_scope: runner.c) */
+    if (!bd_scope_type_allowed(rq->key.types, (int)s->type)) {
+        bd_scope_refuse(srv, rq, BD_SCOPE_TYPE_NOT_ALLOWED);
+        goto out;
+    }
+    if (!(writer = bd_req_writer(rq)))
         goto out;
     bd_job_row j = {.key_id = rq->key.id, .type = (int)s->type,
                     .created_at = rq->now_us / 1000000, .status = BD_JOB_QUEUED};

@@ -9,6 +9,7 @@
 #include "v7/handlers.h"
 #include "auth/token.h"
 #include "http/accept.h"
+#include "http/scope.h"
 #include "v7/record_view.h"
 #include "http/request.h"
 #include "v7/search_csv.h"
@@ -453,7 +454,6 @@ static void run_search(bd_req *rq, search *s, int limit)
 
 void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
-    (void)srv;
     (void)arg;
     if (!bd_params_check(rq, search_params, NULL))
         return;
@@ -477,6 +477,12 @@ void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     s.tok.query_len = 0;
     if (has_token && !read_token(rq, &s, token_text, now))
         return;
+    /* the key's scope, whether the search was named or carried by a token: an identity out
+     * of it is refused before the store is asked; other types are searched among the
+     * tenant's records only, so counts, pages and tokens are those of the filtered set */
+    if (!bd_scope_check(srv, rq, (int)s.q.field, s.q.key))
+        return;
+    s.q.scope_tenant = bd_scope_tenant_filter(&rq->key, (int)s.q.field);
     bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
     rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));

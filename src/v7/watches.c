@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "v7/handlers.h"
+#include "auth/scope.h"
+#include "http/scope.h"
 #include "http/server_impl.h"
 #include "ingest/jsonl.h"
 #include "ingest/watch_spec.h"
@@ -124,6 +126,23 @@ static bool check_watch(bd_server *srv, bd_req *rq, bd_slice type, bd_slice acco
     return true;
 }
 
+/* Whether the key may watch what spec names: a type it was given (a BIN: cards); a tenant
+ * key only emails and email domains in its tenant's domains, since an alert tells of
+ * records as they land, before any search could filter them. false with the 403 written. */
+static bool watch_in_scope(bd_server *srv, bd_req *rq, const bd_watch_spec *spec)
+{
+    const bd_key_info *k = &rq->key;
+    bool allowed = spec->type == BD_WATCH_BIN ? (k->types & BD_KEY_TYPE_CARDS) != 0
+                                              : bd_scope_type_allowed(k->types, spec->type);
+    if (k->tenant_id && spec->type != BD_FIELD_EMAIL && spec->type != BD_FIELD_EMAIL_DOMAIN)
+        allowed = false;
+    if (!allowed) {
+        bd_scope_refuse(srv, rq, BD_SCOPE_TYPE_NOT_ALLOWED);
+        return false;
+    }
+    return bd_scope_check(srv, rq, spec->type, (bd_slice){spec->key, spec->key_len});
+}
+
 static void add_watch(bd_server *srv, bd_req *rq)
 {
     if (!bd_params_check(rq, NULL, NULL))
@@ -136,7 +155,8 @@ static void add_watch(bd_server *srv, bd_req *rq)
     bd_slice type, account, url, secret;
     bd_watch_spec spec;
     if (!read_body(rq, f, &type, &account, &url, &secret) ||
-        !check_watch(srv, rq, type, account, url, secret, &spec)) {
+        !check_watch(srv, rq, type, account, url, secret, &spec) ||
+        !watch_in_scope(srv, rq, &spec)) {
         bd_fields_free(f);
         return;
     }

@@ -126,6 +126,9 @@ TEST(the_matcher_finds_each_row_and_only_it)
         {BD_BASE_HIBP, "/breacheddomain/x.com", "v3-breacheddomain", "x.com"},
         {BD_BASE_HIBP, "/subscription/status", "v3-subscription-status", NULL},
         {BD_BASE_HIBP, "/subscription", NULL, NULL},
+        {BD_BASE_HIBP, "/subscribeddomains", "v3-subscribeddomains", NULL},
+        {BD_BASE_HIBP, "/subscribeddomains/x", NULL, NULL},
+        {BD_BASE_V7, "/subscribeddomains", NULL, NULL},
         {BD_BASE_HIBP, "/range/21BD1", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
