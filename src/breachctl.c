@@ -48,6 +48,8 @@ int main(int argc, char **argv)
         return bd_cmd_backup(n, rest);
     if (strcmp(cmd, "watch") == 0)
         return bd_cmd_watch(n, rest);
+    if (strcmp(cmd, "tenants") == 0)
+        return bd_cmd_tenants(n, rest);
     fprintf(stderr, "breachctl: unknown command '%s' (see breachctl --help)\n", cmd);
     return BD_EXIT_FAIL;
 }

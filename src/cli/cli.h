@@ -4,7 +4,11 @@
 #ifndef BD_CLI_CLI_H
 #define BD_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "core/buf.h"
+#include "ingest/normalize.h"
 
 #include "auth/secret.h"
 #include "store/store.h"
@@ -19,6 +23,7 @@ int bd_cmd_stats(int argc, char **argv);
 int bd_cmd_erase(int argc, char **argv);
 int bd_cmd_backup(int argc, char **argv);
 int bd_cmd_watch(int argc, char **argv);
+int bd_cmd_tenants(int argc, char **argv);
 
 /* Opens an existing store for writing with its secret (default "<db>.secret") and checks
  * that the two belong together. Prints the reason and returns BD_EXIT_FAIL on failure. */
@@ -36,5 +41,20 @@ int bd_cli_init_store(const char *db, const char *secret_path);
 int bd_cli_create_key(bd_store *s, const char *name, const char *plan, int64_t rate,
                       int64_t exact_per_day, int64_t expires_at, int64_t quota_per_month,
                       const bd_job_limits *jobs);
+
+/* Takes every "NAME VALUE" and "NAME=VALUE" of a repeatable option out of argv[0..*argc)
+ * (the rest keep their order, *argc shrinks) into vals (at most max; *n counts them).
+ * A value beginning "--" is taken for the next option: the value is missing. Returns 0, or
+ * -1 after saying why on stderr ("<cmd>: ...": a missing value, too many). */
+int bd_cli_take_repeated(const char *cmd, int *argc, char **argv, const char *name,
+                         const char **vals, int max, int *n);
+/* Appends a breachctl change to the audit trail (key 0, address "breachctl", now): action
+ * ("tenant.create", "key.revoke"), the tenant's or key's id, and its JSON before and after
+ * (NULL or empty: none), never a secret. */
+bd_result bd_cli_audit(bd_store *s, const char *action, int64_t target, const bd_buf *before,
+                       const bd_buf *after);
+/* given normalised as an email_domain search normalises it (lower case, no trailing dot)
+ * into out; false after saying why ("<cmd>: 'x' is not a domain name: ...") on stderr. */
+bool bd_cli_domain(const char *cmd, const char *given, char out[BD_NORM_MAX + 1]);
 
 #endif

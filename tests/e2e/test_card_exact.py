@@ -182,7 +182,8 @@ class ExactLookupKeys(unittest.TestCase):
     def listing(self):
         lines = self.ctl.run("keys", "list", check=0).stdout.decode().splitlines()
         self.assertEqual(lines[0].split(), ["ID", "NAME", "PLAN", "RATE/H", "EXACT/DAY",
-                                            "QUOTA/MONTH", "CREATED", "EXPIRES", "STATUS"])
+                                            "QUOTA/MONTH", "CREATED", "EXPIRES", "STATUS",
+                                            "TENANT", "TYPES", "ALLOW_IP", "ROLE"])
         return {l.split()[1]: (l.split()[3], l.split()[4]) for l in lines[1:]}
 
     def test_create_takes_a_daily_budget_and_list_shows_it(self):

@@ -144,7 +144,8 @@ class Quotas(unittest.TestCase):
     def test_keys_list_shows_the_quota(self):
         lines = self.ctl.run("keys", "list", check=0).stdout.decode().splitlines()
         self.assertEqual(lines[0].split(), ["ID", "NAME", "PLAN", "RATE/H", "EXACT/DAY",
-                                            "QUOTA/MONTH", "CREATED", "EXPIRES", "STATUS"])
+                                            "QUOTA/MONTH", "CREATED", "EXPIRES", "STATUS",
+                                            "TENANT", "TYPES", "ALLOW_IP", "ROLE"])
         rows = {l.split()[1]: l.split() for l in lines[1:]}
         self.assertEqual(rows["five"][5], "5")
         self.assertEqual(rows["free"][5], "-")
