@@ -148,14 +148,37 @@ def wrk(port, data, seconds, conns, name, logs, server_pid=None):
     return res
 
 
-def serve(a, db, work, extra=(), floor_uri=None):
+def wait_log(path, text, srv, timeout=600):
+    """Waits until the server's log holds text (the snapshot written and served)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(path, "rb") as f:
+            if text.encode() in f.read():
+                return time.time()
+        if srv.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise SystemExit("breachd: no %r in %s" % (text, path))
+
+
+def serve(a, db, work, extra=(), floor_uri=None, snapshot=False):
+    """/range/ against nginx; snapshot: served from --range-snapshot-dir, measured once the
+    first snapshot is written."""
     port = free_port()
+    logf = os.path.join(work, "breachd-snapshot.log" if snapshot else "breachd.log")
+    if snapshot:
+        extra = [*extra, "--range-snapshot-dir", os.path.join(work, "snapshot")]
+    t0 = time.time()
     srv = subprocess.Popen([os.path.join(a.build, "breachd"), "--db", db, *extra, "--listen",
                             "127.0.0.1:%d" % port, "--range-auth", "none", "--threads",
                             str(a.threads)], stdout=subprocess.DEVNULL,
-                           stderr=open(os.path.join(work, "breachd.log"), "wb"))
+                           stderr=open(logf, "wb"))
     if not wait_port(port, srv):
         raise SystemExit("breachd did not start")
+    snapshot_s = None
+    if snapshot:
+        snapshot_s = round(wait_log(logf, "/range/ serves from it", srv) - t0, 2)
+        log("  the range snapshot served %.1f s after the start" % snapshot_s)
     rnd = random.Random(a.seed)
     top = int((1 << 20) * (a.hashes / a.density_of if a.density_of else 1.0))
     prefixes = ["%05X" % rnd.randrange(top) for _ in range(4096)]
@@ -165,6 +188,9 @@ def serve(a, db, work, extra=(), floor_uri=None):
     body = bodies[len(bodies) // 2]
     ngx, ngx_port = start_nginx(work, body, a.threads, content_type="text/plain")
     out = {"median_body_bytes": len(body), "lines": body.count(b"\n") + 1, "runs": []}
+    if snapshot:
+        out["snapshot_seconds"] = snapshot_s
+        out["snapshot_bytes"] = os.path.getsize(os.path.join(work, "snapshot", "ranges.snapshot"))
     try:
         for k in range(a.runs):
             b = wrk(port, work, a.duration, a.connections, "breachd-%d" % (k + 1), work)
@@ -236,6 +262,9 @@ def main():
     ap.add_argument("--pg-http", action="store_true", help="serve /range/ from PostgreSQL too")
     ap.add_argument("--pg-vacuum", action="store_true",
                     help="VACUUM ANALYZE the ranges after the load, before serving")
+    ap.add_argument("--pg-snapshot", action="store_true",
+                    help="serve /range/ from PostgreSQL with --range-snapshot-dir too (after "
+                         "--pg-http's run of the store read, in the same session)")
     ap.add_argument("--no-sqlite", action="store_true")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
@@ -261,12 +290,16 @@ def main():
             r["pg_load"] = load(a.build, a.pg_uri, ["--secret", secret], path, a.hashes)
             r["pg_size"] = pg_size(a.pg_uri, a.hashes)
             log("postgresql: %s %s" % (r["pg_load"], r["pg_size"]))
+            if a.pg_vacuum and (a.pg_http or a.pg_snapshot):
+                # what autovacuum would do a minute after the load
+                subprocess.run(["psql", "-q", a.pg_uri, "-c", "VACUUM ANALYZE password_ranges"],
+                               check=True, timeout=600)
             if a.pg_http:
-                if a.pg_vacuum:  # what autovacuum would do a minute after the load
-                    subprocess.run(["psql", "-q", a.pg_uri, "-c", "VACUUM ANALYZE password_ranges"],
-                                   check=True, timeout=600)
                 r["pg_http"] = serve(a, a.pg_uri, work, ["--secret", secret],
                                      floor_uri=a.pg_uri)
+            if a.pg_snapshot:
+                r["pg_http_snapshot"] = serve(a, a.pg_uri, work, ["--secret", secret],
+                                              snapshot=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(r, indent=1))

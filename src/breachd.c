@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     static bd_trusted_proxies proxies; /* read by the server's workers */
     cfg.trusted_proxies = &proxies;
     int64_t alert_retention_days = 30;
+    const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
     bd_log_format log_format = BD_LOG_TEXT;
     bd_log_level log_level = BD_LOG_INFO;
     bd_uri_arg db = {&BD_OPT_DB, NULL, NULL}, limits = {&BD_OPT_SHARED_LIMITS, NULL, NULL};
@@ -77,6 +78,8 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--range-auth", &v) &&
                    (strcmp(v, "none") == 0 || strcmp(v, "key") == 0)) {
             cfg.range_open = strcmp(v, "none") == 0;
+        } else if (bd_arg_value(argc, argv, &i, "--range-snapshot-dir", &v) && v && *v) {
+            range_snapshot_dir = v;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {
@@ -171,7 +174,10 @@ int main(int argc, char **argv)
         cfg.job_pause_ms = strtoll(pause, NULL, 10);
     /* requests in flight finish at stop; idle keep-alive connections get a few seconds */
     bd_app_config app_cfg = {
-        .server = cfg, .alert_retention_s = alert_retention_days * 86400, .drain_s = 5};
+        .server = cfg,
+        .alert_retention_s = alert_retention_days * 86400,
+        .range_snapshot_dir = range_snapshot_dir,
+        .drain_s = 5};
     bd_app *app;
     if (bd_app_start(&app_cfg, &app, why, sizeof why) != BD_OK) {
         bd_log(BD_LOG_ERROR, "app", "%s", why);

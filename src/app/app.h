@@ -13,6 +13,9 @@ typedef struct {
     bd_server_config server;
     int64_t alert_retention_s; /* alerts delivered or given up are kept this long (0: for ever) */
     unsigned drain_s;          /* at stop, seconds for open connections to finish */
+    /* PostgreSQL: where the local snapshot of the password ranges is kept and served from
+     * (app/svc_range_snapshot.c); NULL: /range/ reads the store */
+    const char *range_snapshot_dir;
 } bd_app_config;
 
 typedef struct bd_app bd_app;

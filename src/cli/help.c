@@ -88,6 +88,9 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "or *); repeat for several (at most 32)."},
     &(const bd_help_opt){"--range-auth", "key|none", BD_HELP_SETTING, "key",
                          "none: /range/ (Pwned Passwords ranges) answers without a key."},
+    &(const bd_help_opt){"--range-snapshot-dir", "DIR", BD_HELP_SETTING, NULL,
+                         "PostgreSQL: keep a local copy of the password ranges in DIR and "
+                         "serve /range/ from it."},
     &O_WEBHOOK_ALLOW,
     &(const bd_help_opt){"--trusted-proxy", "CIDR", BD_HELP_REPEAT | BD_HELP_SETTING, NULL,
                          "A reverse proxy's address or range (10.0.0.5, fd00::/8): from it, the "

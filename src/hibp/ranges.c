@@ -2,20 +2,35 @@
  * them: text/plain, one "SUFFIX:COUNT" line per stored hash with that prefix, upper-case
  * hex, CRLF between lines; mode=ntlm for NTLM hashes; "Add-Padding: true" pads the answer
  * with zero-count lines of random suffixes up to a random 800..1,000 lines. The lines are
- * written straight into the worker's response buffer; padding uses a per-thread table. */
+ * written straight into the worker's response buffer; padding uses a per-thread table.
+ *
+ * On PostgreSQL the buckets come from the local snapshot (store/range_snapshot.h) once one
+ * is published, else from the store. Every answer carries the range version it was read at
+ * as its ETag (weak: gzip and padding change the bytes, not the answer), and a request whose
+ * If-None-Match holds it gets 304 without a read; with --range-auth none the answer is the
+ * same for every client, so a shared cache (CDN, proxy) may keep it for RANGE_MAX_AGE. */
 #include <microhttpd.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "hibp/ranges.h"
 #include "core/hex.h"
+#include "http/etag.h"
 #include "http/request.h"
+#include "http/server_impl.h"
+#include "store/range_snapshot.h"
 
 #define PAD_MIN 800
 #define PAD_MAX 1000
 #define SUFFIX_MAX 35 /* hex digits after the prefix: SHA-1 35, NTLM 27 */
+/* How long a cache may serve an answer without asking again (an import shows through a
+ * cache within this), and the policy of an answer that needed a key: a client keeps it and
+ * revalidates it, no shared cache does. */
+#define RANGE_CACHE_OPEN "public, max-age=300"
+#define RANGE_CACHE_KEYED "private, no-cache"
 
 static const char HEX[] = "0123456789ABCDEF";
 
@@ -147,7 +162,6 @@ static bool wants_padding(struct MHD_Connection *conn)
 
 void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix_text)
 {
-    (void)srv;
     static const char *const allowed[] = {"mode", NULL};
     if (!bd_params_check(rq, allowed, NULL))
         return;
@@ -170,10 +184,41 @@ void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix_text)
     bd_reply_begin(rq, 200);
     rq->content_type = "text/plain";
     range_writer w = {.out = rq->body, .digits = mode == BD_RANGE_SHA1 ? 35 : 27};
-    bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_range_get(rq->store, mode, (uint32_t)prefix, write_line, &w);
-    bd_store_read_end(rq->store);
+    uint64_t version = 0;
+    bd_result r = BD_OK;
+    bd_range_snapshot *snap = bd_range_snapshot_current();
+    if (snap) {
+        version = bd_range_snapshot_version(snap);
+    } else {
+        /* the version first: the bucket read after it is at least as new, so a tag never
+         * names an answer older than its version */
+        r = bd_store_read_begin(rq->store);
+        if (r == BD_OK)
+            r = bd_store_range_version(rq->store, &version);
+    }
+    char tag[sizeof rq->etag];
+    snprintf(tag, sizeof tag, "W/\"r%llu\"", (unsigned long long)version);
+    bool fresh = r == BD_OK &&
+                 bd_etag_matches(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                             "If-None-Match"),
+                                 tag);
+    if (r == BD_OK && !fresh)
+        r = snap ? bd_range_snapshot_get(snap, mode, (uint32_t)prefix, write_line, &w)
+                 : bd_store_range_get(rq->store, mode, (uint32_t)prefix, write_line, &w);
+    if (snap)
+        bd_range_snapshot_release(snap);
+    else
+        bd_store_read_end(rq->store);
+    if (r == BD_OK) {
+        memcpy(rq->etag, tag, sizeof tag);
+        rq->cache_control = srv->cfg.range_open ? RANGE_CACHE_OPEN : RANGE_CACHE_KEYED;
+        rq->vary = "Add-Padding";
+    }
+    if (r == BD_OK && fresh) {
+        rq->status = 304;
+        rq->records = 0;
+        return;
+    }
     if (r == BD_OK)
         r = w.r;
     rq->records = w.lines;
@@ -184,6 +229,7 @@ void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix_text)
     }
     if (r != BD_OK) {
         rq->content_type = NULL;
+        rq->etag[0] = '\0';
         if (r == BD_ERR_LIMIT || r == BD_ERR_NOMEM)
             bd_reply_error(rq, 500, "internal_error",
                            "the response could not be built; quote request id %s to support",

@@ -112,6 +112,12 @@ typedef struct {
     bool csv; /* the search's page goes out as CSV (Accept: text/csv) */
     bd_ip client;      /* the client's address (http/client_addr.h), once client_known */
     bool client_known; /* bd_req_client has resolved it */
+    /* a tag the handler gave its 200 or 304 (/range/: the data version's; "" for none,
+     * when a route's BD_ROUTE_ETAG tags the body itself), sent with cache_control (NULL:
+     * "private, no-cache"), and a request header the reply varies by besides the usual */
+    char etag[48];
+    const char *cache_control;
+    const char *vary;
     /* headers of this reply beyond the usual ones, as "name\0value\0" pairs */
     char extra_headers[BD_EXTRA_HEADERS];
     size_t extra_len;

@@ -1,6 +1,7 @@
 /* A request's reply onto the wire: the revalidation (ETag, If-None-Match) of the replies
  * that allow it, gzip when the client accepts it, and the headers every reply carries. */
 #include <microhttpd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,18 +119,22 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     /* any reply over BD_GZIP_MIN may come either way: a cache must key on the header, in
      * one Vary with CORS's Origin (two header lines confuse some clients) */
     bool negotiated = rq->route && (rq->route->flags & BD_ROUTE_CSV);
-    if (MHD_get_response_header(resp, "Vary")) {
+    bool origin = MHD_get_response_header(resp, "Vary") != NULL;
+    if (origin)
         MHD_del_response_header(resp, "Vary", "Origin");
-        MHD_add_response_header(resp, "Vary", negotiated ? "Origin, Accept, Accept-Encoding"
-                                                         : "Origin, Accept-Encoding");
-    } else {
-        MHD_add_response_header(resp, "Vary", negotiated ? "Accept, Accept-Encoding"
-                                                         : "Accept-Encoding");
-    }
-    /* what a client may revalidate it may keep, but must ask about before each use */
-    MHD_add_response_header(resp, "Cache-Control", tagged ? "private, no-cache" : "no-store");
-    if (tagged)
-        MHD_add_response_header(resp, "ETag", etag);
+    char vary[128];
+    snprintf(vary, sizeof vary, "%s%sAccept-Encoding%s%s", origin ? "Origin, " : "",
+             negotiated ? "Accept, " : "", rq->vary ? ", " : "", rq->vary ? rq->vary : "");
+    MHD_add_response_header(resp, "Vary", vary);
+    /* what a client may revalidate it may keep, but must ask about before each use, unless
+     * the handler's own tag came with a policy of its own */
+    bool own_tag = !tagged && rq->etag[0] && (rq->status == 200 || rq->status == 304);
+    MHD_add_response_header(resp, "Cache-Control",
+                            own_tag && rq->cache_control ? rq->cache_control
+                            : tagged || own_tag          ? "private, no-cache"
+                                                         : "no-store");
+    if (tagged || own_tag)
+        MHD_add_response_header(resp, "ETag", tagged ? etag : rq->etag);
     /* Breach fields may hold markup or javascript: URLs from imported data. */
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     if (rq->close)

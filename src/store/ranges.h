@@ -30,6 +30,9 @@
 #include "store/store.h"
 
 #define BD_RANGE_KEY(mode, prefix) ((uint32_t)(mode) << 20 | (uint32_t)(prefix))
+/* The meta key of the range version (bd_store_range_version), which each backend's merge
+ * of accumulated hashes moves in the writing transaction. */
+#define BD_RANGE_VERSION_KEY "range_version"
 /* Bytes of a hash of the mode. */
 size_t bd_range_hash_len(bd_range_mode mode);
 

@@ -1,8 +1,10 @@
 /* The store interface's front: picks the backend by the URI's form and forwards each call
  * through the backend's operations table (store_impl.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "store/ranges.h"
 #include "store/store_impl.h"
 #include "store/uri.h"
 
@@ -330,6 +332,25 @@ bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *ha
     if ((mode != BD_RANGE_SHA1 && mode != BD_RANGE_NTLM) || count == 0)
         return BD_ERR_INVALID;
     return s->ops->range_load(s, mode, hash, count);
+}
+
+bd_result bd_store_range_version(bd_store *s, uint64_t *version)
+{
+    char v[24];
+    *version = 0;
+    bd_result r = bd_store_meta_get(s, BD_RANGE_VERSION_KEY, v, sizeof v);
+    if (r == BD_ERR_NOT_FOUND)
+        return BD_OK;
+    if (r == BD_OK)
+        *version = strtoull(v, NULL, 10);
+    return r;
+}
+
+bd_result bd_store_range_export(bd_store *s, uint64_t *version, bd_range_bucket_cb cb,
+                                void *ctx)
+{
+    *version = 0;
+    return s->ops->range_export ? s->ops->range_export(s, version, cb, ctx) : BD_ERR_INVALID;
 }
 
 bd_result bd_store_changes(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx)

@@ -648,6 +648,19 @@ bd_result bd_store_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, b
  * or for count 0. */
 bd_result bd_store_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash,
                               uint32_t count);
+/* The ranges' version: a number in the store that every write transaction changing a bucket
+ * moves (each commit of range_load, or of records carrying password hashes), the same for
+ * every server of the store; 0 for a store whose ranges were never written since it had one.
+ * What a cache of the ranges (HTTP ETag, the local snapshot) is keyed on. */
+bd_result bd_store_range_version(bd_store *s, uint64_t *version);
+/* One stored bucket: its key (mode << 20 | prefix) and its blob as the store keeps it
+ * (store/ranges.h). Non-zero stops. */
+typedef int (*bd_range_bucket_cb)(void *ctx, uint32_t key, const uint8_t *blob, size_t len);
+/* Every bucket in ascending key order and *version, the range version they are at, from one
+ * consistent read (store/range_snapshot.h writes them out). Outside a transaction or read
+ * view. BD_ERR_INVALID on a store that keeps no such copy (SQLite: its file is local). */
+bd_result bd_store_range_export(bd_store *s, uint64_t *version, bd_range_bucket_cb cb,
+                                void *ctx);
 
 /* ---- watches and alerts ------------------------------------------------------------ */
 

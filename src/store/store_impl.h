@@ -78,6 +78,9 @@ typedef struct bd_store_ops {
                            void *ctx);
     bd_result (*range_load)(bd_store *s, bd_range_mode mode, const uint8_t *hash,
                             uint32_t count);
+    /* NULL: bd_store_range_export answers BD_ERR_INVALID */
+    bd_result (*range_export)(bd_store *s, uint64_t *version, bd_range_bucket_cb cb,
+                              void *ctx);
     bd_result (*watch_add)(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
     bd_result (*watch_list)(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb,
                             void *ctx);

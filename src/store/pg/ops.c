@@ -70,6 +70,7 @@ const bd_store_ops bd_pg_ops = {
     .take_late_duplicates = pg_take_late_duplicates,
     .range_get = pg_range_get,
     .range_load = pg_range_load,
+    .range_export = pg_range_export,
     .watch_add = pg_watch_add,
     .watch_list = pg_watch_list,
     .watch_remove = pg_watch_remove,

@@ -508,6 +508,7 @@ bd_result pg_backup(bd_store *s, const char *dest, int dest_fd);
 bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
                        void *ctx);
 bd_result pg_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash, uint32_t count);
+bd_result pg_range_export(bd_store *s, uint64_t *version, bd_range_bucket_cb cb, void *ctx);
 /* Merges the hashes the open transaction wrote into their buckets (before its commit; after
  * the streamed records moved). */
 bd_result pg_range_flush(pg_store *p);

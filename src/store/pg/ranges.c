@@ -28,6 +28,11 @@ static const char STAGE_MOVE[] =
     "INSERT INTO password_ranges(bucket, hashes) SELECT bucket, hashes "
     "FROM pg_temp.bd_range_staging ON CONFLICT (bucket) DO UPDATE SET hashes = excluded.hashes";
 
+/* The range version (bd_store_range_version) moves with every flush, in its transaction. */
+static const char VERSION_BUMP[] =
+    "INSERT INTO meta(key, value) VALUES ('" BD_RANGE_VERSION_KEY "', '1') "
+    "ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text";
+
 static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 
 bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb, void *ctx)
@@ -155,6 +160,52 @@ static bd_result copy_rows(pg_store *p, bool direct)
     return r;
 }
 
+/* The export (bd_store_range_export): one repeatable-read transaction, so the version and
+ * every bucket come from one snapshot, the buckets through a cursor a thousand at a time
+ * (binary), so that the whole table (2 x 2^20 buckets, tens of GB at Pwned Passwords' size)
+ * never sits in memory at once. */
+static const char EXPORT_BEGIN[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+static const char EXPORT_DECLARE[] = "DECLARE bd_range_export NO SCROLL CURSOR FOR "
+                                     "SELECT bucket, hashes FROM password_ranges ORDER BY bucket";
+static const char EXPORT_FETCH[] = "FETCH 1000 FROM bd_range_export";
+
+bd_result pg_range_export(bd_store *s, uint64_t *version, bd_range_bucket_cb cb, void *ctx)
+{
+    pg_store *p = pg_of(s);
+    *version = 0;
+    if (p->in_tx || p->in_read)
+        return BD_ERR_INVALID;
+    bd_result r = pg_exec(p, EXPORT_BEGIN);
+    if (r != BD_OK)
+        return r;
+    pg_params pp = {0};
+    pg_param_str(&pp, BD_RANGE_VERSION_KEY);
+    PGresult *res;
+    r = pg_run(p, &pg_meta_get_stmt, &pp, &res);
+    if (r == BD_OK) {
+        *version = PQntuples(res) == 1 ? strtoull(PQgetvalue(res, 0, 0), NULL, 10) : 0;
+        PQclear(res);
+        r = pg_exec(p, EXPORT_DECLARE);
+    }
+    for (bool more = true; r == BD_OK && more;) {
+        pg_params fetch = {.result_format = 1};
+        r = pg_run_sql(p, EXPORT_FETCH, &fetch, false, &res);
+        if (r != BD_OK)
+            break;
+        int n = PQntuples(res);
+        more = n > 0;
+        for (int i = 0; i < n && more; i++)
+            more = cb(ctx, be32(PQgetvalue(res, i, 0)), (const uint8_t *)PQgetvalue(res, i, 1),
+                      (size_t)PQgetlength(res, i, 1)) == 0;
+        PQclear(res);
+    }
+    if (r == BD_OK)
+        return pg_exec(p, "COMMIT");
+    if (PQstatus(p->conn) == CONNECTION_OK && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(p->conn, "ROLLBACK"));
+    return r;
+}
+
 bd_result pg_range_flush(pg_store *p)
 {
     bd_result r = pg_copy_flush(p); /* a move adds the hashes of its records */
@@ -182,6 +233,8 @@ bd_result pg_range_flush(pg_store *p)
         r = copy_rows(p, none_stored);
     if (r == BD_OK && !none_stored)
         r = pg_exec(p, STAGE_MOVE);
+    if (r == BD_OK)
+        r = pg_exec(p, VERSION_BUMP);
     bd_buf_reset(&p->range_rows);
     return r;
 }

@@ -77,5 +77,13 @@ bd_result sq_range_flush(sqlite_store *s)
     if (s->ranges.n == 0)
         return BD_OK;
     bd_range_io io = {.read = read_bucket, .write = write_bucket, .ctx = s};
-    return bd_range_acc_flush(&s->ranges, &io);
+    bd_result r = bd_range_acc_flush(&s->ranges, &io);
+    if (r != BD_OK)
+        return r;
+    /* the range version (bd_store_range_version) moves in the same transaction */
+    int rc = sqlite3_exec(s->db,
+                          "INSERT INTO meta(key, value) VALUES ('" BD_RANGE_VERSION_KEY "', '1') "
+                          "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                          NULL, NULL, NULL);
+    return rc == SQLITE_OK ? BD_OK : sq_map_rc(rc);
 }
