@@ -15,6 +15,7 @@
 #include "ingest/colmap.h"
 #include "ingest/import.h"
 #include "ingest/pwned.h"
+#include "store/uri.h"
 
 static const char USAGE[] =
     "usage: breachctl import breaches|records|cards FILE|DIR... --db PATH [--breach UUID]\n"
@@ -25,6 +26,29 @@ static const char USAGE[] =
     "                        [--follow-links]\n"
     "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n"
     "                        [--follow-links]\n";
+
+/* A SQLite store's index builds sort in runs kept in temporary files (conn.c): they go in
+ * the store's own directory, on the disk that has room for the store, unless SQLITE_TMPDIR
+ * names another place (/tmp is often a small RAM disk). Before the store is opened: SQLite
+ * reads the variable when it starts. */
+static void temp_beside_store(const char *db)
+{
+    if (bd_uri_is_postgres(db) || getenv("SQLITE_TMPDIR") || strncmp(db, "file:", 5) == 0 ||
+        strcmp(db, ":memory:") == 0)
+        return;
+    char dir[4096];
+    const char *slash = strrchr(db, '/');
+    size_t n = slash ? (size_t)(slash - db) : 0;
+    if (n >= sizeof dir)
+        return;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (n == 0)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)n, db);
+    setenv("SQLITE_TMPDIR", dir, 0);
+}
 
 /* Imports each file of a Pwned Passwords download: 0, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
 static int import_pwned(bd_store *s, const char **files, int nfiles, const char *mode, bool follow)
@@ -445,6 +469,8 @@ int bd_cmd_import(int argc, char **argv)
         fprintf(stderr, "breachctl import: no files to import\n");
         goto out;
     }
+    if (!dry)
+        temp_beside_store(db);
     if (bd_cli_open_as(db, secret_path, dry ? BD_STORE_READ : BD_STORE_WRITE, &s, secret) !=
         BD_EXIT_OK)
         goto out;

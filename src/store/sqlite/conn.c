@@ -20,12 +20,14 @@ int64_t sq_take_late_duplicates(bd_store *s)
     return 0;
 }
 
-/* Searches name the index that drives them (records.c, cards.c): no statistics to refresh. */
+/* Searches name the index that drives them (records.c, cards.c): no statistics to refresh.
+ * A load without the WAL (sq_bulk_begin) has committed: the store's usual mode again (a
+ * no-op when the connection never left it; sq_rollback does the same). */
 void sq_loaded(bd_store *base, bd_bulk_kind kind, int64_t rows)
 {
-    (void)base;
     (void)kind;
     (void)rows;
+    sq_exec(S(base), "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
 }
 
 /* Process-wide SQLite settings, applied once before the first connection: memory
@@ -160,6 +162,9 @@ static bd_result check_schema(sqlite_store *s, const char *path, int flags, char
     return BD_OK;
 }
 
+/* A bulk writer's page cache: 1 GiB (allocated only as used). */
+#define BULK_CACHE_KIB "1048576"
+
 /* The settings of the connection's role: a reader only reads; a writer loads in bulk. */
 static void set_role(sqlite_store *s, int flags)
 {
@@ -172,8 +177,15 @@ static void set_role(sqlite_store *s, int flags)
     /* bulk writers: fold the WAL back every 256 MiB, not every 4 MiB (each fsyncs);
      * a 1 GiB page cache (allocated only as used) keeps the random-key index pages
      * of a few million records in memory, where import cost grows once they spill */
-    sq_exec(s, "PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-1048576; "
+    sq_exec(s, "PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-" BULK_CACHE_KIB "; "
                "PRAGMA mmap_size=0");
+    /* Temporary data in files, not memory: SQLite's external merge sorter (and with it
+     * PRAGMA threads) runs only then. With temp_store=MEMORY every CREATE INDEX sorted all
+     * its keys as one list on one thread: the record indexes of 1M records took twice the
+     * CPU they take sorted in runs (bench/RESULTS.md, import section). The runs go to
+     * unlinked files in SQLITE_TMPDIR, which breachctl import points at the store's own
+     * directory (docs/OPERATIONS.md: the temp space an import needs). */
+    sq_exec(s, "PRAGMA temp_store=FILE");
     /* Index builds after a bulk load sort with helper threads, one per spare core. */
     char pragma[32];
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -218,10 +230,77 @@ static bd_result exec_sql(void *s, const char *sql)
     return sq_exec(s, sql);
 }
 
+/* While indexes are built: SQLite's sorter keeps runs of the page cache's size in memory
+ * (at least 250 pages: 4 MiB with 16 KiB pages), so a small cache means many short runs,
+ * each sorted while the next is read, merged from files by a helper thread. The record
+ * indexes of 1M records took 2.7-3.4 s of CPU with 2 MiB, 4.2-5.8 with 8-16 MiB, 5.2-6.4
+ * with temp_store=MEMORY (one list); bench/import_limits.py sweeps it again each run. */
+#define SORT_CACHE_KIB "2048"
+
+/* Builds the indexes of ddl by sorting, with the sorter's memory set for it. */
+static bd_result build_indexes(sqlite_store *s, const char *ddl)
+{
+    bd_result r = sq_exec(s, "PRAGMA cache_size=-" SORT_CACHE_KIB);
+    if (r == BD_OK)
+        r = sq_exec(s, ddl);
+    bd_result back = sq_exec(s, "PRAGMA cache_size=-" BULK_CACHE_KIB);
+    return r != BD_OK ? r : back;
+}
+
 /* Drops every index the given DDL creates (schema.c's list: sql_common.h). */
 static bd_result drop_indexes(sqlite_store *s, const char *ddl)
 {
     return bd_sql_drop_indexes(ddl, exec_sql, s);
+}
+
+/* The one whole number a query gives, or -1. */
+static int64_t int_of(sqlite_store *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+/* A load into an empty table needs no second copy of what it writes. Through the WAL every
+ * page goes to the log at the commit and again into the store at the checkpoint; with a
+ * rollback journal a page that did not exist when the transaction began is written once,
+ * into the store, and the journal keeps only the original content of the few pages the load
+ * changes (the schema, the first page): SQLite's own crash recovery, so a kill still rolls
+ * the whole load back (the next program to open the store plays the journal back). Leaving
+ * WAL is possible only when no other connection has the store open (SQLite refuses
+ * otherwise, at once: no busy wait); a program that opens the store during such a load waits
+ * for it (up to its busy timeout). Called inside the load's transaction, before it has
+ * written anything: it ends that transaction and begins another. BD_OK either way; the WAL
+ * stays when the table holds rows or another connection is open. */
+static bd_result leave_wal_when_alone(bd_store *base, bd_bulk_kind kind)
+{
+    sqlite_store *s = S(base);
+    if (int_of(s, kind == BD_BULK_CARDS ? "SELECT EXISTS (SELECT 1 FROM cards)"
+                                        : "SELECT EXISTS (SELECT 1 FROM records)") != 0)
+        return BD_OK;
+    bd_result r = sq_exec(s, "COMMIT");
+    if (r != BD_OK)
+        return r;
+    sqlite3_busy_timeout(s->db, 0);
+    sqlite3_stmt *st;
+    bool left = false;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=DELETE", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *mode = sqlite3_column_text(st, 0);
+            left = mode && strcmp((const char *)mode, "delete") == 0;
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    /* FULL: the journal is synced before the store is written, as rollback mode needs */
+    if (left)
+        sq_exec(s, "PRAGMA synchronous=FULL");
+    return sq_begin(base);
 }
 
 bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
@@ -229,6 +308,11 @@ bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
     sqlite_store *s = S(base);
     if (sqlite3_get_autocommit(s->db))
         return BD_ERR_INVALID; /* only inside the load's own transaction */
+    if (kind != BD_BULK_RANGES) {
+        bd_result r = leave_wal_when_alone(base, kind);
+        if (r != BD_OK)
+            return r;
+    }
     if (kind == BD_BULK_CARDS)
         s->bulk_cards = true;
     else
@@ -242,11 +326,11 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
     sqlite_store *s = S(base);
     if (kind == BD_BULK_RECORDS) {
         s->bulk_records = false;
-        bd_result r = sq_exec(s, bd_sqlite_record_indexes);
+        bd_result r = build_indexes(s, bd_sqlite_record_indexes);
         return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
     }
     s->bulk_cards = false;
-    bd_result r = sq_exec(s, bd_sqlite_card_indexes);
+    bd_result r = build_indexes(s, bd_sqlite_card_indexes);
     if (r == BD_OK)
         r = sq_exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"
                        "DELETE FROM card_counts;"

@@ -43,6 +43,9 @@ void sq_rollback(bd_store *base)
     sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         sq_run_fixed(s, Q_ROLLBACK);
+    /* a load into an empty table may have left the WAL for a rollback journal (conn.c,
+     * sq_bulk_begin): back to the store's usual mode (a no-op when it never left) */
+    sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     bd_range_acc_clear(&s->ranges);
     sq_changes_forget(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
