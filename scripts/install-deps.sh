@@ -10,6 +10,8 @@ PKGS=(
   libcurl4-openssl-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
   sqlite3 gzip curl python3 python3-jsonschema openssl ca-certificates
   postgresql
+  # the package and its checks (make deb, make test-package; man pages, promtool)
+  debhelper lintian fakeroot man-db prometheus
   "$@"
 )
 # Node.js and npm for the test-side clients and validators (tests/openapi, tests/hibp-client):

@@ -55,7 +55,9 @@ static void man_opts(FILE *f, const bd_help_opt *const *opts, bool settings)
             char env[96];
             size_t n = (size_t)snprintf(env, sizeof env, "BREACHD_%s", o->name + 2);
             for (size_t k = 8; k < n && k < sizeof env; k++)
-                env[k] = env[k] == '-' ? '_' : (char)(env[k] >= 'a' && env[k] <= 'z' ? env[k] - 32 : env[k]);
+                env[k] = env[k] == '-'
+                             ? '_'
+                             : (char)(env[k] >= 'a' && env[k] <= 'z' ? env[k] - 32 : env[k]);
             fputs(" Environment: \\fB", f);
             roff(f, env);
             fputs("\\fR.", f);
@@ -126,8 +128,8 @@ static void man_program(FILE *f, const bd_help_prog *p)
     fputs(".SH FILES\n.TP\n/etc/breachd/breachd.conf\nThe configuration file "
           "(breachd.conf(5)).\n.TP\n/var/lib/breachd\nThe package's store and secret.\n",
           f);
-    fprintf(f, ".SH SEE ALSO\n%s\n", p->ncmds == 1 ? "breachctl(1), breachd.conf(5)"
-                                                  : "breachd(8), breachd.conf(5)");
+    fprintf(f, ".SH SEE ALSO\n%s\n",
+            p->ncmds == 1 ? "breachctl(1), breachd.conf(5)" : "breachd(8), breachd.conf(5)");
 }
 
 static void man_conf(FILE *f)

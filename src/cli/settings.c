@@ -39,7 +39,8 @@ static void env_name(const char *key, char *out, size_t cap)
 {
     size_t n = (size_t)snprintf(out, cap, "BREACHD_%s", key);
     for (size_t i = 8; i < n && i < cap; i++)
-        out[i] = out[i] == '-' ? '_' : (char)(out[i] >= 'a' && out[i] <= 'z' ? out[i] - 32 : out[i]);
+        out[i] =
+            out[i] == '-' ? '_' : (char)(out[i] >= 'a' && out[i] <= 'z' ? out[i] - 32 : out[i]);
 }
 
 /* The file to read: --config's (taken out of argv), else BREACHD_CONFIG's, else the default
@@ -99,8 +100,8 @@ static bool load_checked(const char *path, bd_config *c, char *why, size_t whyle
         if (strcmp(e->key, "db") == 0 || strcmp(e->key, "shared-limits") == 0) {
             size_t n = strlen(e->value) + 1;
             char *shown = malloc(n);
-            bool secret = !shown || !bd_uri_redact(e->value, shown, n) ||
-                          strcmp(shown, e->value) != 0;
+            bool secret =
+                !shown || !bd_uri_redact(e->value, shown, n) || strcmp(shown, e->value) != 0;
             free(shown);
             if (secret && (mode & S_IROTH)) {
                 bd_why(why, whylen,
@@ -219,6 +220,10 @@ bool bd_settings_breachd(int argc, char **argv, bd_settings *s, char *why, size_
     for (size_t i = 0; i < c.n; i++) {
         const bd_config_entry *e = &c.v[i];
         if (on_command_line(argc, argv, e->key, strlen(e->key)) || in_environment(e->key))
+            continue;
+        /* the file's secret goes with the file's store: not with one named elsewhere */
+        if (strcmp(e->key, "secret") == 0 &&
+            (on_command_line(argc, argv, "db", 2) || in_environment("db")))
             continue;
         char origin[4200];
         snprintf(origin, sizeof origin, "%s:%u", path, e->line);

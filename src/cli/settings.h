@@ -5,7 +5,9 @@
  * settings first, then the environment's, then the command line's, each "--key=value", so
  * that a later one wins; a setting given at one level (for a repeatable option any number
  * of times; --db and --db-file count as one setting, as do --shared-limits and its -file
- * form) drops what the levels below give for it. Each argument remembers where it came from
+ * form) drops what the levels below give for it; the file's secret is dropped too when the
+ * store is named elsewhere (it goes with the file's store). Each argument remembers where it
+ * came from
  * so a bad value is reported with its file and line.
  *
  * breachctl takes from the same file only the store (db or db-file) and its secret. */

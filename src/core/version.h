@@ -1,4 +1,5 @@
-/* The build's version and commit (the Makefile writes them into the build's gen/bd_build_info.h). */
+/* The build's version and commit (the Makefile writes them into the build's gen/bd_build_info.h).
+ */
 #ifndef BD_CORE_VERSION_H
 #define BD_CORE_VERSION_H
 

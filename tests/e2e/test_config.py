@@ -124,6 +124,17 @@ class Config(unittest.TestCase):
         self.start("--config", path, "--db", self.ctl.db)
         self.start("--config", path)
 
+    @unittest.skipIf(STORE == "pg", "a SQLite store's default secret beside it")
+    def test_files_secret_goes_with_the_files_store_only(self):
+        path = self.conf(self.store_lines() + "listen = 127.0.0.1:0\n")
+        other = Ctl().init()
+        try:
+            # the other store's own secret (beside it), not the file's, which is another's
+            self.start("--config", path, "--db", other.db)
+            self.start("--config", path, env=clean_env(BREACHD_DB=other.db))
+        finally:
+            other.cleanup()
+
     def test_each_refusal_names_its_file_and_line(self):
         cases = [
             ("listen = 127.0.0.1:0\nthreads = many\n", "%s:2: bad or unknown option "

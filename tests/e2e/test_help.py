@@ -137,6 +137,24 @@ class Help(unittest.TestCase):
         for flag in help_flags(out) - GLOBAL:
             self.assertIn("\\fB%s\\fR" % flag[2:].replace("-", "\\-"), conf)
 
+    def test_bash_completion_offers_commands_subcommands_and_options(self):
+        docgen = os.path.join(BUILD, "docgen")
+        script = subprocess.run([docgen, "completion"], capture_output=True,
+                                check=True).stdout.decode()
+
+        def complete(*words):
+            prog = script + "\nCOMP_WORDS=(%s); COMP_CWORD=%d; _breachctl; echo \"${COMPREPLY[*]}\"\n" % (
+                " ".join("'%s'" % w for w in words), len(words) - 1)
+            p = subprocess.run(["bash", "-c", prog], capture_output=True, timeout=30)
+            self.assertEqual(p.stderr, b"")
+            return p.stdout.decode().split()
+
+        self.assertEqual(complete("breachctl", "ke"), ["keys"])
+        self.assertEqual(complete("breachctl", "keys", "set-"), ["set-quota", "set-job-limits"])
+        self.assertEqual(complete("breachctl", "watch", "add", "--ser"), ["--server-secret"])
+        self.assertEqual(complete("breachctl", "erase", "--w"), ["--wait"])
+        self.assertIn("--max-result-rows", complete("breachctl", "keys", "create", "--max"))
+
     def test_generated_config_file_is_accepted(self):
         docgen = os.path.join(BUILD, "docgen")
         text = subprocess.run([docgen, "conf"], capture_output=True, check=True).stdout.decode()
