@@ -212,11 +212,11 @@ bd_result bd_store_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx
 
 bd_result bd_store_key_add(bd_store *s, const bd_key_row *k, int64_t *id)
 {
-    return s->ops->key_add(s, k, id);
-}
     if (k->tenant_id < 0 || (k->role != BD_KEY_ROLE_USER && k->role != BD_KEY_ROLE_ADMIN) ||
         (k->role == BD_KEY_ROLE_ADMIN && k->tenant_id))
         return BD_ERR_INVALID;
+    return s->ops->key_add(s, k, id);
+}
 
 bd_result bd_store_key_list(bd_store *s, bd_key_cb cb, void *ctx)
 {
