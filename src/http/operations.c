@@ -2,6 +2,10 @@
 #include "http/operations.h"
 
 #include <microhttpd.h>
+#include <time.h>
+
+#include "core/version.h"
+#include "jobs/runner.h"
 
 #include "http/server_impl.h"
 
@@ -26,6 +30,53 @@ void bd_handle_health(bd_server *srv, bd_req *rq, bd_slice arg)
     bd_reply_finish(rq);
 }
 
+/* The build, the jobs this process ended, and the store's data version and last import
+ * (left out when the store cannot be read: the scrape still answers). */
+static bd_result write_operations(bd_req *rq)
+{
+    bd_job_counts jobs;
+    bd_job_counts_get(&jobs);
+    bd_result r = bd_buf_printf(
+        rq->body,
+        "# HELP breachd_build_info The version and commit of this breachd (always 1).\n"
+        "# TYPE breachd_build_info gauge\n"
+        "breachd_build_info{version=\"%s\",commit=\"%s\"} 1\n"
+        "# HELP breachd_jobs_finished_total Bulk jobs this process ended, by outcome (failed: "
+        "claimed too often without finishing).\n"
+        "# TYPE breachd_jobs_finished_total counter\n"
+        "breachd_jobs_finished_total{outcome=\"done\"} %llu\n"
+        "breachd_jobs_finished_total{outcome=\"failed\"} %llu\n",
+        bd_version(), bd_commit(), (unsigned long long)jobs.done, (unsigned long long)jobs.failed);
+    bd_store_status st;
+    if (r != BD_OK || bd_store_read_begin(rq->store) != BD_OK) {
+        bd_store_read_end(rq->store);
+        return r;
+    }
+    bd_result sr = bd_store_status_get(rq->store, &st);
+    bd_store_read_end(rq->store);
+    if (sr != BD_OK)
+        return r;
+    r = bd_buf_printf(rq->body,
+                      "# HELP breachd_data_version The store's data version (GET /v7/status).\n"
+                      "# TYPE breachd_data_version gauge\n"
+                      "breachd_data_version %lld\n",
+                      (long long)st.version);
+    /* the store's clock may round up past this one's: an age is never negative */
+    int64_t age = (int64_t)time(NULL) - st.last_import_at;
+    if (r == BD_OK && st.last_import_at > 0)
+        r = bd_buf_printf(rq->body,
+                          "# HELP breachd_last_import_timestamp_seconds When records or cards "
+                          "were last added (Unix seconds).\n"
+                          "# TYPE breachd_last_import_timestamp_seconds gauge\n"
+                          "breachd_last_import_timestamp_seconds %lld\n"
+                          "# HELP breachd_last_import_age_seconds Seconds since records or cards "
+                          "were last added.\n"
+                          "# TYPE breachd_last_import_age_seconds gauge\n"
+                          "breachd_last_import_age_seconds %lld\n",
+                          (long long)st.last_import_at, (long long)(age < 0 ? 0 : age));
+    return r;
+}
+
 void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)
 {
     (void)arg;
@@ -48,6 +99,11 @@ void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)
                       "# TYPE breachd_upload_bytes_limit gauge\n"
                       "breachd_upload_bytes_limit %zu\n",
                       bd_upload_budget_held(&srv->uploads), srv->uploads.total) != BD_OK) {
+        rq->content_type = NULL;
+        bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
+        return;
+    }
+    if (write_operations(rq) != BD_OK) {
         rq->content_type = NULL;
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
     }

@@ -2,6 +2,7 @@
 #include "jobs/runner.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,15 @@ typedef struct {
 } work;
 
 /* The ids of every key arrive key after key, in search order. */
+/* The jobs ended by this process (bd_job_counts_get). */
+static _Atomic uint64_t count_done, count_failed;
+
+void bd_job_counts_get(bd_job_counts *out)
+{
+    out->done = atomic_load_explicit(&count_done, memory_order_relaxed);
+    out->failed = atomic_load_explicit(&count_failed, memory_order_relaxed);
+}
+
 static int take_id(void *ctx, size_t key, int64_t id)
 {
     work *wk = ctx;
@@ -480,7 +490,9 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     if (j->attempts > BD_JOB_MAX_ATTEMPTS) {
         bd_log(BD_LOG_ERROR, "jobs", "job %s failed: claimed %lld times without finishing", j->uuid,
                (long long)j->attempts);
-        bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED, (int64_t)time(NULL));
+        if (bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_FAILED,
+                                (int64_t)time(NULL)) == BD_OK)
+            atomic_fetch_add_explicit(&count_failed, 1, memory_order_relaxed);
         return;
     }
     job_share sh = {.rn = rn, .j = j, .until_ms = now_ms() + SLICE_MS};
@@ -514,6 +526,8 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     if (r != BD_ERR_NOT_FOUND)
         return;
     r = bd_store_job_finish(wk->store, j->uuid, j->lease, BD_JOB_DONE, (int64_t)time(NULL));
+    if (r == BD_OK)
+        atomic_fetch_add_explicit(&count_done, 1, memory_order_relaxed);
     if (r != BD_OK)
         bd_log(BD_LOG_ERROR, "jobs", "job %s: could not mark it done (%s)", j->uuid,
                bd_result_str(r));

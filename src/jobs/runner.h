@@ -49,4 +49,11 @@ void bd_job_runner_poke(bd_job_runner *r);
  * taken over) and frees. NULL is ignored. */
 void bd_job_runner_stop(bd_job_runner *r);
 
+/* The jobs this process's runners ended since it started: done, and failed (claimed too
+ * often without finishing). For /metrics. */
+typedef struct {
+    uint64_t done, failed;
+} bd_job_counts;
+void bd_job_counts_get(bd_job_counts *out);
+
 #endif
