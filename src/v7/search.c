@@ -455,6 +455,13 @@ static void run_search(bd_req *rq, search *s, int limit)
 void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
     (void)arg;
+    bd_slice misnamed;
+    if (bd_param_opt(rq, "pagination_token", &misnamed)) { /* the reply's name, not the query's */
+        bd_reply_error(rq, 400, "bad_request",
+                       "unknown query parameter 'pagination_token': a reply's pagination_token "
+                       "goes back in paging_token");
+        return;
+    }
     if (!bd_params_check(rq, search_params, NULL))
         return;
     search s;

@@ -284,6 +284,14 @@ class Search(ServerTest):
         self.assertEqual(len(self.search(paging_token=token, type="email_domain",
                                          account="bigcorp.example", number_of_records="2")["data"]), 2)
 
+    def test_pagination_token_sent_back_is_refused_naming_paging_token(self):
+        first = self.search(type="email_domain", account="bigcorp.example", number_of_records="5")
+        msg = self.assertError("/v7/breach-search?type=email_domain&account=bigcorp.example"
+                               "&number_of_records=5&pagination_token=" + first["pagination_token"],
+                               400, "bad_request")
+        self.assertEqual(msg, "unknown query parameter 'pagination_token': a reply's "
+                              "pagination_token goes back in paging_token")
+
     def test_no_response_body_holds_a_plaintext_secret(self):
         self.search(type="email_domain", account="bigcorp.example", number_of_records="1000")
         self.search(type="email", account="jane.doe@example.com")
