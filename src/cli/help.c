@@ -324,6 +324,20 @@ static bool word_is(const char *words, size_t n, const char *w)
     return strlen(w) == n && strncmp(words, w, n) == 0;
 }
 
+/* How many of argv's first arguments spell words ("tenants domains add"): all of them or 0. */
+static int spelled(const char *words, int argc, char **argv)
+{
+    int n = 0;
+    for (const char *w = words; *w; n++) {
+        size_t len = strcspn(w, " ");
+        if (n >= argc || !word_is(w, len, argv[n]))
+            return 0;
+        w += len;
+        w += *w == ' ';
+    }
+    return n;
+}
+
 const bd_help_cmd *bd_help_find(const bd_help_prog *p, int argc, char **argv, const char **group)
 {
     *group = NULL;
@@ -332,20 +346,20 @@ const bd_help_cmd *bd_help_find(const bd_help_prog *p, int argc, char **argv, co
     if (argc < 1)
         return NULL;
     const bd_help_cmd *found = NULL;
+    int best = 0;
     for (size_t i = 0; i < p->ncmds; i++) {
-        const char *w = p->cmds[i].words, *sp = strchr(w, ' ');
-        size_t first = sp ? (size_t)(sp - w) : strlen(w);
-        if (!word_is(w, first, argv[0]))
-            continue;
-        if (!sp)
-            return &p->cmds[i];
-        if (argc > 1 && strcmp(sp + 1, argv[1]) == 0)
-            return &p->cmds[i];
-        if (!found)
+        int n = spelled(p->cmds[i].words, argc, argv);
+        if (n > best) {
+            best = n;
+            found = &p->cmds[i];
+        }
+        size_t first = strcspn(p->cmds[i].words, " ");
+        if (!*group && p->cmds[i].words[first] && word_is(p->cmds[i].words, first, argv[0]))
             *group = p->cmds[i].words; /* a group's name: its first command's first word */
-        found = &p->cmds[i];
     }
-    return NULL;
+    if (found)
+        *group = NULL;
+    return found;
 }
 
 bool bd_help_asked(int argc, char **argv)

@@ -50,10 +50,10 @@ class Help(unittest.TestCase):
         section = out.split("commands:\n", 1)[1].split("\noptions:", 1)[0]
         words = []
         for line in section.splitlines():
-            m = re.match(r"  ([a-z][a-z-]*(?: [a-z][a-z-]*)?)(?:  | [A-Z]|$)", line)
+            m = re.match(r"  ([a-z][a-z-]*(?: [a-z][a-z-]*)*)(?:  | [A-Z]|$)", line)
             if m:
-                words.append(m.group(1).split(" ")[:2])
-        return [w if len(w) == 2 and w[1].islower() else w[:1] for w in words]
+                words.append(m.group(1).split(" "))
+        return words
 
     def test_every_breachctl_command_lists_the_options_its_parser_takes(self):
         commands = self.commands()
@@ -73,10 +73,10 @@ class Help(unittest.TestCase):
             source = literals(os.path.join(ROOT, "src", "cli", name))
             self.assertEqual(source - listed, set(), "%s accepts options no --help names" % name)
         # a group's help lists its subcommands; no command is left out of the program's
-        for group in ("keys", "import", "watch"):
+        for group in ("keys", "import", "watch", "tenants"):
             rc, out, _ = run(binary("breachctl"), group, "--help")
             self.assertEqual(rc, 0)
-            subs = [w[1] for w in commands if w[0] == group]
+            subs = [" ".join(w[1:]) for w in commands if w[0] == group]
             for sub in subs:
                 self.assertIn("  %s %s" % (group, sub), out)
         for name in os.listdir(os.path.join(ROOT, "src", "cli")):
@@ -91,6 +91,12 @@ class Help(unittest.TestCase):
         source |= {"--db", "--db-file", "--shared-limits", "--shared-limits-file"} | GLOBAL
         self.assertEqual(flags, source)
         self.assertIn("exit status: 0 stopped by a signal after serving; 2 a usage error", out)
+
+    def test_help_of_a_three_word_command(self):
+        rc, out, _ = run(binary("breachctl"), "tenants", "domains", "add", "--help")
+        self.assertEqual(rc, 0)
+        self.assertTrue(out.startswith("usage: breachctl tenants domains add ID DOMAIN [options]\n"),
+                        out)
 
     def test_help_after_other_arguments_and_short_form(self):
         rc, out, _ = run(binary("breachctl"), "watch", "add", "--db", "x.db", "-h")
@@ -154,6 +160,10 @@ class Help(unittest.TestCase):
         self.assertEqual(complete("breachctl", "watch", "add", "--ser"), ["--server-secret"])
         self.assertEqual(complete("breachctl", "erase", "--w"), ["--wait"])
         self.assertIn("--max-result-rows", complete("breachctl", "keys", "create", "--max"))
+        self.assertEqual(complete("breachctl", "tenants", "domains", ""), ["add", "remove"])
+        self.assertEqual(complete("breachctl", "tenants", "domains", "add", "--d"),
+                         ["--db", "--db-file"])
+        self.assertIn("domains", complete("breachctl", "tenants", ""))
 
     def test_generated_config_file_is_accepted(self):
         docgen = os.path.join(BUILD, "docgen")
