@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     static bd_trusted_proxies proxies; /* read by the server's workers */
     cfg.trusted_proxies = &proxies;
     int64_t alert_retention_days = 30;
+    int64_t lookup_retention_days = 90; /* 0: no lookup log (auth/lookup_log.h) */
     const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
     bd_log_format log_format = BD_LOG_TEXT;
     bd_log_level log_level = BD_LOG_INFO;
@@ -125,6 +126,9 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--alert-retention", &v) &&
                    bd_parse_i64(v, 0, 36500, &n)) {
             alert_retention_days = n;
+        } else if (bd_arg_value(argc, argv, &i, "--lookup-retention", &v) &&
+                   bd_parse_i64(v, 0, 36500, &n)) {
+            lookup_retention_days = n;
         } else if (bd_arg_value(argc, argv, &i, "--empty-search-status", &v) &&
                    bd_parse_i64(v, 200, 404, &n) && (n == 200 || n == 404)) {
             cfg.empty_search_status = (int)n;
@@ -176,6 +180,7 @@ int main(int argc, char **argv)
     bd_app_config app_cfg = {
         .server = cfg,
         .alert_retention_s = alert_retention_days * 86400,
+        .lookup_retention_s = lookup_retention_days * 86400,
         .range_snapshot_dir = range_snapshot_dir,
         .drain_s = 5};
     bd_app *app;

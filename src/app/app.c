@@ -6,6 +6,7 @@
  *   2. key-refresh, read-views, limits, usage-flush   the maintenance threads
  *   3. jobs         the bulk job runner
  *   4. webhooks     the alert deliverer
+ *   4b. lookups     the lookup log's buffer and its writer (who searched for whom)
  *   4c. range-snapshot   PostgreSQL: the local copy of the password ranges /range/ reads
  *   5. http         the listener: requests arrive only once everything they use runs
  * Stop, in reverse: the listener stops accepting and drains the requests in flight (every
@@ -23,7 +24,7 @@
 
 static const bd_service *const SERVICES[] = {
     &bd_svc_stores,      &bd_svc_key_refresh, &bd_svc_read_views, &bd_svc_limits,
-    &bd_svc_usage_flush, &bd_svc_jobs,        &bd_svc_webhooks,
+    &bd_svc_usage_flush, &bd_svc_jobs,        &bd_svc_webhooks,   &bd_svc_lookups,
     &bd_svc_range_snapshot, &bd_svc_http,
 };
 

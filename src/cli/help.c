@@ -98,6 +98,9 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "proxy; repeat for several (at most 32)."},
     &(const bd_help_opt){"--alert-retention", "DAYS", BD_HELP_SETTING, "30",
                          "Days a delivered or failed alert is kept; 0 keeps them for ever."},
+    &(const bd_help_opt){"--lookup-retention", "DAYS", BD_HELP_SETTING, "90",
+                         "Days the lookup log (who searched for which identity, as a keyed "
+                         "hash) is kept; 0 records nothing and deletes what was kept."},
     &(const bd_help_opt){"--log-format", "text|json", BD_HELP_SETTING, "text",
                          "The server's own log on standard error: text lines or one JSON "
                          "object per line."},

@@ -107,6 +107,7 @@ typedef struct {
     bool authenticated;
     int64_t records;       /* records or cards in the reply; -1: not a search */
     bool log_account;      /* an access log is open: fill account_hash */
+    struct bd_lookup_log *lookups; /* the server's lookup log (bd_note_account); NULL: none */
     char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
     bool csv; /* the search's page goes out as CSV (Accept: text/csv) */
@@ -205,7 +206,8 @@ bd_result bd_lookup_key_make(const uint8_t *secret, bd_id_type t, bd_slice v, bd
                              const char **why);
 
 /* Notes the searched account for the access log, only as a keyed hash of its identity type
- * (bd_id_type) and lookup key, when a log is open. */
+ * (bd_id_type) and lookup key, when a log is open; and the search in the lookup log
+ * (auth/lookup_log.h) when the server keeps one. */
 void bd_note_account(bd_req *rq, int type, bd_slice key);
 
 

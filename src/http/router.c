@@ -76,6 +76,14 @@ static bool admitted(bd_server *srv, bd_req *rq, const bd_route_row *r)
         break;
     case BD_ACCESS_KEY:
         break;
+    case BD_ACCESS_ADMIN:
+        if (!authenticate(srv, rq, r->api))
+            return false;
+        if (rq->key.role == BD_KEY_ROLE_ADMIN)
+            return true;
+        bd_reply_error(rq, 403, "forbidden",
+                       "the admin API needs an admin key (breachctl keys create --role admin)");
+        return false;
     }
     return authenticate(srv, rq, r->api);
 }

@@ -6,6 +6,7 @@
 
 #include "hibp/hibp.h"
 #include "hibp/ranges.h"
+#include "v7/admin.h"
 #include "v7/handlers.h"
 #include "http/operations.h"
 #include "http/server_impl.h"
@@ -18,6 +19,8 @@
 #define GET BD_METHOD_GET
 #define POST BD_METHOD_POST
 #define DELETE BD_METHOD_DELETE
+#define PATCH BD_METHOD_PATCH
+#define ADMIN BD_ACCESS_ADMIN
 
 /* In the order of the metrics' lines (breachd_requests_total), which dashboards may rely on:
  * a new row goes at the end. */
@@ -70,6 +73,21 @@ const bd_route_row bd_routes[] = {
      "job-results", 0, 0},
     {READ, BD_API_HIBP, "/subscribeddomains", BD_ARG_SEGMENT, BD_ACCESS_KEY,
      bd_hibp_subscribed_domains, "v3-subscribeddomains", 0, 0},
+    /* the admin API (v7/admin_*.c): admin keys only */
+    {READ | POST, BD_API_V7, "/admin/tenants", BD_ARG_SEGMENT, ADMIN, bd_handle_admin_tenants,
+     "admin-tenants", BD_ADMIN_BODY_MAX, 0},
+    {READ | PATCH | DELETE, BD_API_V7, "/admin/tenants/{id}", BD_ARG_SEGMENT, ADMIN,
+     bd_handle_admin_tenant, "admin-tenant", BD_ADMIN_BODY_MAX, 0},
+    {READ, BD_API_V7, "/admin/tenants/{id}/usage", BD_ARG_SEGMENT, ADMIN,
+     bd_handle_admin_tenant_usage, "admin-tenant-usage", 0, 0},
+    {READ | POST, BD_API_V7, "/admin/keys", BD_ARG_SEGMENT, ADMIN, bd_handle_admin_keys,
+     "admin-keys", BD_ADMIN_BODY_MAX, 0},
+    {READ | PATCH | DELETE, BD_API_V7, "/admin/keys/{id}", BD_ARG_SEGMENT, ADMIN,
+     bd_handle_admin_key, "admin-key", BD_ADMIN_BODY_MAX, 0},
+    {READ, BD_API_V7, "/admin/audit", BD_ARG_SEGMENT, ADMIN, bd_handle_admin_audit,
+     "admin-audit", 0, 0},
+    {POST, BD_API_V7, "/admin/lookups", BD_ARG_SEGMENT, ADMIN, bd_handle_admin_lookups,
+     "admin-lookups", BD_ADMIN_BODY_MAX, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

@@ -44,6 +44,9 @@ typedef enum {
     BD_ACCESS_KEY_UNLESS_CATALOG_OPEN,
     /* a key; with --range-auth none anyone, and no key is checked */
     BD_ACCESS_KEY_UNLESS_RANGE_OPEN,
+    /* an admin key (breachctl keys create --role admin); any other valid key gets 403
+     * forbidden before the handler runs (the admin API, v7/admin_*.c) */
+    BD_ACCESS_ADMIN,
 } bd_route_access;
 
 /* What the one {placeholder} of a path pattern takes (its text is the handler's argument). */

@@ -114,6 +114,7 @@ static bool begin_request(bd_server *srv, struct MHD_Connection *conn, bd_req *r
     rq->secret = srv->secret;
     rq->limiter = srv->limiter;
     rq->usage = srv->usage;
+    rq->lookups = srv->lookups;
     rq->records = -1;
     rq->log_account = srv->log != NULL;
     rq->empty_search_status = srv->cfg.empty_search_status;
@@ -317,6 +318,11 @@ bd_usage *bd_server_usage(bd_server *srv)
 void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner)
 {
     srv->runner = runner;
+}
+
+void bd_server_set_lookup_log(bd_server *srv, struct bd_lookup_log *log)
+{
+    srv->lookups = log;
 }
 
 const char *bd_server_db(const bd_server *srv)

@@ -87,6 +87,10 @@ struct bd_limiter *bd_server_limiter(bd_server *srv);
 struct bd_usage *bd_server_usage(bd_server *srv);
 /* The job runner that a submitted job wakes (NULL: none; jobs wait for a runner). */
 void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner);
+/* The lookup log that identity searches are noted in (auth/lookup_log.h; NULL: none, the
+ * default). Set before listening, cleared after the listener stopped. */
+struct bd_lookup_log;
+void bd_server_set_lookup_log(bd_server *srv, struct bd_lookup_log *log);
 /* One round of the key refresh, on the calling thread's connection of the read pool (dropped
  * after a failure, so the next round opens a new one). */
 void bd_server_refresh_keys(bd_server *srv);

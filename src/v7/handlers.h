@@ -25,9 +25,22 @@ void bd_handle_usage(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_watches(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_watch(struct bd_server *srv, bd_req *rq, bd_slice id);
 void bd_handle_alerts(struct bd_server *srv, bd_req *rq, bd_slice arg);
+/* PATCH /alerts/{event_id}: an alert's triage (alert_triage.c) */
+void bd_handle_alert_triage(struct bd_server *srv, bd_req *rq, bd_slice event_id);
 /* Bulk jobs (jobs.c): POST {base}/jobs, GET {base}/jobs/{id}, GET {base}/jobs/{id}/results. */
 void bd_handle_job_submit(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_job_get(struct bd_server *srv, bd_req *rq, bd_slice id);
 void bd_handle_job_results(struct bd_server *srv, bd_req *rq, bd_slice id);
+
+/* The admin API (admin keys only, routes.h BD_ACCESS_ADMIN): tenants and their usage
+ * (admin_tenants.c), keys (admin_keys.c), the audit trail (admin_audit.c) and the lookup
+ * log (admin_lookups.c). */
+void bd_handle_admin_tenants(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_admin_tenant(struct bd_server *srv, bd_req *rq, bd_slice id);
+void bd_handle_admin_tenant_usage(struct bd_server *srv, bd_req *rq, bd_slice id);
+void bd_handle_admin_keys(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_admin_key(struct bd_server *srv, bd_req *rq, bd_slice id);
+void bd_handle_admin_audit(struct bd_server *srv, bd_req *rq, bd_slice arg);
+void bd_handle_admin_lookups(struct bd_server *srv, bd_req *rq, bd_slice arg);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "v7/handlers.h"
+#include "auth/lookup_log.h"
 #include "auth/scope.h"
 #include "core/log.h"
 #include "core/uuid.h"
@@ -85,6 +86,34 @@ static int take_identity(void *ctx, size_t index, bd_slice v)
         return 1;
     }
     return 0;
+}
+
+/* Logs every identity of a stored job in the lookup log, a chunk per transaction, straight
+ * to the store (a job holds more than the log's buffer). A failure is said, not the job's. */
+static void log_lookups(bd_server *srv, bd_req *rq, bd_store *writer, const bd_job_row *j,
+                        const bd_slice *chunks, size_t nchunks)
+{
+    if (!srv->lookups)
+        return;
+    bd_slice keys[BD_JOB_CHUNK];
+    bd_result r = BD_OK;
+    for (size_t c = 0; c < nchunks && r == BD_OK; c++) {
+        const uint8_t *p = (const uint8_t *)chunks[c].ptr, *end = p + chunks[c].len;
+        size_t n = 0;
+        while (end - p >= 2 && n < BD_JOB_CHUNK) {
+            size_t len = (size_t)p[0] | (size_t)p[1] << 8;
+            if (len > (size_t)(end - p) - 2)
+                break;
+            keys[n++] = (bd_slice){(const char *)p + 2, len};
+            p += 2 + len;
+        }
+        r = bd_lookup_log_write_many(writer, rq->secret, j->created_at, j->key_id, j->type, keys,
+                                     n);
+    }
+    if (r != BD_OK)
+        bd_log_for_request(BD_LOG_WARN, "lookups", rq->request_id,
+                           "the job's identities could not be written to the lookup log (%s)",
+                           bd_result_str(r));
 }
 
 static const char *status_name(bd_job_status s)
@@ -313,6 +342,7 @@ void bd_handle_job_submit(bd_server *srv, bd_req *rq, bd_slice arg)
         bd_reply_store_error(rq, r);
         goto out;
     }
+    log_lookups(srv, rq, writer, &j, chunks, s->nchunks);
     bd_job_runner_poke(srv->runner);
     snprintf(rq->location, sizeof rq->location, "%s/jobs/%s", srv->base, j.uuid);
     write_job(srv, rq, &j, 202);

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 
 #include "v7/handlers.h"
+#include "auth/lookup_log.h"
 #include "auth/token.h"
 #include "http/accept.h"
 #include "http/scope.h"
@@ -333,6 +334,8 @@ static bool read_token(bd_req *rq, search *s, bd_slice text, int64_t now)
 
 void bd_note_account(bd_req *rq, int type, bd_slice key)
 {
+    if (rq->lookups) /* who searched for whom: the lookup log (auth/lookup_log.h) */
+        bd_lookup_log_note(rq->lookups, rq->secret, rq->now_us / 1000000, rq->key.id, type, key);
     if (!rq->log_account)
         return;
     /* The log names the searched account only by a keyed hash (type and lookup key). */

@@ -28,13 +28,21 @@ class OpenApi(ServerTest):
             "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
+            "/api/v3/subscribeddomains",
             "/range/{prefix}", "/usage", "/status", "/changes", "/watches", "/watches/{id}",
-            "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results"]))
+            "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results", "/admin/tenants",
+            "/admin/tenants/{id}", "/admin/tenants/{id}/usage", "/admin/keys",
+            "/admin/keys/{id}", "/admin/audit", "/admin/lookups"]))
         # the methods each path answers besides GET (and HEAD), and their success status
-        writes = {"/watches": ["post"], "/watches/{id}": ["delete"], "/jobs": ["post"]}
-        created = {"/watches": "201", "/jobs": "202"}
+        writes = {"/watches": ["post"], "/watches/{id}": ["delete"], "/jobs": ["post"],
+                  "/admin/tenants": ["post"], "/admin/tenants/{id}": ["patch", "delete"],
+                  "/admin/keys": ["post"], "/admin/keys/{id}": ["patch", "delete"],
+                  "/admin/lookups": ["post"]}
+        created = {"/watches": "201", "/jobs": "202", "/admin/tenants": "201",
+                   "/admin/keys": "201", "/admin/lookups": "200"}
+        no_get = ("/watches/{id}", "/jobs", "/admin/lookups")
         for path, item in DOC["paths"].items():
-            ops = writes.get(path, []) + (["get"] if path not in ("/watches/{id}", "/jobs") else [])
+            ops = writes.get(path, []) + (["get"] if path not in no_get else [])
             self.assertEqual(sorted(item), sorted(ops + ["options"] + (["servers"] if "servers" in item else [])), path)
             for op in ops:
                 ok = created[path] if op == "post" else "204" if op == "delete" else "200"

@@ -1,0 +1,172 @@
+/* The lookup log's buffer (auth/lookup_log.h). */
+#include "auth/lookup_log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sodium.h>
+
+#include "auth/secret.h"
+#include "ingest/normalize.h"
+
+#define MANY_BATCH 4096 /* rows per transaction of bd_lookup_log_write_many */
+
+struct bd_lookup_log {
+    pthread_mutex_t lock; /* filling, n, dropped, woken */
+    pthread_cond_t cond;
+    bd_lookup_row *filling; /* what requests note into */
+    size_t n;
+    int64_t dropped;
+    bool woken;
+    pthread_mutex_t flush_lock; /* writing, wn */
+    bd_lookup_row *writing;     /* what a flush writes; kept after a failure */
+    size_t wn;
+};
+
+bd_lookup_log *bd_lookup_log_new(void)
+{
+    bd_lookup_log *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->filling = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->filling);
+    l->writing = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->writing);
+    if (!l->filling || !l->writing) {
+        free(l->filling);
+        free(l->writing);
+        free(l);
+        return NULL;
+    }
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->cond, NULL);
+    pthread_mutex_init(&l->flush_lock, NULL);
+    return l;
+}
+
+void bd_lookup_log_free(bd_lookup_log *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->cond);
+    pthread_mutex_destroy(&l->flush_lock);
+    free(l->filling);
+    free(l->writing);
+    free(l);
+}
+
+void bd_lookup_hash(const uint8_t *secret, int type, bd_slice key, uint8_t out[32])
+{
+    char text[32 + BD_NORM_MAX + 1];
+    const char *name = bd_id_type_name((bd_id_type)type);
+    size_t nl = strlen(name);
+    size_t kl = key.len <= BD_NORM_MAX ? key.len : BD_NORM_MAX;
+    memcpy(text, name, nl);
+    text[nl] = ':';
+    if (kl)
+        memcpy(text + nl + 1, key.ptr, kl);
+    bd_keyed_hash(secret, "lookup", text, nl + 1 + kl, out);
+    sodium_memzero(text, nl + 1 + kl); /* a password's keyed hash, maybe */
+}
+
+void bd_lookup_log_note(bd_lookup_log *l, const uint8_t *secret, int64_t at, int64_t key_id,
+                        int type, bd_slice key)
+{
+    bd_lookup_row row = {.at = at, .key_id = key_id, .type = type};
+    bd_lookup_hash(secret, type, key, row.hash); /* outside the lock */
+    pthread_mutex_lock(&l->lock);
+    if (l->n < BD_LOOKUP_LOG_CAP) {
+        l->filling[l->n++] = row;
+        if (l->n == BD_LOOKUP_LOG_CAP / 2)
+            pthread_cond_signal(&l->cond);
+    } else {
+        l->dropped++;
+    }
+    pthread_mutex_unlock(&l->lock);
+}
+
+bd_result bd_lookup_log_flush(bd_lookup_log *l, bd_store *s, size_t *written)
+{
+    if (written)
+        *written = 0;
+    pthread_mutex_lock(&l->flush_lock);
+    bd_result r = BD_OK;
+    for (int round = 0; round < 2 && r == BD_OK; round++) {
+        if (l->wn == 0) { /* take what was noted; requests fill the emptied buffer */
+            pthread_mutex_lock(&l->lock);
+            memcpy(l->writing, l->filling, l->n * sizeof *l->filling);
+            l->wn = l->n;
+            l->n = 0;
+            pthread_mutex_unlock(&l->lock);
+        }
+        if (l->wn == 0)
+            break;
+        r = bd_store_lookup_add(s, l->writing, l->wn);
+        if (r == BD_OK) {
+            if (written)
+                *written += l->wn;
+            l->wn = 0;
+        }
+        /* a kept failure's rows went first: the second round takes what came since */
+    }
+    pthread_mutex_unlock(&l->flush_lock);
+    return r;
+}
+
+bd_result bd_lookup_log_write_many(bd_store *s, const uint8_t *secret, int64_t at, int64_t key_id,
+                                   int type, const bd_slice *keys, size_t n)
+{
+    bd_lookup_row *rows = malloc((n < MANY_BATCH ? n : MANY_BATCH) * sizeof *rows + 1);
+    if (!rows)
+        return BD_ERR_NOMEM;
+    bd_result r = BD_OK;
+    for (size_t i = 0; i < n && r == BD_OK;) {
+        size_t m = 0;
+        for (; i < n && m < MANY_BATCH; i++, m++) {
+            rows[m] = (bd_lookup_row){.at = at, .key_id = key_id, .type = type};
+            bd_lookup_hash(secret, type, keys[i], rows[m].hash);
+        }
+        r = bd_store_lookup_add(s, rows, m);
+    }
+    free(rows);
+    return r;
+}
+
+bool bd_lookup_log_wait(bd_lookup_log *l, long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&l->lock);
+    int rc = 0;
+    while (!l->woken && l->n < BD_LOOKUP_LOG_CAP / 2 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&l->cond, &l->lock, &until);
+    bool woke = rc != ETIMEDOUT;
+    l->woken = false;
+    pthread_mutex_unlock(&l->lock);
+    return woke;
+}
+
+void bd_lookup_log_wake(bd_lookup_log *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->woken = true;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+int64_t bd_lookup_log_take_dropped(bd_lookup_log *l)
+{
+    pthread_mutex_lock(&l->lock);
+    int64_t d = l->dropped;
+    l->dropped = 0;
+    pthread_mutex_unlock(&l->lock);
+    return d;
+}

@@ -1,0 +1,177 @@
+/* The lookup log's buffer (auth/lookup_log.h) on every backend: what requests note is written
+ * by a flush, found by its hash, kept after a failed flush, bounded (the rest counted as
+ * dropped), and safe from many threads at once; its hash separates types and depends on the
+ * secret. */
+#include <pthread.h>
+
+#include "auth/lookup_log.h"
+#include "ingest/normalize.h"
+#include "store_fixture.h"
+
+static const uint8_t SECRET[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+static const uint8_t OTHER_SECRET[32] = {9, 8, 7};
+
+static int count_rows(void *ctx, const bd_lookup_row *r)
+{
+    (void)r;
+    (*(int64_t *)ctx)++;
+    return 0;
+}
+
+static int64_t found(bd_store *s, int type, const char *key)
+{
+    uint8_t h[32];
+    bd_lookup_hash(SECRET, type, bd_slice_from(key), h);
+    int64_t n = 0;
+    CHECK_INT(bd_store_lookup_find(s, h, 1000000, count_rows, &n), BD_OK);
+    return n;
+}
+
+TEST(test_hash_separates_types_values_and_secrets)
+{
+    uint8_t a[32], b[32], c[32], d[32], e[32];
+    bd_lookup_hash(SECRET, BD_ID_EMAIL, BD_SLICE_LIT("a@b.example"), a);
+    bd_lookup_hash(SECRET, BD_ID_EMAIL, BD_SLICE_LIT("a@b.example"), b);
+    bd_lookup_hash(SECRET, BD_ID_USERNAME, BD_SLICE_LIT("a@b.example"), c);
+    bd_lookup_hash(OTHER_SECRET, BD_ID_EMAIL, BD_SLICE_LIT("a@b.example"), d);
+    bd_lookup_hash(SECRET, BD_ID_EMAIL, BD_SLICE_LIT("a@c.example"), e);
+    CHECK(memcmp(a, b, 32) == 0);
+    CHECK(memcmp(a, c, 32) != 0);
+    CHECK(memcmp(a, d, 32) != 0);
+    CHECK(memcmp(a, e, 32) != 0);
+}
+
+TEST(test_noted_searches_are_written_by_a_flush_and_found_by_hash)
+{
+    bd_store *s = fresh();
+    bd_lookup_log *l = bd_lookup_log_new();
+    CHECK(l != NULL);
+    if (!s || !l)
+        return;
+    bd_lookup_log_note(l, SECRET, 1000, 7, BD_ID_EMAIL, BD_SLICE_LIT("a@b.example"));
+    bd_lookup_log_note(l, SECRET, 1001, 8, BD_ID_EMAIL, BD_SLICE_LIT("a@b.example"));
+    bd_lookup_log_note(l, SECRET, 1002, 8, BD_ID_USERNAME, BD_SLICE_LIT("a@b.example"));
+    CHECK_INT(found(s, BD_ID_EMAIL, "a@b.example"), 0); /* not before the flush */
+    size_t written = 99;
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+    CHECK_INT(written, 3);
+    CHECK_INT(found(s, BD_ID_EMAIL, "a@b.example"), 2);
+    CHECK_INT(found(s, BD_ID_USERNAME, "a@b.example"), 1);
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK); /* nothing new */
+    CHECK_INT(written, 0);
+    CHECK_INT(found(s, BD_ID_EMAIL, "a@b.example"), 2);
+    bd_lookup_log_free(l);
+}
+
+TEST(test_write_many_and_expire)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    bd_slice keys[5000];
+    for (size_t i = 0; i < 5000; i++)
+        keys[i] = i % 2 ? BD_SLICE_LIT("odd@x.example") : BD_SLICE_LIT("even@x.example");
+    CHECK_INT(bd_lookup_log_write_many(s, SECRET, 500, 3, BD_ID_EMAIL, keys, 5000), BD_OK);
+    CHECK_INT(found(s, BD_ID_EMAIL, "odd@x.example"), 2500);
+    CHECK_INT(found(s, BD_ID_EMAIL, "even@x.example"), 2500);
+    bd_lookup_log *l = bd_lookup_log_new();
+    bd_lookup_log_note(l, SECRET, 900, 3, BD_ID_EMAIL, BD_SLICE_LIT("odd@x.example"));
+    CHECK_INT(bd_lookup_log_flush(l, s, NULL), BD_OK);
+    int64_t deleted = 0;
+    CHECK_INT(bd_store_lookup_expire(s, 600, &deleted), BD_OK);
+    CHECK_INT(deleted, 5000);
+    CHECK_INT(found(s, BD_ID_EMAIL, "odd@x.example"), 1);
+    CHECK_INT(found(s, BD_ID_EMAIL, "even@x.example"), 0);
+    bd_lookup_log_free(l);
+}
+
+TEST(test_a_full_buffer_drops_and_counts_the_rest)
+{
+    bd_store *s = fresh();
+    bd_lookup_log *l = bd_lookup_log_new();
+    if (!s || !l)
+        return;
+    for (int i = 0; i < BD_LOOKUP_LOG_CAP + 10; i++)
+        bd_lookup_log_note(l, SECRET, 1, 1, BD_ID_EMAIL, BD_SLICE_LIT("full@x.example"));
+    CHECK_INT(bd_lookup_log_take_dropped(l), 10);
+    CHECK_INT(bd_lookup_log_take_dropped(l), 0);
+    CHECK(bd_lookup_log_wait(l, 5000)); /* half full: no wait */
+    size_t written = 0;
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+    CHECK_INT(written, BD_LOOKUP_LOG_CAP);
+    CHECK_INT(found(s, BD_ID_EMAIL, "full@x.example"), BD_LOOKUP_LOG_CAP);
+    CHECK(!bd_lookup_log_wait(l, 20)); /* empty: the timeout */
+    bd_lookup_log_wake(l);
+    CHECK(bd_lookup_log_wait(l, 5000));
+    bd_lookup_log_free(l);
+}
+
+TEST(test_a_failed_flush_keeps_its_rows)
+{
+    bd_store *s = fresh();
+    bd_lookup_log *l = bd_lookup_log_new();
+    if (!s || !l)
+        return;
+    bd_store *ro = open_uri(fresh_uri(), BD_STORE_READ); /* refuses every write */
+    if (!ro)
+        return;
+    bd_lookup_log_note(l, SECRET, 5, 1, BD_ID_EMAIL, BD_SLICE_LIT("kept@x.example"));
+    size_t written = 9;
+    CHECK(bd_lookup_log_flush(l, ro, &written) != BD_OK);
+    CHECK_INT(written, 0);
+    bd_lookup_log_note(l, SECRET, 6, 1, BD_ID_EMAIL, BD_SLICE_LIT("kept@x.example"));
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+    CHECK_INT(written, 2);
+    CHECK_INT(found(s, BD_ID_EMAIL, "kept@x.example"), 2);
+    bd_lookup_log_free(l);
+}
+
+#define THREADS 4
+#define PER_THREAD 5000
+
+static void *noter(void *arg)
+{
+    bd_lookup_log *l = arg;
+    for (int i = 0; i < PER_THREAD; i++)
+        bd_lookup_log_note(l, SECRET, i, 2, BD_ID_EMAIL, BD_SLICE_LIT("many@x.example"));
+    return NULL;
+}
+
+TEST(test_threads_note_while_a_flush_writes)
+{
+    bd_store *s = fresh();
+    bd_lookup_log *l = bd_lookup_log_new();
+    if (!s || !l)
+        return;
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, noter, l);
+    size_t total = 0, written;
+    for (int round = 0; round < 5; round++) {
+        CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+        total += written;
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+    total += written;
+    CHECK_INT(total, THREADS * PER_THREAD);
+    CHECK_INT(found(s, BD_ID_EMAIL, "many@x.example"), THREADS * PER_THREAD);
+    CHECK_INT(bd_lookup_log_take_dropped(l), 0);
+    bd_lookup_log_free(l);
+}
+
+static void suite(void)
+{
+    RUN_CONTRACT(test_hash_separates_types_values_and_secrets);
+    RUN_CONTRACT(test_noted_searches_are_written_by_a_flush_and_found_by_hash);
+    RUN_CONTRACT(test_write_many_and_expire);
+    RUN_CONTRACT(test_a_full_buffer_drops_and_counts_the_rest);
+    RUN_CONTRACT(test_a_failed_flush_keeps_its_rows);
+    RUN_CONTRACT(test_threads_note_while_a_flush_writes);
+}
+
+int main(void)
+{
+    return fx_main(suite);
+}
