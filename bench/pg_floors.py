@@ -11,7 +11,6 @@ targets (issues 14 and 16), measured in the same run as breachd and the nginx ce
   real table built, ANALYZE. breachctl's --bulk does that and more (reads, parses, hashes
   and sends every row; removes duplicates; counts; the change log).
 Standard library only."""
-import hashlib
 import json
 import os
 import re
@@ -19,29 +18,43 @@ import subprocess
 import time
 
 # The statement of a scenario-1 request (/v7/breach-search?type=email&number_of_records=1):
-# src/store/pg/records.c, pg_record_search, for an email and a first page; the limit is the
-# page size plus one (src/v7/search.c).
-S1_SQL = ("SELECT r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
-          "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, "
-          "r.password_hash, r.ssn_masked, r.other_attributes, r.severity, r.breach_id, "
-          "(SELECT value FROM meta WHERE key = 'data_version'), "
-          "(SELECT count(*) FROM records r WHERE r.email = $1 AND r.ok = $2) "
-          "FROM records r WHERE r.email = $1 AND r.ok = $2 "
-          "ORDER BY r.breach_date DESC, r.id DESC LIMIT $3")
+# src/store/pg/records.c, EMAIL_FIRST (an email search without filters, a first page, on a
+# store whose searches are not routed); the limit is the page size plus one
+# (src/v7/search.c).
+S1_COLUMNS = ("r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, "
+              "r.email_domain, r.phone_number, r.ip_address, r.bitcoin_address, "
+              "r.password_masked, r.password_hash, r.ssn_masked, r.other_attributes, "
+              "r.severity, r.breach_id")
+S1_SQL = ("SELECT " + S1_COLUMNS + ", (SELECT value FROM meta WHERE key = 'data_version'), "
+          "count(*) OVER () FROM records r WHERE r.email = $1 "
+          "ORDER BY r.breach_date DESC, r.id DESC LIMIT $2")
+# The same lookups S1_BATCH emails at a time, in one statement (unnest of the keys, LATERAL
+# per key, each key's rows tagged with its position): the statement a dispatcher batching
+# the lookups waiting at one moment would send (issue 31); its floor is in lookups per
+# second (statements times S1_BATCH).
+S1_BATCH = 16
+S1_BATCH_SQL = ("SELECT k.i, r.*, (SELECT value FROM meta WHERE key = 'data_version') "
+                "FROM unnest($1::text[]) WITH ORDINALITY AS k(e, i) CROSS JOIN LATERAL "
+                "(SELECT " + S1_COLUMNS + ", count(*) OVER () FROM records r "
+                "WHERE r.email = k.e ORDER BY r.breach_date DESC, r.id DESC LIMIT $2) r")
 
 # The statement of a range request: src/store/pg/ranges.c, RANGE_GET.
 RANGE_SQL = "SELECT hashes FROM password_ranges WHERE bucket = $1"
 
 
-def email_owner_key(email):
-    """src/store/pg/owner.c, pg_email_owner_key."""
-    return hashlib.sha256(b"email:" + email.encode()).digest()[:16]
-
-
 def write_s1_params(emails, path):
     with open(path, "w") as f:
         for e in emails:
-            f.write("%s\t%s\t2\n" % (e, email_owner_key(e).hex()))  # ok is a uuid
+            f.write("%s\t2\n" % e)
+    return path
+
+
+def write_s1_batch_params(emails, path, n=S1_BATCH):
+    """S1_BATCH_SQL's parameters: n emails as an array literal (the corpus's emails need no
+    quoting), then the limit."""
+    with open(path, "w") as f:
+        for i in range(0, len(emails) - n + 1, n):
+            f.write("{%s}\t2\n" % ",".join(emails[i:i + n]))
     return path
 
 
@@ -148,3 +161,51 @@ def load(uri, tables, workdir):
         _psql(uri, "DROP TABLE %s" % copy)
         os.unlink(path)
     return {"tables": out, "seconds": round(total, 2)}
+
+
+def main():
+    """Scenario 1's floor alone, one lookup per statement and batched, on a store already
+    loaded (e.g. a kept bench work directory's):
+        pg_floors.py --floor-bin build/pg_floor --uri URI --emails emails.txt [--db-pid PID]
+    prints one JSON object: per variant the median run's statements and lookups per second
+    and PostgreSQL's CPU microseconds per lookup (with --db-pid, the postmaster's)."""
+    import argparse
+    import tempfile
+    ap = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    ap.add_argument("--floor-bin", required=True)
+    ap.add_argument("--uri", required=True)
+    ap.add_argument("--emails", required=True)
+    ap.add_argument("--db-pid", type=int)
+    ap.add_argument("--seconds", type=int, default=4)
+    ap.add_argument("--connections", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5, help="alternating rounds; medians")
+    a = ap.parse_args()
+    with open(a.emails) as f:
+        emails = [l.strip() for l in f if l.strip()]
+    tmp = tempfile.mkdtemp()
+    variants = {"one": (S1_SQL, write_s1_params(emails, os.path.join(tmp, "one.tsv")), 1),
+                "batch%d" % S1_BATCH: (S1_BATCH_SQL, write_s1_batch_params(
+                    emails, os.path.join(tmp, "batch.tsv")), S1_BATCH)}
+    runs = {k: [] for k in variants}
+    for _ in range(a.runs):
+        for k, (sql, params, n) in variants.items():
+            runs[k].append(serve(a.floor_bin, a.uri, sql, params, a.seconds, a.connections,
+                                 1, a.db_pid))
+    out = {}
+    for k, rs in runs.items():
+        n = variants[k][2]
+        med = sorted(rs, key=lambda x: x["per_second"])[len(rs) // 2]
+        o = {"statements_per_s": med["per_second"], "lookups_per_s": round(med["per_second"] * n),
+             "per_second_runs": [x["per_second"] for x in rs]}
+        if a.db_pid:
+            o["postgres_us_per_lookup"] = round(sorted(
+                1e6 * x["db_cores"] / (x["per_second"] * n) for x in rs)[len(rs) // 2], 1)
+        out[k] = o
+    for p in os.listdir(tmp):
+        os.unlink(os.path.join(tmp, p))
+    os.rmdir(tmp)
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

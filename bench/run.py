@@ -620,6 +620,26 @@ class Bench:
             med = dict(sorted(runs, key=lambda x: x["per_second"])[len(runs) // 2])
             med["runs"] = runs
             out["by_connections"][str(conns)] = med
+        # The same lookups pg_floors.S1_BATCH to a statement, with as many connections as
+        # breachd holds: the floor a dispatcher batching the lookups waiting at one moment
+        # into one statement would move to (issue 31).
+        bparams = pg_floors.write_s1_batch_params(
+            self.lines("emails.txt"), os.path.join(self.work, "pg-s1-batch-params.tsv"))
+        log("PostgreSQL alone: scenario 1's lookups %d to a statement, %d connections, "
+            "%d round(s)" % (pg_floors.S1_BATCH, a.threads, a.ratio_runs))
+        runs = [pg_floors.serve(self.floor_bin, db, pg_floors.S1_BATCH_SQL, bparams,
+                                a.duration, a.threads, min(a.threads, a.wrk_threads),
+                                self.db_pid)
+                for _ in range(a.ratio_runs)]
+        for x in runs:
+            log("  batch  %9.0f lookups/s  postgres cores %.2f  client cores %.2f"
+                % (x["per_second"] * pg_floors.S1_BATCH, x["db_cores"], x["client_cores"]))
+        med = dict(sorted(runs, key=lambda x: x["per_second"])[len(runs) // 2])
+        out["batch"] = {"per_statement": pg_floors.S1_BATCH,
+                        "lookups_per_s": round(med["per_second"] * pg_floors.S1_BATCH),
+                        "postgres_us_per_lookup": round(
+                            1e6 * med["db_cores"] / (med["per_second"] * pg_floors.S1_BATCH), 1),
+                        "runs": runs}
         best = max(out["by_connections"].values(), key=lambda x: x["per_second"])
         ngx = self.r["nginx"]
         us = lambda cores, rate: 1e6 * cores / rate
