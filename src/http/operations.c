@@ -30,8 +30,8 @@ void bd_handle_health(bd_server *srv, bd_req *rq, bd_slice arg)
     bd_reply_finish(rq);
 }
 
-/* The build, the jobs this process ended, and the store's data version and last import
- * (left out when the store cannot be read: the scrape still answers). */
+/* The build, the jobs this process ended, and from the store its queues, data version and
+ * last import (left out when the store cannot be read: the scrape still answers). */
 static bd_result write_operations(bd_req *rq)
 {
     bd_job_counts jobs;
@@ -52,9 +52,22 @@ static bd_result write_operations(bd_req *rq)
         bd_store_read_end(rq->store);
         return r;
     }
+    bd_store_queues qd;
     bd_result sr = bd_store_status_get(rq->store, &st);
+    bd_result qr = bd_store_queue_depths(rq->store, &qd);
     bd_store_read_end(rq->store);
-    if (sr != BD_OK)
+    if (qr == BD_OK)
+        r = bd_buf_printf(rq->body,
+                          "# HELP breachd_jobs_waiting Bulk jobs queued or running, in the "
+                          "store (every instance's).\n"
+                          "# TYPE breachd_jobs_waiting gauge\n"
+                          "breachd_jobs_waiting %lld\n"
+                          "# HELP breachd_alerts_pending Webhook alerts not yet delivered or "
+                          "given up, in the store (due or waiting for a retry).\n"
+                          "# TYPE breachd_alerts_pending gauge\n"
+                          "breachd_alerts_pending %lld\n",
+                          (long long)qd.jobs_waiting, (long long)qd.alerts_pending);
+    if (sr != BD_OK || r != BD_OK)
         return r;
     r = bd_buf_printf(rq->body,
                       "# HELP breachd_data_version The store's data version (GET /v7/status).\n"

@@ -370,6 +370,11 @@ bd_result bd_store_status_get(bd_store *s, bd_store_status *out)
     return s->ops->status_get(s, out);
 }
 
+bd_result bd_store_queue_depths(bd_store *s, bd_store_queues *out)
+{
+    return s->ops->queue_depths(s, out);
+}
+
 bd_result bd_store_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id)
 {
     if (w->type < 0 || w->type >= BD_WATCH_TYPES || !w->key.ptr || !w->url.ptr || !w->secret.ptr)

@@ -970,6 +970,14 @@ typedef struct {
  * grows with the log (a row per breach per committed batch), not with the corpus. */
 bd_result bd_store_status_get(bd_store *s, bd_store_status *out);
 
+/* What waits in the store's queues, for /metrics: bulk jobs queued or running, and alerts
+ * pending delivery (due or waiting for a retry). Two counts, each read from an index. */
+typedef struct {
+    int64_t jobs_waiting;
+    int64_t alerts_pending;
+} bd_store_queues;
+bd_result bd_store_queue_depths(bd_store *s, bd_store_queues *out);
+
 /* ---- statistics -------------------------------------------------------------------- */
 
 bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,

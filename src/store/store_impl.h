@@ -74,6 +74,7 @@ typedef struct bd_store_ops {
     bd_result (*changes)(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx);
     bd_result (*change_version)(bd_store *s, int64_t *version);
     bd_result (*status_get)(bd_store *s, bd_store_status *out);
+    bd_result (*queue_depths)(bd_store *s, bd_store_queues *out);
     bd_result (*range_get)(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
                            void *ctx);
     bd_result (*range_load)(bd_store *s, bd_range_mode mode, const uint8_t *hash,

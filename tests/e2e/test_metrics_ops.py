@@ -91,13 +91,16 @@ class OperationsMetrics(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(value(metrics(self.srv), 'breachd_jobs_finished_total{outcome="done"}'),
                          done + 1)
+        text = metrics(self.srv)
+        self.assertEqual(value(text, "breachd_jobs_waiting"), 0)  # in the store: none left
+        self.assertEqual(value(text, "breachd_alerts_pending"), 0)
 
     @unittest.skipUnless(shutil.which("promtool"), "promtool (Debian: prometheus) not installed")
     def test_alert_rules_check_and_name_exported_metrics(self):
         p = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True,
                            timeout=60)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn(b"SUCCESS: 10 rules found", p.stdout)
+        self.assertIn(b"SUCCESS: 11 rules found", p.stdout)
         exported = exported_names(metrics(self.srv)) | CONDITIONAL
         with open(RULES) as f:
             rules = f.read()

@@ -67,6 +67,7 @@ const bd_store_ops bd_pg_ops = {
     .changes = pg_changes_list,
     .change_version = pg_change_version,
     .status_get = pg_status_get,
+    .queue_depths = pg_queue_depths,
     .take_late_duplicates = pg_take_late_duplicates,
     .range_get = pg_range_get,
     .range_load = pg_range_load,

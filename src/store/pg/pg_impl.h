@@ -401,6 +401,8 @@ bd_result pg_change_breach(pg_store *p, bd_change_kind kind, const char *uuid, i
 bd_result pg_changes_list(bd_store *s, int64_t after, int limit, bd_change_cb cb, void *ctx);
 bd_result pg_change_version(bd_store *s, int64_t *version);
 bd_result pg_status_get(bd_store *s, bd_store_status *out);
+/* queues.c */
+bd_result pg_queue_depths(bd_store *s, bd_store_queues *out);
 
 /* The operations, by file. */
 bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);

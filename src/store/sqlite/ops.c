@@ -67,6 +67,7 @@ const bd_store_ops bd_sqlite_ops = {
     .changes = sq_changes,
     .change_version = sq_change_version,
     .status_get = sq_status_get,
+    .queue_depths = sq_queue_depths,
     .take_late_duplicates = sq_take_late_duplicates,
     .range_get = sq_range_get,
     .range_load = sq_range_load,

@@ -341,6 +341,8 @@ bd_result sq_backup(bd_store *base, const char *dest, int dest_fd);
 bd_result sq_changes(bd_store *base, int64_t after, int limit, bd_change_cb cb, void *ctx);
 bd_result sq_change_version(bd_store *base, int64_t *version);
 bd_result sq_status_get(bd_store *base, bd_store_status *out);
+/* queues.c */
+bd_result sq_queue_depths(bd_store *base, bd_store_queues *out);
 
 /* The operations table of ops.c, and the two members conn.c implements beside opening. */
 extern const bd_store_ops bd_sqlite_ops;
