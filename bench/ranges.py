@@ -193,7 +193,8 @@ def serve(a, db, work, extra=(), floor_uri=None, snapshot=False):
         out["snapshot_bytes"] = os.path.getsize(os.path.join(work, "snapshot", "ranges.snapshot"))
     try:
         for k in range(a.runs):
-            b = wrk(port, work, a.duration, a.connections, "breachd-%d" % (k + 1), work)
+            b = wrk(port, work, a.duration, a.connections, "breachd-%d" % (k + 1), work,
+                    server_pid=srv.pid)
             n = wrk(ngx_port, work, a.duration, a.connections, "nginx-%d" % (k + 1), work,
                     server_pid=ngx.pid)
             out["runs"].append({"breachd": b, "nginx": n, "ratio": round(b["rps"] / n["rps"], 3)})
@@ -205,6 +206,11 @@ def serve(a, db, work, extra=(), floor_uri=None, snapshot=False):
             p.wait()
     ratios = sorted(r["ratio"] for r in out["runs"])
     out["ratio_median"] = ratios[len(ratios) // 2]
+    # CPU per request, server side, medians: what the load of other processes moves least
+    med = lambda side: sorted(r[side]["cpu_us"]["server"] for r in out["runs"])[len(out["runs"]) // 2]
+    out["server_cpu_us"] = {"breachd": med("breachd"), "nginx": med("nginx")}
+    log("  server CPU per request (medians): breachd %.1f us, nginx %.1f us"
+        % (out["server_cpu_us"]["breachd"], out["server_cpu_us"]["nginx"]))
     if floor_uri:
         out["floor"] = range_floor(a, floor_uri, prefixes, work, out)
     return out

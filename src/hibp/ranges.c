@@ -4,8 +4,8 @@
  * with zero-count lines of random suffixes up to a random 800..1,000 lines. The lines are
  * written straight into the worker's response buffer; padding uses a per-thread table.
  *
- * On PostgreSQL the buckets come from the local snapshot (store/range_snapshot.h) once one
- * is published, else from the store. Every answer carries the range version it was read at
+ * On PostgreSQL the answers come already written from the local snapshot
+ * (store/range_snapshot.h) once one is published (one copy), else from the store. Every answer carries the range version it was read at
  * as its ETag (weak: gzip and padding change the bytes, not the answer), and a request whose
  * If-None-Match holds it gets 304 without a read; with --range-auth none the answer is the
  * same for every client, so a shared cache (CDN, proxy) may keep it for RANGE_MAX_AGE. */
@@ -41,47 +41,13 @@ typedef struct {
     bd_result r;
 } range_writer;
 
-/* Each byte as two upper-case hex digits. */
-/* clang-format off */
-static const char BYTE_HEX[256][2] = {
-#define ROW(h) \
-    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
-    {h, '8'}, {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
-    ROW('0'), ROW('1'), ROW('2'), ROW('3'), ROW('4'), ROW('5'), ROW('6'), ROW('7'),
-    ROW('8'), ROW('9'), ROW('A'), ROW('B'), ROW('C'), ROW('D'), ROW('E'), ROW('F'),
-#undef ROW
-};
-/* clang-format on */
-
-/* Writes the hash's hex digits from the sixth on (the low half of byte 2, then whole
- * bytes): digits is odd, 35 or 27. */
-static void suffix_hex(const uint8_t *hash, size_t digits, char *out)
-{
-    out[0] = HEX[hash[2] & 0xF];
-    for (size_t i = 3, n = 1; n < digits; i++, n += 2)
-        memcpy(out + n, BYTE_HEX[hash[i]], 2);
-}
-
-/* One line per hash, CRLF before every line but the first, appended in one piece: this is
- * most of a range request's own CPU (a bucket of 100 hashes is 100 lines). */
+/* One line per hash (store/range_snapshot.h writes it): this is most of a range request's
+ * own CPU when the bucket comes from the store (a bucket of 100 hashes is 100 lines). */
 static int write_line(void *ctx, const uint8_t *hash, uint32_t count)
 {
     range_writer *w = ctx;
-    char line[2 + SUFFIX_MAX + 1 + 24], num[24];
-    size_t n = w->lines > 0 ? 2 : 0;
-    memcpy(line, "\r\n", 2);
-    suffix_hex(hash, w->digits, line + n);
-    n += w->digits;
-    line[n++] = ':';
-    if (count < 10) {
-        line[n++] = (char)('0' + count);
-    } else {
-        const char *c = bd_i64_text(count, num);
-        size_t cl = (size_t)(num + sizeof num - 1 - c);
-        memcpy(line + n, c, cl);
-        n += cl;
-    }
-    w->r = bd_buf_append(w->out, line, n);
+    w->r = bd_range_line_append(w->out, w->digits == 35 ? BD_RANGE_SHA1 : BD_RANGE_NTLM, hash,
+                                count, w->lines == 0);
     w->lines++;
     return w->r != BD_OK;
 }
@@ -202,9 +168,16 @@ void bd_handle_range(struct bd_server *srv, bd_req *rq, bd_slice prefix_text)
                  bd_etag_matches(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
                                                              "If-None-Match"),
                                  tag);
-    if (r == BD_OK && !fresh)
-        r = snap ? bd_range_snapshot_get(snap, mode, (uint32_t)prefix, write_line, &w)
-                 : bd_store_range_get(rq->store, mode, (uint32_t)prefix, write_line, &w);
+    if (r == BD_OK && !fresh && snap) { /* the answer as written: one copy */
+        bd_slice text;
+        uint32_t lines;
+        r = bd_range_snapshot_get(snap, mode, (uint32_t)prefix, &text, &lines);
+        if (r == BD_OK)
+            r = bd_buf_append(rq->body, text.ptr, text.len);
+        w.lines = lines;
+    } else if (r == BD_OK && !fresh) {
+        r = bd_store_range_get(rq->store, mode, (uint32_t)prefix, write_line, &w);
+    }
     if (snap)
         bd_range_snapshot_release(snap);
     else

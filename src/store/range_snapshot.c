@@ -18,28 +18,70 @@
 #include "core/log.h"
 #include "store/ranges.h"
 
-#define FORMAT 1u
+#define FORMAT 2u
 #define DIGEST 32
 #define WRITE_CHUNK (1u << 20)
+#define SUFFIX_MAX 35 /* hex digits after the prefix: SHA-1 35, NTLM 27 */
 
-static const char MAGIC[8] = {'B', 'D', 'R', 'S', 'N', 'A', 'P', 1};
+static const char MAGIC[8] = {'B', 'D', 'R', 'S', 'N', 'A', 'P', 2};
+
+/* ---- the answer's lines ------------------------------------------------------------ */
+
+/* Each byte as two upper-case hex digits. */
+/* clang-format off */
+static const char BYTE_HEX[256][2] = {
+#define ROW(h) \
+    {h, '0'}, {h, '1'}, {h, '2'}, {h, '3'}, {h, '4'}, {h, '5'}, {h, '6'}, {h, '7'}, \
+    {h, '8'}, {h, '9'}, {h, 'A'}, {h, 'B'}, {h, 'C'}, {h, 'D'}, {h, 'E'}, {h, 'F'}
+    ROW('0'), ROW('1'), ROW('2'), ROW('3'), ROW('4'), ROW('5'), ROW('6'), ROW('7'),
+    ROW('8'), ROW('9'), ROW('A'), ROW('B'), ROW('C'), ROW('D'), ROW('E'), ROW('F'),
+#undef ROW
+};
+/* clang-format on */
+
+/* One line per hash, CRLF before every line but the first, appended in one piece: the
+ * hash's hex digits from the sixth on (the low half of byte 2, then whole bytes). */
+bd_result bd_range_line_append(bd_buf *out, bd_range_mode mode, const uint8_t *hash,
+                               uint32_t count, bool first)
+{
+    char line[2 + SUFFIX_MAX + 1 + 24], num[24];
+    size_t digits = mode == BD_RANGE_SHA1 ? 35 : 27;
+    size_t n = first ? 0 : 2;
+    memcpy(line, "\r\n", 2);
+    line[n] = BYTE_HEX[hash[2]][1];
+    for (size_t i = 3, d = 1; d < digits; i++, d += 2)
+        memcpy(line + n + d, BYTE_HEX[hash[i]], 2);
+    n += digits;
+    line[n++] = ':';
+    if (count < 10) {
+        line[n++] = (char)('0' + count);
+    } else {
+        const char *c = bd_i64_text(count, num);
+        size_t cl = (size_t)(num + sizeof num - 1 - c);
+        memcpy(line + n, c, cl);
+        n += cl;
+    }
+    return bd_buf_append(out, line, n);
+}
 
 typedef struct {
     char magic[8];
     uint32_t format;
     uint32_t keys;
     uint64_t version;
-    uint64_t blob_bytes;
-    uint8_t blobs_digest[DIGEST];
-    uint8_t head_digest[DIGEST]; /* of this header (this field zeroed) and the table */
+    uint64_t text_bytes;
+    uint8_t text_digest[DIGEST];
+    uint8_t head_digest[DIGEST]; /* of this header (this field zeroed) and both tables */
 } file_header;
 
 _Static_assert(sizeof(file_header) == 96, "the header is 96 bytes");
 
 #define TABLE_BYTES (((size_t)BD_RANGE_SNAPSHOT_KEYS + 1) * sizeof(uint64_t))
-#define DATA_AT (sizeof(file_header) + TABLE_BYTES)
+#define LINES_BYTES ((size_t)BD_RANGE_SNAPSHOT_KEYS * sizeof(uint32_t))
+#define DATA_AT (sizeof(file_header) + TABLE_BYTES + LINES_BYTES)
 
-static void head_digest(const file_header *h, const uint64_t *table, uint8_t out[DIGEST])
+static void head_digest(const file_header *h, const uint64_t *table, const uint32_t *lines,
+                        uint8_t out[DIGEST])
 {
     file_header copy = *h;
     memset(copy.head_digest, 0, DIGEST);
@@ -47,6 +89,7 @@ static void head_digest(const file_header *h, const uint64_t *table, uint8_t out
     crypto_generichash_init(&st, NULL, 0, DIGEST);
     crypto_generichash_update(&st, (const unsigned char *)&copy, sizeof copy);
     crypto_generichash_update(&st, (const unsigned char *)table, TABLE_BYTES);
+    crypto_generichash_update(&st, (const unsigned char *)lines, LINES_BYTES);
     crypto_generichash_final(&st, out, DIGEST);
 }
 
@@ -56,10 +99,11 @@ struct bd_range_snapshot_writer {
     int fd;
     char *path, *tmp;
     uint64_t *table; /* BD_RANGE_SNAPSHOT_KEYS + 1 */
+    uint32_t *lines; /* BD_RANGE_SNAPSHOT_KEYS */
     uint32_t next;   /* keys below it have their offset */
-    uint64_t at;     /* blob bytes so far */
-    bd_buf pending;  /* blob bytes not yet written */
-    crypto_generichash_state blobs;
+    uint64_t at;     /* text bytes so far */
+    bd_buf pending;  /* text not yet written */
+    crypto_generichash_state text;
 };
 
 static bool write_all(int fd, const void *data, size_t n, off_t at)
@@ -94,6 +138,7 @@ static void writer_free(bd_range_snapshot_writer *w)
     free(w->path);
     free(w->tmp);
     free(w->table);
+    free(w->lines);
     bd_buf_free(&w->pending);
     free(w);
 }
@@ -115,7 +160,8 @@ bd_result bd_range_snapshot_writer_open(const char *path, bd_range_snapshot_writ
     w->path = strdup(path);
     w->tmp = malloc(n + 5);
     w->table = calloc((size_t)BD_RANGE_SNAPSHOT_KEYS + 1, sizeof(uint64_t));
-    if (!w->path || !w->tmp || !w->table) {
+    w->lines = calloc(BD_RANGE_SNAPSHOT_KEYS, sizeof(uint32_t));
+    if (!w->path || !w->tmp || !w->table || !w->lines) {
         writer_free(w);
         return BD_ERR_NOMEM;
     }
@@ -128,9 +174,25 @@ bd_result bd_range_snapshot_writer_open(const char *path, bd_range_snapshot_writ
         writer_free(w);
         return BD_ERR_IO;
     }
-    crypto_generichash_init(&w->blobs, NULL, 0, DIGEST);
+    crypto_generichash_init(&w->text, NULL, 0, DIGEST);
     *out = w;
     return BD_OK;
+}
+
+/* The bucket's lines after what w->pending holds. */
+typedef struct {
+    bd_range_snapshot_writer *w;
+    bd_range_mode mode;
+    uint32_t lines;
+    bd_result r;
+} bucket_text;
+
+static int add_line(void *ctx, const uint8_t *hash, uint32_t count)
+{
+    bucket_text *b = ctx;
+    b->r = bd_range_line_append(&b->w->pending, b->mode, hash, count, b->lines == 0);
+    b->lines++;
+    return b->r != BD_OK;
 }
 
 bd_result bd_range_snapshot_writer_add(bd_range_snapshot_writer *w, uint32_t key,
@@ -142,10 +204,20 @@ bd_result bd_range_snapshot_writer_add(bd_range_snapshot_writer *w, uint32_t key
         w->table[w->next++] = w->at;
     if (len == 0)
         return BD_OK;
-    crypto_generichash_update(&w->blobs, blob, len);
-    w->at += len;
-    bd_result r = bd_buf_append(&w->pending, blob, len);
-    if (r == BD_OK && w->pending.len >= WRITE_CHUNK)
+    size_t from = w->pending.len;
+    bucket_text b = {.w = w, .mode = key >> 20 ? BD_RANGE_NTLM : BD_RANGE_SHA1, .r = BD_OK};
+    bd_result r = bd_range_decode(key, blob, len, add_line, &b);
+    if (r == BD_OK)
+        r = b.r;
+    if (r != BD_OK) {
+        bd_buf_truncate(&w->pending, from);
+        return r;
+    }
+    size_t n = w->pending.len - from;
+    crypto_generichash_update(&w->text, (const unsigned char *)w->pending.data + from, n);
+    w->at += n;
+    w->lines[key] = b.lines;
+    if (w->pending.len >= WRITE_CHUNK)
         r = flush_pending(w);
     return r;
 }
@@ -177,13 +249,15 @@ bd_result bd_range_snapshot_writer_finish(bd_range_snapshot_writer *w, uint64_t 
     while (w->next <= BD_RANGE_SNAPSHOT_KEYS)
         w->table[w->next++] = w->at;
     file_header h = {.format = FORMAT, .keys = BD_RANGE_SNAPSHOT_KEYS, .version = version,
-                     .blob_bytes = w->at};
+                     .text_bytes = w->at};
     memcpy(h.magic, MAGIC, sizeof MAGIC);
-    crypto_generichash_final(&w->blobs, h.blobs_digest, DIGEST);
-    head_digest(&h, w->table, h.head_digest);
+    crypto_generichash_final(&w->text, h.text_digest, DIGEST);
+    head_digest(&h, w->table, w->lines, h.head_digest);
     bd_result r = flush_pending(w);
     if (r == BD_OK && !(write_all(w->fd, &h, sizeof h, 0) &&
                         write_all(w->fd, w->table, TABLE_BYTES, (off_t)sizeof h) &&
+                        write_all(w->fd, w->lines, LINES_BYTES,
+                                  (off_t)(sizeof h + TABLE_BYTES)) &&
                         fdatasync(w->fd) == 0 && rename(w->tmp, w->path) == 0))
         r = BD_ERR_IO;
     if (r != BD_OK) {
@@ -237,37 +311,39 @@ struct bd_range_snapshot {
     size_t size;
     const file_header *h;
     const uint64_t *table;
-    const uint8_t *blobs;
+    const uint32_t *lines;
+    const char *text;
     atomic_long refs;
 };
 
-static bool well_formed(const uint8_t *map, size_t size, bool verify_blobs)
+static bool well_formed(const uint8_t *map, size_t size, bool verify_text)
 {
     if (size < DATA_AT)
         return false;
     const file_header *h = (const file_header *)map;
     if (memcmp(h->magic, MAGIC, sizeof MAGIC) != 0 || h->format != FORMAT ||
-        h->keys != BD_RANGE_SNAPSHOT_KEYS || h->blob_bytes != size - DATA_AT)
+        h->keys != BD_RANGE_SNAPSHOT_KEYS || h->text_bytes != size - DATA_AT)
         return false;
     const uint64_t *table = (const uint64_t *)(map + sizeof *h);
+    const uint32_t *lines = (const uint32_t *)(map + sizeof *h + TABLE_BYTES);
     uint8_t d[DIGEST];
-    head_digest(h, table, d);
+    head_digest(h, table, lines, d);
     if (sodium_memcmp(d, h->head_digest, DIGEST) != 0)
         return false;
-    if (table[0] != 0 || table[BD_RANGE_SNAPSHOT_KEYS] != h->blob_bytes)
+    if (table[0] != 0 || table[BD_RANGE_SNAPSHOT_KEYS] != h->text_bytes)
         return false;
     for (uint32_t k = 0; k < BD_RANGE_SNAPSHOT_KEYS; k++)
-        if (table[k + 1] < table[k])
+        if (table[k + 1] < table[k] || (table[k + 1] == table[k]) != (lines[k] == 0))
             return false;
-    if (verify_blobs) {
-        crypto_generichash(d, DIGEST, map + DATA_AT, h->blob_bytes, NULL, 0);
-        if (sodium_memcmp(d, h->blobs_digest, DIGEST) != 0)
+    if (verify_text) {
+        crypto_generichash(d, DIGEST, map + DATA_AT, h->text_bytes, NULL, 0);
+        if (sodium_memcmp(d, h->text_digest, DIGEST) != 0)
             return false;
     }
     return true;
 }
 
-bd_result bd_range_snapshot_open(const char *path, bool verify_blobs, bd_range_snapshot **out)
+bd_result bd_range_snapshot_open(const char *path, bool verify_text, bd_range_snapshot **out)
 {
     *out = NULL;
     if (sodium_init() < 0)
@@ -288,7 +364,7 @@ bd_result bd_range_snapshot_open(const char *path, bool verify_blobs, bd_range_s
     close(fd);
     if (map == MAP_FAILED)
         return BD_ERR_IO;
-    if (!well_formed(map, (size_t)st.st_size, verify_blobs)) {
+    if (!well_formed(map, (size_t)st.st_size, verify_text)) {
         munmap(map, (size_t)st.st_size);
         return BD_ERR_STORE;
     }
@@ -301,7 +377,8 @@ bd_result bd_range_snapshot_open(const char *path, bool verify_blobs, bd_range_s
     s->size = (size_t)st.st_size;
     s->h = map;
     s->table = (const uint64_t *)(s->map + sizeof(file_header));
-    s->blobs = s->map + DATA_AT;
+    s->lines = (const uint32_t *)(s->map + sizeof(file_header) + TABLE_BYTES);
+    s->text = (const char *)s->map + DATA_AT;
     atomic_init(&s->refs, 1);
     *out = s;
     return BD_OK;
@@ -313,15 +390,15 @@ uint64_t bd_range_snapshot_version(const bd_range_snapshot *s)
 }
 
 bd_result bd_range_snapshot_get(const bd_range_snapshot *s, bd_range_mode mode, uint32_t prefix,
-                                bd_range_cb cb, void *ctx)
+                                bd_slice *text, uint32_t *lines)
 {
     if ((mode != BD_RANGE_SHA1 && mode != BD_RANGE_NTLM) || prefix > BD_RANGE_PREFIX_MAX)
         return BD_ERR_INVALID;
     uint32_t key = BD_RANGE_KEY(mode, prefix);
-    uint64_t at = s->table[key], end = s->table[key + 1];
-    if (end == at)
-        return BD_OK;
-    return bd_range_decode(key, s->blobs + at, (size_t)(end - at), cb, ctx);
+    uint64_t at = s->table[key];
+    *text = (bd_slice){s->text + at, (size_t)(s->table[key + 1] - at)};
+    *lines = s->lines[key];
+    return BD_OK;
 }
 
 void bd_range_snapshot_release(bd_range_snapshot *s)

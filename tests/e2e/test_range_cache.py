@@ -191,7 +191,7 @@ class RangeSnapshot(unittest.TestCase):
         self.assertNotIn("written", again.log())
         self.assertEqual(self.answers(again), want)
         self.assertEqual(again.stop(), 0)
-        # one blob byte changed: refused whole, written again from the store
+        # one byte of the text changed: refused whole, written again from the store
         with open(path, "r+b") as f:
             f.seek(-3, os.SEEK_END)
             c = f.read(1)

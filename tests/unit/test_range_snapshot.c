@@ -1,5 +1,6 @@
-/* store/range_snapshot: the password ranges' local snapshot file written, mapped, read,
- * swapped while a reader holds the previous one, and refused when it is not whole. */
+/* store/range_snapshot: the password ranges' local snapshot file written (each bucket's
+ * answer as /range/ sends it), mapped, read, swapped while a reader holds the previous one,
+ * and refused when it is not whole; a malformed blob refused by the writer. */
 #include "store/range_snapshot.h"
 
 #include <fcntl.h>
@@ -14,32 +15,21 @@
 static char dir[] = "/tmp/bd-test-range-snapshot-XXXXXX";
 static char path[256];
 
-typedef struct {
-    char text[4096];
-    size_t len;
-} listing;
-
-static int list_cb(void *ctx, const uint8_t *hash, uint32_t count)
-{
-    listing *l = ctx;
-    char h[41];
-    for (int i = 0; i < 20; i++)
-        snprintf(h + 2 * i, 3, "%02X", hash[i]);
-    l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%s:%u;", h, count);
-    return 0;
-}
-
-/* The bucket's entries as HASH:COUNT; or the result's name when it is not BD_OK. */
+/* The bucket's answer and its line count as "TEXT|LINES", or the result's name when it is
+ * not BD_OK. */
 static const char *get(const bd_range_snapshot *s, bd_range_mode mode, uint32_t prefix)
 {
-    static listing l;
-    l.len = 0;
-    l.text[0] = '\0';
-    bd_result r = bd_range_snapshot_get(s, mode, prefix, list_cb, &l);
-    return r == BD_OK ? l.text : bd_result_str(r);
+    static char out[4096];
+    bd_slice text;
+    uint32_t lines;
+    bd_result r = bd_range_snapshot_get(s, mode, prefix, &text, &lines);
+    if (r != BD_OK)
+        return bd_result_str(r);
+    snprintf(out, sizeof out, "%.*s|%u", (int)text.len, text.ptr, lines);
+    return out;
 }
 
-/* A blob of one SHA-1 hash: the prefix's 20 bits, then `last` in the last byte. */
+/* A blob of one hash of mode: the prefix's 20 bits, then `last` in the last byte. */
 static void blob_of(bd_buf *out, bd_range_mode mode, uint32_t prefix, uint8_t last,
                     uint32_t count)
 {
@@ -52,7 +42,8 @@ static void blob_of(bd_buf *out, bd_range_mode mode, uint32_t prefix, uint8_t la
 }
 
 /* Writes path with the buckets of version: SHA-1 5BAA6 (one hash ending in `last`, count
- * `count`), SHA-1 00000 and the last NTLM bucket, FFFFF. */
+ * `count`, and a second one ending in FF, count 12), SHA-1 00000 and the last NTLM bucket,
+ * FFFFF. */
 static void write_file(uint64_t version, uint8_t last, uint32_t count)
 {
     bd_range_snapshot_writer *w;
@@ -64,6 +55,16 @@ static void write_file(uint64_t version, uint8_t last, uint32_t count)
                                            b.len),
               BD_OK);
     blob_of(&b, BD_RANGE_SHA1, 0x5BAA6, last, count);
+    bd_range_entry more = {.count = 12, .key = BD_RANGE_KEY(BD_RANGE_SHA1, 0x5BAA6)};
+    more.hash[0] = 0x5B;
+    more.hash[1] = 0xAA;
+    more.hash[2] = 0x60;
+    more.hash[19] = 0xFF;
+    bd_buf two;
+    bd_buf_init(&two, 1 << 20);
+    CHECK_INT(bd_range_merge(more.key, (uint8_t *)b.data, b.len, &more, 1, &two), BD_OK);
+    bd_buf_free(&b);
+    b = two;
     CHECK_INT(bd_range_snapshot_writer_add(w, BD_RANGE_KEY(BD_RANGE_SHA1, 0x5BAA6),
                                            (uint8_t *)b.data, b.len),
               BD_OK);
@@ -93,7 +94,7 @@ static void flip(off_t at)
 }
 
 #define TABLE_AT 96
-#define DATA_AT (TABLE_AT + ((off_t)BD_RANGE_SNAPSHOT_KEYS + 1) * 8)
+#define DATA_AT (TABLE_AT + ((off_t)BD_RANGE_SNAPSHOT_KEYS + 1) * 8 + (off_t)BD_RANGE_SNAPSHOT_KEYS * 4)
 
 TEST(test_written_file_maps_and_answers_each_bucket_as_written)
 {
@@ -102,15 +103,17 @@ TEST(test_written_file_maps_and_answers_each_bucket_as_written)
     char tmp[300];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     CHECK(access(tmp, F_OK) != 0); /* renamed into place */
-    CHECK_INT(file_size(), DATA_AT + 19 + 19 + 14 + 2); /* count 300: a 2-byte varint */
+    /* "SUFFIX:COUNT" lines, CRLF between a bucket's: 35 + 2 digits and 27 + 4 */
+    CHECK_INT(file_size(), DATA_AT + 37 + (37 + 2 + 38) + 31);
     bd_range_snapshot *s;
     CHECK_INT(bd_range_snapshot_open(path, true, &s), BD_OK);
     CHECK_INT(bd_range_snapshot_version(s), 7);
-    CHECK_STR(get(s, BD_RANGE_SHA1, 0x5BAA6), "5BAA6000000000000000000000000000000000AB:3;");
-    CHECK_STR(get(s, BD_RANGE_SHA1, 0), "0000000000000000000000000000000000000001:9;");
-    CHECK_STR(get(s, BD_RANGE_NTLM, 0xFFFFF), "FFFFF000000000000000000000000042" "00000000:300;");
-    CHECK_STR(get(s, BD_RANGE_SHA1, 0x5BAA7), ""); /* no bucket */
-    CHECK_STR(get(s, BD_RANGE_NTLM, 0x5BAA6), "");
+    CHECK_STR(get(s, BD_RANGE_SHA1, 0x5BAA6),
+              "000000000000000000000000000000000AB:3\r\n000000000000000000000000000000000FF:12|2");
+    CHECK_STR(get(s, BD_RANGE_SHA1, 0), "00000000000000000000000000000000001:9|1");
+    CHECK_STR(get(s, BD_RANGE_NTLM, 0xFFFFF), "000000000000000000000000042:300|1");
+    CHECK_STR(get(s, BD_RANGE_SHA1, 0x5BAA7), "|0"); /* no bucket */
+    CHECK_STR(get(s, BD_RANGE_NTLM, 0x5BAA6), "|0");
     CHECK_STR(get(s, BD_RANGE_SHA1, 0x100000), bd_result_str(BD_ERR_INVALID));
     bd_range_snapshot_release(s);
 }
@@ -125,6 +128,8 @@ TEST(test_keys_must_ascend_and_stay_below_the_table)
     CHECK_INT(bd_range_snapshot_writer_add(w, 9, blob, sizeof blob), BD_ERR_INVALID);
     CHECK_INT(bd_range_snapshot_writer_add(w, BD_RANGE_SNAPSHOT_KEYS, blob, sizeof blob),
               BD_ERR_INVALID);
+    /* a blob that is not whole (a hash cut short) is the store's error, and adds nothing */
+    CHECK_INT(bd_range_snapshot_writer_add(w, 11, blob, 7), BD_ERR_STORE);
     bd_range_snapshot_writer_abort(w);
 }
 
@@ -159,10 +164,12 @@ TEST(test_a_swap_serves_the_new_file_while_a_reader_finishes_on_the_old)
     bd_range_snapshot *now = bd_range_snapshot_current();
     CHECK(now == b);
     CHECK_INT(bd_range_snapshot_version(now), 8);
-    CHECK_STR(get(now, BD_RANGE_SHA1, 0x5BAA6), "5BAA6000000000000000000000000000000000CD:5;");
+    CHECK_STR(get(now, BD_RANGE_SHA1, 0x5BAA6),
+              "000000000000000000000000000000000CD:5\r\n000000000000000000000000000000000FF:12|2");
     /* the old map is still whole for the reader holding it */
     CHECK_INT(bd_range_snapshot_version(held), 7);
-    CHECK_STR(get(held, BD_RANGE_SHA1, 0x5BAA6), "5BAA6000000000000000000000000000000000AB:3;");
+    CHECK_STR(get(held, BD_RANGE_SHA1, 0x5BAA6),
+              "000000000000000000000000000000000AB:3\r\n000000000000000000000000000000000FF:12|2");
     bd_range_snapshot_release(held); /* the last reference: unmapped */
     bd_range_snapshot_release(now);
     bd_range_snapshot_publish(NULL);
@@ -193,7 +200,12 @@ TEST(test_a_file_that_is_not_whole_is_refused)
     write_file(7, 0xAB, 3);
     flip(TABLE_AT + ((off_t)BD_RANGE_KEY(BD_RANGE_SHA1, 0x5BAA6) + 1) * 8);
     CHECK_INT(bd_range_snapshot_open(path, false, &s), BD_ERR_STORE);
-    /* a blob byte: found when the blobs are verified (a file an earlier run left) */
+    /* a line count (that of 5BAA6) */
+    write_file(7, 0xAB, 3);
+    flip(TABLE_AT + ((off_t)BD_RANGE_SNAPSHOT_KEYS + 1) * 8 +
+         (off_t)BD_RANGE_KEY(BD_RANGE_SHA1, 0x5BAA6) * 4);
+    CHECK_INT(bd_range_snapshot_open(path, false, &s), BD_ERR_STORE);
+    /* a byte of the text: found when the text is verified (a file an earlier run left) */
     write_file(7, 0xAB, 3);
     flip(DATA_AT + 5);
     CHECK_INT(bd_range_snapshot_open(path, true, &s), BD_ERR_STORE);
