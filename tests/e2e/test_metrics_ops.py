@@ -1,13 +1,17 @@
 """The operations metrics (breachd_build_info, the data version and the last import, jobs
-ended), and contrib/prometheus' alert rules: promtool checks them, and every metric they
-name is one a running breachd exports (or a standard one: up)."""
+ended, the queues), and contrib/prometheus' alert rules: promtool checks them, a real
+Prometheus scrapes a running breachd and loads them, and every metric they name is one a
+running breachd exports (or a standard one: up)."""
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
+import tempfile
 import time
 import unittest
+import urllib.request
 
 from harness import ROOT, Ctl, Server, binary, fixture
 
@@ -107,6 +111,55 @@ class OperationsMetrics(unittest.TestCase):
         named = set(re.findall(r"\b(breachd_[a-z_]+)", rules))
         self.assertTrue(named)
         self.assertEqual(named - exported, set())
+
+    @unittest.skipUnless(shutil.which("prometheus"), "prometheus (Debian: prometheus) not installed")
+    def test_a_real_prometheus_scrapes_breachd_and_loads_the_rules(self):
+        d = tempfile.mkdtemp(prefix="breachd-prom-")
+        try:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            with open(os.path.join(d, "prometheus.yml"), "w") as f:
+                f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                        "rule_files: [%s]\n"
+                        "scrape_configs:\n  - job_name: breachd\n"
+                        "    static_configs: [{targets: ['127.0.0.1:%d']}]\n"
+                        % (json.dumps(RULES), self.srv.port))
+            log = open(os.path.join(d, "log"), "wb")
+            prom = subprocess.Popen(
+                ["prometheus", "--config.file", os.path.join(d, "prometheus.yml"),
+                 "--storage.tsdb.path", os.path.join(d, "data"),
+                 "--web.listen-address", "127.0.0.1:%d" % port], stdout=log, stderr=log)
+            try:
+                def api(path):
+                    with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/%s" % (port, path),
+                                                timeout=5) as r:
+                        return json.load(r)["data"]
+                with open(RULES) as f:
+                    named = set(re.findall(r"\b(breachd_[a-z_]+)", f.read()))
+                # what a plain server exports: no shared limits, an import made or not;
+                # breachd_requests_total from the second scrape on (the first is counted)
+                deadline, up, names = time.time() + 60, None, set()
+                while time.time() < deadline:
+                    try:
+                        up = api("query?query=up%7Bjob%3D%22breachd%22%7D")["result"]
+                        names = set(api("label/__name__/values"))
+                    except OSError:
+                        pass
+                    if up and up[0]["value"][1] == "1" and not named - names - CONDITIONAL:
+                        break
+                    time.sleep(0.2)
+                self.assertEqual(up and up[0]["value"][1], "1", "breachd not scraped")
+                self.assertEqual(named - names - CONDITIONAL, set())
+                groups = api("rules")["groups"]
+                self.assertEqual(sum(len(g["rules"]) for g in groups), 11)
+                self.assertTrue(all(r["health"] != "err" for g in groups for r in g["rules"]))
+            finally:
+                prom.terminate()
+                prom.wait(timeout=30)
+                log.close()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
     def test_dashboard_is_json_of_exported_metrics(self):
         with open(DASHBOARD) as f:
