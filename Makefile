@@ -11,6 +11,10 @@
 #   make fuzz            every fuzz target for FUZZ_SECONDS each (long run)
 #   make fuzz-http       raw request bytes into a running server for FUZZ_HTTP_SECONDS
 #   make check           what CI runs: test, test-sanitize, fuzz-quick
+#   make docs            man pages, the commented breachd.conf, bash completion (docgen)
+#   make install         the programs and those files; PREFIX=/usr/local, DESTDIR honoured
+#   make deb             the Debian package, build/deb/breachd_VERSION_ARCH.deb
+#   make test-package    the package built, checked, installed and removed (scripts/)
 #   make tsan            unit tests, the concurrency stress test and webhooks under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)

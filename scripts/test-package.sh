@@ -68,7 +68,13 @@ if dpkg-query -W breachd >/dev/null 2>&1 || getent passwd breachd >/dev/null ||
   echo "test-package: breachd is present on this machine (or not root): install not tried"
   exit 0
 fi
+pg_started=
 cleanup() {
+  if [ -n "$pg_started" ]; then
+    runuser -u postgres -- dropdb --if-exists breachd >/dev/null 2>&1 || true
+    runuser -u postgres -- dropuser --if-exists breachd >/dev/null 2>&1 || true
+    pg_ctlcluster 15 main stop || true
+  fi
   dpkg --purge breachd >/dev/null 2>&1 || true
   rm -rf /var/lib/breachd /etc/breachd /var/log/breachd
   getent passwd breachd >/dev/null && deluser --quiet --system breachd >/dev/null 2>&1 || true
@@ -111,6 +117,50 @@ assert p.wait(15) == 0, p.returncode
 assert s.recv(4096).decode() == "STOPPING=1"
 print("test-package: ok: READY=1 and STOPPING=1 on $NOTIFY_SOCKET")
 EOF
+# -- docs/OPERATIONS.md's "Running on PostgreSQL" steps, literally, where Debian's cluster
+# 15/main is installed and down (it is started for them and stopped again): every command
+# of the steps' code blocks is run as written (sudo -u USER as runuser when sudo is absent),
+# but for installing PostgreSQL and enabling the service; the db and secret lines go into
+# the configuration file as step 3 says.
+ops=$(dirname "$0")/../docs/OPERATIONS.md
+if command -v pg_ctlcluster >/dev/null && pg_lsclusters -h 2>/dev/null | grep -q '^15 *main .* down '; then
+  pg_ctlcluster 15 main start
+  pg_started=1
+  command -v sudo >/dev/null || sudo() {
+    if [ "$1" = -u ]; then local u=$2; shift 2; runuser -u "$u" -- "$@"; else "$@"; fi
+  }
+  work=$(mktemp -d /tmp/breachd-pgdoc-XXXXXX)
+  chmod 755 "$work"
+  cp "$(dirname "$0")/../tests/e2e/fixtures/breaches.jsonl" "$work/breaches.jsonl"
+  echo '{"breach_uuid":"11111111-1111-4111-8111-111111111111","email":"alice@example.com"}' \
+    >"$work/records.jsonl"
+  chmod 644 "$work"/*.jsonl
+  steps=$(awk '/^## Running on PostgreSQL/,/^Without the package/' "$ops" | grep '^       ')
+  [ "$(grep -c . <<<"$steps")" -ge 9 ] || fail "OPERATIONS.md's PostgreSQL steps not found"
+  key=
+  while IFS= read -r line; do
+    cmd=${line#       }
+    case $cmd in
+    *"apt install"* | *systemctl*) ;;
+    "db = "* | "secret = "*)
+      k=${cmd%% =*}
+      sed -i "s|^$k = .*|$cmd|" /etc/breachd/breachd.conf ;;
+    *"keys create"*) key=$(cd "$work" && eval "$cmd" 2>/dev/null) || fail "step: $cmd" ;;
+    *) (cd "$work" && eval "$cmd") >/dev/null 2>&1 || fail "step: $cmd" ;;
+    esac
+  done <<<"$steps"
+  stats=$(runuser -u breachd -- env -u BREACHD_CONFIG breachctl stats | tail -n 1)
+  [ "$stats" = "total: 1 breach records, 0 cards" ] || fail "after the PostgreSQL steps: $stats"
+  BREACHD_KEY=$key python3 "$(dirname "$0")/test-package-search.py" ||
+    fail "breachd on the PostgreSQL store"
+  ok "OPERATIONS.md's PostgreSQL steps, as written: a record found with the key they made"
+  runuser -u postgres -- dropdb breachd
+  runuser -u postgres -- dropuser breachd
+  pg_ctlcluster 15 main stop
+  pg_started=
+  rm -rf "$work"
+fi
+
 before=$(stat -c '%i %Y' /var/lib/breachd/breachd.secret)
 DEBIAN_FRONTEND=noninteractive dpkg -i "$deb" >/dev/null
 [ "$(stat -c '%i %Y' /var/lib/breachd/breachd.secret)" = "$before" ] || fail "upgrade touched the secret"

@@ -4,7 +4,8 @@
 # SQLite store, the PostgreSQL contract tests and the same end-to-end suite on a throwaway
 # PostgreSQL cluster, and the cluster tests (two breachd instances on a primary and its hot
 # standby); the same three again under AddressSanitizer + UndefinedBehaviorSanitizer (clang
-# build); a clang warning check; and a short run of every fuzz target, two at a time.
+# build); a clang warning check; a short run of every fuzz target, two at a time; and the
+# Debian package (make test-package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -20,4 +21,7 @@ make CC=clang BUILD=build-clang -j"$(nproc)" all
 scripts/run-together.sh sqlite 'make test' pg 'make test-pg' cluster 'make test-cluster'
 make test-sanitize
 make -j"$(nproc)" fuzz-quick
+# the Debian package: built, checked, installed on this machine when breachd is not, with
+# OPERATIONS.md's PostgreSQL steps followed as written, and removed again (about 1.5 minutes)
+make test-package
 echo "test.sh: every test passed"
