@@ -5,6 +5,7 @@
 #   make test            unit + end-to-end tests against the build in $(BUILD)
 #   make test-pg         the unit tests that need PostgreSQL, the e2e suite on a PostgreSQL store
 #   make test-openapi    docs/openapi.json through a published OpenAPI validator (npm)
+#   make test-console    the web console in chromium (playwright-core, axe), SQLite and PostgreSQL
 #   make test-cluster    two breachd instances on a PostgreSQL primary and its hot standby
 #   make test-sanitize   the same suite built with clang, ASan + UBSan, in build-asan/
 #   make fuzz-quick      every fuzz target for a few seconds, fuzz_http for 30 (CI)
@@ -75,6 +76,16 @@ $(BUILD)/gen/openapi_doc.c: docs/openapi.json scripts/embed.py
 $(BUILD)/obj/gen/openapi_doc.o: $(BUILD)/gen/openapi_doc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(REQ_CFLAGS) -c $< -o $@
+
+# The web console (console/: pages, scripts, styles) compiled into http/console.c, which
+# includes the table the generator writes (it refuses JavaScript over 150 KB in all), so a
+# changed page rebuilds that one object.
+CONSOLE_FILES := $(sort $(wildcard console/*))
+$(BUILD)/gen/console_assets.inc: $(CONSOLE_FILES) scripts/embed_console.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed_console.py $(CONSOLE_FILES) > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/src/http/console.o: $(BUILD)/gen/console_assets.inc
+$(BUILD)/obj/src/http/console.o: REQ_CFLAGS += -I$(BUILD)/gen
 
 # The version (debian/changelog's first entry) and the commit, compiled into core/version.c;
 # the header is rewritten only when they change, so a new commit rebuilds one object.
@@ -186,6 +197,17 @@ test-openapi: npm-deps
 npm-deps:
 	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/hibp-client && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/console && npm ci --no-audit --no-fund --loglevel=error
+
+# The web console (console/) in a real browser: Debian's chromium driven by playwright-core,
+# axe-core's accessibility rules (both pinned in tests/console/package-lock.json), on a
+# SQLite store and on a throwaway PostgreSQL cluster (tests/console/run.mjs). The SQLite run
+# writes the screenshots of docs/console/.
+.PHONY: test-console
+test-console: all
+	cd tests/console && npm ci --no-audit --no-fund --loglevel=error
+	CONSOLE_SCREENSHOTS=1 node tests/console/run.mjs $(BUILD)
+	scripts/pg-cluster.sh run sh -c 'BREACHD_STORE=pg node tests/console/run.mjs $(BUILD)'
 
 # The unit tests that need a server (the store contract suites, test_*_contract, run their
 # PostgreSQL half; test_pg_* run at all) and the e2e suite on a PostgreSQL store: a

@@ -12,6 +12,8 @@ PKGS=(
   postgresql
   # the package and its checks (make deb, make test-package; man pages, promtool)
   debhelper lintian fakeroot man-db prometheus
+  # the web console's browser tests (make test-console: playwright-core drives it)
+  chromium
   "$@"
 )
 # Node.js and npm for the test-side clients and validators (tests/openapi, tests/hibp-client):

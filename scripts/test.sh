@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: the OpenAPI document through a
-# published validator; then, side by side, unit and end-to-end tests (gcc build) on a
-# SQLite store, the PostgreSQL contract tests and the same end-to-end suite on a throwaway
-# PostgreSQL cluster, and the cluster tests (two breachd instances on a primary and its hot
-# standby); the same three again under AddressSanitizer + UndefinedBehaviorSanitizer (clang
-# build); a clang warning check; a short run of every fuzz target, two at a time; and the
-# Debian package (make test-package).
+# published validator; the web console in chromium (both stores); then, side by side, unit
+# and end-to-end tests (gcc build) on a SQLite store, the PostgreSQL contract tests and the
+# same end-to-end suite on a throwaway PostgreSQL cluster, and the cluster tests (two breachd
+# instances on a primary and its hot standby); the same three again under AddressSanitizer +
+# UndefinedBehaviorSanitizer (clang build); a clang warning check; a short run of every fuzz
+# target, two at a time; and the Debian package (make test-package).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -14,6 +14,8 @@ make npm-deps
 # the published client libraries must run here, not be skipped for want of node
 export BREACHD_REQUIRE_CLIENTS=1
 make test-openapi
+# the web console in chromium, on SQLite and on a throwaway PostgreSQL cluster
+make test-console
 # clang: the warning check, and the sanitizer build the second pass runs
 make CC=clang BUILD=build-clang -j"$(nproc)" all
 # Each pass runs its three suites side by side (they mostly wait on servers and timers):

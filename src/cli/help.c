@@ -88,6 +88,8 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "or *); repeat for several (at most 32)."},
     &(const bd_help_opt){"--range-auth", "key|none", BD_HELP_SETTING, "key",
                          "none: /range/ (Pwned Passwords ranges) answers without a key."},
+    &(const bd_help_opt){"--console", "on|off", BD_HELP_SETTING, "on",
+                         "off: no web console at /console/ and no console session cookies."},
     &(const bd_help_opt){"--range-snapshot-dir", "DIR", BD_HELP_SETTING, NULL,
                          "PostgreSQL: keep a local copy of the password ranges in DIR and "
                          "serve /range/ from it."},

@@ -2,11 +2,13 @@
  * throttle per client address. */
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
+#include "http/console.h"
 #include "http/server_impl.h"
 
 void bd_utc_text(int64_t t, char out[21])
@@ -216,10 +218,15 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
         return true;
     }
     bd_slice presented;
-    if (!presented_key(rq, hibp, &presented))
+    char session_key[BD_SESSION_KEY_MAX]; /* the console's session stands for its key */
+    int session = 0;
+    if (!presented_key(rq, hibp, &presented) &&
+        (hibp || (session = bd_console_session_key(srv, rq, session_key, &presented)) == 0))
         return failed(srv, rq, client, now, 401, "unauthorized",
                       hibp ? "send your API key in the hibp-api-key header"
                            : "send your API key in the x-api-key header");
+    if (session < 0)
+        return false;
     uint64_t tag = bd_known_keys_tag(srv->known_keys, client, presented);
     bd_rate_decision d;
     bd_ratelimit_peek(srv->auth_fails, client, srv->cfg.auth_fail_limit, 60, now, &d);
@@ -239,5 +246,7 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
                       "key may be used from (breachctl keys create --allow-ip)");
     }
     bd_known_keys_add(srv->known_keys, tag);
+    if (session)
+        sodium_memzero(session_key, sizeof session_key);
     return take_budget(srv, rq, now) && take_quota(srv, rq);
 }

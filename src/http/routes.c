@@ -8,6 +8,7 @@
 #include "hibp/ranges.h"
 #include "v7/admin.h"
 #include "v7/handlers.h"
+#include "http/console.h"
 #include "http/operations.h"
 #include "http/server_impl.h"
 #include "http/upload.h"
@@ -88,6 +89,16 @@ const bd_route_row bd_routes[] = {
      "admin-audit", 0, 0},
     {POST, BD_API_V7, "/admin/lookups", BD_ARG_SEGMENT, ADMIN, bd_handle_admin_lookups,
      "admin-lookups", BD_ADMIN_BODY_MAX, 0},
+    /* the web console (http/console.c, issue 34): its page, its session, then its files,
+     * which take every other name under /console/ */
+    {READ | POST | DELETE, BD_API_OPERATIONS, "/console/session", BD_ARG_SEGMENT, BD_ACCESS_NONE,
+     bd_handle_console_session, "console-session", 0, 0},
+    {READ, BD_API_OPERATIONS, "/console/", BD_ARG_SEGMENT, BD_ACCESS_NONE, bd_handle_console,
+     "console-page", 0, BD_ROUTE_ETAG},
+    {READ, BD_API_OPERATIONS, "/console/{file}", BD_ARG_SEGMENT, BD_ACCESS_NONE,
+     bd_handle_console, "console", 0, BD_ROUTE_ETAG},
+    {PATCH, BD_API_V7, "/alerts/{id}", BD_ARG_SEGMENT, BD_ACCESS_KEY, bd_handle_alert_triage,
+     "alert", 4096, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/console.h"
 #include "http/etag.h"
 #include "http/gzip.h"
 #include "http/reply_cache.h"
@@ -137,6 +138,13 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         MHD_add_response_header(resp, "ETag", tagged ? etag : rq->etag);
     /* Breach fields may hold markup or javascript: URLs from imported data. */
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (rq->route && bd_console_label(rq->route->label)) { /* the console (http/console.h) */
+        MHD_add_response_header(resp, "Content-Security-Policy",
+                                "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+                                "form-action 'self'");
+        MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+        MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    }
     if (rq->close)
         MHD_add_response_header(resp, "Connection", "close");
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);

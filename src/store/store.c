@@ -413,6 +413,21 @@ bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int li
     return s->ops->alert_list(s, key_id, after, limit, cb, ctx);
 }
 
+bd_result bd_store_alert_triage(bd_store *s, int64_t key_id, bd_slice event_id, int triage)
+{
+    return s->ops->alert_triage(s, key_id, event_id, triage);
+}
+
+bd_result bd_store_session_end(bd_store *s, bd_slice id, int64_t until_at, int64_t now)
+{
+    return s->ops->session_end(s, id, until_at, now);
+}
+
+bd_result bd_store_session_ended(bd_store *s, bd_slice id, bool *ended)
+{
+    return s->ops->session_ended(s, id, ended);
+}
+
 bd_result bd_store_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit,
                                bd_alert_cb cb, void *ctx)
 {

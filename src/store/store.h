@@ -730,6 +730,7 @@ typedef struct {
     int64_t created_at, attempts;
     bd_alert_state state;
     bd_slice url, secret; /* alert_lease only; NULL elsewhere */
+    int triage;           /* bd_alert_triage; alert_list only (0 elsewhere) */
 } bd_alert_row;
 
 typedef int (*bd_alert_cb)(void *ctx, const bd_alert_row *row);
@@ -737,6 +738,26 @@ typedef int (*bd_alert_cb)(void *ctx, const bd_alert_row *row);
 /* The alerts of key_id with cursor > after, by cursor, at most limit. */
 bd_result bd_store_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit,
                               bd_alert_cb cb, void *ctx);
+
+/* An analyst's verdict on an alert (PATCH /v7/alerts/{id}, the console), apart from its
+ * delivery state. */
+typedef enum {
+    BD_TRIAGE_NEW = 0,
+    BD_TRIAGE_ACKNOWLEDGED = 1,
+    BD_TRIAGE_RESOLVED = 2,
+    BD_TRIAGE_FALSE_POSITIVE = 3,
+} bd_alert_triage;
+/* Sets the triage of key_id's alert event_id; BD_ERR_NOT_FOUND when key_id has no such
+ * alert (another key's alert included). */
+bd_result bd_store_alert_triage(bd_store *s, int64_t key_id, bd_slice event_id, int triage);
+
+/* ---- console sessions signed out (http/console.c) ------------------------------------ */
+/* A console session is a sealed cookie any instance opens; signing out writes its id here,
+ * so every instance refuses it until until_at (Unix seconds, its last possible moment), and
+ * forgets ids whose until_at is before now. id: 32 hex characters. */
+bd_result bd_store_session_end(bd_store *s, bd_slice id, int64_t until_at, int64_t now);
+/* *ended: whether id was signed out. */
+bd_result bd_store_session_ended(bd_store *s, bd_slice id, bool *ended);
 /* Takes up to limit pending alerts due at now_ms (Unix milliseconds) that no one holds a
  * lease on, leases them until now_ms + lease_ms, and calls cb for each with its watch's URL
  * and secret. Several servers may call it at once: each alert goes to one of them (until its

@@ -130,6 +130,9 @@ typedef struct bd_store_ops {
     bd_result (*lookup_find)(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
                              void *ctx);
     bd_result (*lookup_expire)(bd_store *s, int64_t before_at, int64_t *deleted);
+    bd_result (*alert_triage)(bd_store *s, int64_t key_id, bd_slice event_id, int triage);
+    bd_result (*session_end)(bd_store *s, bd_slice id, int64_t until_at, int64_t now);
+    bd_result (*session_ended)(bd_store *s, bd_slice id, bool *ended);
 } bd_store_ops;
 
 struct bd_store {

@@ -3,6 +3,7 @@
 
 #include <sodium.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "ingest/watch_spec.h"
@@ -55,8 +56,28 @@ void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery)
         bd_json_cstring(w, a->state <= BD_ALERT_FAILED ? STATES[a->state] : "failed");
         BD_JSON_KEY(w, "attempts");
         bd_json_int(w, a->attempts);
+        BD_JSON_KEY(w, "triage");
+        bd_json_cstring(w, bd_alert_triage_name(a->triage));
     }
     bd_json_object_end(w);
+}
+
+const char *bd_alert_triage_name(int triage)
+{
+    static const char *const NAMES[] = {"new", "acknowledged", "resolved", "false_positive"};
+    return triage >= 0 && triage <= BD_TRIAGE_FALSE_POSITIVE ? NAMES[triage] : "new";
+}
+
+bool bd_alert_triage_parse(bd_slice s, int *triage)
+{
+    for (int t = 0; t <= BD_TRIAGE_FALSE_POSITIVE; t++) {
+        const char *n = bd_alert_triage_name(t);
+        if (s.len == strlen(n) && memcmp(s.ptr, n, s.len) == 0) {
+            *triage = t;
+            return true;
+        }
+    }
+    return false;
 }
 
 void bd_webhook_sign(bd_slice secret, int64_t timestamp, bd_slice body, char out[68])

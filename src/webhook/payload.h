@@ -15,6 +15,10 @@
  * {cards}, identities; with_delivery (GET /alerts) adds cursor, delivery (pending,
  * delivered, failed) and attempts. */
 void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery);
+/* An alert's triage (store.h bd_alert_triage) as the API names it: new, acknowledged,
+ * resolved, false_positive; and back (false for any other text). */
+const char *bd_alert_triage_name(int triage);
+bool bd_alert_triage_parse(bd_slice s, int *triage);
 
 /* "v1=" and 64 lower-case hex digits: HMAC-SHA-256 under secret of timestamp, '.', body.
  * out has 68 bytes. */

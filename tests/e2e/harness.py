@@ -250,13 +250,13 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (15: tenants, scoped keys, audit, lookups), and ways back to version 2
+# The newest store schema version (16: the console's alert triage and signed-out sessions), and ways back to version 2
 # (before the owner-word table and the domain counts) and version 4 (before the keys'
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 15
-# The newest PostgreSQL schema version (20: tenants, scoped keys, audit, lookups;
+SCHEMA_VERSION = 16
+# The newest PostgreSQL schema version (21: the console's alert triage and signed-out sessions;
 # src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 20
+PG_SCHEMA_VERSION = 21
 # Takes SQLite's migration 15 (tenants, scoped keys, audit, lookups) back out: a way back
 # replays it, and SQLite adds a column only to a table that lacks it.
 TENANTS_OUT = ("DROP TABLE IF EXISTS tenants;"

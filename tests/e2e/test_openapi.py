@@ -32,15 +32,17 @@ class OpenApi(ServerTest):
             "/range/{prefix}", "/usage", "/status", "/changes", "/watches", "/watches/{id}",
             "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results", "/admin/tenants",
             "/admin/tenants/{id}", "/admin/tenants/{id}/usage", "/admin/keys",
-            "/admin/keys/{id}", "/admin/audit", "/admin/lookups"]))
+            "/admin/keys/{id}", "/admin/audit", "/admin/lookups", "/console/session",
+            "/console/", "/console/{file}", "/alerts/{id}"]))
         # the methods each path answers besides GET (and HEAD), and their success status
         writes = {"/watches": ["post"], "/watches/{id}": ["delete"], "/jobs": ["post"],
                   "/admin/tenants": ["post"], "/admin/tenants/{id}": ["patch", "delete"],
                   "/admin/keys": ["post"], "/admin/keys/{id}": ["patch", "delete"],
-                  "/admin/lookups": ["post"]}
+                  "/admin/lookups": ["post"], "/console/session": ["post", "delete"],
+                  "/alerts/{id}": ["patch"]}
         created = {"/watches": "201", "/jobs": "202", "/admin/tenants": "201",
-                   "/admin/keys": "201", "/admin/lookups": "200"}
-        no_get = ("/watches/{id}", "/jobs", "/admin/lookups")
+                   "/admin/keys": "201", "/admin/lookups": "200", "/console/session": "201"}
+        no_get = ("/watches/{id}", "/jobs", "/admin/lookups", "/alerts/{id}")
         for path, item in DOC["paths"].items():
             ops = writes.get(path, []) + (["get"] if path not in no_get else [])
             self.assertEqual(sorted(item), sorted(ops + ["options"] + (["servers"] if "servers" in item else [])), path)

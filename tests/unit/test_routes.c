@@ -224,6 +224,7 @@ TEST(body_limits)
                            (r->methods & (BD_METHOD_POST | BD_METHOD_PATCH));
         size_t want = strcmp(r->label, "jobs") == 0      ? BD_UPLOAD_MAX
                       : strcmp(r->label, "watches") == 0 ? 64u << 10
+                      : strcmp(r->label, "alert") == 0   ? 4096u /* PATCH {"state"} */
                       : admin_write                      ? 64u << 10
                                                          : 0;
         CHECK_INT(r->body_max, want);

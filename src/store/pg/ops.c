@@ -107,6 +107,9 @@ const bd_store_ops bd_pg_ops = {
     .lookup_add = pg_lookup_add,
     .lookup_find = pg_lookup_find,
     .lookup_expire = pg_lookup_expire,
+    .alert_triage = pg_alert_triage,
+    .session_end = pg_session_end,
+    .session_ended = pg_session_ended,
     .record_ids = pg_record_ids,
     .records_by_id = pg_records_by_id,
 };

@@ -413,6 +413,9 @@ bd_result pg_watch_generation(bd_store *s, int64_t *gen);
 bd_result pg_alert_add(bd_store *s, const bd_alert_in *a);
 bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
                         void *ctx);
+bd_result pg_alert_triage(bd_store *s, int64_t key_id, bd_slice event_id, int triage);
+bd_result pg_session_end(bd_store *s, bd_slice id, int64_t until_at, int64_t now);
+bd_result pg_session_ended(bd_store *s, bd_slice id, bool *ended);
 bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limit, bd_alert_cb cb,
                          void *ctx);
 bd_result pg_alert_settle(bd_store *s, int64_t seq, bd_alert_state state, int64_t attempts,

@@ -306,6 +306,11 @@ static const char *const MIGRATIONS[] = {
      "  type integer NOT NULL, hash bytea NOT NULL);"
      "CREATE INDEX IF NOT EXISTS lookups_by_hash ON lookups(hash, at);"
      "CREATE INDEX IF NOT EXISTS lookups_by_at ON lookups(at);"),
+    /* (issue 34: the console) as SQLite's migration of the same name: an alert's triage and
+     * the console sessions signed out. */
+    ("ALTER TABLE alerts ADD COLUMN IF NOT EXISTS triage integer NOT NULL DEFAULT 0;"
+     "CREATE TABLE IF NOT EXISTS console_signouts(id " T " PRIMARY KEY,"
+     "  until_at bigint NOT NULL);"),
 };
 /* clang-format on */
 

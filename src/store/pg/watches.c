@@ -224,13 +224,14 @@ bd_result pg_alert_list(bd_store *s, int64_t key_id, int64_t after, int limit, b
     pg_param_int(&pp, limit);
     PGresult *res;
     bd_result r = pg_run_sql(pg_of(s),
-                             "SELECT " ALERT_COLUMNS " FROM alerts a WHERE a.key_id = $1::bigint "
+                             "SELECT " ALERT_COLUMNS ", a.triage FROM alerts a WHERE a.key_id = $1::bigint "
                              "AND a.key_seq > $2::bigint ORDER BY a.key_seq LIMIT $3::bigint",
                              &pp, true, &res);
     if (r != BD_OK)
         return r;
     for (int i = 0, n = PQntuples(res); i < n; i++) {
         bd_alert_row a = alert_of(res, i);
+        a.triage = (int)pg_int(res, i, 14);
         if (cb(ctx, &a))
             break;
     }

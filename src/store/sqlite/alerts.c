@@ -86,7 +86,7 @@ bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit
     sqlite_store *s = S(base);
     sqlite3_stmt *st;
     bd_result r = sq_run_dynamic(s,
-                                 "SELECT " ALERT_COLUMNS " FROM alerts a "
+                                 "SELECT " ALERT_COLUMNS ", a.triage FROM alerts a "
                                  "WHERE a.key_id = ?1 AND a.key_seq > ?2 ORDER BY a.key_seq "
                                  "LIMIT ?3",
                                  &st);
@@ -98,6 +98,7 @@ bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         bd_alert_row a = alert_of(st);
+        a.triage = sqlite3_column_int(st, 14);
         if (cb(ctx, &a))
             break;
     }

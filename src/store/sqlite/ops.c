@@ -106,6 +106,9 @@ const bd_store_ops bd_sqlite_ops = {
     .lookup_add = sq_lookup_add,
     .lookup_find = sq_lookup_find,
     .lookup_expire = sq_lookup_expire,
+    .alert_triage = sq_alert_triage,
+    .session_end = sq_session_end,
+    .session_ended = sq_session_ended,
     .record_ids = sq_record_ids,
     .records_by_id = sq_records_by_id,
 };

@@ -313,6 +313,13 @@ const char *const bd_sqlite_migrations[] = {
      "  type INTEGER NOT NULL, hash BLOB NOT NULL);"
      "CREATE INDEX IF NOT EXISTS lookups_by_hash ON lookups(hash, at);"
      "CREATE INDEX IF NOT EXISTS lookups_by_at ON lookups(at);"),
+    /* (issue 34: the console) An alert's triage (store.h bd_alert_triage: 0 new,
+     * 1 acknowledged, 2 resolved, 3 false positive), and the console sessions signed out
+     * (id: 32 hex characters; until_at: the session's last possible moment, after which the
+     * row is forgotten). */
+    ("ALTER TABLE alerts ADD COLUMN triage INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TABLE IF NOT EXISTS console_signouts(id TEXT PRIMARY KEY,"
+     "  until_at INTEGER NOT NULL);"),
 };
 /* clang-format on */
 

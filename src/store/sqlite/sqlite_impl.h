@@ -287,6 +287,9 @@ bd_result sq_watch_generation(bd_store *base, int64_t *gen);
 bd_result sq_alert_add(bd_store *base, const bd_alert_in *a);
 bd_result sq_alert_list(bd_store *base, int64_t key_id, int64_t after, int limit, bd_alert_cb cb,
                         void *ctx);
+bd_result sq_alert_triage(bd_store *base, int64_t key_id, bd_slice event_id, int triage);
+bd_result sq_session_end(bd_store *base, bd_slice id, int64_t until_at, int64_t now);
+bd_result sq_session_ended(bd_store *base, bd_slice id, bool *ended);
 bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int limit,
                          bd_alert_cb cb, void *ctx);
 bd_result sq_alert_settle(bd_store *base, int64_t seq, bd_alert_state state, int64_t attempts,
