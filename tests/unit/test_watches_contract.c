@@ -155,6 +155,59 @@ TEST(test_alerts_land_with_their_transaction_and_list_after_a_cursor)
     CHECK_STR(alerts_of(s, 1, first_cursor), want);
 }
 
+static int triage_cb(void *ctx, const bd_alert_row *a)
+{
+    size_t n = strlen(ctx);
+    snprintf((char *)ctx + n, 256 - n, "%.*s=%d;", (int)a->event_id.len, a->event_id.ptr,
+             a->triage);
+    return 0;
+}
+
+/* An alert's triage (the console): set by its key only, read back by alert_list; and the
+ * console sessions signed out, forgotten once past their last moment. */
+TEST(test_alert_triage_and_signed_out_sessions)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    int64_t w;
+    bd_watch_row a = watch(1, BD_FIELD_EMAIL, "a@t.example", "http://h.example/");
+    CHECK_INT(bd_store_watch_add(s, &a, 0, &w), BD_OK);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    bd_alert_in x = alert("t-1", w, 0), y = alert("t-2", w, 0);
+    CHECK_INT(bd_store_alert_add(s, &x), BD_OK);
+    CHECK_INT(bd_store_alert_add(s, &y), BD_OK);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    char got[256] = "";
+    CHECK_INT(bd_store_alert_list(s, 1, 0, 100, triage_cb, got), BD_OK);
+    CHECK_STR(got, "t-1=0;t-2=0;");
+    CHECK_INT(bd_store_alert_triage(s, 1, bd_slice_from("t-2"), BD_TRIAGE_FALSE_POSITIVE), BD_OK);
+    CHECK_INT(bd_store_alert_triage(s, 2, bd_slice_from("t-1"), BD_TRIAGE_RESOLVED),
+              BD_ERR_NOT_FOUND); /* another key's alert */
+    CHECK_INT(bd_store_alert_triage(s, 1, bd_slice_from("t-9"), BD_TRIAGE_RESOLVED),
+              BD_ERR_NOT_FOUND);
+    got[0] = '\0';
+    CHECK_INT(bd_store_alert_list(s, 1, 0, 100, triage_cb, got), BD_OK);
+    CHECK_STR(got, "t-1=0;t-2=3;");
+
+    bool ended = true;
+    bd_slice id1 = bd_slice_from("00112233445566778899aabbccddeeff");
+    bd_slice id2 = bd_slice_from("ffeeddccbbaa99887766554433221100");
+    CHECK_INT(bd_store_session_ended(s, id1, &ended), BD_OK);
+    CHECK(!ended);
+    CHECK_INT(bd_store_session_end(s, id1, 2000, 1000), BD_OK);
+    CHECK_INT(bd_store_session_end(s, id1, 2000, 1000), BD_OK); /* twice: still one */
+    CHECK_INT(bd_store_session_ended(s, id1, &ended), BD_OK);
+    CHECK(ended);
+    CHECK_INT(bd_store_session_ended(s, id2, &ended), BD_OK);
+    CHECK(!ended);
+    /* a later sign-out forgets the ids whose session can no longer be valid */
+    CHECK_INT(bd_store_session_end(s, id2, 9000, 2001), BD_OK);
+    CHECK_INT(bd_store_session_ended(s, id1, &ended), BD_OK);
+    CHECK(!ended);
+    CHECK_INT(bd_store_session_ended(s, id2, &ended), BD_OK);
+    CHECK(ended);
+}
+
 static const char *events_of_key(bd_store *s, int64_t key_id, int64_t after);
 
 /* The cursor of GET /alerts is each key's own sequence: key 2's first alert is its cursor 1
@@ -489,6 +542,7 @@ TEST(test_watch_ids_are_random_and_tell_nothing_of_other_keys)
 
 static void suite(void)
 {
+    RUN_CONTRACT(test_alert_triage_and_signed_out_sessions);
     RUN_CONTRACT(test_watches_belong_to_their_key_with_a_limit);
     RUN_CONTRACT(test_watch_ids_are_random_and_tell_nothing_of_other_keys);
     RUN_CONTRACT(test_alerts_land_with_their_transaction_and_list_after_a_cursor);
