@@ -298,13 +298,13 @@ void pg_silence_notices(PGconn *conn)
  *                    planned once, not 5 times first to see whether a generic plan would
  *                    do: planning a search costs more than running it.
  *   jit              set off: JIT compiles a statement whose estimated cost passes
- *                    jit_above_cost (100,000 by default), and a generic plan's estimate of
- *                    a count or a sort over a large table passes it while the statement
- *                    runs from an index in well under a millisecond; compiling costs 10 to
- *                    100 ms each time (no plan cache keeps the code). Nothing breachd runs
- *                    evaluates enough expressions per row to win it back: on a stock
- *                    cluster scenario 1 answered 0.06 of nginx with it, 0.16 without
- *                    (bench/RESULTS.md).
+ *                    jit_above_cost (100,000 by default), whatever it then reads, and
+ *                    compiling costs tens of milliseconds each execution (no plan cache
+ *                    keeps the code). Nothing breachd runs evaluates enough expressions per
+ *                    row to win that back; a big store's counts and sorts are what can
+ *                    cross the line. At 300,000 records and cards no statement of
+ *                    scenarios 1, 4 and 5 did (pg_stat_statements: nothing compiled, with
+ *                    or without the setting; bench/RESULTS.md, "general-purpose cluster").
  *   random_page_cost, effective_cache_size, work_mem, parallel workers: not set. They
  *                    describe the storage, the memory and the cores, which breachd cannot
  *                    know, and the plans of its lookups are index scans whichever values
