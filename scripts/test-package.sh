@@ -98,6 +98,9 @@ ok "systemd-analyze verify of the installed unit"
 stats=$(runuser -u breachd -- env -u BREACHD_CONFIG breachctl stats)
 [ "$stats" = "total: 0 breach records, 0 cards" ] || fail "breachctl stats: $stats"
 ok "breachctl stats from the configuration file alone"
+out=$(runuser -u nobody -- env -u BREACHD_CONFIG breachctl stats 2>&1 || true)
+[ "$out" = "usage: breachctl stats --db PATH" ] || fail "breachctl as a user who cannot read the file: $out"
+ok "breachctl as another user passes over the file it cannot read"
 python3 - <<'EOF' || fail "breachd as the service runs it"
 import os, socket, subprocess, tempfile
 d = tempfile.mkdtemp()

@@ -45,6 +45,9 @@ static void env_name(const char *key, char *out, size_t cap)
 
 /* The file to read: --config's (taken out of argv), else BREACHD_CONFIG's, else the default
  * when it exists; NULL for none ("none"). False (why) when --config has no value. */
+/* The default file, one pointer for both programs' comparisons. */
+static const char default_path[] = BD_CONFIG_DEFAULT_PATH;
+
 static bool config_path(int *argc, char **argv, const char **path, char *why, size_t whylen)
 {
     *path = NULL;
@@ -68,7 +71,7 @@ static bool config_path(int *argc, char **argv, const char **path, char *why, si
         if (env && *env) {
             *path = env;
         } else {
-            *path = access(BD_CONFIG_DEFAULT_PATH, F_OK) == 0 ? BD_CONFIG_DEFAULT_PATH : NULL;
+            *path = access(default_path, F_OK) == 0 ? default_path : NULL;
         }
     }
     if (*path && strcmp(*path, "none") == 0)
@@ -282,6 +285,10 @@ bool bd_settings_breachctl(int *argc, char **argv, char *why, size_t whylen)
     const char *path;
     if (!config_path(argc, argv, &path, why, whylen))
         return false;
+    /* the service's file (root:breachd 0640) is not every user's: one who cannot read it
+     * names the store on the command line, as without a file */
+    if (path == default_path && access(path, R_OK) != 0 && errno == EACCES)
+        return true;
     if (!path)
         return true;
     bd_config c;
