@@ -13,14 +13,22 @@
 #include "ingest/normalize.h"
 
 #define MANY_BATCH 4096 /* rows per transaction of bd_lookup_log_write_many */
+#define SEEN_CAP 131072u /* searches remembered per minute (a power of two) */
+#define SEEN_MAX (SEEN_CAP / 4 * 3) /* past this, repeats are logged again */
 
 struct bd_lookup_log {
-    pthread_mutex_t lock; /* filling, n, dropped, woken */
+    pthread_mutex_t lock; /* filling, n, dropped, woken, seen */
     pthread_cond_t cond;
     bd_lookup_row *filling; /* what requests note into */
     size_t n;
     int64_t dropped;
     bool woken;
+    /* the searches of the current minute, as tags (a keyed 64-bit hash of key, type and
+     * identity; 0: a free slot), open addressing */
+    uint64_t *seen;
+    size_t seen_n;
+    int64_t seen_minute;
+    uint8_t tag_key[crypto_shorthash_KEYBYTES]; /* random, this process's */
     pthread_mutex_t flush_lock; /* writing, wn */
     bd_lookup_row *writing;     /* what a flush writes; kept after a failure */
     size_t wn;
@@ -33,12 +41,16 @@ bd_lookup_log *bd_lookup_log_new(void)
         return NULL;
     l->filling = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->filling);
     l->writing = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->writing);
-    if (!l->filling || !l->writing) {
+    l->seen = calloc(SEEN_CAP, sizeof *l->seen);
+    if (!l->filling || !l->writing || !l->seen) {
         free(l->filling);
         free(l->writing);
+        free(l->seen);
         free(l);
         return NULL;
     }
+    randombytes_buf(l->tag_key, sizeof l->tag_key);
+    l->seen_minute = -1;
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->cond, NULL);
     pthread_mutex_init(&l->flush_lock, NULL);
@@ -54,6 +66,7 @@ void bd_lookup_log_free(bd_lookup_log *l)
     pthread_mutex_destroy(&l->flush_lock);
     free(l->filling);
     free(l->writing);
+    free(l->seen);
     free(l);
 }
 
@@ -71,9 +84,54 @@ void bd_lookup_hash(const uint8_t *secret, int type, bd_slice key, uint8_t out[3
     sodium_memzero(text, nl + 1 + kl); /* a password's keyed hash, maybe */
 }
 
+/* The search's tag: SipHash-2-4 (keyed per process) of key id, type and lookup key; never 0. */
+static uint64_t tag_of(const bd_lookup_log *l, int64_t key_id, int type, bd_slice key)
+{
+    uint8_t in[9 + BD_NORM_MAX + 1];
+    size_t kl = key.len <= BD_NORM_MAX + 1 ? key.len : BD_NORM_MAX + 1;
+    memcpy(in, &key_id, 8);
+    in[8] = (uint8_t)type;
+    if (kl)
+        memcpy(in + 9, key.ptr, kl);
+    uint8_t h[crypto_shorthash_BYTES];
+    crypto_shorthash(h, in, 9 + kl, l->tag_key);
+    uint64_t t;
+    memcpy(&t, h, sizeof t);
+    return t ? t : 1;
+}
+
+/* Under the lock: whether the search was noted already this minute; remembers it if not
+ * (while there is room: past SEEN_MAX every search is noted). */
+static bool seen_before(bd_lookup_log *l, int64_t minute, uint64_t tag)
+{
+    if (minute != l->seen_minute) { /* a new minute: forget the last one's */
+        memset(l->seen, 0, SEEN_CAP * sizeof *l->seen);
+        l->seen_n = 0;
+        l->seen_minute = minute;
+    }
+    for (size_t i = tag & (SEEN_CAP - 1);; i = (i + 1) & (SEEN_CAP - 1)) {
+        if (l->seen[i] == tag)
+            return true;
+        if (l->seen[i] == 0) {
+            if (l->seen_n < SEEN_MAX) {
+                l->seen[i] = tag;
+                l->seen_n++;
+            }
+            return false;
+        }
+    }
+}
+
 void bd_lookup_log_note(bd_lookup_log *l, const uint8_t *secret, int64_t at, int64_t key_id,
                         int type, bd_slice key)
 {
+    uint64_t tag = tag_of(l, key_id, type, key);
+    int64_t minute = at / 60;
+    pthread_mutex_lock(&l->lock);
+    bool repeat = seen_before(l, minute, tag);
+    pthread_mutex_unlock(&l->lock);
+    if (repeat) /* this key searched this identity this minute already: its row is there */
+        return;
     bd_lookup_row row = {.at = at, .key_id = key_id, .type = type};
     bd_lookup_hash(secret, type, key, row.hash); /* outside the lock */
     pthread_mutex_lock(&l->lock);

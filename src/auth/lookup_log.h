@@ -6,8 +6,11 @@
  * hash, as the records hold it). An admin who submits an identity (POST /v7/admin/lookups)
  * gets the rows of its hash; nobody can list the identities searched.
  *
- * A request notes its search in memory (bd_lookup_log_note: a lock and a copy into a buffer
- * allocated once; nothing else on the request's path), and a service (app/svc_lookups.c)
+ * A key's searches of one identity (as one type) within one UTC minute are one row, the
+ * first's: the log says who searched for whom and when to the minute, not how often. A
+ * request notes its search in memory (bd_lookup_log_note: a SipHash of it looked up in the
+ * minute's set, and for a first search its keyed hash copied into a buffer allocated once;
+ * nothing is allocated on the request's path), and a service (app/svc_lookups.c)
  * writes the buffer to the store about once a second, sooner when it is half full, each
  * instance its own rows. When the store cannot take them for long enough that the buffer
  * fills, further searches are not logged and counted as dropped (said in the server's log).
@@ -36,7 +39,8 @@ void bd_lookup_log_free(bd_lookup_log *l);
 /* The keyed hash of an identity of type (bd_id_type) and lookup key. */
 void bd_lookup_hash(const uint8_t *secret, int type, bd_slice key, uint8_t out[32]);
 
-/* Notes one search at Unix second at; dropped (and counted) when the buffer is full. */
+/* Notes one search at Unix second at, unless key_id searched the same identity as the same
+ * type in the same UTC minute already; dropped (and counted) when the buffer is full. */
 void bd_lookup_log_note(bd_lookup_log *l, const uint8_t *secret, int64_t at, int64_t key_id,
                         int type, bd_slice key);
 

@@ -85,21 +85,52 @@ TEST(test_write_many_and_expire)
     bd_lookup_log_free(l);
 }
 
+TEST(test_repeats_within_a_minute_are_one_row)
+{
+    bd_store *s = fresh();
+    bd_lookup_log *l = bd_lookup_log_new();
+    if (!s || !l)
+        return;
+    for (int i = 0; i < 100; i++) /* 600..659: one minute */
+        bd_lookup_log_note(l, SECRET, 600 + i % 60, 1, BD_ID_EMAIL, BD_SLICE_LIT("r@x.example"));
+    bd_lookup_log_note(l, SECRET, 630, 2, BD_ID_EMAIL, BD_SLICE_LIT("r@x.example"));    /* key */
+    bd_lookup_log_note(l, SECRET, 630, 1, BD_ID_USERNAME, BD_SLICE_LIT("r@x.example")); /* type */
+    bd_lookup_log_note(l, SECRET, 660, 1, BD_ID_EMAIL, BD_SLICE_LIT("r@x.example"));    /* minute */
+    bd_lookup_log_note(l, SECRET, 661, 1, BD_ID_EMAIL, BD_SLICE_LIT("r@x.example"));
+    size_t written = 0;
+    CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
+    CHECK_INT(written, 4);
+    CHECK_INT(found(s, BD_ID_EMAIL, "r@x.example"), 3);
+    CHECK_INT(found(s, BD_ID_USERNAME, "r@x.example"), 1);
+    bd_lookup_log_free(l);
+}
+
+/* n distinct emails "<prefix><i>@x.example" noted by key_id at second at. */
+static void note_distinct(bd_lookup_log *l, const char *prefix, int n, int64_t key_id, int64_t at)
+{
+    for (int i = 0; i < n; i++) {
+        char e[64];
+        snprintf(e, sizeof e, "%s%d@x.example", prefix, i);
+        bd_lookup_log_note(l, SECRET, at, key_id, BD_ID_EMAIL, bd_slice_from(e));
+    }
+}
+
 TEST(test_a_full_buffer_drops_and_counts_the_rest)
 {
     bd_store *s = fresh();
     bd_lookup_log *l = bd_lookup_log_new();
     if (!s || !l)
         return;
-    for (int i = 0; i < BD_LOOKUP_LOG_CAP + 10; i++)
-        bd_lookup_log_note(l, SECRET, 1, 1, BD_ID_EMAIL, BD_SLICE_LIT("full@x.example"));
+    note_distinct(l, "full", BD_LOOKUP_LOG_CAP + 10, 1, 1);
     CHECK_INT(bd_lookup_log_take_dropped(l), 10);
     CHECK_INT(bd_lookup_log_take_dropped(l), 0);
     CHECK(bd_lookup_log_wait(l, 5000)); /* half full: no wait */
     size_t written = 0;
     CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
     CHECK_INT(written, BD_LOOKUP_LOG_CAP);
-    CHECK_INT(found(s, BD_ID_EMAIL, "full@x.example"), BD_LOOKUP_LOG_CAP);
+    CHECK_INT(found(s, BD_ID_EMAIL, "full0@x.example"), 1);
+    CHECK_INT(found(s, BD_ID_EMAIL, "full65535@x.example"), 1);
+    CHECK_INT(found(s, BD_ID_EMAIL, "full65536@x.example"), 0); /* dropped */
     CHECK(!bd_lookup_log_wait(l, 20)); /* empty: the timeout */
     bd_lookup_log_wake(l);
     CHECK(bd_lookup_log_wait(l, 5000));
@@ -119,7 +150,7 @@ TEST(test_a_failed_flush_keeps_its_rows)
     size_t written = 9;
     CHECK(bd_lookup_log_flush(l, ro, &written) != BD_OK);
     CHECK_INT(written, 0);
-    bd_lookup_log_note(l, SECRET, 6, 1, BD_ID_EMAIL, BD_SLICE_LIT("kept@x.example"));
+    bd_lookup_log_note(l, SECRET, 65, 1, BD_ID_EMAIL, BD_SLICE_LIT("kept@x.example"));
     CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
     CHECK_INT(written, 2);
     CHECK_INT(found(s, BD_ID_EMAIL, "kept@x.example"), 2);
@@ -129,11 +160,17 @@ TEST(test_a_failed_flush_keeps_its_rows)
 #define THREADS 4
 #define PER_THREAD 5000
 
+typedef struct {
+    bd_lookup_log *l;
+    int64_t key_id;
+} noter_arg;
+
 static void *noter(void *arg)
 {
-    bd_lookup_log *l = arg;
-    for (int i = 0; i < PER_THREAD; i++)
-        bd_lookup_log_note(l, SECRET, i, 2, BD_ID_EMAIL, BD_SLICE_LIT("many@x.example"));
+    noter_arg *a = arg;
+    for (int i = 0; i < PER_THREAD; i++) /* each its own minute: none is a repeat */
+        bd_lookup_log_note(a->l, SECRET, (int64_t)i * 60, a->key_id, BD_ID_EMAIL,
+                           BD_SLICE_LIT("many@x.example"));
     return NULL;
 }
 
@@ -144,8 +181,11 @@ TEST(test_threads_note_while_a_flush_writes)
     if (!s || !l)
         return;
     pthread_t t[THREADS];
-    for (int i = 0; i < THREADS; i++)
-        pthread_create(&t[i], NULL, noter, l);
+    noter_arg args[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        args[i] = (noter_arg){l, i + 1};
+        pthread_create(&t[i], NULL, noter, &args[i]);
+    }
     size_t total = 0, written;
     for (int round = 0; round < 5; round++) {
         CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
@@ -166,6 +206,7 @@ static void suite(void)
     RUN_CONTRACT(test_hash_separates_types_values_and_secrets);
     RUN_CONTRACT(test_noted_searches_are_written_by_a_flush_and_found_by_hash);
     RUN_CONTRACT(test_write_many_and_expire);
+    RUN_CONTRACT(test_repeats_within_a_minute_are_one_row);
     RUN_CONTRACT(test_a_full_buffer_drops_and_counts_the_rest);
     RUN_CONTRACT(test_a_failed_flush_keeps_its_rows);
     RUN_CONTRACT(test_threads_note_while_a_flush_writes);
