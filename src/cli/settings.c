@@ -43,11 +43,12 @@ static void env_name(const char *key, char *out, size_t cap)
             out[i] == '-' ? '_' : (char)(out[i] >= 'a' && out[i] <= 'z' ? out[i] - 32 : out[i]);
 }
 
-/* The file to read: --config's (taken out of argv), else BREACHD_CONFIG's, else the default
- * when it exists; NULL for none ("none"). False (why) when --config has no value. */
 /* The default file, one pointer for both programs' comparisons. */
 static const char default_path[] = BD_CONFIG_DEFAULT_PATH;
 
+/* The file to read: --config's (taken out of argv), else BREACHD_CONFIG's, else the default
+ * (default_path itself) when it exists; NULL for none ("none"). False (why) when --config
+ * has no value. */
 static bool config_path(int *argc, char **argv, const char **path, char *why, size_t whylen)
 {
     *path = NULL;

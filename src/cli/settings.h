@@ -41,7 +41,8 @@ void bd_settings_free(bd_settings *s);
 /* breachctl: removes "--config FILE" / "--config=FILE" from argv (anywhere), reads that file
  * (or BREACHD_CONFIG's, or the default when it exists), checks it as breachd would, and
  * keeps its store and secret as the commands' defaults (cli/args.h, bd_cli_config_set).
- * False with why on a refusal. */
+ * The default file is passed over when this user may not read it (the package's is
+ * root:breachd 0640). False with why on a refusal. */
 bool bd_settings_breachctl(int *argc, char **argv, char *why, size_t whylen);
 
 #endif
