@@ -1,7 +1,7 @@
 // Domain dashboard: a domain's records per breach and per severity (up to 5,000 records read),
 // newest breaches first, and the change feed's latest breach changes.
 import { api, ApiError, currentKey } from './api.js';
-import { h, field, table, barChart, say, fmtInt } from './ui.js';
+import { h, field, table, barChart, say, fmtInt, count } from './ui.js';
 import { dateKey } from './catalog.js';
 
 const SEV_COLORS = { Critical: '#7a0f0f', High: '#a11d1d', Medium: '#8a4b00', Low: '#2f5d31' };
@@ -64,7 +64,7 @@ export async function domainPage(root) {
     const sev = ['Critical', 'High', 'Medium', 'Low'].filter((s) => perSev.has(s))
       .map((s) => ({ label: s, value: perSev.get(s), color: SEV_COLORS[s] }));
     out.replaceChildren(heading,
-      h('p', { text: `${fmtInt(found)} records in ${breaches.length} breaches` + (partial ? ` (the charts count the first ${records.length})` : '') + '.' }),
+      h('p', { text: `${count(found, 'record')} in ${count(breaches.length, 'breach').replace(/hs$/, 'hes')}` + (partial ? ` (the charts count the first ${records.length})` : '') + '.' }),
       h('div', { class: 'charts' }, barChart('Records per breach, newest first', breaches.slice(0, 15)), barChart('Records per severity', sev)),
       h('h2', { text: 'Breaches' }),
       table('Breaches of ' + domain, ['Breach', 'Date', 'Records'], breaches.map((b) => h('tr', {},

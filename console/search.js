@@ -1,6 +1,6 @@
 // Search: one identity, its records page by page, as a table or CSV.
 import { api, ApiError, download } from './api.js';
-import { h, field, select, table, badge, say, fmtInt, TYPES } from './ui.js';
+import { h, field, select, table, badge, say, count, TYPES } from './ui.js';
 
 const FILTERS = [['password', 'Password'], ['password_hash', 'Password hash'],
   ['social_security_number', 'SSN'], ['phone_number', 'Phone'], ['username', 'Username'],
@@ -77,7 +77,7 @@ export function searchPage(root) {
       await download(r, 'breach-search.csv');
     });
     results.replaceChildren(heading,
-      h('p', { text: `${fmtInt(n)} records found; showing ${page.data.length}.` }),
+      h('p', { text: `${count(n, 'record')} found; showing ${page.data.length}.` }),
       table('Breach records', ['Breach', 'Date', 'Password', 'Other fields', 'Severity'], rows),
       h('div', { class: 'actions' }, next, csv));
     say(`${n} records found`);

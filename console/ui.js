@@ -58,6 +58,9 @@ export function badge(sev) {
   return h('span', { class: 'badge sev-' + s.replace(/[^A-Za-z]/g, ''), text: s });
 }
 
+// "1 record", "2 records"
+export function count(n, word) { return `${fmtInt(n)} ${word}${Number(n) === 1 ? '' : 's'}`; }
+
 export function fmtInt(n) { return n === null || n === undefined ? '—' : Number(n).toLocaleString('en'); }
 
 export const TYPES = [

@@ -251,7 +251,7 @@ async function main() {
   await page.getByRole('button', { name: 'Show' }).click();
   await page.locator('svg.chart').nth(1).waitFor();
   const dom = (await call(B, '/v7/breach-search?type=email_domain&account=example.com', { key })).json;
-  check((await page.locator('#dash-h + p').innerText()).startsWith(`${dom.records_found} records`), 'domain: count as the API');
+  check((await page.locator('#dash-h + p').innerText()).startsWith(`${dom.records_found} record${dom.records_found === 1 ? '' : 's'} in `), 'domain: count as the API');
   await axe(page, 'domain');
   await shoot(page, 'domain');
 
@@ -349,8 +349,29 @@ async function main() {
     await tp.getByRole('button', { name: 'Search' }).click();
     await tp.locator('table tbody tr').first().waitFor();
     check((await tp.locator('table').innerText()).includes('dave@tenant.example') && !(await tp.locator('table').innerText()).includes('alice'), 'tenant: its own records only');
-    tp.evaluate(() => { location.hash = '#/status'; });
-    await tp.getByRole('heading', { level: 1, name: 'Status' }).waitFor();
+    // the domain dashboard: another tenant's domain refused, its own shown
+    await visit(tp, '#/domain', 'Domain dashboard');
+    await tp.getByLabel('Domain', { exact: true }).fill('example.com');
+    await tp.getByRole('button', { name: 'Show' }).click();
+    const derr = tp.locator('.error', { hasText: /./ }).first();
+    await derr.waitFor();
+    const dapi = (await call(B, '/v7/breach-search?type=email_domain&account=example.com', { key: tenantKey })).json;
+    eq(await derr.innerText(), dapi.message, 'tenant: another domain\'s dashboard refused');
+    await tp.getByLabel('Domain', { exact: true }).fill('tenant.example');
+    await tp.getByRole('button', { name: 'Show' }).click();
+    await tp.locator('svg.chart').first().waitFor();
+    check((await tp.locator('#dash-h + p').innerText()).startsWith('1 record in 1 breach.'), 'tenant: its domain\'s dashboard');
+    // watches: only its own domain's identities
+    await visit(tp, '#/watches', 'Watches and alerts');
+    await tp.getByLabel('Type', { exact: true }).selectOption('email');
+    await tp.getByLabel('Account', { exact: true }).fill('bob@example.com');
+    await tp.getByLabel('Webhook URL', { exact: true }).fill('http://127.0.0.1:9/hook');
+    await tp.getByLabel('Signing secret', { exact: true }).fill('whsec-console-0123456789');
+    await tp.getByRole('button', { name: 'Create watch' }).click();
+    await tp.locator('.error', { hasText: /./ }).first().waitFor();
+    check((await tp.getByText('You have no watches yet.').count()) === 1, 'tenant: no watch outside its domains');
+    check((await tp.getByText('No alerts yet.').count()) === 1, 'tenant: another key\'s alerts not shown');
+    await visit(tp, '#/status', 'Status');
     check((await tp.locator('dl').innerText()).includes('not shown to a tenant key'), 'tenant: corpus counts hidden');
     await tctx.close();
   }
