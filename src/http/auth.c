@@ -231,10 +231,15 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
     bd_rate_decision d;
     bd_ratelimit_peek(srv->auth_fails, client, srv->cfg.auth_fail_limit, 60, now, &d);
     if (!d.allowed && !bd_known_keys_has(srv->known_keys, tag)) {
+        if (session)
+            sodium_memzero(session_key, sizeof session_key);
         throttled(srv, rq, &d);
         return false;
     }
-    if (bd_keyring_lookup(srv->keys, presented, now / 1000000, &rq->key) != BD_KEY_VALID)
+    bd_key_status status = bd_keyring_lookup(srv->keys, presented, now / 1000000, &rq->key);
+    if (session) /* the session's copy of the key is needed no further */
+        sodium_memzero(session_key, sizeof session_key);
+    if (status != BD_KEY_VALID)
         return failed(srv, rq, client, now, hibp ? 401 : 403, "authentication_failed",
                       "the API key is not valid; check it or ask for a new one");
     if (!bd_ip_allowed(rq->key.allow, rq->key.n_allow, &rq->client)) {
@@ -246,7 +251,5 @@ bool bd_authenticate(bd_server *srv, bd_req *rq, bool hibp)
                       "key may be used from (breachctl keys create --allow-ip)");
     }
     bd_known_keys_add(srv->known_keys, tag);
-    if (session)
-        sodium_memzero(session_key, sizeof session_key);
     return take_budget(srv, rq, now) && take_quota(srv, rq);
 }
