@@ -81,7 +81,7 @@ export function safeHref(u) {
 // A horizontal bar chart drawn as inline SVG, with its numbers in a table for screen readers.
 export function barChart(title, rows) {
   const NS = 'http://www.w3.org/2000/svg';
-  const bar = 22, gap = 8, labelW = 190, width = 640, max = Math.max(1, ...rows.map((r) => r.value));
+  const bar = 20, gap = 8, labelW = 140, width = 400, max = Math.max(1, ...rows.map((r) => r.value));
   const height = rows.length * (bar + gap) + gap;
   const svg = document.createElementNS(NS, 'svg');
   svg.setAttribute('class', 'chart');
@@ -90,11 +90,11 @@ export function barChart(title, rows) {
   svg.setAttribute('focusable', 'false');
   rows.forEach((r, i) => {
     const y = gap + i * (bar + gap);
-    const w = Math.max(2, Math.round(((width - labelW - 70) * r.value) / max));
+    const w = Math.max(2, Math.round(((width - labelW - 56) * r.value) / max));
     const label = document.createElementNS(NS, 'text');
     label.setAttribute('x', 0); label.setAttribute('y', y + bar * 0.72);
     label.setAttribute('font-size', '13'); label.setAttribute('fill', '#1b1f24');
-    label.textContent = r.label.length > 26 ? r.label.slice(0, 25) + '…' : r.label;
+    label.textContent = r.label.length > 19 ? r.label.slice(0, 18) + '…' : r.label;
     const rect = document.createElementNS(NS, 'rect');
     rect.setAttribute('x', labelW); rect.setAttribute('y', y);
     rect.setAttribute('width', w); rect.setAttribute('height', bar);
