@@ -275,8 +275,12 @@ async function main() {
     const id = await alertRow.getAttribute('data-event');
     await alertRow.getByRole('combobox').selectOption('acknowledged');
     await alertRow.getByText('Saved').waitFor();
-    const alerts = (await call(B, '/v7/alerts', { key })).json.alerts;
-    eq(alerts.find((a) => a.event_id === id).triage, 'acknowledged', 'triage stored and shown by the API');
+    let shown = '';
+    for (let i = 0; i < 100 && shown !== 'acknowledged'; i++) {
+      shown = (await call(B, '/v7/alerts', { key })).json.alerts.find((a) => a.event_id === id).triage;
+      if (shown !== 'acknowledged') await new Promise((r) => setTimeout(r, 10));
+    }
+    eq(shown, 'acknowledged', 'triage stored and shown by the API');
   }
   await axe(page, 'watches');
   await shoot(page, 'watches');
@@ -311,7 +315,12 @@ async function main() {
   // sign out: the old cookie is refused
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  const after = await call(B, '/v7/usage', { cookie });
+  // a read sees what was committed 2 ms before it began (shared read views): poll briefly
+  let after = await call(B, '/v7/usage', { cookie });
+  for (let i = 0; i < 100 && after.status !== 401; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+    after = await call(B, '/v7/usage', { cookie });
+  }
   eq([after.status, after.json && after.json.error], [401, 'session_expired'], 'the old cookie after sign-out');
   check(cspErrors.length === 0, 'no CSP violation in the pages: ' + cspErrors.join('; '));
 
