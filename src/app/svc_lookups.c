@@ -98,6 +98,7 @@ static void *run(void *arg)
     lookups *lk = arg;
     while (!atomic_load(&lk->stopping)) {
         bd_lookup_log_wait(lk->log, FLUSH_MS);
+        bd_lookup_log_tick(lk->log, now_s());
         flush(lk);
         if (now_s() - lk->last_expire >= EXPIRE_EVERY_S)
             expire(lk);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,17 +18,19 @@
 #define SEEN_MAX (SEEN_CAP / 4 * 3) /* past this, repeats are logged again */
 
 struct bd_lookup_log {
-    pthread_mutex_t lock; /* filling, n, dropped, woken, seen */
+    pthread_mutex_t lock; /* filling, n, dropped, woken */
     pthread_cond_t cond;
     bd_lookup_row *filling; /* what requests note into */
     size_t n;
     int64_t dropped;
     bool woken;
-    /* the searches of the current minute, as tags (a keyed 64-bit hash of key, type and
-     * identity; 0: a free slot), open addressing */
-    uint64_t *seen;
-    size_t seen_n;
-    int64_t seen_minute;
+    /* the searches of each minute, in the set of its parity, as tags (a keyed 64-bit hash of
+     * key, type, identity and minute; 0: a free slot), open addressing without a lock: a
+     * slot is claimed by compare-and-swap. The set of the next minute is emptied by
+     * bd_lookup_log_tick during this one. */
+    _Atomic uint64_t *seen[2];
+    atomic_size_t seen_n[2];
+    int64_t cleared_minute; /* the tick's */
     uint8_t tag_key[crypto_shorthash_KEYBYTES]; /* random, this process's */
     pthread_mutex_t flush_lock; /* writing, wn */
     bd_lookup_row *writing;     /* what a flush writes; kept after a failure */
@@ -41,16 +44,23 @@ bd_lookup_log *bd_lookup_log_new(void)
         return NULL;
     l->filling = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->filling);
     l->writing = calloc(BD_LOOKUP_LOG_CAP, sizeof *l->writing);
-    l->seen = calloc(SEEN_CAP, sizeof *l->seen);
-    if (!l->filling || !l->writing || !l->seen) {
+    for (int k = 0; k < 2; k++) {
+        l->seen[k] = calloc(SEEN_CAP, sizeof *l->seen[k]);
+        atomic_init(&l->seen_n[k], 0);
+    }
+    if (!l->filling || !l->writing || !l->seen[0] || !l->seen[1]) {
         free(l->filling);
         free(l->writing);
-        free(l->seen);
+        free((void *)l->seen[0]);
+        free((void *)l->seen[1]);
         free(l);
         return NULL;
     }
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < SEEN_CAP; i++)
+            atomic_init(&l->seen[k][i], 0);
     randombytes_buf(l->tag_key, sizeof l->tag_key);
-    l->seen_minute = -1;
+    l->cleared_minute = -1;
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->cond, NULL);
     pthread_mutex_init(&l->flush_lock, NULL);
@@ -66,7 +76,8 @@ void bd_lookup_log_free(bd_lookup_log *l)
     pthread_mutex_destroy(&l->flush_lock);
     free(l->filling);
     free(l->writing);
-    free(l->seen);
+    free((void *)l->seen[0]);
+    free((void *)l->seen[1]);
     free(l);
 }
 
@@ -84,54 +95,70 @@ void bd_lookup_hash(const uint8_t *secret, int type, bd_slice key, uint8_t out[3
     sodium_memzero(text, nl + 1 + kl); /* a password's keyed hash, maybe */
 }
 
-/* The search's tag: SipHash-2-4 (keyed per process) of key id, type and lookup key; never 0. */
-static uint64_t tag_of(const bd_lookup_log *l, int64_t key_id, int type, bd_slice key)
+/* The search's tag: SipHash-2-4 (keyed per process) of minute, key id, type and lookup key;
+ * never 0. */
+static uint64_t tag_of(const bd_lookup_log *l, int64_t minute, int64_t key_id, int type,
+                       bd_slice key)
 {
-    uint8_t in[9 + BD_NORM_MAX + 1];
+    uint8_t in[17 + BD_NORM_MAX + 1];
     size_t kl = key.len <= BD_NORM_MAX + 1 ? key.len : BD_NORM_MAX + 1;
-    memcpy(in, &key_id, 8);
-    in[8] = (uint8_t)type;
+    memcpy(in, &minute, 8);
+    memcpy(in + 8, &key_id, 8);
+    in[16] = (uint8_t)type;
     if (kl)
-        memcpy(in + 9, key.ptr, kl);
+        memcpy(in + 17, key.ptr, kl);
     uint8_t h[crypto_shorthash_BYTES];
-    crypto_shorthash(h, in, 9 + kl, l->tag_key);
+    crypto_shorthash(h, in, 17 + kl, l->tag_key);
     uint64_t t;
     memcpy(&t, h, sizeof t);
     return t ? t : 1;
 }
 
-/* Under the lock: whether the search was noted already this minute; remembers it if not
- * (while there is room: past SEEN_MAX every search is noted). */
+/* Whether the search was noted already in its minute; remembers it if not (while there is
+ * room: past SEEN_MAX every search is noted). No lock: a free slot is claimed by CAS, and
+ * of two threads noting one search at once exactly one claims it. */
 static bool seen_before(bd_lookup_log *l, int64_t minute, uint64_t tag)
 {
-    if (minute != l->seen_minute) { /* a new minute: forget the last one's */
-        memset(l->seen, 0, SEEN_CAP * sizeof *l->seen);
-        l->seen_n = 0;
-        l->seen_minute = minute;
-    }
-    for (size_t i = tag & (SEEN_CAP - 1);; i = (i + 1) & (SEEN_CAP - 1)) {
-        if (l->seen[i] == tag)
-            return true;
-        if (l->seen[i] == 0) {
-            if (l->seen_n < SEEN_MAX) {
-                l->seen[i] = tag;
-                l->seen_n++;
+    _Atomic uint64_t *set = l->seen[minute & 1];
+    atomic_size_t *n = &l->seen_n[minute & 1];
+    size_t i = tag & (SEEN_CAP - 1);
+    for (size_t probes = 0; probes < SEEN_CAP; probes++, i = (i + 1) & (SEEN_CAP - 1)) {
+        uint64_t v = atomic_load_explicit(&set[i], memory_order_relaxed);
+        while (v == 0) {
+            if (atomic_load_explicit(n, memory_order_relaxed) >= SEEN_MAX)
+                return false;
+            if (atomic_compare_exchange_weak_explicit(&set[i], &v, tag, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                atomic_fetch_add_explicit(n, 1, memory_order_relaxed);
+                return false;
             }
-            return false;
         }
+        if (v == tag)
+            return true;
     }
+    return false;
+}
+
+void bd_lookup_log_tick(bd_lookup_log *l, int64_t now)
+{
+    int64_t minute = now / 60;
+    if (minute == l->cleared_minute)
+        return;
+    /* the set the next minute uses held the last minute's: empty it (a request of that
+     * minute still noting into it at worst logs a repeat twice) */
+    _Atomic uint64_t *set = l->seen[(minute + 1) & 1];
+    for (size_t i = 0; i < SEEN_CAP; i++)
+        atomic_store_explicit(&set[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&l->seen_n[(minute + 1) & 1], 0, memory_order_relaxed);
+    l->cleared_minute = minute;
 }
 
 void bd_lookup_log_note(bd_lookup_log *l, const uint8_t *secret, int64_t at, int64_t key_id,
                         int type, bd_slice key)
 {
-    uint64_t tag = tag_of(l, key_id, type, key);
     int64_t minute = at / 60;
-    pthread_mutex_lock(&l->lock);
-    bool repeat = seen_before(l, minute, tag);
-    pthread_mutex_unlock(&l->lock);
-    if (repeat) /* this key searched this identity this minute already: its row is there */
-        return;
+    if (seen_before(l, minute, tag_of(l, minute, key_id, type, key)))
+        return; /* this key searched this identity this minute already: its row is there */
     bd_lookup_row row = {.at = at, .key_id = key_id, .type = type};
     bd_lookup_hash(secret, type, key, row.hash); /* outside the lock */
     pthread_mutex_lock(&l->lock);

@@ -9,8 +9,9 @@
  * A key's searches of one identity (as one type) within one UTC minute are one row, the
  * first's: the log says who searched for whom and when to the minute, not how often. A
  * request notes its search in memory (bd_lookup_log_note: a SipHash of it looked up in the
- * minute's set, and for a first search its keyed hash copied into a buffer allocated once;
- * nothing is allocated on the request's path), and a service (app/svc_lookups.c)
+ * minute's set without a lock, and for a first search its keyed hash copied, under a lock,
+ * into a buffer allocated once; nothing is allocated on the request's path), and a service
+ * (app/svc_lookups.c)
  * writes the buffer to the store about once a second, sooner when it is half full, each
  * instance its own rows. When the store cannot take them for long enough that the buffer
  * fills, further searches are not logged and counted as dropped (said in the server's log).
@@ -53,6 +54,10 @@ bd_result bd_lookup_log_flush(bd_lookup_log *l, bd_store *s, size_t *written);
  * many for the buffer), in transactions of a few thousand rows. */
 bd_result bd_lookup_log_write_many(bd_store *s, const uint8_t *secret, int64_t at, int64_t key_id,
                                    int type, const bd_slice *keys, size_t n);
+
+/* Empties the set of searches the minute after now's will use: the writer's thread calls it
+ * at least once a minute (a set not emptied fills, and then every search is a row). */
+void bd_lookup_log_tick(bd_lookup_log *l, int64_t now);
 
 /* Waits up to ms for the buffer to fill halfway or bd_lookup_log_wake; true when woken that
  * way, false on the timeout. */

@@ -168,9 +168,12 @@ typedef struct {
 static void *noter(void *arg)
 {
     noter_arg *a = arg;
-    for (int i = 0; i < PER_THREAD; i++) /* each its own minute: none is a repeat */
+    for (int i = 0; i < PER_THREAD; i++) { /* each its own minute: none is a repeat */
         bd_lookup_log_note(a->l, SECRET, (int64_t)i * 60, a->key_id, BD_ID_EMAIL,
                            BD_SLICE_LIT("many@x.example"));
+        /* and one search every thread repeats in one minute: one row in all */
+        bd_lookup_log_note(a->l, SECRET, 30, 99, BD_ID_EMAIL, BD_SLICE_LIT("same@x.example"));
+    }
     return NULL;
 }
 
@@ -195,8 +198,9 @@ TEST(test_threads_note_while_a_flush_writes)
         pthread_join(t[i], NULL);
     CHECK_INT(bd_lookup_log_flush(l, s, &written), BD_OK);
     total += written;
-    CHECK_INT(total, THREADS * PER_THREAD);
+    CHECK_INT(total, THREADS * PER_THREAD + 1);
     CHECK_INT(found(s, BD_ID_EMAIL, "many@x.example"), THREADS * PER_THREAD);
+    CHECK_INT(found(s, BD_ID_EMAIL, "same@x.example"), 1);
     CHECK_INT(bd_lookup_log_take_dropped(l), 0);
     bd_lookup_log_free(l);
 }
