@@ -88,15 +88,17 @@ $(BUILD)/obj/src/http/console.o: $(BUILD)/gen/console_assets.inc
 $(BUILD)/obj/src/http/console.o: REQ_CFLAGS += -I$(BUILD)/gen
 
 # The version (debian/changelog's first entry) and the commit, compiled into core/version.c;
-# the header is rewritten only when they change, so a new commit rebuilds one object.
+# the header is rewritten only when they change, so a new commit rebuilds one object. The
+# temporary file is the shell's own: make test and make test-pg run side by side on one BUILD.
 VERSION := $(shell sed -n '1s/^breachd (\([^)-]*\).*/\1/p' debian/changelog 2>/dev/null)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 .PHONY: FORCE
 $(BUILD)/gen/bd_build_info.h: FORCE
 	@mkdir -p $(dir $@)
-	@printf '#define BD_VERSION "%s"\n#define BD_COMMIT "%s"\n' '$(or $(VERSION),unknown)' \
-	  '$(or $(COMMIT),unknown)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+	@t=$@.tmp.$$$$; \
+	printf '#define BD_VERSION "%s"\n#define BD_COMMIT "%s"\n' '$(or $(VERSION),unknown)' \
+	  '$(or $(COMMIT),unknown)' > $$t; \
+	if cmp -s $$t $@; then rm -f $$t; else mv $$t $@; fi
 $(BUILD)/obj/src/core/version.o: $(BUILD)/gen/bd_build_info.h
 $(BUILD)/obj/src/core/version.o: REQ_CFLAGS += -I$(BUILD)/gen
 

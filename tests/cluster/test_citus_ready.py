@@ -118,7 +118,8 @@ class CitusReadiness(unittest.TestCase):
                                                "records"])
         self.assertGreaterEqual(len(REFERENCE), 5)
         self.assertEqual(LOCAL, {"rate_limits", "key_usage", "changes", "watches", "alerts",
-                                 "alert_cursors", "jobs", "job_chunks"})
+                                 "alert_cursors", "jobs", "job_chunks", "audit", "lookups",
+                                 "console_signouts"})
         self.assertGreaterEqual(len(SEARCHES), 18)
         hot = [name for name, _, _ in SEARCHES if "(scenario" in name]
         self.assertEqual(len(hot), 4, hot)  # 3 (the catalog) reads reference tables, 6 mixes

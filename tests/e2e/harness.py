@@ -257,9 +257,12 @@ SCHEMA_VERSION = 16
 # The newest PostgreSQL schema version (21: the console's alert triage and signed-out sessions;
 # src/store/pg/schema.c).
 PG_SCHEMA_VERSION = 21
-# Takes SQLite's migration 15 (tenants, scoped keys, audit, lookups) back out: a way back
+# Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups) and 16 (the console's
+# alert triage and signed-out sessions) back out: a way back
 # replays it, and SQLite adds a column only to a table that lacks it.
-TENANTS_OUT = ("DROP TABLE IF EXISTS tenants;"
+TENANTS_OUT = ("ALTER TABLE alerts DROP COLUMN triage;"
+               "DROP TABLE IF EXISTS console_signouts;"
+               "DROP TABLE IF EXISTS tenants;"
                "DROP TABLE IF EXISTS tenant_domains;"
                "DROP TABLE IF EXISTS audit;"
                "DROP TABLE IF EXISTS lookups;"

@@ -320,8 +320,17 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
 }
 
 /* Takes migration 13 (job limits and turns) back out of a store. */
+/* Takes migrations 15 (tenants, scoped keys, audit, lookups) and 16 (the console's alert
+ * triage and signed-out sessions) back out: SQLite adds a column only to a table that lacks
+ * it, so a way back to an older version drops them first. */
+#define REWIND_TENANTS_AND_CONSOLE                                                                 \
+    "ALTER TABLE alerts DROP COLUMN triage; DROP TABLE console_signouts;"                          \
+    "DROP TABLE tenants; DROP TABLE tenant_domains; DROP TABLE audit; DROP TABLE lookups;"         \
+    "ALTER TABLE api_keys DROP COLUMN tenant_id; ALTER TABLE api_keys DROP COLUMN types;"          \
+    "ALTER TABLE api_keys DROP COLUMN allow_ip; ALTER TABLE api_keys DROP COLUMN role;"
+
 #define REWIND_JOB_LIMITS                                                                          \
-    "DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN result_rows;"                            \
+    REWIND_TENANTS_AND_CONSOLE "DROP INDEX jobs_by_key; ALTER TABLE jobs DROP COLUMN result_rows;"                            \
     "ALTER TABLE jobs DROP COLUMN truncated; ALTER TABLE jobs DROP COLUMN served;"                 \
     "ALTER TABLE api_keys DROP COLUMN max_jobs;"                                                   \
     "ALTER TABLE api_keys DROP COLUMN max_queued_identities;"                                      \
