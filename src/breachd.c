@@ -52,6 +52,7 @@ int main(int argc, char **argv)
     int64_t alert_retention_days = 30;
     int64_t lookup_retention_days = 90; /* 0: no lookup log (auth/lookup_log.h) */
     const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
+    bool pg_dispatch = true; /* --pg-dispatch: PostgreSQL email searches wait suspended */
     bd_log_format log_format = BD_LOG_TEXT;
     bd_log_level log_level = BD_LOG_INFO;
     bd_uri_arg db = {&BD_OPT_DB, NULL, NULL}, limits = {&BD_OPT_SHARED_LIMITS, NULL, NULL};
@@ -84,6 +85,9 @@ int main(int argc, char **argv)
             cfg.console_off = strcmp(v, "off") == 0;
         } else if (bd_arg_value(argc, argv, &i, "--range-snapshot-dir", &v) && v && *v) {
             range_snapshot_dir = v;
+        } else if (bd_arg_value(argc, argv, &i, "--pg-dispatch", &v) && v &&
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+            pg_dispatch = strcmp(v, "on") == 0;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {
@@ -185,6 +189,7 @@ int main(int argc, char **argv)
         .alert_retention_s = alert_retention_days * 86400,
         .lookup_retention_s = lookup_retention_days * 86400,
         .range_snapshot_dir = range_snapshot_dir,
+        .pg_dispatch = pg_dispatch,
         .drain_s = 5};
     bd_app *app;
     if (bd_app_start(&app_cfg, &app, why, sizeof why) != BD_OK) {

@@ -8,6 +8,7 @@
  *   4. webhooks     the alert deliverer
  *   4b. lookups     the lookup log's buffer and its writer (who searched for whom)
  *   4c. range-snapshot   PostgreSQL: the local copy of the password ranges /range/ reads
+ *   4d. pg-batch    PostgreSQL: the lookup dispatcher email searches wait for, suspended
  *   5. http         the listener: requests arrive only once everything they use runs
  * Stop, in reverse: the listener stops accepting and drains the requests in flight (every
  * service still running), then each service stops, the listener's connections first and the
@@ -25,7 +26,7 @@
 static const bd_service *const SERVICES[] = {
     &bd_svc_stores,      &bd_svc_key_refresh, &bd_svc_read_views, &bd_svc_limits,
     &bd_svc_usage_flush, &bd_svc_jobs,        &bd_svc_webhooks,   &bd_svc_lookups,
-    &bd_svc_range_snapshot, &bd_svc_http,
+    &bd_svc_range_snapshot, &bd_svc_pg_batch, &bd_svc_http,
 };
 
 struct bd_app {

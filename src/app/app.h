@@ -17,6 +17,9 @@ typedef struct {
     /* PostgreSQL: where the local snapshot of the password ranges is kept and served from
      * (app/svc_range_snapshot.c); NULL: /range/ reads the store */
     const char *range_snapshot_dir;
+    /* PostgreSQL: email searches wait for the lookup dispatcher (app/svc_pg_batch.c), which
+     * batches them, instead of holding a worker through their statement */
+    bool pg_dispatch;
 } bd_app_config;
 
 typedef struct bd_app bd_app;

@@ -33,6 +33,7 @@ extern const bd_service bd_svc_jobs;        /* svc_jobs.c: bulk jobs */
 extern const bd_service bd_svc_webhooks;    /* svc_webhooks.c: alert delivery */
 extern const bd_service bd_svc_lookups;     /* svc_lookups.c: the lookup log */
 extern const bd_service bd_svc_range_snapshot; /* svc_range_snapshot.c: /range/'s copy */
+extern const bd_service bd_svc_pg_batch;    /* svc_pg_batch.c: the PostgreSQL lookup dispatcher */
 extern const bd_service bd_svc_http;        /* svc_http.c: the listener */
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "core/version.h"
 #include "jobs/runner.h"
+#include "store/pg_batch.h"
 
 #include "http/server_impl.h"
 
@@ -90,6 +91,26 @@ static bd_result write_operations(bd_req *rq)
     return r;
 }
 
+/* The PostgreSQL lookup dispatcher's figures, when it runs: lookups over statements is the
+ * mean batch. */
+static bd_result write_pg_batch(const bd_server *srv, bd_req *rq)
+{
+    if (!srv->pg_batch)
+        return BD_OK;
+    uint64_t lookups, batches;
+    bd_pg_batch_counts(srv->pg_batch, &lookups, &batches);
+    return bd_buf_printf(rq->body,
+                         "# HELP breachd_pg_batch_lookups_total Email searches answered by the "
+                         "PostgreSQL lookup dispatcher.\n"
+                         "# TYPE breachd_pg_batch_lookups_total counter\n"
+                         "breachd_pg_batch_lookups_total %llu\n"
+                         "# HELP breachd_pg_batches_total Statements the lookup dispatcher "
+                         "sent.\n"
+                         "# TYPE breachd_pg_batches_total counter\n"
+                         "breachd_pg_batches_total %llu\n",
+                         (unsigned long long)lookups, (unsigned long long)batches);
+}
+
 void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)
 {
     (void)arg;
@@ -116,7 +137,7 @@ void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
         return;
     }
-    if (write_operations(rq) != BD_OK) {
+    if (write_operations(rq) != BD_OK || write_pg_batch(srv, rq) != BD_OK) {
         rq->content_type = NULL;
         bd_reply_error(rq, 500, "internal_error", "metrics could not be written");
     }

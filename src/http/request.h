@@ -58,6 +58,19 @@ typedef struct {
     int64_t rate_limit, rate_remaining, rate_reset;
 } bd_screened;
 
+/* A reply that waits for work done off the request's thread (the PostgreSQL lookup
+ * dispatcher): a handler that sets rq->deferred returns without a reply; server.c then
+ * suspends the connection, keeps a copy of the request, and calls start; the work's end
+ * resumes the connection (MHD_resume_connection on conn), and finish writes the reply into
+ * the request restored on its thread. free releases it once the reply is queued. */
+typedef struct bd_deferred {
+    struct MHD_Connection *conn;
+    /* after the connection is suspended; false: nothing was started, finish runs at once */
+    bool (*start)(struct bd_deferred *d);
+    void (*finish)(struct bd_deferred *d, void *rq); /* a bd_req * */
+    void (*free)(struct bd_deferred *d);
+} bd_deferred;
+
 typedef struct {
     struct MHD_Connection *conn;
     const char *method;
@@ -111,6 +124,8 @@ typedef struct {
     char account_hash[33]; /* keyed hash of the searched account, "" when none */
     bool store_failed;
     bool csv; /* the search's page goes out as CSV (Accept: text/csv) */
+    bool can_defer;        /* the connection can be suspended (server.c) */
+    bd_deferred *deferred; /* set by a handler whose reply waits (see bd_deferred) */
     bd_ip client;      /* the client's address (http/client_addr.h), once client_known */
     bool client_known; /* bd_req_client has resolved it */
     /* a tag the handler gave its 200 or 304 (/range/: the data version's; "" for none,

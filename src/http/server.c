@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "http/pg_dispatch.h"
 #include "http/routes.h"
 #include "http/server_impl.h"
 #include "store/pool.h"
@@ -42,6 +43,10 @@ _Static_assert(sizeof(uintptr_t) >= 8, "the request pointer carries a 64-bit tim
 typedef struct {
     bd_upload *upload;
     bd_screened screened;
+    /* a request whose reply waits, its connection suspended (request.h, bd_deferred): the
+     * work, and the request as the handler left it */
+    bd_deferred *deferred;
+    bd_req *saved;
 } conn_state;
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -201,6 +206,30 @@ static enum MHD_Result check_head(bd_server *srv, conn_state *cs, struct MHD_Con
     return finish_request(srv, w, &rq, method, (int64_t)(v >> REQ_FLAG_BITS));
 }
 
+/* Suspends the connection of a request whose reply waits, with a copy of the request kept
+ * for its resumption, and starts the work. False (the deferral given up, a 500 written)
+ * when the copy cannot be made. */
+static bool suspend(struct MHD_Connection *conn, conn_state *cs, bd_req *rq)
+{
+    bd_deferred *d = rq->deferred;
+    rq->deferred = NULL;
+    bd_req *saved = malloc(sizeof *saved);
+    if (!saved) {
+        d->free(d);
+        bd_reply_error(rq, 500, "internal_error", "out of memory; request id %s",
+                       rq->request_id);
+        return false;
+    }
+    memcpy(saved, rq, sizeof *saved);
+    cs->saved = saved;
+    cs->deferred = d;
+    d->conn = conn;
+    MHD_suspend_connection(conn);
+    if (!d->start(d))
+        MHD_resume_connection(conn); /* finish runs at once, on this thread's next round */
+    return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -220,18 +249,44 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
-    bd_guard_request_in(srv->guard, conn);
     int64_t start = (int64_t)(v >> REQ_FLAG_BITS);
     bd_req rq;
     bd_worker *w;
-    if (begin_request(srv, conn, &rq, &w)) {
-        MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
-        rq.method = method;
-        if (cs) { /* without it no head announcing a body was let through */
-            rq.screened = cs->screened.on ? &cs->screened : NULL;
-            rq.upload = bd_upload_body(cs->upload, &rq.upload_state);
+    if (cs && cs->deferred) { /* resumed: the work is done, the reply is written now */
+        bd_deferred *d = cs->deferred;
+        memcpy(&rq, cs->saved, sizeof rq);
+        free(cs->saved);
+        cs->saved = NULL;
+        cs->deferred = NULL;
+        w = bd_worker_of_thread(srv); /* the connection's thread: the one that suspended it */
+        if (w) {
+            rq.worker = w;
+            rq.store = w->store;
+            rq.body = &w->body;
+            rq.breach_json = w->breach_json;
+            rq.replies = w->replies;
+            d->finish(d, &rq);
+        } else {
+            rq.body = fallback_body();
+            rq.retry_after = 1;
+            bd_reply_error(&rq, 503, "unavailable", "the store cannot be reached");
+            bd_metrics_store_error(srv->metrics);
         }
-        bd_dispatch(srv, &rq, url, method);
+        d->free(d);
+    } else {
+        bd_guard_request_in(srv->guard, conn);
+        if (begin_request(srv, conn, &rq, &w)) {
+            MHD_get_connection_values_n(conn, MHD_GET_ARGUMENT_KIND, collect_param, &rq);
+            rq.method = method;
+            if (cs) { /* without it no head announcing a body was let through */
+                rq.screened = cs->screened.on ? &cs->screened : NULL;
+                rq.upload = bd_upload_body(cs->upload, &rq.upload_state);
+                rq.can_defer = srv->pg_batch != NULL && !cs->saved;
+            }
+            bd_dispatch(srv, &rq, url, method);
+            if (rq.deferred && !rq.status && suspend(conn, cs, &rq))
+                return MHD_YES; /* resumed when the work is done */
+        }
     }
     enum MHD_Result ret = finish_request(srv, w, &rq, method, start);
     if (cs) {
@@ -267,6 +322,10 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         conn_state *cs = *socket_context;
         if (cs) /* a body abandoned mid-way gives its share of the budget back here */
             bd_upload_free(cs->upload);
+        if (cs && cs->deferred) /* never while suspended: only a resumed one is closed */
+            cs->deferred->free(cs->deferred);
+        if (cs)
+            free(cs->saved);
         free(cs);
         *socket_context = NULL;
         bd_guard_closed(srv->guard, conn);
@@ -318,6 +377,16 @@ bd_usage *bd_server_usage(bd_server *srv)
 void bd_server_set_job_runner(bd_server *srv, struct bd_job_runner *runner)
 {
     srv->runner = runner;
+}
+
+void bd_server_set_pg_batch(bd_server *srv, struct bd_pg_batch *b)
+{
+    srv->pg_batch = b;
+}
+
+struct bd_pg_batch *bd_server_pg_batch(const bd_server *srv)
+{
+    return srv->pg_batch;
 }
 
 void bd_server_set_lookup_log(bd_server *srv, struct bd_lookup_log *log)
@@ -412,6 +481,8 @@ static bd_result start_daemon(bd_server *srv, char *why, size_t whylen)
                      MHD_USE_ITC | MHD_USE_TURBO;
     if (v6)
         flags |= MHD_USE_IPv6;
+    if (srv->pg_batch) /* searches wait for the lookup dispatcher with their connection suspended */
+        flags |= MHD_ALLOW_SUSPEND_RESUME;
     if (srv->tls_cert)
         flags |= MHD_USE_TLS;
     struct MHD_OptionItem opts[] = {

@@ -62,6 +62,7 @@ struct bd_server {
     bd_worker *workers;
     struct bd_job_runner *runner; /* bulk jobs (job_runner.h); set by app/jobs.c, may be NULL */
     struct bd_lookup_log *lookups; /* identity searches (auth/lookup_log.h); NULL: not logged */
+    struct bd_pg_batch *pg_batch;  /* the PostgreSQL lookup dispatcher; NULL: none */
 };
 
 /* The calling thread's worker, opened on its first request (worker.c). NULL when the store

@@ -10,11 +10,13 @@
 #include "auth/lookup_log.h"
 #include "auth/token.h"
 #include "http/accept.h"
+#include "http/pg_dispatch.h"
 #include "http/scope.h"
 #include "v7/record_view.h"
 #include "http/request.h"
 #include "v7/search_csv.h"
 #include "ingest/normalize.h"
+#include "store/pg_batch.h"
 
 /* Filters that take a specific value besides yes/no (the interface names these five). */
 static bool takes_value(bd_id_type t)
@@ -410,8 +412,9 @@ static void finish_json_page(bd_req *rq, search *s, const page *pg, size_t head_
 
 /* Runs the search in one read view and writes the reply, as JSON or (rq->csv) as CSV rows.
  * A continued page keeps the count its token carries. Nothing found is the JSON 404 either
- * way (an error is never CSV). */
-static void run_search(bd_req *rq, search *s, int limit)
+ * way (an error is never CSV). With lk, the page is the one the lookup dispatcher read
+ * (store/pg_batch.h): its rows, count and data version stand for the store's search. */
+static void run_search(bd_req *rq, search *s, int limit, bd_pg_lookup *lk)
 {
     bd_result r = bd_store_read_begin(rq->store);
     if (r != BD_OK) {
@@ -431,9 +434,20 @@ static void run_search(bd_req *rq, search *s, int limit)
     }
     page pg = {.w = &rq->json, .rq = rq, .err = BD_OK, .limit = limit};
     s->q.limit = limit + 1;
-    if (rq->status == 200)
+    if (rq->status == 200 && lk) {
+        r = lk->result;
+        if (r == BD_OK) {
+            if (lk->has_version)
+                bd_pg_batch_note_version(rq->store, lk->version);
+            if (!s->continuing)
+                s->tok.records_found = lk->found;
+            bd_pg_batch_each(lk, write_record, &pg);
+        }
+        bd_pg_batch_release(lk);
+    } else if (rq->status == 200) {
         r = bd_store_record_search(rq->store, &s->q, write_record, &pg,
                                    s->continuing ? NULL : &s->tok.records_found);
+    }
     if (r == BD_OK)
         r = pg.err;
     bd_store_read_end(rq->store);
@@ -453,6 +467,99 @@ static void run_search(bd_req *rq, search *s, int limit)
         finish_csv_page(rq, s, &pg);
     else
         finish_json_page(rq, s, &pg, head_at);
+}
+
+/* ---- waiting for the lookup dispatcher -------------------------------------------------- */
+
+/* A search handed to the lookup dispatcher: what it needs on resumption. */
+typedef struct {
+    bd_deferred base;
+    search s;
+    int limit;
+    bd_pg_lookup lk;
+    struct bd_pg_batch *batch;
+} deferred_search;
+
+/* Whether the dispatcher answers q: an email search with no filter and no tenant's scope,
+ * which the fixed statements answer (store/pg/records.c). */
+static bool dispatchable(const bd_record_query *q)
+{
+    if (q->field != BD_FIELD_EMAIL || q->scope_tenant)
+        return false;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (q->filter[f].mode != BD_FILTER_NONE)
+            return false;
+    return true;
+}
+
+/* A slice that pointed into the search at from points into its copy at to. */
+static void rebase(bd_slice *v, const search *from, search *to)
+{
+    const char *lo = (const char *)from, *hi = lo + sizeof *from;
+    if (v->ptr && v->ptr >= lo && v->ptr < hi)
+        v->ptr = (const char *)to + (v->ptr - lo);
+}
+
+static void lookup_done(bd_pg_lookup *lk)
+{
+    deferred_search *d = lk->ctx;
+    MHD_resume_connection(d->base.conn);
+}
+
+static bool deferred_start(bd_deferred *base)
+{
+    deferred_search *d = (deferred_search *)base;
+    if (bd_pg_batch_submit(d->batch, &d->lk))
+        return true;
+    d->lk.result = BD_ERR_UNSUPPORTED; /* searched on the request's thread */
+    return false;
+}
+
+static void deferred_finish(bd_deferred *base, void *rqp)
+{
+    deferred_search *d = (deferred_search *)base;
+    bd_req *rq = rqp;
+    if (d->lk.result == BD_ERR_UNSUPPORTED) {
+        bd_pg_batch_release(&d->lk);
+        run_search(rq, &d->s, d->limit, NULL);
+    } else {
+        run_search(rq, &d->s, d->limit, &d->lk);
+    }
+}
+
+static void deferred_free(bd_deferred *base)
+{
+    deferred_search *d = (deferred_search *)base;
+    bd_pg_batch_release(&d->lk);
+    free(d);
+}
+
+/* Hands the search to the dispatcher; false when it cannot (searched here then). */
+static bool defer_search(struct bd_server *srv, bd_req *rq, const search *s, int limit)
+{
+    struct bd_pg_batch *b = bd_server_pg_batch(srv);
+    if (!rq->can_defer || !b || !dispatchable(&s->q) || !bd_pg_batch_open(b))
+        return false;
+    deferred_search *d = calloc(1, sizeof *d);
+    if (!d)
+        return false;
+    d->base = (bd_deferred){NULL, deferred_start, deferred_finish, deferred_free};
+    memcpy(&d->s, s, sizeof *s);
+    rebase(&d->s.q.key, s, &d->s);
+    if (s->named)
+        rebase(&d->s.account_key.key, s, &d->s);
+    d->limit = limit;
+    d->batch = b;
+    d->lk.email = d->s.q.key;
+    d->lk.has_after = d->s.q.has_after;
+    d->lk.after_date = d->s.q.after_date;
+    d->lk.after_id = d->s.q.after_id;
+    d->lk.limit = limit + 1;
+    d->lk.done = lookup_done;
+    d->lk.ctx = d;
+    d->s.q.limit = limit + 1;
+    rq->deferred = &d->base;
+    return true;
 }
 
 void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
@@ -496,5 +603,7 @@ void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
     rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
-    run_search(rq, &s, (int)limit);
+    if (defer_search(srv, rq, &s, (int)limit))
+        return; /* answered when the dispatcher is done (run_search with its lookup) */
+    run_search(rq, &s, (int)limit, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "core/hex.h"
 #include "store/pg/pg_impl.h"
+#include "store/pg/batch_sql.h"
 #include "store/record_sql.h"
 
 /* A record put outside a transaction: one round trip, the insert, skipped for a duplicate
@@ -475,6 +476,53 @@ static bd_result search_email(pg_store *p, const bd_record_query *q, bd_record_c
     each_record(res, true, cb, ctx);
     PQclear(res);
     return BD_OK;
+}
+
+/* The same pages for many emails in one statement, for the lookup dispatcher (batch.c):
+ * $1 the emails (a text array), $2 each one's limit, and for pages after a position $3 and
+ * $4 each one's (date, id). One row per record, in the fixed statements' columns (record,
+ * data version, count), then the email's ordinal (18); an email without records gives one
+ * row whose id is NULL. Each email's page is the fixed statement's own range scan, LATERAL. */
+#define EMAIL_BATCH(args, cols, count, where)                                                      \
+    "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL ", r.n, k.i FROM unnest(" args          \
+    ") WITH ORDINALITY AS k(" cols ", i) LEFT JOIN LATERAL (SELECT " RECORD_ROW_COLUMNS count     \
+    " AS n FROM records r WHERE r.email = k.email" where                                          \
+    " ORDER BY r.breach_date DESC, r.id DESC LIMIT k.lim) r ON true "                              \
+    "ORDER BY k.i, r.breach_date DESC, r.id DESC"
+const char *const pg_email_batch_first_sql =
+    EMAIL_BATCH("$1::text[], $2::integer[]", "email, lim", ", count(*) OVER ()", "");
+const char *const pg_email_batch_next_sql =
+    EMAIL_BATCH("$1::text[], $2::integer[], $3::integer[], $4::bigint[]", "email, lim, d, after",
+                ", 0::bigint", " AND (r.breach_date, r.id) < (k.d, k.after)");
+
+void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx)
+{
+    for (int i = first; i < first + n; i++) {
+        bd_record_row row;
+        row.id = binary_int(res, i, 0);
+        row.breach_date = (int32_t)binary_int(res, i, 1);
+        row.user_name = pg_slice(res, i, 2);
+        row.first_name = pg_slice(res, i, 3);
+        row.last_name = pg_slice(res, i, 4);
+        row.email = pg_slice(res, i, 5);
+        row.email_domain = pg_slice(res, i, 6);
+        row.phone_number = pg_slice(res, i, 7);
+        row.ip_address = pg_slice(res, i, 8);
+        row.bitcoin_address = pg_slice(res, i, 9);
+        row.password_masked = pg_slice(res, i, 10);
+        row.password_hash = pg_slice(res, i, 11);
+        row.ssn_masked = pg_slice(res, i, 12);
+        row.other_attributes = pg_slice(res, i, 13);
+        row.severity = (bd_severity)binary_int(res, i, 14);
+        row.breach_id = binary_int(res, i, 15);
+        if (cb(ctx, &row))
+            break;
+    }
+}
+
+int64_t pg_binary_int(const PGresult *res, int row, int col)
+{
+    return binary_int(res, row, col);
 }
 
 /* ---- searches ----------------------------------------------------------------------- */

@@ -1,0 +1,69 @@
+/* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with a connection of its
+ * own, in non-blocking mode, that answers the email searches a fixed statement answers (no
+ * filter, no tenant's scope; a first page or a page after a position) for requests that
+ * wait without holding an HTTP worker. Whatever lookups are waiting when the connection is
+ * free go out as one statement (unnest of the emails WITH ORDINALITY, LATERAL per email:
+ * each email's page and first-page count exactly as the fixed statements give them), so a
+ * lone lookup goes out at once and a busy server answers many per round trip.
+ *
+ * A lookup is the caller's (it lives until its done callback has run, which is the last
+ * thing the dispatcher does with it, on the dispatcher's thread). A failure is the store
+ * error the synchronous path would have: BD_ERR_BUSY when the server cannot be reached
+ * (the dispatcher resets its connection and sends the batch once more first, as a
+ * statement outside a transaction is retried), BD_ERR_STORE otherwise; BD_ERR_UNSUPPORTED
+ * when the dispatcher found its store routes searches (the caller then searches itself). */
+#ifndef BD_STORE_PG_BATCH_H
+#define BD_STORE_PG_BATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/result.h"
+#include "core/slice.h"
+#include "store/store.h"
+
+typedef struct bd_pg_batch bd_pg_batch;
+struct bd_pg_rows; /* a batch's result, shared by its lookups */
+
+typedef struct bd_pg_lookup {
+    /* in */
+    bd_slice email; /* the lookup key, borrowed until done */
+    bool has_after; /* a page after (after_date, after_id); else a first page, counted */
+    int32_t after_date;
+    int64_t after_id;
+    int limit;                          /* rows asked for (the page and its probe row) */
+    void (*done)(struct bd_pg_lookup *lk); /* on the dispatcher's thread, once */
+    void *ctx;
+    /* out */
+    bd_result result;
+    bool has_version; /* the rows' data version (a page with rows) */
+    uint64_t version;
+    int64_t found; /* a first page's count (0 without rows) */
+    struct bd_pg_rows *rows;
+    int first, n; /* this lookup's rows of rows */
+    struct bd_pg_lookup *next; /* the dispatcher's queue */
+} bd_pg_lookup;
+
+/* Starts the dispatcher on db (a PostgreSQL URI, borrowed for its life); it connects on
+ * its thread, and again after a loss. NULL when out of memory or no thread. */
+bd_pg_batch *bd_pg_batch_start(const char *db);
+/* Queues lk; false when the dispatcher takes no lookups (draining, or its store routes
+ * searches, where the fixed statements name the owner key): the caller searches itself. */
+bool bd_pg_batch_submit(bd_pg_batch *b, bd_pg_lookup *lk);
+/* Whether submit would take a lookup now. */
+bool bd_pg_batch_open(const bd_pg_batch *b);
+/* Calls cb for each row of a done lookup, in search order, until cb returns non-zero. */
+void bd_pg_batch_each(const bd_pg_lookup *lk, bd_record_cb cb, void *ctx);
+/* Gives the lookup's share of its batch's result back (after each; idempotent). */
+void bd_pg_batch_release(bd_pg_lookup *lk);
+/* Inside a read view on a PostgreSQL store s: the view takes version as the data version of
+ * what it read (as a search through s would have noted it). */
+void bd_pg_batch_note_version(bd_store *s, uint64_t version);
+/* Lookups answered and statements sent so far. */
+void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches);
+/* Takes no more lookups, and returns once every lookup taken is done. */
+void bd_pg_batch_drain(bd_pg_batch *b);
+/* Drains, stops the thread, closes the connection, frees. NULL is ignored. */
+void bd_pg_batch_stop(bd_pg_batch *b);
+
+#endif

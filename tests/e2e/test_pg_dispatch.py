@@ -1,0 +1,137 @@
+"""The PostgreSQL lookup dispatcher (--pg-dispatch, store/pg/batch.c): an email search waits
+for it with its connection suspended, the searches waiting at one moment go out as one
+statement, a lone one goes out at once, and every reply is the synchronous path's, byte for
+byte. On SQLite the option changes nothing."""
+import json
+import re
+import threading
+import time
+import unittest
+import urllib.parse
+
+from harness import STORE, Server, ServerTest
+from test_search import BREACHES, records
+
+pg_only = unittest.skipIf(STORE != "pg", "PostgreSQL store only")
+
+
+def metric(srv, name):
+    st, _, body = srv.request("/metrics")
+    assert st == 200, st
+    m = re.search(r"^%s (\d+)$" % name, body.decode(), re.M)
+    return int(m.group(1)) if m else None
+
+
+class Dispatch(ServerTest):
+    @classmethod
+    def populate(cls, ctl):
+        ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+        ctl.import_("records", ctl.write("r.jsonl", "\n".join(json.dumps(r) for r in records())))
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.off = Server(cls.ctl, "--pg-dispatch", "off")
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.off.stop()
+        super().tearDownClass()
+        assert rc == 0, rc
+
+    def fetch(self, srv, path, headers=None):
+        st, hdrs, body = srv.request(path, key=self.key, headers=headers)
+        for h in ("x-request-id", "date", "x-ratelimit-remaining", "x-ratelimit-reset"):
+            hdrs.pop(h, None)
+        return st, hdrs, body
+
+    def same(self, path, headers=None):
+        """The reply of both servers, with the paging token (sealed afresh per reply) cut out
+        and returned apart."""
+        a = self.fetch(self.srv, path, headers)
+        b = self.fetch(self.off, path, headers)
+        tokens = []
+        def cut(reply):
+            st, hdrs, body = reply
+            tokens.append(hdrs.pop("x-pagination-token", None))
+            m = re.search(rb'"pagination_token":"([^"]+)"', body)
+            if m:
+                tokens.append(m.group(1).decode())
+                body = body.replace(m.group(1), b"T")
+            return st, hdrs, body
+        self.assertEqual(cut(a), cut(b), path)
+        return a, tokens[-1]
+
+    def test_every_reply_is_the_synchronous_one(self):
+        q = lambda **p: "/v7/breach-search?" + urllib.parse.urlencode(p)
+        (st, _, body), _ = self.same(q(type="email", account="jane.doe@example.com"))
+        self.assertEqual(st, 200)
+        self.assertEqual(json.loads(body)["records_found"], 4)
+        self.same(q(type="email", account="nobody@example.com"))
+        self.same(q(type="email", account="not an email"))
+        self.same(q(type="email", account="Jane.Doe@Example.COM"), {"Accept": "text/csv"})
+        (st, _, body), token = self.same(q(type="email", account="jane.doe@example.com",
+                                           number_of_records=1))
+        self.assertEqual(json.loads(body)["pagination_token"] is not None, True)
+        walked = []
+        while token:  # each server's own token continues on the dispatcher
+            st, hdrs, body = self.fetch(self.srv, q(paging_token=token, number_of_records=1))
+            self.assertEqual(st, 200, body)
+            page = json.loads(body)
+            self.assertEqual(page["records_found"], 4)
+            walked += [r["breach_details"]["site_name"] for r in page["data"]]
+            token = page["pagination_token"]
+        self.assertEqual(walked, ["Quartz", "Nimbus", "Relic"])
+        # a filtered search is not the dispatcher's: still answered, as before
+        self.same(q(type="email", account="jane.doe@example.com", password="yes"))
+
+    @pg_only
+    def test_waiting_searches_share_statements(self):
+        before = (metric(self.srv, "breachd_pg_batch_lookups_total"),
+                  metric(self.srv, "breachd_pg_batches_total"))
+        self.assertIsNotNone(before[0])
+        self.assertIsNone(metric(self.off, "breachd_pg_batch_lookups_total"))
+        n = 32
+        start = threading.Barrier(n)
+        results = [None] * n
+
+        def one(i):
+            start.wait()
+            path = "/v7/breach-search?" + urllib.parse.urlencode(
+                {"type": "email", "account": "user%02d@bigcorp.example" % i})
+            st, _, body = self.srv.request(path, key=self.key)
+            results[i] = (st, json.loads(body)["data"][0]["breached_data"]["email"])
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(results, [(200, "user%02d@bigcorp.example" % i) for i in range(n)])
+        lookups = metric(self.srv, "breachd_pg_batch_lookups_total") - before[0]
+        batches = metric(self.srv, "breachd_pg_batches_total") - before[1]
+        self.assertEqual(lookups, n)
+        self.assertLess(batches, n)
+
+    @pg_only
+    def test_a_lone_search_goes_out_at_once(self):
+        path = "/v7/breach-search?type=email&account=jane.doe@example.com"
+        before = (metric(self.srv, "breachd_pg_batch_lookups_total"),
+                  metric(self.srv, "breachd_pg_batches_total"))
+        times = []
+        for _ in range(20):
+            t0 = time.monotonic()
+            self.assertEqual(self.srv.request(path, key=self.key)[0], 200)
+            times.append(time.monotonic() - t0)
+        self.assertEqual(metric(self.srv, "breachd_pg_batch_lookups_total") - before[0], 20)
+        self.assertEqual(metric(self.srv, "breachd_pg_batches_total") - before[1], 20)
+        self.assertLess(sorted(times)[10], 0.1)  # no timer: a batch of one leaves at once
+
+    def test_sqlite_has_no_dispatcher(self):
+        if STORE == "pg":
+            self.skipTest("SQLite store only")
+        self.assertIsNone(metric(self.srv, "breachd_pg_batch_lookups_total"))
+
+
+if __name__ == "__main__":
+    unittest.main()
