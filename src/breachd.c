@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     int64_t alert_retention_days = 30;
     int64_t lookup_retention_days = 90; /* 0: no lookup log (auth/lookup_log.h) */
     const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
-    bool pg_dispatch = true; /* --pg-dispatch: PostgreSQL email searches wait suspended */
+    int pg_dispatch = BD_PG_DISPATCH_ON; /* --pg-dispatch: PostgreSQL email searches wait */
     bd_log_format log_format = BD_LOG_TEXT;
     bd_log_level log_level = BD_LOG_INFO;
     bd_uri_arg db = {&BD_OPT_DB, NULL, NULL}, limits = {&BD_OPT_SHARED_LIMITS, NULL, NULL};
@@ -86,8 +86,11 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--range-snapshot-dir", &v) && v && *v) {
             range_snapshot_dir = v;
         } else if (bd_arg_value(argc, argv, &i, "--pg-dispatch", &v) && v &&
-                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
-            pg_dispatch = strcmp(v, "on") == 0;
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0 ||
+                    strcmp(v, "always") == 0)) {
+            pg_dispatch = strcmp(v, "on") == 0    ? BD_PG_DISPATCH_ON
+                          : strcmp(v, "off") == 0 ? BD_PG_DISPATCH_OFF
+                                                  : BD_PG_DISPATCH_ALWAYS;
         } else if (bd_arg_value(argc, argv, &i, "--base-path", &v)) {
             cfg.base_path = v;
         } else if (bd_arg_value(argc, argv, &i, "--hibp-base-path", &v)) {

@@ -18,8 +18,9 @@ typedef struct {
      * (app/svc_range_snapshot.c); NULL: /range/ reads the store */
     const char *range_snapshot_dir;
     /* PostgreSQL: email searches wait for the lookup dispatcher (app/svc_pg_batch.c), which
-     * batches them, instead of holding a worker through their statement */
-    bool pg_dispatch;
+     * batches them, instead of holding a worker through their statement: unless alone (ON),
+     * always (ALWAYS), or never (OFF) */
+    enum { BD_PG_DISPATCH_ON, BD_PG_DISPATCH_OFF, BD_PG_DISPATCH_ALWAYS } pg_dispatch;
 } bd_app_config;
 
 typedef struct bd_app bd_app;

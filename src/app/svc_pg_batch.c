@@ -1,7 +1,8 @@
 /* pg-batch: on a PostgreSQL store with --pg-dispatch on (the default), the lookup
  * dispatcher (store/pg_batch.h): an email search that a fixed statement answers waits for it
  * with its connection suspended, and the searches waiting at one moment go out as one
- * statement. Started before the listener, so the server knows it when it listens; drained
+ * statement (a search alone runs on its own thread, unless --pg-dispatch always). Started
+ * before the listener, so the server knows it when it listens; drained
  * after the listener's drain (its suspended requests are answered), stopped after the
  * listener stopped. On SQLite, or with --pg-dispatch off, it does nothing. */
 #include <stdio.h>
@@ -16,9 +17,10 @@ static bd_result batch_start(void *envp, void **state, char *why, size_t whylen)
     *state = NULL;
     bd_store_caps caps;
     bd_store_kind_caps(env->cfg->server.db, &caps);
-    if (!env->cfg->pg_dispatch || !caps.database_server)
+    if (env->cfg->pg_dispatch == BD_PG_DISPATCH_OFF || !caps.database_server)
         return BD_OK;
-    bd_pg_batch *b = bd_pg_batch_start(env->cfg->server.db);
+    bd_pg_batch *b = bd_pg_batch_start(env->cfg->server.db,
+                                       env->cfg->pg_dispatch == BD_PG_DISPATCH_ALWAYS);
     if (!b) {
         snprintf(why, whylen, "cannot start the PostgreSQL lookup dispatcher");
         return BD_ERR_NOMEM;

@@ -93,9 +93,10 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
     &(const bd_help_opt){"--range-snapshot-dir", "DIR", BD_HELP_SETTING, NULL,
                          "PostgreSQL: keep a local copy of the password ranges in DIR and "
                          "serve /range/ from it."},
-    &(const bd_help_opt){"--pg-dispatch", "on|off", BD_HELP_SETTING, "on",
+    &(const bd_help_opt){"--pg-dispatch", "on|off|always", BD_HELP_SETTING, "on",
                          "PostgreSQL: email searches wait for one dispatcher thread, which "
-                         "answers those waiting together in one statement."},
+                         "answers those waiting together in one statement (on: unless one "
+                         "is alone)."},
     &O_WEBHOOK_ALLOW,
     &(const bd_help_opt){"--trusted-proxy", "CIDR", BD_HELP_REPEAT | BD_HELP_SETTING, NULL,
                          "A reverse proxy's address or range (10.0.0.5, fd00::/8): from it, the "

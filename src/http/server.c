@@ -286,6 +286,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             bd_dispatch(srv, &rq, url, method);
             if (rq.deferred && !rq.status && suspend(conn, cs, &rq))
                 return MHD_YES; /* resumed when the work is done */
+            if (rq.deferred) /* a reply written after all: the work is not started */
+                rq.deferred->free(rq.deferred);
         }
     }
     enum MHD_Result ret = finish_request(srv, w, &rq, method, start);

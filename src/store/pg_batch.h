@@ -45,13 +45,21 @@ typedef struct bd_pg_lookup {
 } bd_pg_lookup;
 
 /* Starts the dispatcher on db (a PostgreSQL URI, borrowed for its life); it connects on
- * its thread, and again after a loss. NULL when out of memory or no thread. */
-bd_pg_batch *bd_pg_batch_start(const char *db);
+ * its thread, and again after a loss. always: a search alone takes it too (see enter). NULL
+ * when out of memory or no thread. */
+bd_pg_batch *bd_pg_batch_start(const char *db, bool always);
 /* Queues lk; false when the dispatcher takes no lookups (draining, or its store routes
  * searches, where the fixed statements name the owner key): the caller searches itself. */
 bool bd_pg_batch_submit(bd_pg_batch *b, bd_pg_lookup *lk);
 /* Whether submit would take a lookup now. */
 bool bd_pg_batch_open(const bd_pg_batch *b);
+/* Low load: a search that finds no other of the dispatcher's kind in progress in the
+ * process runs on its own thread, synchronously, since a batch of one would only add two
+ * thread hand-overs and a costlier statement to it. enter counts the caller's search in
+ * (pair it with leave once its statement has answered) and returns true when it is alone
+ * (never when the dispatcher was started with always). */
+bool bd_pg_batch_enter(bd_pg_batch *b);
+void bd_pg_batch_leave(bd_pg_batch *b);
 /* Calls cb for each row of a done lookup, in search order, until cb returns non-zero. */
 void bd_pg_batch_each(const bd_pg_lookup *lk, bd_record_cb cb, void *ctx);
 /* Gives the lookup's share of its batch's result back (after each; idempotent). */
@@ -59,8 +67,9 @@ void bd_pg_batch_release(bd_pg_lookup *lk);
 /* Inside a read view on a PostgreSQL store s: the view takes version as the data version of
  * what it read (as a search through s would have noted it). */
 void bd_pg_batch_note_version(bd_store *s, uint64_t version);
-/* Lookups answered and statements sent so far. */
-void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches);
+/* Lookups answered and statements sent so far, and searches that found themselves alone. */
+void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches,
+                        uint64_t *alone);
 /* Takes no more lookups, and returns once every lookup taken is done. */
 void bd_pg_batch_drain(bd_pg_batch *b);
 /* Drains, stops the thread, closes the connection, frees. NULL is ignored. */

@@ -531,18 +531,29 @@ static void deferred_free(bd_deferred *base)
 {
     deferred_search *d = (deferred_search *)base;
     bd_pg_batch_release(&d->lk);
+    bd_pg_batch_leave(d->batch);
     free(d);
 }
 
-/* Hands the search to the dispatcher; false when it cannot (searched here then). */
-static bool defer_search(struct bd_server *srv, bd_req *rq, const search *s, int limit)
+typedef enum {
+    SEARCH_HERE,     /* searched on this thread, as always */
+    SEARCH_ALONE,    /* ... the dispatcher's kind, alone: bd_pg_batch_leave after it */
+    SEARCH_DEFERRED, /* handed to the dispatcher (rq->deferred) */
+} search_route;
+
+/* Hands the search to the dispatcher when it takes it and others are in progress. */
+static search_route defer_search(struct bd_server *srv, bd_req *rq, const search *s, int limit)
 {
     struct bd_pg_batch *b = bd_server_pg_batch(srv);
     if (!rq->can_defer || !b || !dispatchable(&s->q) || !bd_pg_batch_open(b))
-        return false;
+        return SEARCH_HERE;
+    if (bd_pg_batch_enter(b))
+        return SEARCH_ALONE;
     deferred_search *d = calloc(1, sizeof *d);
-    if (!d)
-        return false;
+    if (!d) {
+        bd_pg_batch_leave(b);
+        return SEARCH_HERE;
+    }
     d->base = (bd_deferred){NULL, deferred_start, deferred_finish, deferred_free};
     memcpy(&d->s, s, sizeof *s);
     rebase(&d->s.q.key, s, &d->s);
@@ -559,7 +570,7 @@ static bool defer_search(struct bd_server *srv, bd_req *rq, const search *s, int
     d->lk.ctx = d;
     d->s.q.limit = limit + 1;
     rq->deferred = &d->base;
-    return true;
+    return SEARCH_DEFERRED;
 }
 
 void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
@@ -603,7 +614,10 @@ void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
     rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
-    if (defer_search(srv, rq, &s, (int)limit))
+    search_route route = defer_search(srv, rq, &s, (int)limit);
+    if (route == SEARCH_DEFERRED)
         return; /* answered when the dispatcher is done (run_search with its lookup) */
     run_search(rq, &s, (int)limit, NULL);
+    if (route == SEARCH_ALONE)
+        bd_pg_batch_leave(bd_server_pg_batch(srv));
 }

@@ -1,7 +1,8 @@
 """The PostgreSQL lookup dispatcher (--pg-dispatch, store/pg/batch.c): an email search waits
 for it with its connection suspended, the searches waiting at one moment go out as one
-statement, a lone one goes out at once, and every reply is the synchronous path's, byte for
-byte. On SQLite the option changes nothing."""
+statement, a search alone runs on its own thread (on) or goes out at once as a batch of one
+(always), and every reply is the synchronous path's, byte for byte. On SQLite the option
+changes nothing."""
 import json
 import re
 import threading
@@ -32,12 +33,13 @@ class Dispatch(ServerTest):
     def setUpClass(cls):
         super().setUpClass()
         cls.off = Server(cls.ctl, "--pg-dispatch", "off")
+        cls.always = Server(cls.ctl, "--pg-dispatch", "always")
 
     @classmethod
     def tearDownClass(cls):
-        rc = cls.off.stop()
+        rcs = (cls.off.stop(), cls.always.stop())
         super().tearDownClass()
-        assert rc == 0, rc
+        assert rcs == (0, 0), rcs
 
     def fetch(self, srv, path, headers=None):
         st, hdrs, body = srv.request(path, key=self.key, headers=headers)
@@ -48,7 +50,7 @@ class Dispatch(ServerTest):
     def same(self, path, headers=None):
         """The reply of both servers, with the paging token (sealed afresh per reply) cut out
         and returned apart."""
-        a = self.fetch(self.srv, path, headers)
+        a = self.fetch(self.always, path, headers)
         b = self.fetch(self.off, path, headers)
         tokens = []
         def cut(reply):
@@ -63,6 +65,7 @@ class Dispatch(ServerTest):
         return a, tokens[-1]
 
     def test_every_reply_is_the_synchronous_one(self):
+        before = metric(self.always, "breachd_pg_batch_lookups_total")
         q = lambda **p: "/v7/breach-search?" + urllib.parse.urlencode(p)
         (st, _, body), _ = self.same(q(type="email", account="jane.doe@example.com"))
         self.assertEqual(st, 200)
@@ -75,7 +78,7 @@ class Dispatch(ServerTest):
         self.assertEqual(json.loads(body)["pagination_token"] is not None, True)
         walked = []
         while token:  # each server's own token continues on the dispatcher
-            st, hdrs, body = self.fetch(self.srv, q(paging_token=token, number_of_records=1))
+            st, hdrs, body = self.fetch(self.always, q(paging_token=token, number_of_records=1))
             self.assertEqual(st, 200, body)
             page = json.loads(body)
             self.assertEqual(page["records_found"], 4)
@@ -84,11 +87,14 @@ class Dispatch(ServerTest):
         self.assertEqual(walked, ["Quartz", "Nimbus", "Relic"])
         # a filtered search is not the dispatcher's: still answered, as before
         self.same(q(type="email", account="jane.doe@example.com", password="yes"))
+        if STORE == "pg":  # the 4 valid email searches of "same" and the 3 token pages
+            self.assertEqual(metric(self.always, "breachd_pg_batch_lookups_total") - before, 7)
 
     @pg_only
     def test_waiting_searches_share_statements(self):
-        before = (metric(self.srv, "breachd_pg_batch_lookups_total"),
-                  metric(self.srv, "breachd_pg_batches_total"))
+        names = ("breachd_pg_batch_lookups_total", "breachd_pg_batches_total",
+                 "breachd_pg_batch_alone_total")
+        before = [metric(self.srv, m) for m in names]
         self.assertIsNotNone(before[0])
         self.assertIsNone(metric(self.off, "breachd_pg_batch_lookups_total"))
         n = 32
@@ -108,24 +114,26 @@ class Dispatch(ServerTest):
         for t in threads:
             t.join()
         self.assertEqual(results, [(200, "user%02d@bigcorp.example" % i) for i in range(n)])
-        lookups = metric(self.srv, "breachd_pg_batch_lookups_total") - before[0]
-        batches = metric(self.srv, "breachd_pg_batches_total") - before[1]
-        self.assertEqual(lookups, n)
-        self.assertLess(batches, n)
+        lookups, batches, alone = (metric(self.srv, m) - b for m, b in zip(names, before))
+        self.assertEqual(lookups + alone, n)
+        self.assertGreater(lookups, n // 2)
+        self.assertLess(batches, lookups)
 
     @pg_only
-    def test_a_lone_search_goes_out_at_once(self):
+    def test_a_search_alone_is_not_delayed(self):
         path = "/v7/breach-search?type=email&account=jane.doe@example.com"
-        before = (metric(self.srv, "breachd_pg_batch_lookups_total"),
-                  metric(self.srv, "breachd_pg_batches_total"))
-        times = []
-        for _ in range(20):
-            t0 = time.monotonic()
-            self.assertEqual(self.srv.request(path, key=self.key)[0], 200)
-            times.append(time.monotonic() - t0)
-        self.assertEqual(metric(self.srv, "breachd_pg_batch_lookups_total") - before[0], 20)
-        self.assertEqual(metric(self.srv, "breachd_pg_batches_total") - before[1], 20)
-        self.assertLess(sorted(times)[10], 0.1)  # no timer: a batch of one leaves at once
+        names = ("breachd_pg_batch_lookups_total", "breachd_pg_batches_total",
+                 "breachd_pg_batch_alone_total")
+        for srv, want in ((self.srv, (0, 0, 20)), (self.always, (20, 20, 0))):
+            before = [metric(srv, m) for m in names]
+            times = []
+            for _ in range(20):
+                t0 = time.monotonic()
+                self.assertEqual(srv.request(path, key=self.key)[0], 200)
+                times.append(time.monotonic() - t0)
+            # on: each ran on its own thread; always: each a batch of one, sent at once
+            self.assertEqual(tuple(metric(srv, m) - b for m, b in zip(names, before)), want)
+            self.assertLess(sorted(times)[10], 0.1)  # no timer
 
     def test_sqlite_has_no_dispatcher(self):
         if STORE == "pg":

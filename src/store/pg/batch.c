@@ -41,7 +41,9 @@ struct bd_pg_batch {
     bool refuse;            /* the store routes searches: lookups are refused */
     bd_pg_lookup *head, *tail;
     int busy; /* lookups taken by the thread, not yet done */
-    atomic_uint_fast64_t lookups, batches;
+    atomic_uint_fast64_t lookups, batches, alone;
+    atomic_int active; /* searches between enter and leave */
+    bool always;       /* a search alone is dispatched too */
     /* the thread's own */
     bd_store *store;
     bool prepared;
@@ -126,8 +128,23 @@ void bd_pg_batch_note_version(bd_store *s, uint64_t version)
     p->has_version = true;
 }
 
-void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches)
+bool bd_pg_batch_enter(bd_pg_batch *b)
 {
+    if (atomic_fetch_add_explicit(&b->active, 1, memory_order_acq_rel) != 0 || b->always)
+        return false;
+    atomic_fetch_add_explicit(&b->alone, 1, memory_order_relaxed);
+    return true;
+}
+
+void bd_pg_batch_leave(bd_pg_batch *b)
+{
+    atomic_fetch_sub_explicit(&b->active, 1, memory_order_acq_rel);
+}
+
+void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches,
+                        uint64_t *alone)
+{
+    *alone = atomic_load_explicit(&b->alone, memory_order_relaxed);
     *lookups = atomic_load_explicit(&b->lookups, memory_order_relaxed);
     *batches = atomic_load_explicit(&b->batches, memory_order_relaxed);
 }
@@ -440,12 +457,13 @@ static void *dispatch(void *arg)
     return NULL;
 }
 
-bd_pg_batch *bd_pg_batch_start(const char *db)
+bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
 {
     bd_pg_batch *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     b->db = db;
+    b->always = always;
     b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (b->efd < 0) {
         free(b);
@@ -455,6 +473,8 @@ bd_pg_batch *bd_pg_batch_start(const char *db)
     pthread_cond_init(&b->idle_cv, NULL);
     atomic_init(&b->lookups, 0);
     atomic_init(&b->batches, 0);
+    atomic_init(&b->alone, 0);
+    atomic_init(&b->active, 0);
     bd_buf_init(&b->emails, 1u << 20);
     bd_buf_init(&b->lims, 1u << 16);
     bd_buf_init(&b->dates, 1u << 16);
