@@ -5,7 +5,7 @@ statement, a search alone runs on its own thread (on) or goes out at once as a b
 changes nothing."""
 import json
 import re
-import threading
+import socket
 import time
 import unittest
 import urllib.parse
@@ -98,21 +98,26 @@ class Dispatch(ServerTest):
         self.assertIsNotNone(before[0])
         self.assertIsNone(metric(self.off, "breachd_pg_batch_lookups_total"))
         n = 32
-        start = threading.Barrier(n)
-        results = [None] * n
-
-        def one(i):
-            start.wait()
+        # every request written before any reply is read, so that they wait together
+        socks = [socket.create_connection(("127.0.0.1", self.srv.port), timeout=30)
+                 for _ in range(n)]
+        for i, sock in enumerate(socks):
             path = "/v7/breach-search?" + urllib.parse.urlencode(
                 {"type": "email", "account": "user%02d@bigcorp.example" % i})
-            st, _, body = self.srv.request(path, key=self.key)
-            results[i] = (st, json.loads(body)["data"][0]["breached_data"]["email"])
-
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+            sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: %s\r\n"
+                          "Connection: close\r\n\r\n" % (path, self.key)).encode())
+        results = []
+        for sock in socks:
+            raw = b""
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                raw += chunk
+            sock.close()
+            head, _, body = raw.partition(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            results.append((status, json.loads(body)["data"][0]["breached_data"]["email"]))
         self.assertEqual(results, [(200, "user%02d@bigcorp.example" % i) for i in range(n)])
         lookups, batches, alone = (metric(self.srv, m) - b for m, b in zip(names, before))
         self.assertEqual(lookups + alone, n)
