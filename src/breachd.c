@@ -151,8 +151,12 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--log-level", &v) &&
                    bd_log_parse_level(v, &log_level)) {
         } else {
-            fprintf(stderr, "breachd: %sbad or unknown option '%s' (see breachd --help)\n",
-                    ORIGIN(at), argv[i]);
+            if (i != at) /* a known option with a value it does not take */
+                fprintf(stderr, "breachd: %sbad value '%s' for %s (see breachd --help)\n",
+                        ORIGIN(at), argv[i], argv[at]);
+            else
+                fprintf(stderr, "breachd: %sbad or unknown option '%s' (see breachd --help)\n",
+                        ORIGIN(at), argv[i]);
             return 2;
         }
         if (!v) {

@@ -271,7 +271,8 @@ class LogFormat(unittest.TestCase):
             p = subprocess.run([binary("breachd"), *self.ctl.store_args(), flag, value],
                                capture_output=True, timeout=15)
             self.assertEqual(p.returncode, 2)
-            self.assertIn(b"breachd: bad or unknown option '%s'" % value.encode(), p.stderr)
+            self.assertIn(b"breachd: bad value '%s' for %s" % (value.encode(), flag.encode()),
+                          p.stderr)
 
 
 class Signals(unittest.TestCase):
