@@ -92,7 +92,8 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "off: no web console at /console/ and no console session cookies."},
     &(const bd_help_opt){"--range-snapshot-dir", "DIR", BD_HELP_SETTING, NULL,
                          "PostgreSQL: keep a local copy of the password ranges in DIR and "
-                         "serve /range/ from it."},
+                         "serve /range/ from it (default: $CACHE_DIRECTORY, set by "
+                         "systemd's CacheDirectory=, else none)."},
     &(const bd_help_opt){"--pg-dispatch", "on|off|always", BD_HELP_SETTING, "on",
                          "PostgreSQL: email searches wait for one dispatcher thread, which "
                          "answers those waiting together in one statement (on: unless one "
