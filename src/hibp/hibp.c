@@ -234,6 +234,19 @@ void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
     bd_json_int(w, k->rate_per_hour / 60);
     bd_json_key(w, "DomainSearchMaxBreachedAccounts");
     bd_json_int(w, enterprise ? domain_max : 0);
+    /* HIBP's limit on a subscription's domains: a tenant's domains are the administrator's
+     * to set (v7/admin), none is counted against the key */
+    bd_json_key(w, "MaxBreachedDomains");
+    bd_json_null(w);
+    /* the feature flags say what breachd answers this key: the stealer log calls and the
+     * k-anonymity account range are not answered yet (docs/API.md), bulk domain adding and
+     * customer domains do not exist here; a tenant key's scope takes its domains'
+     * subdomains without their own verification (docs/API.md, tenants) */
+    flag(w, "IncludesStealerLogs", false);
+    flag(w, "IncludesBulkDomainAdd", false);
+    flag(w, "IncludesAutoSubdomainVerification", k->tenant_id != 0);
+    flag(w, "IncludesCustomerDomains", false);
+    flag(w, "IncludesKAnon", false);
     bd_json_object_end(w);
     bd_reply_finish(rq);
 }

@@ -36,5 +36,8 @@ void bd_hibp_breached_account(struct bd_server *srv, bd_req *rq, bd_slice accoun
 /* GET {v3}/breacheddomain/{domain}: enterprise keys only; a domain of more than
  * --hibp-domain-max records is refused. */
 void bd_hibp_breached_domain(struct bd_server *srv, bd_req *rq, bd_slice domain);
+/* GET {v3}/latestbreach (hibp_latest.c): the breach with the greatest AddedDate; 404 when the
+ * corpus has none. */
+void bd_hibp_latest_breach(struct bd_server *srv, bd_req *rq, bd_slice arg);
 
 #endif

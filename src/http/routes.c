@@ -99,6 +99,9 @@ const bd_route_row bd_routes[] = {
      bd_handle_console, "console", 0, BD_ROUTE_ETAG},
     {PATCH, BD_API_V7, "/alerts/{id}", BD_ARG_SEGMENT, BD_ACCESS_KEY, bd_handle_alert_triage,
      "alert", 4096, 0},
+    /* the rest of HIBP v3 (issue 35): the latest breach is catalog, served like it */
+    {READ, BD_API_HIBP, "/latestbreach", BD_ARG_SEGMENT, BD_ACCESS_KEY_UNLESS_CATALOG_OPEN,
+     bd_hibp_latest_breach, "v3-latestbreach", 0, BD_ROUTE_ETAG},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

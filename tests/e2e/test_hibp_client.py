@@ -11,7 +11,7 @@ import subprocess
 import unittest
 
 from harness import ROOT, Ctl, Server
-from test_hibp_v3 import ALPHA, ALPHA2, B2, BREACHES, RECORDS
+from test_hibp_v3 import ALPHA, ALPHA2, B2, BREACHES, RECORDS, beta
 
 CLIENT = os.path.join(ROOT, "tests", "hibp-client")
 # "password" in three records (of one breach), for the ranges: its SHA-1 is
@@ -35,11 +35,14 @@ class HibpClientLibrary(unittest.TestCase):
             extra=("--password-ranges",))
         key = cls.ctl.key("lib", "--plan", "enterprise")
         slow = cls.ctl.key("slow", "--rate", "1/h")
+        tenant = cls.ctl.run("tenants", "add", "ex", "--domain", "example.com",
+                             check=0).stdout.decode().strip()
+        tenant_key = cls.ctl.key("tenant", "--tenant", tenant)
         # the catalog without a key, as HIBP serves it: this library sends none with breaches()
         cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none", "--range-auth", "none")
         cls.direct = cls.srv.get("/api/v3/breaches?domain=alpha.example", key=key)
         env = dict(os.environ, HIBP_BASE="http://127.0.0.1:%d/api/v3" % cls.srv.port,
-                   HIBP_KEY=key, HIBP_SLOW_KEY=slow,
+                   HIBP_KEY=key, HIBP_SLOW_KEY=slow, HIBP_TENANT_KEY=tenant_key,
                    PW_BASE="http://127.0.0.1:%d" % cls.srv.port)
         p = subprocess.run(["node", "check.mjs"], cwd=CLIENT, env=env, capture_output=True,
                            timeout=60)
@@ -89,7 +92,25 @@ class HibpClientLibrary(unittest.TestCase):
         self.assertEqual(self.out["domain"]["value"],
                          {"bob": ["AlphaForum"],
                           "jane": ["AlphaForum", "AlphaForum2", "BetaShop"]})
-        self.assertEqual(self.out["subscription"]["value"]["SubscriptionName"], "enterprise")
+        self.assertEqual(self.out["subscription"]["value"], {
+            "SubscriptionName": "enterprise",
+            "Description": "breachd enterprise plan: 10000 requests per hour, domain search",
+            "SubscribedUntil": None, "Rpm": 166, "DomainSearchMaxBreachedAccounts": 10000,
+            "MaxBreachedDomains": None, "IncludesStealerLogs": False,
+            "IncludesBulkDomainAdd": False, "IncludesAutoSubdomainVerification": False,
+            "IncludesCustomerDomains": False, "IncludesKAnon": False})
+        self.assertEqual(self.out["noDomains"], {"value": []})
+        self.assertEqual(self.out["tenantDomains"], {"value": [{
+            "DomainName": "example.com", "PwnCount": None, "PwnCountExcludingSpamLists": None,
+            "PwnCountExcludingSpamListsAtLastSubscriptionRenewal": None,
+            "NextSubscriptionRenewal": None}]})
+
+    def test_latest_breach(self):
+        # BetaShop has no added_date: the time of its import, after every other AddedDate
+        latest = self.out["latest"]["value"]
+        self.assertRegex(latest["AddedDate"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        # its 2 records of RECORDS and the 3 of PASSWORD_RECORDS
+        self.assertEqual(latest, dict(beta(latest["AddedDate"]), PwnCount=5))
 
     def test_bad_key_and_rate_limit_errors(self):
         self.assertEqual(self.out["badKey"]["error"], "Error")

@@ -170,6 +170,11 @@ class HibpV3(ServerTest):
                          ["Email addresses", "Favourite colour", "Names", "Password hashes",
                           "Passwords", "Phone numbers", "Usernames"])
 
+    def test_latest_breach_is_the_one_added_last(self):
+        # BetaShop has no added_date: the time of its import, after every other AddedDate
+        self.assertEqual(self.ok("/latestbreach"), self.beta_full())
+        self.error("/latestbreach", 400, "bad_request", domain="alpha.example")
+
     # --- breacheddomain, subscription ------------------------------------------------------
 
     def test_breached_domain_maps_each_alias_to_its_breaches(self):
@@ -190,12 +195,18 @@ class HibpV3(ServerTest):
                           "Description": "breachd enterprise plan: 10000 requests per hour, "
                                          "domain search",
                           "SubscribedUntil": None, "Rpm": 166,
-                          "DomainSearchMaxBreachedAccounts": 10000})
+                          "DomainSearchMaxBreachedAccounts": 10000, "MaxBreachedDomains": None,
+                          "IncludesStealerLogs": False, "IncludesBulkDomainAdd": False,
+                          "IncludesAutoSubdomainVerification": False,
+                          "IncludesCustomerDomains": False, "IncludesKAnon": False})
         self.assertEqual(self.ok("/subscription/status", key=self.standard),
                          {"SubscriptionName": "standard",
                           "Description": "breachd standard plan: 1000 requests per hour",
                           "SubscribedUntil": "2031-05-30T00:00:00Z", "Rpm": 16,
-                          "DomainSearchMaxBreachedAccounts": 0})
+                          "DomainSearchMaxBreachedAccounts": 0, "MaxBreachedDomains": None,
+                          "IncludesStealerLogs": False, "IncludesBulkDomainAdd": False,
+                          "IncludesAutoSubdomainVerification": False,
+                          "IncludesCustomerDomains": False, "IncludesKAnon": False})
 
     # --- keys, methods, paths ----------------------------------------------------------
 
@@ -275,7 +286,8 @@ class HibpV3OpenCatalog(unittest.TestCase):
         assert rc == 0, "breachd exited %d on SIGTERM" % rc
 
     def test_catalog_without_a_key_and_searches_with_one(self):
-        for path in ("/api/v3/breaches", "/api/v3/breach/AlphaForum", "/api/v3/dataclasses"):
+        for path in ("/api/v3/breaches", "/api/v3/breach/AlphaForum", "/api/v3/dataclasses",
+                     "/api/v3/latestbreach"):
             st, hdrs, raw = self.srv.request(path)
             self.assertEqual(st, 200, path)
             self.assertNotIn("x-ratelimit-limit", hdrs)

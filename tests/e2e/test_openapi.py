@@ -28,7 +28,7 @@ class OpenApi(ServerTest):
             "/healthz", "/metrics", "/openapi.json", "/api/v3/breachedaccount/{account}",
             "/api/v3/breaches", "/api/v3/breach/{name}", "/api/v3/dataclasses",
             "/api/v3/breacheddomain/{domain}", "/api/v3/subscription/status",
-            "/api/v3/subscribeddomains",
+            "/api/v3/subscribeddomains", "/api/v3/latestbreach",
             "/range/{prefix}", "/usage", "/status", "/changes", "/watches", "/watches/{id}",
             "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results", "/admin/tenants",
             "/admin/tenants/{id}", "/admin/tenants/{id}/usage", "/admin/keys",

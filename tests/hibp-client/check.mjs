@@ -2,6 +2,7 @@
 // library's baseUrl option and prints what each call returned (or threw) as one JSON
 // object, for tests/e2e/test_hibp_client.py to compare. Environment: HIBP_BASE (the v3
 // base URL), HIBP_KEY (an enterprise key), HIBP_SLOW_KEY (a key with a budget of 1/h),
+// HIBP_TENANT_KEY (a key of a tenant whose domain is example.com),
 // PW_BASE (the Pwned Passwords base URL: the server's root).
 import * as hibp from 'hibp';
 
@@ -27,6 +28,9 @@ const out = {
   dataClasses: await outcome(() => hibp.dataClasses(base)),
   domain: await outcome(() => hibp.breachedDomain('example.com', base)),
   subscription: await outcome(() => hibp.subscriptionStatus(base)),
+  latest: await outcome(() => hibp.latestBreach(base)),
+  noDomains: await outcome(() => hibp.subscribedDomains(base)),
+  tenantDomains: await outcome(() => hibp.subscribedDomains({ ...base, apiKey: process.env.HIBP_TENANT_KEY })),
   badKey: await outcome(() => hibp.breachedAccount('jane@example.com', { ...base, apiKey: 'bd_wrong' })),
 };
 // Pwned Passwords ranges: the library's own base URL option for them (the server's root)

@@ -130,6 +130,9 @@ TEST(the_matcher_finds_each_row_and_only_it)
         {BD_BASE_HIBP, "/subscribeddomains/x", NULL, NULL},
         {BD_BASE_V7, "/subscribeddomains", NULL, NULL},
         {BD_BASE_HIBP, "/range/21BD1", NULL, NULL},
+        {BD_BASE_HIBP, "/latestbreach", "v3-latestbreach", NULL},
+        {BD_BASE_HIBP, "/latestbreach/x", NULL, NULL},
+        {BD_BASE_V7, "/latestbreach", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bd_slice arg = {NULL, 0};
