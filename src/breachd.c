@@ -50,6 +50,7 @@ int main(int argc, char **argv)
     static bd_trusted_proxies proxies; /* read by the server's workers */
     cfg.trusted_proxies = &proxies;
     int64_t alert_retention_days = 30;
+    const char *console_url = NULL; /* --console-url */
     int64_t lookup_retention_days = 90; /* 0: no lookup log (auth/lookup_log.h) */
     const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
     int pg_dispatch = BD_PG_DISPATCH_ON; /* --pg-dispatch: PostgreSQL email searches wait */
@@ -133,6 +134,14 @@ int main(int argc, char **argv)
                         BD_TRUSTED_PROXY_MAX);
                 return 2;
             }
+        } else if (bd_arg_value(argc, argv, &i, "--console-url", &v) && v) {
+            bd_webhook_url cu;
+            const char *bad;
+            if (bd_webhook_url_parse(bd_slice_from(v), &cu, &bad) != BD_OK) {
+                fprintf(stderr, "breachd: %s--console-url: %s\n", ORIGIN(at), bad);
+                return 2;
+            }
+            console_url = v;
         } else if (bd_arg_value(argc, argv, &i, "--alert-retention", &v) &&
                    bd_parse_i64(v, 0, 36500, &n)) {
             alert_retention_days = n;
@@ -200,6 +209,7 @@ int main(int argc, char **argv)
     bd_app_config app_cfg = {
         .server = cfg,
         .alert_retention_s = alert_retention_days * 86400,
+        .console_url = console_url,
         .lookup_retention_s = lookup_retention_days * 86400,
         .range_snapshot_dir = range_snapshot_dir,
         .pg_dispatch = pg_dispatch,

@@ -9,7 +9,8 @@ static bd_result start(void *envp, void **state, char *why, size_t whylen)
     static const bd_webhook_policy public_only; /* no --webhook-allow */
     const bd_webhook_policy *p = env->cfg->server.webhooks ? env->cfg->server.webhooks
                                                            : &public_only;
-    return bd_deliverer_start(env->pools.writes, p, env->cfg->alert_retention_s,
+    return bd_deliverer_start(env->pools.writes, p, env->cfg->console_url,
+                              env->cfg->alert_retention_s,
                               (bd_deliverer **)state, why, whylen);
 }
 

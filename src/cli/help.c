@@ -103,6 +103,10 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "A reverse proxy's address or range (10.0.0.5, fd00::/8): from it, the "
                          "client is the rightmost X-Forwarded-For address that is not a trusted "
                          "proxy; repeat for several (at most 32)."},
+    &(const bd_help_opt){"--console-url", "URL", BD_HELP_SETTING, NULL,
+                         "The console's address as its readers reach it "
+                         "(https://breachd.example.com/console/), linked from Slack and Teams "
+                         "alerts; without it they carry no link."},
     &(const bd_help_opt){"--alert-retention", "DAYS", BD_HELP_SETTING, "30",
                          "Days a delivered or failed alert is kept; 0 keeps them for ever."},
     &(const bd_help_opt){"--lookup-retention", "DAYS", BD_HELP_SETTING, "90",
@@ -270,10 +274,15 @@ static const bd_help_opt *const WATCH_ADD_OPTS[] = {
                          "bitcoin_address) or bin (6 digits)."},
     &(const bd_help_opt){"--account", "VALUE", 0, NULL, "The value watched."},
     &(const bd_help_opt){"--url", "URL", 0, NULL, "The webhook alerts are posted to."},
-    &(const bd_help_opt){"--secret", "SIGNING_SECRET", 0, NULL,
-                         "The webhook's signing secret (or --secret-file)."},
+    &(const bd_help_opt){"--format", "json|slack|teams|splunk-hec", 0, "json",
+                         "What alerts are sent as: the signed JSON alert, a Slack incoming-"
+                         "webhook message, a Teams workflow message (an Adaptive Card) or a "
+                         "Splunk HTTP Event Collector event."},
+    &(const bd_help_opt){"--secret", "SECRET", 0, NULL,
+                         "json: the webhook's signing secret; splunk-hec: the HEC token; slack "
+                         "and teams take none (or --secret-file)."},
     &(const bd_help_opt){"--secret-file", "FILE", 0, NULL,
-                         "A private file holding the signing secret."},
+                         "A private file holding the secret."},
     &(const bd_help_opt){"--server-secret", "FILE", 0, "the store's file beside it",
                          "The store's secret file (hashes password and SSN watches)."},
     &O_WEBHOOK_ALLOW,

@@ -13,20 +13,23 @@
 #include "cli/cli.h"
 #include "core/term.h"
 #include "ingest/watch_spec.h"
+#include "webhook/formats.h"
 #include "webhook/policy.h"
 
 static const char USAGE[] =
     "usage: breachctl watch add --db PATH --key KEY_ID --type TYPE --account VALUE --url URL\n"
-    "                           --secret SIGNING_SECRET|--secret-file FILE\n"
+    "                           [--format json|slack|teams|splunk-hec]\n"
+    "                           [--secret SIGNING_SECRET|--secret-file FILE]\n"
     "                           [--server-secret FILE]\n"
     "                           [--webhook-allow CIDR]...\n"
     "       breachctl watch list --db PATH [--key KEY_ID] [--secret FILE]\n"
     "       breachctl watch remove ID --db PATH [--key KEY_ID] [--secret FILE]\n"
     "TYPE is breach-search's type (email, email_domain, phone_number, username, ip_address,\n"
-    "social_security_number, password, password_hash, bitcoin_address) or bin (6 digits).\n";
+    "social_security_number, password, password_hash, bitcoin_address) or bin (6 digits).\n"
+    "The secret: json's signing secret, splunk-hec's HEC token; slack and teams take none.\n";
 
 typedef struct {
-    const char *db, *key, *type, *account, *url, *secret, *secret_file, *server_secret;
+    const char *db, *key, *type, *account, *url, *secret, *secret_file, *server_secret, *format;
     bd_webhook_policy policy;
     const char *pos[2];
     int npos;
@@ -53,6 +56,8 @@ static bool parse(int argc, char **argv, watch_args *a)
             slot = &a->url;
         else if (bd_arg_value(argc, argv, &i, "--secret", &v))
             slot = &a->secret;
+        else if (bd_arg_value(argc, argv, &i, "--format", &v))
+            slot = &a->format;
         else if (bd_arg_value(argc, argv, &i, "--secret-file", &v))
             slot = &a->secret_file;
         else if (bd_arg_value(argc, argv, &i, "--server-secret", &v))
@@ -85,18 +90,31 @@ static bool parse(int argc, char **argv, watch_args *a)
 }
 
 /* The watch's fields, checked before the store is opened (all but what needs the secret). */
-static bool check_add(const watch_args *a, int64_t *key_id)
+static bool check_add(const watch_args *a, int64_t *key_id, int *format)
 {
-    if (!a->key || !a->type || !a->account || !a->url || !a->secret) {
+    *format = BD_WATCH_FORMAT_JSON;
+    if (a->format && !bd_watch_format_parse(bd_slice_from(a->format), format)) {
+        fprintf(stderr, "breachctl watch add: --format is json, slack, teams or splunk-hec\n");
+        return false;
+    }
+    bool needs = bd_watch_format_needs_secret(*format);
+    if (!a->key || !a->type || !a->account || !a->url || (needs && !a->secret)) {
         fputs(USAGE, stderr);
+        return false;
+    }
+    if (!needs && a->secret) {
+        fprintf(stderr,
+                "breachctl watch add: a %s watch takes no --secret: its url is the "
+                "receiver's credential\n",
+                bd_watch_format_name(*format));
         return false;
     }
     if (!bd_parse_i64(a->key, 1, INT64_MAX, key_id)) {
         fprintf(stderr, "breachctl watch add: --key is an API key's ID (see 'keys list')\n");
         return false;
     }
-    size_t sl = strlen(a->secret);
-    if (sl < BD_WEBHOOK_SECRET_MIN || sl > BD_WEBHOOK_SECRET_MAX) {
+    size_t sl = a->secret ? strlen(a->secret) : 0;
+    if (needs && (sl < BD_WEBHOOK_SECRET_MIN || sl > BD_WEBHOOK_SECRET_MAX)) {
         fprintf(stderr,
                 "breachctl watch add: --secret (the signing secret) must be %d to %d "
                 "bytes\n",
@@ -132,7 +150,8 @@ static int probe_key(void *ctx, const bd_key_row *k)
 static int add(const watch_args *a)
 {
     int64_t key_id;
-    if (!check_add(a, &key_id))
+    int format;
+    if (!check_add(a, &key_id, &format))
         return BD_EXIT_FAIL;
     bd_store *s;
     uint8_t secret[BD_SECRET_LEN];
@@ -153,7 +172,8 @@ static int add(const watch_args *a)
                           .key = {spec.key, spec.key_len},
                           .shown = {spec.shown, spec.shown_len},
                           .url = bd_slice_from(a->url),
-                          .secret = bd_slice_from(a->secret)};
+                          .secret = bd_slice_from(a->secret ? a->secret : ""),
+                          .format = format};
         int64_t id;
         bd_result r = bd_store_watch_add(s, &w, BD_WATCHES_PER_KEY, &id);
         if (r == BD_OK) {
@@ -184,10 +204,14 @@ static int add(const watch_args *a)
 static int print_watch(void *ctx, const bd_watch_row *w)
 {
     (void)ctx;
-    /* the values are anyone's text: shown escaped; the signing secret never */
-    bd_term_printf(stdout, "%-6lld %-6lld %-22s %-32.*s %.*s", (long long)w->id,
-                   (long long)w->key_id, bd_watch_type_name(w->type), (int)w->shown.len,
-                   w->shown.ptr, (int)w->url.len, w->url.ptr);
+    /* the values are anyone's text: shown escaped; the secret never, nor the token in a
+     * Slack or Teams url */
+    char buf[BD_WEBHOOK_URL_MAX + 16];
+    bd_slice url = bd_watch_url_shown(w->format, w->url, buf, sizeof buf);
+    bd_term_printf(stdout, "%-6lld %-6lld %-22s %-10s %-32.*s %.*s", (long long)w->id,
+                   (long long)w->key_id, bd_watch_type_name(w->type),
+                   bd_watch_format_name(w->format), (int)w->shown.len, w->shown.ptr,
+                   (int)url.len, url.ptr);
     putchar('\n');
     return 0;
 }
@@ -251,7 +275,8 @@ int bd_cmd_watch(int argc, char **argv)
         return BD_EXIT_FAIL;
     int rc = BD_EXIT_OK;
     if (list) {
-        printf("%-6s %-6s %-22s %-32s %s\n", "ID", "KEY", "TYPE", "VALUE", "URL");
+        printf("%-6s %-6s %-22s %-10s %-32s %s\n", "ID", "KEY", "TYPE", "FORMAT", "VALUE",
+               "URL");
         if (bd_store_watch_list(s, key_id, print_watch, NULL) != BD_OK)
             rc = BD_EXIT_FAIL;
     } else {

@@ -672,11 +672,23 @@ bd_result bd_store_range_export(bd_store *s, uint64_t *version, bd_range_bucket_
 #define BD_WATCH_BIN BD_FIELD_COUNT
 #define BD_WATCH_TYPES (BD_FIELD_COUNT + 1)
 
+/* What an alert is sent as (webhook/payload.h builds each): the signed JSON alert, a Slack
+ * incoming-webhook message, a Microsoft Teams workflow message (an Adaptive Card), a Splunk
+ * HTTP Event Collector event (the secret is its token). */
+typedef enum {
+    BD_WATCH_FORMAT_JSON = 0,
+    BD_WATCH_FORMAT_SLACK = 1,
+    BD_WATCH_FORMAT_TEAMS = 2,
+    BD_WATCH_FORMAT_SPLUNK_HEC = 3,
+    BD_WATCH_FORMATS
+} bd_watch_format;
+
 typedef struct {
     int64_t id, key_id;
     int type; /* bd_field, or BD_WATCH_BIN */
     bd_slice key, shown, url, secret;
     int64_t created_at; /* Unix seconds */
+    int format;         /* bd_watch_format */
 } bd_watch_row;
 
 typedef int (*bd_watch_cb)(void *ctx, const bd_watch_row *row);
@@ -730,6 +742,7 @@ typedef struct {
     int64_t created_at, attempts;
     bd_alert_state state;
     bd_slice url, secret; /* alert_lease only; NULL elsewhere */
+    int format;           /* the watch's bd_watch_format; alert_lease only (0 elsewhere) */
     int triage;           /* bd_alert_triage; alert_list only (0 elsewhere) */
 } bd_alert_row;
 

@@ -11,6 +11,7 @@
 #include "http/server_impl.h"
 #include "ingest/jsonl.h"
 #include "ingest/watch_spec.h"
+#include "webhook/formats.h"
 #include "webhook/payload.h"
 #include "webhook/policy.h"
 
@@ -24,7 +25,11 @@ static void write_watch(bd_json *w, const bd_watch_row *row)
     BD_JSON_KEY(w, "type");
     bd_json_cstring(w, bd_watch_type_name(row->type));
     BD_JSON_MEMBER_STRING(w, "value", row->shown, false);
-    BD_JSON_MEMBER_STRING(w, "url", row->url, false);
+    char shown[BD_WEBHOOK_URL_MAX + 16];
+    BD_JSON_MEMBER_STRING(w, "url", bd_watch_url_shown(row->format, row->url, shown, sizeof shown),
+                          false);
+    BD_JSON_KEY(w, "format");
+    bd_json_cstring(w, bd_watch_format_name(row->format));
     BD_JSON_KEY(w, "created_at");
     bd_json_cstring(w, when);
     bd_json_object_end(w);
@@ -70,9 +75,10 @@ static bool member(bd_req *rq, const bd_fields *f, const char *name, bd_slice *v
     return false;
 }
 
-/* The body's members, checked: nothing but type, account, url and secret. */
+/* The body's members, checked: nothing but type, account, url, secret and format (json when
+ * absent; a slack or teams watch takes no secret). */
 static bool read_body(bd_req *rq, bd_fields *f, bd_slice *type, bd_slice *account, bd_slice *url,
-                      bd_slice *secret)
+                      bd_slice *secret, int *format)
 {
     bd_slice body;
     if (!bd_req_body(rq, &body))
@@ -83,31 +89,50 @@ static bool read_body(bd_req *rq, bd_fields *f, bd_slice *type, bd_slice *accoun
                        "the body must be one JSON object with type, account, url and secret");
         return false;
     }
-    static const char *const known[] = {"type", "account", "url", "secret"};
+    static const char *const known[] = {"type", "account", "url", "secret", "format"};
     for (size_t i = 0; i < bd_fields_count(f); i++) {
         bool ok = false;
-        for (size_t k = 0; k < 4; k++)
+        for (size_t k = 0; k < 5; k++)
             ok = ok || strcmp(bd_fields_name(f, i), known[k]) == 0;
         if (!ok) {
             bd_reply_error(rq, 422, "validation_error",
-                           "the body takes only type, account, url and secret");
+                           "the body takes only type, account, url, secret and format");
             return false;
         }
     }
-    return member(rq, f, "type", type) && member(rq, f, "account", account) &&
-           member(rq, f, "url", url) && member(rq, f, "secret", secret);
+    bd_slice fmt;
+    *format = BD_WATCH_FORMAT_JSON;
+    if (bd_fields_get(f, "format", &fmt) && !bd_watch_format_parse(fmt, format)) {
+        bd_reply_error(rq, 422, "validation_error",
+                       "the format must be json, slack, teams or splunk-hec");
+        return false;
+    }
+    if (!member(rq, f, "type", type) || !member(rq, f, "account", account) ||
+        !member(rq, f, "url", url))
+        return false;
+    if (bd_watch_format_needs_secret(*format))
+        return member(rq, f, "secret", secret);
+    if (bd_fields_get(f, "secret", secret) && secret->len > 0) {
+        bd_reply_error(rq, 422, "validation_error",
+                       "a %s watch takes no secret: its url is the receiver's credential",
+                       bd_watch_format_name(*format));
+        return false;
+    }
+    *secret = (bd_slice){"", 0};
+    return true;
 }
 
 /* Checks what the body names; false with the reply written. */
 static bool check_watch(bd_server *srv, bd_req *rq, bd_slice type, bd_slice account, bd_slice url,
-                        bd_slice secret, bd_watch_spec *spec)
+                        bd_slice secret, int format, bd_watch_spec *spec)
 {
     const char *why;
     if (bd_watch_spec_parse(rq->secret, type, account, spec, &why) != BD_OK) {
         bd_reply_error(rq, 422, "validation_error", "%s", why);
         return false;
     }
-    if (secret.len < BD_WEBHOOK_SECRET_MIN || secret.len > BD_WEBHOOK_SECRET_MAX) {
+    if (bd_watch_format_needs_secret(format) &&
+        (secret.len < BD_WEBHOOK_SECRET_MIN || secret.len > BD_WEBHOOK_SECRET_MAX)) {
         bd_reply_error(rq, 422, "validation_error", "the secret must be %d to %d bytes",
                        BD_WEBHOOK_SECRET_MIN, BD_WEBHOOK_SECRET_MAX);
         return false;
@@ -153,9 +178,10 @@ static void add_watch(bd_server *srv, bd_req *rq)
         return;
     }
     bd_slice type, account, url, secret;
+    int format;
     bd_watch_spec spec;
-    if (!read_body(rq, f, &type, &account, &url, &secret) ||
-        !check_watch(srv, rq, type, account, url, secret, &spec) ||
+    if (!read_body(rq, f, &type, &account, &url, &secret, &format) ||
+        !check_watch(srv, rq, type, account, url, secret, format, &spec) ||
         !watch_in_scope(srv, rq, &spec)) {
         bd_fields_free(f);
         return;
@@ -167,6 +193,7 @@ static void add_watch(bd_server *srv, bd_req *rq)
         .shown = {spec.shown, spec.shown_len},
         .url = url,
         .secret = secret,
+        .format = format,
     };
     bd_store *s = bd_req_writer(rq);
     bd_result r = s ? bd_store_watch_add(s, &row, BD_WATCHES_PER_KEY, &row.id) : BD_ERR_STORE;

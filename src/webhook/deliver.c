@@ -2,6 +2,7 @@
 #include "webhook/deliver.h"
 
 #include <pthread.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "store/store.h"
+#include "webhook/formats.h"
 #include "webhook/payload.h"
 #include "webhook/send.h"
 
@@ -34,6 +36,7 @@ typedef struct {
 struct bd_deliverer {
     bd_store_pool *writes; /* the leasing thread's connection (store/pool.h) */
     const bd_webhook_policy *policy;
+    const char *console_url; /* the link in Slack and Teams alerts; NULL: none */
     int64_t retention_s; /* alerts delivered or given up kept this long; 0: for ever */
     pthread_t leaser;
     pthread_t sender[BD_WEBHOOK_SENDERS];
@@ -114,16 +117,54 @@ static int take_leased(void *ctx, const bd_alert_row *row)
     return 0;
 }
 
-/* Sends one alert (a sender thread, no lock held). */
-static void send_one(bd_webhook_sender *snd, slot *it, bd_buf *body)
+/* Sends an alert in a format other than the signed JSON: its body, the event id (receivers
+ * that can deduplicate by it), and for Splunk HEC the token. */
+static bd_result send_formatted(bd_webhook_sender *snd, const char *console_url, slot *it,
+                                bd_buf *body)
 {
     const bd_alert_row *a = &it->row;
     bd_json w;
     bd_buf_reset(body);
     bd_json_init(&w, body);
-    bd_alert_write_json(&w, a, false);
+    if (a->format == BD_WATCH_FORMAT_SLACK)
+        bd_alert_write_slack(&w, a, console_url);
+    else if (a->format == BD_WATCH_FORMAT_TEAMS)
+        bd_alert_write_teams(&w, a, console_url);
+    else
+        bd_alert_write_hec(&w, a);
+    bd_result r = bd_json_result(&w);
+    if (r != BD_OK)
+        return r;
+    char h_event[96], h_auth[300];
+    snprintf(h_event, sizeof h_event, "X-Breachd-Event-Id: %.*s", (int)a->event_id.len,
+             a->event_id.ptr);
+    const char *lines[2] = {h_event, h_auth};
+    size_t n = 1;
+    if (a->format == BD_WATCH_FORMAT_SPLUNK_HEC) {
+        snprintf(h_auth, sizeof h_auth, "Authorization: Splunk %.*s", (int)a->secret.len,
+                 a->secret.ptr ? a->secret.ptr : "");
+        n = 2;
+    }
+    r = bd_webhook_post_headers(snd, a->url, lines, n, (bd_slice){body->data, body->len},
+                                &it->status, &it->why);
+    sodium_memzero(h_auth, sizeof h_auth);
+    return r;
+}
+
+/* Sends one alert (a sender thread, no lock held). */
+static void send_one(bd_webhook_sender *snd, const char *console_url, slot *it, bd_buf *body)
+{
+    const bd_alert_row *a = &it->row;
     it->status = 0;
     it->why = "the alert's body could not be written";
+    if (a->format != BD_WATCH_FORMAT_JSON) {
+        it->sent = send_formatted(snd, console_url, it, body) == BD_OK;
+        return;
+    }
+    bd_json w;
+    bd_buf_reset(body);
+    bd_json_init(&w, body);
+    bd_alert_write_json(&w, a, false);
     bd_result r = bd_json_result(&w);
     if (r == BD_OK) {
         int64_t ts = (int64_t)time(NULL);
@@ -182,7 +223,7 @@ static void *sender(void *arg)
         it->state = SLOT_SENDING;
         pthread_mutex_unlock(&d->mu);
         if (it->copied)
-            send_one(snd, it, &body);
+            send_one(snd, d->console_url, it, &body);
         else
             it->sent = false, it->status = 0, it->why = "out of memory";
         pthread_mutex_lock(&d->mu);
@@ -334,7 +375,8 @@ static void *leaser(void *arg)
 }
 
 bd_result bd_deliverer_start(bd_store_pool *writes, const bd_webhook_policy *policy,
-                             int64_t retention_s, bd_deliverer **out, char *why, size_t whylen)
+                             const char *console_url, int64_t retention_s, bd_deliverer **out,
+                             char *why, size_t whylen)
 {
     *out = NULL;
     bd_deliverer *d = calloc(1, sizeof *d);
@@ -344,6 +386,7 @@ bd_result bd_deliverer_start(bd_store_pool *writes, const bd_webhook_policy *pol
     }
     d->writes = writes;
     d->policy = policy;
+    d->console_url = console_url;
     d->retention_s = retention_s;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work, NULL);

@@ -87,6 +87,17 @@ static bool pin_entry(const bd_webhook_url *u, const struct sockaddr_storage *ad
 bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id, int64_t timestamp,
                           const char *signature, bd_slice body, long *status, const char **why)
 {
+    char h_event[96], h_time[64], h_sig[96];
+    snprintf(h_event, sizeof h_event, "X-Breachd-Event-Id: %.*s", (int)event_id.len, event_id.ptr);
+    snprintf(h_time, sizeof h_time, "X-Breachd-Timestamp: %lld", (long long)timestamp);
+    snprintf(h_sig, sizeof h_sig, "X-Breachd-Signature: %s", signature);
+    const char *const lines[] = {h_event, h_time, h_sig};
+    return bd_webhook_post_headers(s, url, lines, 3, body, status, why);
+}
+
+bd_result bd_webhook_post_headers(bd_webhook_sender *s, bd_slice url, const char *const *extra,
+                                  size_t nextra, bd_slice body, long *status, const char **why)
+{
     *status = 0;
     *why = NULL;
     bd_webhook_url u;
@@ -104,15 +115,12 @@ bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id,
     }
     memcpy(url_z, url.ptr, url.len);
     url_z[url.len] = '\0';
-    char h_event[96], h_time[64], h_sig[96];
-    snprintf(h_event, sizeof h_event, "X-Breachd-Event-Id: %.*s", (int)event_id.len, event_id.ptr);
-    snprintf(h_time, sizeof h_time, "X-Breachd-Timestamp: %lld", (long long)timestamp);
-    snprintf(h_sig, sizeof h_sig, "X-Breachd-Signature: %s", signature);
     struct curl_slist *headers = NULL, *resolve = NULL;
-    const char *const lines[] = {"Content-Type: application/json", h_event, h_time, h_sig,
-                                 "Expect:"};
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
-        struct curl_slist *next = curl_slist_append(headers, lines[i]);
+    for (size_t i = 0; i < nextra + 2; i++) {
+        const char *line = i == 0           ? "Content-Type: application/json"
+                           : i == nextra + 1 ? "Expect:"
+                                             : extra[i - 1];
+        struct curl_slist *next = curl_slist_append(headers, line);
         if (!next) {
             curl_slist_free_all(headers);
             return BD_ERR_NOMEM;

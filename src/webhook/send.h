@@ -10,6 +10,7 @@
 #ifndef BD_WEBHOOK_SEND_H
 #define BD_WEBHOOK_SEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/result.h"
@@ -28,5 +29,9 @@ void bd_webhook_sender_free(bd_webhook_sender *s);
  * retrying soon, but a DNS change may fix it); BD_ERR_IO for anything else. */
 bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id, int64_t timestamp,
                           const char *signature, bd_slice body, long *status, const char **why);
+/* The same POST with the header lines extra (nextra of them, "Name: value") in place of
+ * the event id, timestamp and signature: what the Slack, Teams and Splunk HEC formats send. */
+bd_result bd_webhook_post_headers(bd_webhook_sender *s, bd_slice url, const char *const *extra,
+                                  size_t nextra, bd_slice body, long *status, const char **why);
 
 #endif

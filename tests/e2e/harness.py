@@ -250,17 +250,17 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (16: the console's alert triage and signed-out sessions), and ways back to version 2
+# The newest store schema version (17: watches' alert format), and ways back to version 2
 # (before the owner-word table and the domain counts) and version 4 (before the keys'
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 16
-# The newest PostgreSQL schema version (21: the console's alert triage and signed-out sessions;
-# src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 21
-# Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups) and 16 (the console's
-# alert triage and signed-out sessions) back out: a way back
-# replays it, and SQLite adds a column only to a table that lacks it.
-TENANTS_OUT = ("ALTER TABLE alerts DROP COLUMN triage;"
+SCHEMA_VERSION = 17
+# The newest PostgreSQL schema version (22: watches' alert format; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 22
+# Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups), 16 (the console's
+# alert triage and signed-out sessions) and 17 (watches' alert format) back out: a way back
+# replays them, and SQLite adds a column only to a table that lacks it.
+TENANTS_OUT = ("ALTER TABLE watches DROP COLUMN format;"
+               "ALTER TABLE alerts DROP COLUMN triage;"
                "DROP TABLE IF EXISTS console_signouts;"
                "DROP TABLE IF EXISTS tenants;"
                "DROP TABLE IF EXISTS tenant_domains;"

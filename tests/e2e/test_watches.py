@@ -519,7 +519,8 @@ class Watches(unittest.TestCase):
         self.assertEqual((st, body["error"]), (404, "not_found"))
         st, body = call(self.srv, "GET", "/watches", self.key)
         self.assertEqual([w["id"] for w in body["watches"]], [mine["id"]])
-        self.assertEqual(set(body["watches"][0]), {"id", "type", "value", "url", "created_at"})
+        self.assertEqual(set(body["watches"][0]),
+                         {"id", "type", "value", "url", "format", "created_at"})
         st, body = call(self.srv, "DELETE", "/watches/%d" % mine["id"], self.key)
         self.assertEqual((st, body), (204, None))
         st, body = call(self.srv, "DELETE", "/watches/%d" % mine["id"], self.key)

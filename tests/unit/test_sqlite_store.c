@@ -320,10 +320,11 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
 }
 
 /* Takes migration 13 (job limits and turns) back out of a store. */
-/* Takes migrations 15 (tenants, scoped keys, audit, lookups) and 16 (the console's alert
- * triage and signed-out sessions) back out: SQLite adds a column only to a table that lacks
- * it, so a way back to an older version drops them first. */
+/* Takes migrations 15 (tenants, scoped keys, audit, lookups), 16 (the console's alert
+ * triage and signed-out sessions) and 17 (watches' alert format) back out: SQLite adds a
+ * column only to a table that lacks it, so a way back to an older version drops them first. */
 #define REWIND_TENANTS_AND_CONSOLE                                                                 \
+    "ALTER TABLE watches DROP COLUMN format;"                                                      \
     "ALTER TABLE alerts DROP COLUMN triage; DROP TABLE console_signouts;"                          \
     "DROP TABLE tenants; DROP TABLE tenant_domains; DROP TABLE audit; DROP TABLE lookups;"         \
     "ALTER TABLE api_keys DROP COLUMN tenant_id; ALTER TABLE api_keys DROP COLUMN types;"          \

@@ -1,6 +1,7 @@
 /* src/webhook/ and the watch spec: destination policy (CIDR, blocked ranges, --webhook-allow),
  * URL form, the signature against an independently computed value, the retry schedule, and
- * a watch's type and value normalised as breach-search normalises them. */
+ * a watch's type and value normalised as breach-search normalises them; the Slack, Teams
+ * and Splunk HEC bodies byte for byte, the account masked, the URL shown without its token. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sodium.h>
@@ -8,7 +9,9 @@
 
 #include "ingest/watch_spec.h"
 #include "test.h"
+#include "core/buf.h"
 #include "webhook/deliver.h"
+#include "webhook/formats.h"
 #include "webhook/payload.h"
 #include "webhook/policy.h"
 
@@ -231,6 +234,153 @@ TEST(test_watch_spec_normalises_like_search)
     CHECK(why != NULL);
 }
 
+
+/* An alert of an email watch in a breach whose name needs Slack's escaping. */
+static bd_alert_row sample_alert(void)
+{
+    return (bd_alert_row){
+        .event_id = bd_slice_from("5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11"),
+        .watch_id = 42,
+        .watch_type = BD_FIELD_EMAIL,
+        .watch_shown = bd_slice_from("alice@example.com"),
+        .breach_uuid = bd_slice_from("22222222-2222-4222-8222-222222222222"),
+        .breach_name = bd_slice_from("Beta<&>Shop"),
+        .matched = 2,
+        .identities = bd_slice_from("[\"alice@example.com\"]"),
+        .created_at = 1767225600, /* 2026-01-01T00:00:00Z */
+    };
+}
+
+typedef void (*writer)(bd_json *w, const bd_alert_row *a, const char *console_url);
+
+static void check_body(writer fn, const bd_alert_row *a, const char *console_url,
+                       const char *want)
+{
+    bd_buf out;
+    bd_buf_init(&out, 1u << 20);
+    bd_json w;
+    bd_json_init(&w, &out);
+    fn(&w, a, console_url);
+    CHECK_INT(bd_json_result(&w), BD_OK);
+    CHECK_INT(bd_buf_append(&out, "", 1), BD_OK);
+    CHECK_STR(out.data, want);
+    bd_buf_free(&out);
+}
+
+static void hec(bd_json *w, const bd_alert_row *a, const char *console_url)
+{
+    (void)console_url;
+    bd_alert_write_hec(w, a);
+}
+
+TEST(test_slack_body_is_text_and_block_kit_with_the_account_masked)
+{
+    bd_alert_row a = sample_alert();
+    check_body(bd_alert_write_slack, &a, "https://breachd.example.com/console/",
+               "{\"text\":\"breachd: email a***@example.com found in Beta<&>Shop (2 records)\","
+               "\"blocks\":[{\"type\":\"header\",\"text\":{\"type\":\"plain_text\","
+               "\"text\":\"Breach exposure found\"}},{\"type\":\"section\",\"fields\":["
+               "{\"type\":\"mrkdwn\",\"text\":\"*Identity type*\\nemail\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Account*\\na***@example.com\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Breach*\\nBeta&lt;&amp;&gt;Shop\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Date*\\n2026-01-01 00:00 UTC\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Records*\\n2\"}]},"
+               "{\"type\":\"actions\",\"elements\":[{\"type\":\"button\",\"text\":{\"type\":"
+               "\"plain_text\",\"text\":\"Open the breachd console\"},"
+               "\"url\":\"https://breachd.example.com/console/\"}]},"
+               "{\"type\":\"context\",\"elements\":[{\"type\":\"mrkdwn\",\"text\":"
+               "\"*breachd*\\nevent 5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\"}]}]}");
+    /* a card watch, no console address: no button */
+    a.watch_type = BD_WATCH_BIN;
+    a.watch_shown = bd_slice_from("411111");
+    a.matched = 1;
+    check_body(bd_alert_write_slack, &a, NULL,
+               "{\"text\":\"breachd: 1 new card of BIN 411111\","
+               "\"blocks\":[{\"type\":\"header\",\"text\":{\"type\":\"plain_text\","
+               "\"text\":\"Breach exposure found\"}},{\"type\":\"section\",\"fields\":["
+               "{\"type\":\"mrkdwn\",\"text\":\"*Identity type*\\nbin\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Account*\\n411111\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Breach*\\ncards\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Date*\\n2026-01-01 00:00 UTC\"},"
+               "{\"type\":\"mrkdwn\",\"text\":\"*Cards*\\n1\"}]},"
+               "{\"type\":\"context\",\"elements\":[{\"type\":\"mrkdwn\",\"text\":"
+               "\"*breachd*\\nevent 5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\"}]}]}");
+}
+
+TEST(test_teams_body_is_an_adaptive_card_in_a_message)
+{
+    bd_alert_row a = sample_alert();
+    check_body(bd_alert_write_teams, &a, "https://breachd.example.com/console/",
+               "{\"type\":\"message\",\"attachments\":[{\"contentType\":"
+               "\"application/vnd.microsoft.card.adaptive\",\"contentUrl\":null,\"content\":{"
+               "\"$schema\":\"http://adaptivecards.io/schemas/adaptive-card.json\","
+               "\"type\":\"AdaptiveCard\",\"version\":\"1.4\",\"body\":["
+               "{\"type\":\"TextBlock\",\"text\":\"Breach exposure found\",\"weight\":\"Bolder\","
+               "\"size\":\"Medium\",\"wrap\":true},"
+               "{\"type\":\"TextBlock\",\"text\":\"breachd: email a***@example.com found in "
+               "Beta<&>Shop (2 records)\",\"wrap\":true},"
+               "{\"type\":\"FactSet\",\"facts\":["
+               "{\"title\":\"Identity type\",\"value\":\"email\"},"
+               "{\"title\":\"Account\",\"value\":\"a***@example.com\"},"
+               "{\"title\":\"Breach\",\"value\":\"Beta<&>Shop\"},"
+               "{\"title\":\"Date\",\"value\":\"2026-01-01 00:00 UTC\"},"
+               "{\"title\":\"Records\",\"value\":\"2\"}]}],"
+               "\"actions\":[{\"type\":\"Action.OpenUrl\",\"title\":\"Open the breachd console\","
+               "\"url\":\"https://breachd.example.com/console/\"}]}}]}");
+}
+
+TEST(test_hec_body_is_an_event_holding_the_alert)
+{
+    bd_alert_row a = sample_alert();
+    check_body(hec, &a, NULL,
+               "{\"time\":1767225600,\"source\":\"breachd\",\"sourcetype\":\"breachd:alert\","
+               "\"event\":{\"event_id\":\"5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\","
+               "\"event\":\"watch.match\",\"created_at\":\"2026-01-01T00:00:00Z\","
+               "\"watch\":{\"id\":42,\"type\":\"email\",\"value\":\"alice@example.com\"},"
+               "\"breach\":{\"id\":\"22222222-2222-4222-8222-222222222222\","
+               "\"name\":\"Beta<&>Shop\"},\"counts\":{\"records\":2},"
+               "\"identities\":[\"alice@example.com\"]}}");
+}
+
+TEST(test_formats_masks_and_shown_urls)
+{
+    int f = -1;
+    CHECK(bd_watch_format_parse(bd_slice_from("splunk-hec"), &f));
+    CHECK_INT(f, BD_WATCH_FORMAT_SPLUNK_HEC);
+    CHECK(bd_watch_format_parse(bd_slice_from("json"), &f));
+    CHECK_INT(f, BD_WATCH_FORMAT_JSON);
+    CHECK(!bd_watch_format_parse(bd_slice_from("Slack"), &f));
+    CHECK(!bd_watch_format_parse(bd_slice_from("email"), &f));
+    CHECK_STR(bd_watch_format_name(BD_WATCH_FORMAT_TEAMS), "teams");
+    CHECK(bd_watch_format_needs_secret(BD_WATCH_FORMAT_JSON));
+    CHECK(bd_watch_format_needs_secret(BD_WATCH_FORMAT_SPLUNK_HEC));
+    CHECK(!bd_watch_format_needs_secret(BD_WATCH_FORMAT_SLACK));
+    char m[64];
+    bd_alert_account_masked(BD_FIELD_EMAIL, bd_slice_from("bob@example.org"), m, sizeof m);
+    CHECK_STR(m, "b***@example.org");
+    bd_alert_account_masked(BD_FIELD_PHONE, bd_slice_from("15550109999"), m, sizeof m);
+    CHECK_STR(m, "1***99");
+    bd_alert_account_masked(BD_FIELD_USERNAME, bd_slice_from("bob"), m, sizeof m);
+    CHECK_STR(m, "***");
+    bd_alert_account_masked(BD_FIELD_EMAIL_DOMAIN, bd_slice_from("example.org"), m, sizeof m);
+    CHECK_STR(m, "example.org");
+    bd_alert_account_masked(BD_FIELD_PASSWORD, bd_slice_from("******22"), m, sizeof m);
+    CHECK_STR(m, "******22");
+    char buf[128];
+    bd_slice hook = bd_slice_from("https://hooks.slack.com/services/T000/B000/XXXXSECRET");
+    bd_slice s = bd_watch_url_shown(BD_WATCH_FORMAT_SLACK, hook, buf, sizeof buf);
+    CHECK(s.len == strlen("https://hooks.slack.com/...") &&
+          memcmp(s.ptr, "https://hooks.slack.com/...", s.len) == 0);
+    s = bd_watch_url_shown(BD_WATCH_FORMAT_TEAMS,
+                           bd_slice_from("https://prod.westeurope.logic.azure.com:443/workflows/"
+                                         "abc/triggers/manual/paths/invoke?sig=SECRET"),
+                           buf, sizeof buf);
+    CHECK(s.len == strlen("https://prod.westeurope.logic.azure.com:443/...") &&
+          memcmp(s.ptr, "https://prod.westeurope.logic.azure.com:443/...", s.len) == 0);
+    s = bd_watch_url_shown(BD_WATCH_FORMAT_JSON, hook, buf, sizeof buf);
+    CHECK(s.ptr == hook.ptr && s.len == hook.len);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -243,5 +393,9 @@ int main(void)
     RUN(test_signature_is_hmac_of_timestamp_dot_body);
     RUN(test_retry_delays_double_to_an_hour);
     RUN(test_watch_spec_normalises_like_search);
+    RUN(test_slack_body_is_text_and_block_kit_with_the_account_masked);
+    RUN(test_teams_body_is_an_adaptive_card_in_a_message);
+    RUN(test_hec_body_is_an_event_holding_the_alert);
+    RUN(test_formats_masks_and_shown_urls);
     return TEST_EXIT();
 }

@@ -311,6 +311,9 @@ static const char *const MIGRATIONS[] = {
     ("ALTER TABLE alerts ADD COLUMN IF NOT EXISTS triage integer NOT NULL DEFAULT 0;"
      "CREATE TABLE IF NOT EXISTS console_signouts(id " T " PRIMARY KEY,"
      "  until_at bigint NOT NULL);"),
+    /* (issue 35: alert destinations) as SQLite's migration of the same name: what a watch's
+     * alerts are sent as. */
+    ("ALTER TABLE watches ADD COLUMN IF NOT EXISTS format integer NOT NULL DEFAULT 0;"),
 };
 /* clang-format on */
 

@@ -64,10 +64,11 @@ bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, 
         pg_param_text(&pp, w->url);
         pg_param_text(&pp, w->secret);
         pg_param_int(&pp, new_id);
+        pg_param_int(&pp, w->format);
         r = pg_run_sql(p,
                        "INSERT INTO watches(id, key_id, type, key, shown, url, secret, "
-                       "created_at) VALUES ($7::bigint, $1::bigint, $2::integer, $3, $4, $5, $6, "
-                       "extract(epoch FROM now())::bigint) "
+                       "created_at, format) VALUES ($7::bigint, $1::bigint, $2::integer, $3, $4, "
+                       "$5, $6, extract(epoch FROM now())::bigint, $8::integer) "
                        "ON CONFLICT (key_id, type, key, url) DO NOTHING RETURNING id",
                        &pp, true, &res);
     }
@@ -94,8 +95,8 @@ bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_c
     pg_param_int(&pp, live_at);
     PGresult *res;
     bd_result r = pg_run_sql(pg_of(s),
-                             "SELECT id, key_id, type, key, shown, url, secret, created_at "
-                             "FROM watches WHERE ($1::bigint = 0 OR key_id = $1::bigint) "
+                             "SELECT id, key_id, type, key, shown, url, secret, created_at, "
+                             "format FROM watches WHERE ($1::bigint = 0 OR key_id = $1::bigint) "
                              "AND ($2::bigint = 0 OR key_id IN (SELECT id FROM api_keys "
                              "WHERE revoked_at = 0 AND (expires_at = 0 "
                              "OR expires_at > $2::bigint))) ORDER BY id",
@@ -112,6 +113,7 @@ bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_c
             .url = pg_slice(res, i, 5),
             .secret = pg_slice(res, i, 6),
             .created_at = pg_int(res, i, 7),
+            .format = (int)pg_int(res, i, 8),
         };
         if (cb(ctx, &w))
             break;
@@ -260,7 +262,8 @@ bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limi
         "a AS (UPDATE alerts u SET lease_until_ms = CASE WHEN due.live THEN $2::bigint ELSE 0 END, "
         "state = CASE WHEN due.live THEN 0 ELSE 2 END FROM due WHERE u.seq = due.seq "
         "RETURNING u.*) "
-        "SELECT " ALERT_COLUMNS ", w.url, w.secret FROM a JOIN watches w ON w.id = a.watch_id "
+        "SELECT " ALERT_COLUMNS ", w.url, w.secret, w.format FROM a "
+        "JOIN watches w ON w.id = a.watch_id "
         "WHERE a.state = 0 ORDER BY a.seq",
         &pp, true, &res);
     if (r != BD_OK)
@@ -269,6 +272,7 @@ bd_result pg_alert_lease(bd_store *s, int64_t now_ms, int64_t lease_ms, int limi
         bd_alert_row a = alert_of(res, i);
         a.url = pg_slice(res, i, 14);
         a.secret = pg_slice(res, i, 15);
+        a.format = (int)pg_int(res, i, 16);
         cb(ctx, &a);
     }
     PQclear(res);

@@ -287,7 +287,7 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
     if (r == BD_OK)
         r = sq_run_dynamic(s,
                            "SELECT " ALERT_COLUMNS ", w.url, w.secret, k.id IS NOT NULL AND "
-                           "k.revoked_at = 0 AND (k.expires_at = 0 OR k.expires_at > ?3) "
+                           "k.revoked_at = 0 AND (k.expires_at = 0 OR k.expires_at > ?3), w.format "
                            "FROM alerts a JOIN watches w ON w.id = a.watch_id "
                            "LEFT JOIN api_keys k ON k.id = a.key_id WHERE a.state = 0 "
                            "AND a.next_attempt_ms <= ?1 ORDER BY a.next_attempt_ms, a.seq LIMIT ?2",
@@ -315,6 +315,7 @@ bd_result sq_alert_lease(bd_store *base, int64_t now_ms, int64_t lease_ms, int l
             a.attempts = k->attempts;
         a.url = sq_col_slice(st, 14);
         a.secret = sq_col_slice(st, 15);
+        a.format = sqlite3_column_int(st, 17);
         if (cb(ctx, &a) != 0) { /* not taken */
             release(o, a.seq);
             break;

@@ -320,6 +320,9 @@ const char *const bd_sqlite_migrations[] = {
     ("ALTER TABLE alerts ADD COLUMN triage INTEGER NOT NULL DEFAULT 0;"
      "CREATE TABLE IF NOT EXISTS console_signouts(id TEXT PRIMARY KEY,"
      "  until_at INTEGER NOT NULL);"),
+    /* (issue 35: alert destinations) What a watch's alerts are sent as (store.h
+     * bd_watch_format: 0 the signed JSON of before, 1 Slack, 2 Teams, 3 Splunk HEC). */
+    ("ALTER TABLE watches ADD COLUMN format INTEGER NOT NULL DEFAULT 0;"),
 };
 /* clang-format on */
 

@@ -7,7 +7,7 @@
 #include "store/sqlite/sqlite_impl.h"
 #include "store/sqlite/statements.h"
 
-#define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at"
+#define WATCH_COLUMNS "id, key_id, type, key, shown, url, secret, created_at, format"
 
 /* Runs body inside a transaction: the open one, or one of its own. */
 static bool own_begin(sqlite_store *s, bd_result *r)
@@ -80,8 +80,8 @@ bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_ke
     if (r == BD_OK)
         r = sq_run_dynamic(s,
                            "INSERT INTO watches(id, key_id, type, key, shown, url, secret, "
-                           "created_at) VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, "
-                           "CAST(strftime('%s','now') AS INTEGER)) "
+                           "created_at, format) VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, "
+                           "CAST(strftime('%s','now') AS INTEGER), ?8) "
                            "ON CONFLICT(key_id, type, key, url) DO NOTHING",
                            &st);
     if (r == BD_OK) {
@@ -92,6 +92,7 @@ bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_ke
         sq_bind_slice(st, 4, w->shown);
         sq_bind_slice(st, 5, w->url);
         sq_bind_slice(st, 6, w->secret);
+        sqlite3_bind_int(st, 8, w->format);
         r = sq_step_done(s, st);
     }
     if (r == BD_OK && sqlite3_changes(s->db) == 0)
@@ -128,6 +129,7 @@ bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watc
             .url = sq_col_slice(st, 5),
             .secret = sq_col_slice(st, 6),
             .created_at = sqlite3_column_int64(st, 7),
+            .format = sqlite3_column_int(st, 8),
         };
         if (cb(ctx, &w))
             break;
