@@ -120,8 +120,10 @@ class Config(unittest.TestCase):
         uri_file = self.conf(self.ctl.db + "\n", name="db.uri")
         path = self.conf("db-file = %s\nsecret = %s\nlisten = 127.0.0.1:0\n" % (
             uri_file, self.ctl.secret_file))
-        # --db given: the file's db-file is not also taken ("give --db or --db-file")
-        self.start("--config", path, "--db", self.ctl.db)
+        # --db given: the file's db-file is not also taken ("give --db or --db-file"); nor
+        # is the file's secret, which goes with the file's store only (so a PostgreSQL
+        # store, which has no secret beside it, names its own)
+        self.start("--config", path, *self.ctl.store_args())
         self.start("--config", path)
 
     @unittest.skipIf(STORE == "pg", "a SQLite store's default secret beside it")
