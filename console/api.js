@@ -28,7 +28,7 @@ async function bodyOf(r) {
   try { return JSON.parse(t); } catch (e) { return { message: t }; }
 }
 
-// path below the v7 base (or /console/... as is); opts: method, json, body, headers, accept,
+// path below the v7 base (/console/session as is); opts: method, json, body, headers, accept,
 // raw (return the Response of a 2xx).
 export async function api(path, opts = {}) {
   const method = opts.method || 'GET';
@@ -40,7 +40,7 @@ export async function api(path, opts = {}) {
   }
   if (method !== 'GET' && method !== 'HEAD') headers['X-CSRF-Token'] = session.csrf;
   if (opts.accept) headers['Accept'] = opts.accept;
-  const url = path.startsWith('/console/') ? path : session.base + path;
+  const url = path.startsWith('/console/session') ? path : session.base + path;
   const r = await fetch(url, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
   if (r.status === 401 && !path.startsWith('/console/session')) {
     const b = await bodyOf(r);

@@ -1,7 +1,11 @@
 // Watches and alerts: create, list and delete watches; alerts newest first with their triage.
+// The API lists a key's alerts oldest first after a cursor: every page (of 1,000) is read by
+// following next_cursor to the end, the newest KEPT are shown newest first, SHOWN at a time.
 import { api, ApiError } from './api.js';
-import { h, field, select, table, say, TYPES } from './ui.js';
+import { h, field, select, table, say, fmtInt, TYPES } from './ui.js';
 
+const KEPT = 20000;
+const SHOWN = 100;
 const TRIAGE = [['new', 'New'], ['acknowledged', 'Acknowledged'], ['resolved', 'Resolved'], ['false_positive', 'False positive']];
 
 export async function watchesPage(root) {
@@ -39,9 +43,16 @@ export async function watchesPage(root) {
   }
 
   async function loadAlerts() {
-    const r = await api('/alerts?limit=1000');
-    const items = r.alerts.slice().reverse();
-    const rows = items.map((a) => {
+    let all = [], since = 0, full = true, dropped = 0;
+    while (full) {
+      const r = await api('/alerts?limit=1000&since=' + since);
+      all.push(...r.alerts);
+      if (all.length > KEPT) { dropped += all.length - KEPT; all = all.slice(-KEPT); }
+      full = r.alerts.length === 1000 && r.next_cursor !== since;
+      since = r.next_cursor;
+    }
+    const items = all.reverse();
+    const row = (a) => {
       const s = select(TRIAGE, { 'aria-label': `Triage of the alert of ${a.watch.value} in ${a.breach ? a.breach.name : 'cards'}` });
       s.value = a.triage || 'new';
       const status = h('span', { class: 'muted' });
@@ -58,10 +69,27 @@ export async function watchesPage(root) {
       return h('tr', { 'data-event': a.event_id }, h('td', { text: a.created_at }), h('td', { text: `${a.watch.type}: ${a.watch.value}` }),
         h('td', { text: a.breach ? a.breach.name : 'cards' }), h('td', { text: counts }),
         h('td', { text: a.delivery }), h('td', {}, s, ' ', status));
+    };
+    const heading = h('h2', { id: 'alerts-h', text: 'Alerts, newest first' });
+    if (!items.length) {
+      alerts.replaceChildren(heading, h('div', { class: 'actions' }, refresh), h('p', { text: 'No alerts yet.' }));
+      return;
+    }
+    const t = table('Alerts', ['When', 'Watch', 'Breach', 'Matched', 'Delivery', 'Triage'], items.slice(0, SHOWN).map(row));
+    const body = t.querySelector('tbody');
+    const shown = h('p', { class: 'muted', 'aria-live': 'polite' });
+    const older = h('button', { type: 'button', class: 'secondary', text: 'Show older alerts' });
+    const note = () => {
+      const n = body.rows.length;
+      shown.textContent = `Showing ${fmtInt(n)} of ${fmtInt(items.length)} alerts` + (dropped ? ` (the newest ${fmtInt(KEPT)}; ${fmtInt(dropped)} older not shown)` : '') + '.';
+      older.hidden = n >= items.length;
+    };
+    older.addEventListener('click', () => {
+      body.append(...items.slice(body.rows.length, body.rows.length + SHOWN).map(row));
+      note();
     });
-    alerts.replaceChildren(h('h2', { id: 'alerts-h', text: 'Alerts, newest first' }), h('div', { class: 'actions' }, refresh),
-      rows.length ? table('Alerts', ['When', 'Watch', 'Breach', 'Matched', 'Delivery', 'Triage'], rows)
-        : h('p', { text: 'No alerts yet.' }));
+    note();
+    alerts.replaceChildren(heading, h('div', { class: 'actions' }, refresh), t, shown, h('div', { class: 'actions' }, older));
   }
 
   form.addEventListener('submit', async (e) => {

@@ -102,6 +102,9 @@ const bd_route_row bd_routes[] = {
     /* the rest of HIBP v3 (issue 35): the latest breach is catalog, served like it */
     {READ, BD_API_HIBP, "/latestbreach", BD_ARG_SEGMENT, BD_ACCESS_KEY_UNLESS_CATALOG_OPEN,
      bd_hibp_latest_breach, "v3-latestbreach", 0, BD_ROUTE_ETAG},
+    /* the console's change-feed cursor (issue 34), kept per key in the store */
+    {READ | BD_METHOD_PUT, BD_API_V7, "/console/seen", BD_ARG_SEGMENT, BD_ACCESS_KEY,
+     bd_handle_console_seen, "console-seen", 4096, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

@@ -27,6 +27,8 @@ void bd_handle_watch(struct bd_server *srv, bd_req *rq, bd_slice id);
 void bd_handle_alerts(struct bd_server *srv, bd_req *rq, bd_slice arg);
 /* PATCH /alerts/{event_id}: an alert's triage (alert_triage.c) */
 void bd_handle_alert_triage(struct bd_server *srv, bd_req *rq, bd_slice event_id);
+/* GET and PUT {base}/console/seen: the key's console change-feed cursor (console_seen.c). */
+void bd_handle_console_seen(struct bd_server *srv, bd_req *rq, bd_slice arg);
 /* Bulk jobs (jobs.c): POST {base}/jobs, GET {base}/jobs/{id}, GET {base}/jobs/{id}/results. */
 void bd_handle_job_submit(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_job_get(struct bd_server *srv, bd_req *rq, bd_slice id);

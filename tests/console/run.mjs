@@ -245,15 +245,39 @@ async function main() {
   await axe(page, 'breach');
   await shoot(page, 'breach');
 
-  // domain dashboard
+  // domain dashboard: the first visit sets the key's change-feed cursor (kept by the server)
+  eq((await call(B, '/v7/console/seen', { key })).json.seen, null, 'domain: no cursor before the first visit');
   await visit(page, '#/domain', 'Domain dashboard');
+  await page.locator('#since[data-state="first"]').waitFor();
+  check((await page.locator('#since').innerText()).includes('This is your first visit'), 'domain: the first visit says so');
+  const firstMark = (await call(B, '/v7/console/seen', { key })).json;
+  eq(firstMark.seen, firstMark.data_version, 'domain: the first visit moved the cursor to the data version');
   await page.getByLabel('Domain', { exact: true }).fill('example.com');
   await page.getByRole('button', { name: 'Show' }).click();
   await page.locator('svg.chart').nth(1).waitFor();
   const dom = (await call(B, '/v7/breach-search?type=email_domain&account=example.com', { key })).json;
   check((await page.locator('#dash-h + p').innerText()).startsWith(`${dom.records_found} record${dom.records_found === 1 ? '' : 's'} in `), 'domain: count as the API');
+  // an import by the real CLI after that visit shows up as new on the next, then not again
+  store.records('r3.jsonl', [{ breach_uuid: BETA, email: 'erin@example.com', password: 'erinpass7' }]);
+  const arrived = (await call(B, '/v7/changes?since=' + firstMark.seen, { key })).json.changes.reverse();
+  check(arrived.length > 0 && arrived.some((c) => c.kind === 'records_added' && c.count === 1), 'domain: the API\'s feed holds the import');
+  await visit(page, '#/status', 'Status');
+  await visit(page, '#/domain', 'Domain dashboard');
+  await page.locator('#since[data-state="new"]').waitFor();
+  const newRows = await page.locator('#since tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.innerText)));
+  eq(newRows, arrived.map((c) => [c.at, c.kind.replace(/_/g, ' '), c.source_name || c.leak_name || '—', c.count.toLocaleString('en')]), 'domain: what arrived since the last visit, as the feed');
+  const secondMark = (await call(B, '/v7/console/seen', { key })).json;
+  eq(secondMark.seen, secondMark.data_version, 'domain: the visit moved the cursor');
+  check(secondMark.seen > firstMark.seen, 'domain: the cursor moved past the import');
+  await page.getByLabel('Domain', { exact: true }).fill('example.com');
+  await page.getByRole('button', { name: 'Show' }).click();
+  await page.locator('svg.chart').nth(1).waitFor();
   await axe(page, 'domain');
   await shoot(page, 'domain');
+  await visit(page, '#/status', 'Status');
+  await visit(page, '#/domain', 'Domain dashboard');
+  await page.locator('#since[data-state="none"]').waitFor();
+  check((await page.locator('#since').innerText()).includes('Nothing new since your last visit.'), 'domain: nothing new on the visit after');
 
   // a watch, a matching import by the real CLI, the alert, its triage
   await visit(page, '#/watches', 'Watches and alerts');
@@ -284,6 +308,25 @@ async function main() {
   }
   await axe(page, 'watches');
   await shoot(page, 'watches');
+  // alerts are read by following the API's cursor: a first page of 1,000 (made up here) and
+  // the real one after it; the newest (the real alert) first, 100 at a time
+  const realAlerts = (await call(B, '/v7/alerts?limit=1000', { key })).json;
+  const fake = Array.from({ length: 1000 }, (_, i) => ({ ...realAlerts.alerts[0], event_id: 'fake-' + i, cursor: i + 1, triage: 'new' }));
+  const asked = [];
+  await page.route(/\/v7\/alerts\?/, async (rt) => {
+    const since = new URL(rt.request().url()).searchParams.get('since');
+    asked.push(since);
+    if (since === '0') await rt.fulfill({ json: { alerts: fake, next_cursor: 1000 } });
+    else if (since === '1000') await rt.fulfill({ json: { alerts: realAlerts.alerts, next_cursor: 1000 + realAlerts.alerts.length } });
+    else await rt.fulfill({ json: { alerts: [], next_cursor: Number(since) } });
+  });
+  await page.getByRole('button', { name: 'Refresh alerts' }).click();
+  await page.getByText(`Showing 100 of ${(1000 + realAlerts.alerts.length).toLocaleString('en')} alerts.`).waitFor();
+  eq(asked, ['0', '1000'], 'alerts: the cursor followed to the end');
+  eq(await page.locator('tr[data-event]').first().getAttribute('data-event'), realAlerts.alerts[realAlerts.alerts.length - 1].event_id, 'alerts: the newest first');
+  await page.getByRole('button', { name: 'Show older alerts' }).click();
+  eq(await page.locator('tr[data-event]').count(), 200, 'alerts: 100 more shown');
+  await page.unroute(/\/v7\/alerts\?/);
 
   // a bulk lookup: upload, progress, the CSV
   await visit(page, '#/jobs', 'Bulk lookups');
@@ -370,6 +413,33 @@ async function main() {
     await tp.getByRole('button', { name: 'Show' }).click();
     await tp.locator('svg.chart').first().waitFor();
     check((await tp.locator('#dash-h + p').innerText()).startsWith('1 record in 1 breach.'), 'tenant: its domain\'s dashboard');
+    // cards: refused without the cards type, in the API's words
+    await visit(tp, '#/cards', 'Cards');
+    await tp.getByLabel('Query', { exact: true }).fill('owner:john');
+    await tp.getByRole('button', { name: 'Search' }).click();
+    const cerr = tp.locator('.error', { hasText: /./ }).first();
+    await cerr.waitFor();
+    const capi = await call(B, '/v7/credit-card-search?size=20&query=owner:john', { key: tenantKey });
+    eq([capi.status, capi.json.error], [403, 'type_not_allowed'], 'tenant: the API refuses cards');
+    eq(await cerr.innerText(), capi.json.message, 'tenant: the cards page shows the API\'s refusal');
+    eq(await tp.locator('table').count(), 0, 'tenant: no card shown');
+    // catalog: the catalog every key shares, as the API gives it to this key
+    await visit(tp, '#/catalog', 'Catalog');
+    await tp.locator('table tbody tr').first().waitFor();
+    const tcat = (await call(B, '/v7/breaches', { key: tenantKey })).json;
+    eq(await tp.locator('table tbody tr').count(), tcat.length, 'tenant: the catalog as the API gives it');
+    // bulk lookups: another tenant's identity out of scope, its own found
+    await visit(tp, '#/jobs', 'Bulk lookups');
+    await tp.getByLabel('Type', { exact: true }).selectOption('email');
+    await tp.getByLabel('File of identities', { exact: true }).setInputFiles({ name: 'ids.txt', mimeType: 'text/plain', buffer: Buffer.from('alice@example.com\ndave@tenant.example\n') });
+    await tp.getByRole('button', { name: 'Upload' }).click();
+    await tp.getByRole('button', { name: 'Download CSV' }).waitFor({ timeout: 30000 });
+    const tjd = tp.waitForEvent('download');
+    await tp.getByRole('button', { name: 'Download CSV' }).click();
+    const tcsv = fs.readFileSync(await (await tjd).path(), 'utf8').trim().split(/\r?\n/);
+    const lineOf = (who) => tcsv.find((l) => l.includes(`"${who}"`)) || '';
+    eq(lineOf('alice@example.com'), '0,email,"alice@example.com",0' + ','.repeat(16) + 'out_of_scope', 'tenant: another tenant\'s identity out of scope in the job');
+    check(lineOf('dave@tenant.example').startsWith('1,email,"dave@tenant.example",1,"11111111-1111-4111-8111-111111111111"') && !tcsv.some((l) => l.includes('hunter2') || l.includes('carol')), 'tenant: its own identity found, nothing of others: ' + lineOf('dave@tenant.example'));
     // watches: only its own domain's identities
     await visit(tp, '#/watches', 'Watches and alerts');
     await tp.getByLabel('Type', { exact: true }).selectOption('email');

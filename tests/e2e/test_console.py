@@ -146,6 +146,41 @@ class Console(unittest.TestCase):
         st, _, body = call(self.srv, "GET", "/api/v3/subscription/status", cookie=cookie2)
         self.assertEqual(st, 401)
 
+    def test_seen_cursor_per_key(self):
+        """GET/PUT /v7/console/seen: the dashboard's "since the last visit" cursor, kept in
+        the store per key (the browser keeps nothing beyond its session)."""
+        version = call(self.srv, "GET", "/v7/status", key=self.key)[2]["data_version"]
+        self.assertGreater(version, 0)
+        seen = lambda k: call(self.srv, "GET", "/v7/console/seen", key=k)
+        st, _, body = seen(self.other)
+        self.assertEqual((st, body), (200, {"seen": None, "data_version": version}))
+        st, _, body = call(self.srv, "PUT", "/v7/console/seen", key=self.key, body={"seen": version - 1})
+        self.assertEqual((st, body), (200, {"seen": version - 1, "data_version": version}))
+        self.assertEqual(eventually(lambda: seen(self.key)[2], {"seen": version - 1, "data_version": version}),
+                         {"seen": version - 1, "data_version": version})
+        time.sleep(0.05)
+        self.assertEqual(seen(self.other)[2], {"seen": None, "data_version": version})  # per key
+        cookie, csrf = self.sign_in()
+        st, _, body = call(self.srv, "PUT", "/v7/console/seen", cookie=cookie, body={"seen": version})
+        self.assertEqual((st, body["error"]), (403, "csrf_failed"))
+        st, _, body = call(self.srv, "PUT", "/v7/console/seen", cookie=cookie, csrf=csrf, body={"seen": version})
+        self.assertEqual((st, body), (200, {"seen": version, "data_version": version}))
+        got = eventually(lambda: call(self.srv, "GET", "/v7/console/seen", cookie=cookie)[2],
+                         {"seen": version, "data_version": version})
+        self.assertEqual(got, {"seen": version, "data_version": version})
+        for bad in ({"seen": -1}, {"seen": "3"}, {"seen": 1.5}, {"seen": None}, {"seen": 2 ** 53},
+                    {"seen": 1, "x": 1}, {}):
+            st, _, body = call(self.srv, "PUT", "/v7/console/seen", key=self.key, body=bad)
+            self.assertEqual((st, body["error"]), (422, "validation_error"), bad)
+        st, _, body = call(self.srv, "PUT", "/v7/console/seen", key=self.key, raw_body=b"{not json")
+        self.assertEqual((st, body["error"]), (400, "invalid_json"))
+        st, _, body = call(self.srv, "GET", "/v7/console/seen")
+        self.assertEqual(st, 401)
+        st, _, body = call(self.srv, "DELETE", "/v7/console/seen", key=self.key)
+        self.assertEqual(st, 405)
+        time.sleep(0.05)
+        self.assertEqual(seen(self.key)[2], {"seen": version, "data_version": version})
+
     def test_sign_in_refusals(self):
         st, _, body = call(self.srv, "POST", "/console/session")
         self.assertEqual((st, body["error"]), (401, "unauthorized"))
