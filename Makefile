@@ -29,7 +29,7 @@
 CC      ?= cc
 BUILD   ?= build
 SAN     ?=
-PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle libcurl zlib libzstd liblzma
+PKGS    := libmicrohttpd sqlite3 libsodium jansson libpq nettle libcurl zlib libzstd liblzma libidn2
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
 # CFLAGS is the user's (optimisation, debug, instrumentation); the flags the code needs are

@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config clang llvm libclang-rt-14-dev
   libmicrohttpd-dev libsqlite3-dev libsodium-dev libjansson-dev libpq-dev nettle-dev
-  libcurl4-openssl-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
+  libcurl4-openssl-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libidn2-dev
   sqlite3 gzip curl python3 python3-jsonschema openssl ca-certificates
   postgresql
   # the package and its checks (make deb, make test-package; man pages, promtool)

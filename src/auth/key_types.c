@@ -26,7 +26,7 @@ static bool one_name(bd_slice name, uint32_t *bit)
     bd_id_type t;
     if (!bd_id_type_parse(name, &t))
         return false;
-    *bit = 1u << t;
+    *bit = bd_key_type_bit(t);
     return true;
 }
 
@@ -59,7 +59,7 @@ void bd_key_types_format(uint32_t mask, bd_buf *out)
 {
     bool first = true;
     for (int t = 0; t < BD_ID_COUNT; t++) {
-        if (!(mask & (1u << t)))
+        if (!(mask & bd_key_type_bit(t)))
             continue;
         if (!first)
             bd_buf_append_char(out, ',');

@@ -57,9 +57,18 @@ void bd_key_job_limits(const bd_key_row *k, bd_job_limits *out);
 bool bd_plan_rate(const char *plan, int64_t *per_hour);
 
 /* The identity types a key may search: bit (1u << t) for each bd_id_type t
- * (ingest/normalize.h), and one for card searches. Parsed and written by auth/key_types.h. */
+ * (ingest/normalize.h), one for card searches (bit 9), and bit 10 for website_domain (the
+ * type added after the cards bit was given: stored masks keep their meaning, so a key
+ * stored with all ten of before does not search website domains). Parsed and written by
+ * auth/key_types.h. */
 #define BD_KEY_TYPE_CARDS (1u << 9)
-#define BD_KEY_TYPES_ALL 0x3ffu
+#define BD_KEY_TYPE_WEBSITE_DOMAIN (1u << 10)
+#define BD_KEY_TYPES_ALL 0x7ffu
+/* The bit of identity type t (a bd_id_type) in a key's types. */
+static inline uint32_t bd_key_type_bit(int t)
+{
+    return t == BD_ID_WEBSITE_DOMAIN ? BD_KEY_TYPE_WEBSITE_DOMAIN : 1u << t;
+}
 /* Tenant keys without --types: email and email_domain only. */
 #define BD_KEY_TYPES_TENANT_DEFAULT ((1u << BD_ID_EMAIL) | (1u << BD_ID_EMAIL_DOMAIN))
 

@@ -3,11 +3,12 @@
 
 #include <string.h>
 
+#include "auth/keys.h"
 #include "ingest/normalize.h"
 
 bool bd_scope_type_allowed(uint32_t types, int t)
 {
-    return t >= 0 && t < BD_ID_COUNT && (types & (1u << t)) != 0;
+    return t >= 0 && t < BD_ID_COUNT && (types & bd_key_type_bit(t)) != 0;
 }
 
 bool bd_scope_identity_domain(int t, bd_slice key, bd_slice *domain)

@@ -271,7 +271,7 @@ static const bd_help_opt *const WATCH_ADD_OPTS[] = {
     &(const bd_help_opt){"--type", "TYPE", 0, NULL,
                          "breach-search's type (email, email_domain, phone_number, username, "
                          "ip_address, social_security_number, password, password_hash, "
-                         "bitcoin_address) or bin (6 digits)."},
+                         "bitcoin_address, website_domain) or bin (6 digits)."},
     &(const bd_help_opt){"--account", "VALUE", 0, NULL, "The value watched."},
     &(const bd_help_opt){"--url", "URL", 0, NULL, "The webhook alerts are posted to."},
     &(const bd_help_opt){"--format", "json|slack|teams|splunk-hec", 0, "json",

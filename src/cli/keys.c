@@ -322,7 +322,7 @@ static bool parse_scope(const char *tenant, const char *types, const char *const
         fprintf(stderr,
                 "%s: --types is a comma-separated list of email, email_domain, phone_number, "
                 "username, ip_address, social_security_number, password, password_hash, "
-                "bitcoin_address and cards\n",
+                "bitcoin_address, website_domain and cards\n",
                 cmd);
         return false;
     }

@@ -25,7 +25,8 @@ static const char USAGE[] =
     "       breachctl watch list --db PATH [--key KEY_ID] [--secret FILE]\n"
     "       breachctl watch remove ID --db PATH [--key KEY_ID] [--secret FILE]\n"
     "TYPE is breach-search's type (email, email_domain, phone_number, username, ip_address,\n"
-    "social_security_number, password, password_hash, bitcoin_address) or bin (6 digits).\n"
+    "social_security_number, password, password_hash, bitcoin_address, website_domain) or\n"
+    "bin (6 digits).\n"
     "The secret: json's signing secret, splunk-hec's HEC token; slack and teams take none.\n";
 
 typedef struct {

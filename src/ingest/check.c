@@ -57,7 +57,8 @@ static const char *const RECORD_FIELDS[] = {
     "last_name",        "email",         "email_domain",
     "phone_number",     "ip_address",    "bitcoin_address",
     "password",         "password_hash", "social_security_number",
-    "other_attributes", "severity",      NULL};
+    "other_attributes", "severity",      "website",
+    NULL};
 static const char *const CARD_FIELDS[] = {
     "id",         "createdAt", "bank",   "number",   "owner",           "cvv",
     "expireDate", "cvssScore", "leakId", "leakName", "leakPublishDate", "leakDiscoverDate",
@@ -157,7 +158,7 @@ bd_result bd_check_integer(importer *im, const char *name, int64_t *out)
 
 /* The value slices of a staged row of the given kind; returns how many. All are text but
  * a record's last two (the password and SSN keyed hashes), whose number is *binary. */
-static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], size_t *binary)
+static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[17], size_t *binary)
 {
     *binary = kind == BD_IMPORT_RECORDS ? 2 : 0;
     size_t n = 0;
@@ -175,7 +176,7 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], siz
             &r->user_name,       &r->first_name,    &r->last_name,     &r->email,
             &r->email_domain,    &r->phone_number,  &r->ip_address,    &r->bitcoin_address,
             &r->password_masked, &r->password_hash, &r->ssn_masked,    &r->other_attributes,
-            &r->user_name_key,   &r->phone_key,     &r->password_hmac, &r->ssn_hmac};
+            &r->website_domain,  &r->user_name_key,   &r->phone_key,     &r->password_hmac, &r->ssn_hmac};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             out[n++] = v[i];
     } else {
@@ -194,7 +195,7 @@ static size_t slices_of(bd_import_kind kind, staged *row, bd_slice *out[16], siz
  * every store holds the same text, and a store that only takes UTF-8 takes it. */
 bd_result bd_check_stage(importer *im, staged *row)
 {
-    bd_slice *v[16];
+    bd_slice *v[17];
     size_t binary, n = slices_of(im->o->kind, row, v, &binary);
     for (size_t i = 0; i < n; i++) {
         if (!v[i]->ptr)
@@ -217,7 +218,7 @@ void bd_import_place_all(bd_import_kind kind, stage_batch *b)
     for (size_t k = 0; k < b->n; k++) {
         if (b->rows[k].rejected)
             continue;
-        bd_slice *v[16];
+        bd_slice *v[17];
         size_t binary, n = slices_of(kind, &b->rows[k], v, &binary);
         for (size_t i = 0; i < n; i++)
             if (v[i]->ptr)
@@ -426,7 +427,7 @@ bd_result bd_import_check_record(importer *im, staged *out)
         return bd_check_reject(im, "breach_uuid is required (or give --breach UUID)");
     }
 
-    norm_value email, domain, phone, user, ip, ssn, password, hash, bitcoin;
+    norm_value email, domain, phone, user, ip, ssn, password, hash, bitcoin, website;
     if ((r = identity(im, "email", BD_ID_EMAIL, &email)) != BD_OK ||
         (r = identity(im, "email_domain", BD_ID_EMAIL_DOMAIN, &domain)) != BD_OK ||
         (r = identity(im, "phone_number", BD_ID_PHONE, &phone)) != BD_OK ||
@@ -435,10 +436,11 @@ bd_result bd_import_check_record(importer *im, staged *out)
         (r = identity(im, "social_security_number", BD_ID_SSN, &ssn)) != BD_OK ||
         (r = identity(im, "password", BD_ID_PASSWORD, &password)) != BD_OK ||
         (r = identity(im, "password_hash", BD_ID_PASSWORD_HASH, &hash)) != BD_OK ||
-        (r = identity(im, "bitcoin_address", BD_ID_BITCOIN, &bitcoin)) != BD_OK)
+        (r = identity(im, "bitcoin_address", BD_ID_BITCOIN, &bitcoin)) != BD_OK ||
+        (r = identity(im, "website", BD_ID_WEBSITE_DOMAIN, &website)) != BD_OK)
         return r;
     if (!email.v.ptr && !domain.v.ptr && !phone.v.ptr && !user.v.ptr && !ip.v.ptr && !ssn.v.ptr &&
-        !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr)
+        !password.v.ptr && !hash.v.ptr && !bitcoin.v.ptr && !website.v.ptr)
         return bd_check_reject(im, "a record needs at least one searchable field");
 
     /* The domain of the email wins over a contradicting email_domain column. */
@@ -485,14 +487,40 @@ bd_result bd_import_check_record(importer *im, staged *out)
     }
 
     char *attrs = NULL;
+    json_t *obj = NULL;
     if (bd_check_get(im, "other_attributes", &v)) {
         json_error_t err;
-        json_t *obj = v.len <= MAX_ATTRIBUTES ? json_loadb(v.ptr, v.len, 0, &err) : NULL;
+        obj = v.len <= MAX_ATTRIBUTES ? json_loadb(v.ptr, v.len, 0, &err) : NULL;
         if (!json_is_object(obj)) {
             json_decref(obj);
             return bd_check_reject(im, "other_attributes must be a JSON object (at most %d bytes)",
                                    MAX_ATTRIBUTES);
         }
+    }
+    /* The website's host: a website column's, shown as other_attributes' "site" (where a
+     * stealer line's host is) unless that names one already; else other_attributes' "site"
+     * when it normalises (a host that does not stays only shown, never rejects the row). */
+    if (website.v.ptr) {
+        if (!obj)
+            obj = json_object();
+        if (obj && !json_object_get(obj, "site") &&
+            json_object_set_new(obj, "site", json_stringn(website.v.ptr, website.v.len)) != 0) {
+            json_decref(obj);
+            return BD_ERR_NOMEM;
+        }
+        if (!obj)
+            return BD_ERR_NOMEM;
+    } else if (obj) {
+        json_t *site = json_object_get(obj, "site");
+        size_t n;
+        if (json_is_string(site) &&
+            bd_normalize(BD_ID_WEBSITE_DOMAIN,
+                         (bd_slice){json_string_value(site), json_string_length(site)},
+                         website.buf, &n, NULL) == BD_OK)
+            website.v = (bd_slice){website.buf, n};
+    }
+    rec.website_domain = website.v;
+    if (obj) {
         attrs = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
         json_decref(obj);
         if (!attrs)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ingest/mask.h"
+#include "ingest/website.h"
 
 static const struct {
     const char *name;
@@ -20,6 +21,7 @@ static const struct {
     {"password", BD_ID_PASSWORD},
     {"password_hash", BD_ID_PASSWORD_HASH},
     {"bitcoin_address", BD_ID_BITCOIN},
+    {"website_domain", BD_ID_WEBSITE_DOMAIN},
     /* spellings used by the interface spec's narrative */
     {"phonenumber", BD_ID_PHONE},
     {"ipaddress", BD_ID_IP},
@@ -351,6 +353,9 @@ bd_result bd_normalize(bd_id_type t, bd_slice v, char *out, size_t *out_len, con
         break;
     case BD_ID_BITCOIN:
         bad = norm_bitcoin(v, out, out_len);
+        break;
+    case BD_ID_WEBSITE_DOMAIN: /* IDNA may lengthen it: bounded by the host's 253 bytes */
+        bad = bd_website_host(v, out, out_len);
         break;
     default:
         bad = "the identity type is unknown";

@@ -19,13 +19,14 @@ typedef enum {
     BD_ID_PASSWORD,
     BD_ID_PASSWORD_HASH,
     BD_ID_BITCOIN,
+    BD_ID_WEBSITE_DOMAIN, /* an extension of the interface (issue 35) */
     BD_ID_COUNT
 } bd_id_type;
 
 #define BD_NORM_MAX 512 /* largest normalised value in bytes, NUL excluded */
 
 /* Maps a `type` query value (email, email_domain, phone_number, username, ip_address,
- * social_security_number, password, password_hash, bitcoin_address, and the aliases
+ * social_security_number, password, password_hash, bitcoin_address, website_domain, and the aliases
  * phonenumber, ipaddress) to its type. ASCII case is ignored (HEROIC clients send EMAIL,
  * Email_Domain). Returns false (and leaves *out alone)
  * when s is not one of them. */
@@ -33,7 +34,7 @@ bool bd_id_type_parse(bd_slice s, bd_id_type *out);
 
 /* Field/parameter name of a type: "email", "email_domain", "phone_number", "username" (sic: the
  * import column is user_name), "ip_address", "social_security_number", "password",
- * "password_hash", "bitcoin_address". A static string; "" for a value outside the enum. */
+ * "password_hash", "bitcoin_address", "website_domain". A static string; "" for a value outside the enum. */
 const char *bd_id_type_name(bd_id_type t);
 
 /* Normalises v as a value of type t into out (NUL-terminated; out has BD_NORM_MAX+1 bytes) and
@@ -54,6 +55,8 @@ const char *bd_id_type_name(bd_id_type t);
  *   password_hash    trimmed; lower-cased when it is all hex digits, else kept exact (crypt
  *                    strings are case-sensitive); non-empty, no whitespace inside
  *   bitcoin_address  trimmed, exact; 14..90 ASCII letters and digits
+ *   website_domain   the host of a URL or a bare host (ingest/website.h): IDNA to ASCII,
+ *                    lower-cased, no scheme, user info, port, path or trailing dot
  *
  * Every type rejects values holding a NUL byte and values longer than BD_NORM_MAX bytes.
  * Returns BD_OK, or BD_ERR_INVALID when v is not a valid value of its type: *why then points to

@@ -48,7 +48,7 @@ bd_result bd_watch_spec_parse(const uint8_t secret[BD_SECRET_LEN], bd_slice type
     if (!bd_id_type_parse(type, &t)) {
         *why = "the type must be one of email, email_domain, phone_number (phonenumber), "
                "username, ip_address (ipaddress), social_security_number, password, "
-               "password_hash, bitcoin_address, bin";
+               "password_hash, bitcoin_address, website_domain, bin";
         return BD_ERR_INVALID;
     }
     char norm[BD_NORM_MAX + 1];

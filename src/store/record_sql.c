@@ -4,7 +4,7 @@
 /* Column holding each field's lookup key, in bd_field order. */
 static const char *const FIELD_COL[BD_FIELD_COUNT] = {
     "email",    "email_domain",  "phone_key",     "user_name_key",   "ip_address",
-    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address",
+    "ssn_hmac", "password_hmac", "password_hash", "bitcoin_address", "website_domain",
 };
 
 const char *bd_record_key_col(bd_field f)

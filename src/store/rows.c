@@ -27,6 +27,7 @@ void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row
     l.key[BD_FIELD_PASSWORD] = r->password_hmac;
     l.key[BD_FIELD_PASSWORD_HASH] = r->password_hash;
     l.key[BD_FIELD_BITCOIN] = r->bitcoin_address;
+    l.key[BD_FIELD_WEBSITE_DOMAIN] = r->website_domain;
     l.shown[BD_FIELD_EMAIL] = r->email;
     l.shown[BD_FIELD_EMAIL_DOMAIN] = r->email;
     l.shown[BD_FIELD_PHONE] = r->phone_number;
@@ -36,6 +37,7 @@ void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row
     l.shown[BD_FIELD_PASSWORD] = r->password_masked;
     l.shown[BD_FIELD_PASSWORD_HASH] = r->password_hash;
     l.shown[BD_FIELD_BITCOIN] = r->bitcoin_address;
+    l.shown[BD_FIELD_WEBSITE_DOMAIN] = r->website_domain;
     *out = l;
 }
 

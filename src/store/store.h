@@ -245,6 +245,7 @@ typedef enum {
     BD_FIELD_PASSWORD,
     BD_FIELD_PASSWORD_HASH,
     BD_FIELD_BITCOIN,
+    BD_FIELD_WEBSITE_DOMAIN, /* the host of the website of a stealer log's line */
     BD_FIELD_COUNT
 } bd_field;
 
@@ -255,6 +256,8 @@ typedef struct {
     /* display values, normalised where the interface compares normalised values */
     bd_slice user_name, first_name, last_name, email, email_domain, phone_number, ip_address,
         bitcoin_address, password_masked, password_hash, ssn_masked, other_attributes;
+    /* the website's host (normalised; also shown in other_attributes as "site") */
+    bd_slice website_domain;
     /* lookup keys: normalised text, or HMAC bytes for password and SSN */
     bd_slice user_name_key, phone_key, password_hmac, ssn_hmac;
     bd_severity severity;

@@ -155,7 +155,8 @@ static bool read_types(bd_req *rq, json_t *v, uint32_t *mask)
         bd_reply_error(rq, 422, "validation_error",
                        "'types' must be a non-empty array of email, email_domain, "
                        "phone_number, username, ip_address, social_security_number, password, "
-                       "password_hash, bitcoin_address and cards, or null for the default");
+                       "password_hash, bitcoin_address, website_domain and cards, or null for "
+                       "the default");
         return false;
     }
     return true;

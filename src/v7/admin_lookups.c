@@ -66,7 +66,7 @@ void bd_handle_admin_lookups(bd_server *srv, bd_req *rq, bd_slice arg)
         bd_reply_error(rq, 422, "validation_error",
                        "'type' must be one of email, email_domain, phone_number, username, "
                        "ip_address, social_security_number, password, password_hash, "
-                       "bitcoin_address");
+                       "bitcoin_address, website_domain");
         goto out;
     }
     if (!json_is_string(account) ||

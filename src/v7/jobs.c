@@ -53,7 +53,7 @@ typedef struct {
 static const char TYPE_LIST[] =
     "'type' must be one of email, email_domain, phone_number (phonenumber), username, "
     "ip_address (ipaddress), social_security_number, password, password_hash, "
-    "bitcoin_address";
+    "bitcoin_address, website_domain";
 
 static int take_identity(void *ctx, size_t index, bd_slice v)
 {

@@ -111,6 +111,8 @@ static void search_digest(const bd_record_query *q, uint8_t out[BD_SEARCH_DIGEST
     crypto_generichash_update(&st, (const uint8_t *)q->key.ptr, q->key.len);
     for (int f = 0; f < BD_FIELD_COUNT; f++) {
         uint8_t mode = (uint8_t)q->filter[f].mode;
+        if (f == BD_FIELD_WEBSITE_DOMAIN && mode == BD_FILTER_NONE)
+            continue; /* the digest of a search without it is the one before it existed */
         crypto_generichash_update(&st, &mode, 1);
         if (q->filter[f].mode == BD_FILTER_EQUALS) {
             len = (uint32_t)q->filter[f].key.len;
@@ -166,6 +168,7 @@ static const char *const search_params[] = {"type",
                                             "password",
                                             "password_hash",
                                             "bitcoin_address",
+                                            "website_domain",
                                             NULL};
 
 /* Whether the request names its search (type, account or a filter), rather than leaving it
@@ -222,7 +225,7 @@ static bool read_search(bd_req *rq, search *s)
         bd_reply_error(rq, 422, "validation_error",
                        "'type' must be one of email, email_domain, phone_number (phonenumber), "
                        "username, ip_address (ipaddress), social_security_number, password, "
-                       "password_hash, bitcoin_address");
+                       "password_hash, bitcoin_address, website_domain");
         return false;
     }
     s->q.field = (bd_field)type;
@@ -290,6 +293,8 @@ static bool carried_search(const bd_token *t, bd_record_query *q)
         return false;
     q->field = (bd_field)t->query[0];
     for (int f = 0; f < BD_FIELD_COUNT; f++) {
+        if (f == BD_FIELD_WEBSITE_DOMAIN && at == t->query_len)
+            break; /* a token written before website_domain: its filter is none */
         if (at >= t->query_len || t->query[at] > BD_FILTER_EQUALS)
             return false;
         q->filter[f].mode = (bd_filter_mode)t->query[at++];

@@ -190,11 +190,11 @@ class TenantsCli(unittest.TestCase):
             (("--types", "email,mail"),
              "breachctl keys create: --types is a comma-separated list of email, email_domain, "
              "phone_number, username, ip_address, social_security_number, password, "
-             "password_hash, bitcoin_address and cards\n"),
+             "password_hash, bitcoin_address, website_domain and cards\n"),
             (("--types", ""),
              "breachctl keys create: --types is a comma-separated list of email, email_domain, "
              "phone_number, username, ip_address, social_security_number, password, "
-             "password_hash, bitcoin_address and cards\n"),
+             "password_hash, bitcoin_address, website_domain and cards\n"),
             (("--allow-ip", "10.0.0.1/8"),
              "breachctl keys create: --allow-ip '10.0.0.1/8' is not an address or a block of "
              "them, like 192.0.2.0/24 or 2001:db8::/32 (no bits set past the prefix)\n"),

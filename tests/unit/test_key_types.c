@@ -34,6 +34,9 @@ TEST(test_type_lists_parse_and_format_in_bit_order)
               "1023 email,email_domain,phone_number,username,ip_address,"
               "social_security_number,password,password_hash,bitcoin_address,cards");
     CHECK_STR(round_trip("email,email"), "1 email");
+    /* website_domain took bit 10: the cards bit (9) and the masks stored before keep theirs */
+    CHECK_STR(round_trip("Website_Domain"), "1024 website_domain");
+    CHECK_STR(round_trip("cards,website_domain,email"), "1537 email,website_domain,cards");
     CHECK_STR(round_trip(""), "refused");
     CHECK_STR(round_trip("email,"), "refused");
     CHECK_STR(round_trip(",email"), "refused");
@@ -55,8 +58,9 @@ TEST(test_a_stored_zero_is_every_type_or_the_tenant_default)
     CHECK_INT(BD_KEY_TYPES_TENANT_DEFAULT, 3);
     CHECK_INT(bd_key_types_resolve(BD_KEY_TYPE_CARDS, 0), BD_KEY_TYPE_CARDS);
     CHECK_INT(bd_key_types_resolve(BD_KEY_TYPE_CARDS | 8, 7), BD_KEY_TYPE_CARDS | 8);
-    CHECK_INT(bd_key_types_resolve(0x400u | 1u, 0), 1); /* unknown bits dropped */
-    CHECK_INT(bd_key_types_resolve(0x400u, 0), BD_KEY_TYPES_ALL);
+    CHECK_INT(bd_key_types_resolve(0x800u | 1u, 0), 1); /* unknown bits dropped */
+    CHECK_INT(bd_key_types_resolve(0x800u, 0), BD_KEY_TYPES_ALL);
+    CHECK_INT(bd_key_types_resolve(0x400u | 1u, 0), 0x401); /* website_domain's bit is known */
 }
 
 int main(void)

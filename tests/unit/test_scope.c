@@ -58,10 +58,26 @@ TEST(test_types_and_the_record_filter)
     CHECK_INT(bd_scope_record_filter(7, BD_ID_EMAIL_DOMAIN), 0);
 }
 
+TEST(test_website_domain_has_bit_10_and_the_cards_bit_stays_9)
+{
+    /* a key stored with the ten bits of before (nine types and cards) keeps exactly them */
+    uint32_t before = 0x3ffu;
+    CHECK(!bd_scope_type_allowed(before, BD_ID_WEBSITE_DOMAIN));
+    CHECK(bd_scope_type_allowed(before, BD_ID_BITCOIN));
+    CHECK(bd_scope_type_allowed(BD_KEY_TYPE_WEBSITE_DOMAIN, BD_ID_WEBSITE_DOMAIN));
+    CHECK(!bd_scope_type_allowed(BD_KEY_TYPE_CARDS, BD_ID_WEBSITE_DOMAIN));
+    CHECK_INT((int)BD_KEY_TYPE_CARDS, 1 << 9);
+    CHECK_INT((int)bd_key_type_bit(BD_ID_WEBSITE_DOMAIN), 1 << 10);
+    CHECK_INT((int)BD_KEY_TYPES_ALL, 0x7ff);
+    /* searched like the other non-email types: among the tenant's records */
+    CHECK_INT(bd_scope_record_filter(7, BD_ID_WEBSITE_DOMAIN), 7);
+}
+
 int main(void)
 {
     RUN(test_domain_under_its_tenant_domain);
     RUN(test_identity_domain_of_each_type);
     RUN(test_types_and_the_record_filter);
+    RUN(test_website_domain_has_bit_10_and_the_cards_bit_stays_9);
     return TEST_EXIT();
 }

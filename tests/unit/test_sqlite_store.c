@@ -325,6 +325,9 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
  * column only to a table that lacks it, so a way back to an older version drops them first. */
 #define REWIND_TENANTS_AND_CONSOLE                                                                 \
     "ALTER TABLE watches DROP COLUMN format;"                                                      \
+    "DROP INDEX records_by_website; ALTER TABLE records DROP COLUMN website_domain;"               \
+    "UPDATE watches SET type = 9 WHERE type = 10; UPDATE alerts SET watch_type = 9"                \
+    " WHERE watch_type = 10;"                                                                      \
     "ALTER TABLE alerts DROP COLUMN triage; DROP TABLE console_signouts;"                          \
     "DROP TABLE tenants; DROP TABLE tenant_domains; DROP TABLE audit; DROP TABLE lookups;"         \
     "ALTER TABLE api_keys DROP COLUMN tenant_id; ALTER TABLE api_keys DROP COLUMN types;"          \

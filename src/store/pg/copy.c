@@ -27,7 +27,7 @@
 
 #define PG_COPY_MOVE_ROWS 100000 /* rows staged before they move, within one transaction */
 #define PG_COPY_CHUNK 65536      /* bytes handed to libpq at once */
-#define RECORD_FIELDS 24 /* the record staging table's columns (records': three less) */
+#define RECORD_FIELDS 25 /* the record staging table's columns (records': three less) */
 #define CARD_FIELDS 23           /* the card staging table's columns */
 
 /* The staging tables: the rows' columns in insert order, with the put order in seq. */
@@ -37,12 +37,13 @@ static const char RECORD_STAGE_CREATE[] =
     "email text, email_domain text, phone_number text, phone_key text, ip_address text, "
     "bitcoin_address text, password_masked text, password_hmac bytea, password_hash text, "
     "ssn_masked text, ssn_hmac bytea, other_attributes text, severity smallint, dedup bytea, "
-    "pw_sha1 bytea, pw_ntlm bytea) ON COMMIT DELETE ROWS";
+    "website_domain text, pw_sha1 bytea, pw_ntlm bytea) ON COMMIT DELETE ROWS";
 
 #define RECORD_COLUMNS                                                                             \
     "ok, breach_id, breach_date, user_name, user_name_key, first_name, last_name, email, "         \
     "email_domain, phone_number, phone_key, ip_address, bitcoin_address, password_masked, "        \
-    "password_hmac, password_hash, ssn_masked, ssn_hmac, other_attributes, severity, dedup"
+    "password_hmac, password_hash, ssn_masked, ssn_hmac, other_attributes, severity, dedup, "    \
+    "website_domain"
 
 /* The move: the staged rows in put order, a duplicate (stored before, or staged earlier in
  * the batch) skipped, and the domain counts moved by what went in ($1: counts are kept,
@@ -72,12 +73,12 @@ static const char RECORD_STAGE_MOVE[] = RECORD_STAGE_MOVE_SQL("", "");
 #define LANDED_COLUMNS                                                                             \
     "breach_id, email, phone_key, user_name_key, ip_address, ssn_hmac, "                          \
     "password_hmac, password_hash, bitcoin_address, phone_number, user_name, ssn_masked, "        \
-    "password_masked"
+    "password_masked, website_domain"
 static const char RECORD_STAGE_MOVE_LANDED[] = RECORD_STAGE_MOVE_SQL(
     ", " LANDED_COLUMNS,
     ", ins.breach_id, ins.email, ins.email_domain, ins.phone_key, ins.user_name_key, "
     "ins.ip_address, ins.ssn_hmac, ins.password_hmac, ins.password_hash, ins.bitcoin_address, "
-    "ins.phone_number, ins.user_name, ins.ssn_masked, ins.password_masked");
+    "ins.phone_number, ins.user_name, ins.ssn_masked, ins.password_masked, ins.website_domain");
 /* Cards, with the words of owner and bank as the tokenizer split them (cards_sql.c),
  * separated by spaces. */
 static const char CARD_STAGE_CREATE[] =
@@ -243,8 +244,8 @@ bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)
                                    : "SELECT NULL::bytea, NULL::bytea, breach_id, email, "
                                      "email_domain, phone_key, user_name_key, ip_address, "
                                      "ssn_hmac, password_hmac, password_hash, bitcoin_address, "
-                                     "phone_number, user_name, ssn_masked, password_masked "
-                                     "FROM records WHERE id > $1",
+                                     "phone_number, user_name, ssn_masked, password_masked, "
+                                     "website_domain FROM records WHERE id > $1",
                              &pp, false, &res);
     if (r != BD_OK)
         return r;

@@ -59,6 +59,8 @@ bd_result pg_copy_record_columns(bd_buf *b, const uint8_t *ok, int64_t breach_id
         res = pg_copy_put_int(b, (int64_t)r->severity, 2);
     if (res == BD_OK)
         res = pg_copy_put_bytes(b, (bd_slice){(const char *)r->dedup, sizeof r->dedup});
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, r->website_domain);
     return res;
 }
 
@@ -262,6 +264,8 @@ void pg_copy_landed_record(pg_store *p, const PGresult *res, int i)
     l.shown[BD_FIELD_USERNAME] = pg_copy_binary_field(res, i, 13);
     l.shown[BD_FIELD_SSN] = pg_copy_binary_field(res, i, 14);
     l.shown[BD_FIELD_PASSWORD] = pg_copy_binary_field(res, i, 15);
+    l.key[BD_FIELD_WEBSITE_DOMAIN] = l.shown[BD_FIELD_WEBSITE_DOMAIN] =
+        pg_copy_binary_field(res, i, 16);
     p->landed(p->landed_ctx, &l);
 }
 

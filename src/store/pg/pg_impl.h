@@ -370,12 +370,15 @@ extern const char *const pg_card_indexes;
 /* A record's lookup row in record_domains, which routes a domain search to one shard of a
  * Citus cluster (docs/SCALING.md): bit f of `present` is set when the record has field f
  * (bd_field order), for the =yes and =no filters. Over a records row, columns unqualified. */
-#define PG_RECORD_PRESENT_SQL                                                                      \
-    "((email IS NOT NULL)::int | 2 | ((phone_key IS NOT NULL)::int << 2)"                          \
+#define PG_RECORD_PRESENT_BITS_9                                                                   \
+    "(email IS NOT NULL)::int | 2 | ((phone_key IS NOT NULL)::int << 2)"                           \
     " | ((user_name_key IS NOT NULL)::int << 3) | ((ip_address IS NOT NULL)::int << 4)"            \
     " | ((ssn_hmac IS NOT NULL)::int << 5) | ((password_hmac IS NOT NULL)::int << 6)"              \
-    " | ((password_hash IS NOT NULL)::int << 7) | ((bitcoin_address IS NOT NULL)::int << 8)"       \
-    ")::smallint"
+    " | ((password_hash IS NOT NULL)::int << 7) | ((bitcoin_address IS NOT NULL)::int << 8)"
+/* The migration that made record_domains ran before records had website_domain (bit 9). */
+#define PG_RECORD_PRESENT_SQL_9 "(" PG_RECORD_PRESENT_BITS_9 ")::smallint"
+#define PG_RECORD_PRESENT_SQL                                                                      \
+    "(" PG_RECORD_PRESENT_BITS_9 " | ((website_domain IS NOT NULL)::int << 9))::smallint"
 /* The records with an id past $1 get their lookup rows (a bulk load's end). */
 #define PG_RECORD_DOMAINS_OF_LOAD                                                                  \
     "INSERT INTO record_domains(domain, ok, id, breach_date, present) SELECT email_domain, ok, "   \

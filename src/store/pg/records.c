@@ -25,9 +25,9 @@ static const pg_stmt RECORD_PUT = {
     "WITH ins AS (INSERT INTO records(ok, breach_id, breach_date, user_name, user_name_key, "
     "first_name, last_name, email, email_domain, phone_number, phone_key, ip_address, "
     "bitcoin_address, password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
-    "other_attributes, severity, dedup) "
+    "other_attributes, severity, dedup, website_domain) "
     "VALUES ($22, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, "
-    "$18, $19, $20) ON CONFLICT (ok, dedup) DO NOTHING RETURNING email_domain, ok, id, "
+    "$18, $19, $20, $23) ON CONFLICT (ok, dedup) DO NOTHING RETURNING email_domain, ok, id, "
     "breach_date, " PG_RECORD_PRESENT_SQL " AS present), "
     "counted AS (INSERT INTO domain_counts(domain, n) SELECT email_domain, 1 FROM ins "
     "WHERE email_domain IS NOT NULL AND $21::boolean "
@@ -139,6 +139,7 @@ static bd_result insert_record(pg_store *p, const bd_record_in *r, bool *inserte
     uint8_t ok[PG_OWNER_KEY_LEN];
     pg_owner_key(r, ok);
     pg_param_text(&pp, (bd_slice){(const char *)ok, sizeof ok});
+    pg_param_text(&pp, r->website_domain);
     PGresult *rs;
     res = pg_run(p, &RECORD_PUT, &pp, &rs);
     if (res == BD_OK) {

@@ -43,6 +43,10 @@
     "  WHERE password_hash IS NOT NULL;" \
     "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date, id)" \
     "  WHERE bitcoin_address IS NOT NULL;"
+/* Added by the migration of issue 35 (website of a stealer log), with its column. */
+#define RECORD_INDEX_BY_WEBSITE \
+    "CREATE INDEX records_by_website ON records(website_domain, breach_date, id)" \
+    "  WHERE website_domain IS NOT NULL;"
 
 #define CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
@@ -246,7 +250,7 @@ static const char *const MIGRATIONS[] = {
      "  breach_date integer NOT NULL, present smallint NOT NULL,"
      "  PRIMARY KEY(domain, breach_date, id) INCLUDE (ok, present));"
      "INSERT INTO record_domains(domain, ok, id, breach_date, present) SELECT email_domain, ok,"
-     "  id, breach_date, " PG_RECORD_PRESENT_SQL " FROM records WHERE email_domain IS NOT NULL;"
+     "  id, breach_date, " PG_RECORD_PRESENT_SQL_9 " FROM records WHERE email_domain IS NOT NULL;"
      "DROP TABLE IF EXISTS card_bins;"
      "CREATE TABLE card_bins(bin " T " NOT NULL, created_at " T " NOT NULL,"
      "  card_id " T " NOT NULL, PRIMARY KEY(bin, created_at, card_id));"
@@ -314,12 +318,18 @@ static const char *const MIGRATIONS[] = {
     /* (issue 35: alert destinations) as SQLite's migration of the same name: what a watch's
      * alerts are sent as. */
     ("ALTER TABLE watches ADD COLUMN IF NOT EXISTS format integer NOT NULL DEFAULT 0;"),
+    /* (issue 35: website of a stealer log) as SQLite's migration of the same name: each
+     * record's website host, its index, and card BIN watches' type moved from 9 to 10. */
+    ("ALTER TABLE records ADD COLUMN IF NOT EXISTS website_domain " T ";"
+     RECORD_INDEX_BY_WEBSITE
+     "UPDATE watches SET type = 10 WHERE type = 9;"
+     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
 };
 /* clang-format on */
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 
-const char *const pg_record_indexes = RECORD_INDEXES;
+const char *const pg_record_indexes = RECORD_INDEXES RECORD_INDEX_BY_WEBSITE;
 const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 /* The card indexes as they are now, which a bulk load drops and builds again */
 const char *const pg_card_indexes =

@@ -74,6 +74,7 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
     sq_bind_slice(st, 18, r->other_attributes);
     sqlite3_bind_int(st, 19, (int)r->severity);
     sqlite3_bind_blob(st, 20, r->dedup, sizeof r->dedup, SQLITE_STATIC);
+    sq_bind_slice(st, 21, r->website_domain);
     res = sq_step_done(s, st);
     *inserted = res == BD_OK && sqlite3_changes(s->db) > 0;
     if (*inserted && s->landed)
@@ -96,6 +97,7 @@ static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
     "records_by_email",    "records_by_domain", "records_by_phone",
     "records_by_user",     "records_by_ip",     "records_by_ssn",
     "records_by_password", "records_by_hash",   "records_by_bitcoin",
+    "records_by_website",
 };
 
 /* Binds a lookup key of field f: HMAC bytes for password and SSN, text otherwise. */

@@ -34,6 +34,10 @@
     "  WHERE password_hash IS NOT NULL;" \
     "CREATE INDEX records_by_bitcoin ON records(bitcoin_address, breach_date)" \
     "  WHERE bitcoin_address IS NOT NULL;"
+/* Added by the migration of issue 35 (website of a stealer log), with its column. */
+#define RECORD_INDEX_BY_WEBSITE \
+    "CREATE INDEX records_by_website ON records(website_domain, breach_date)" \
+    "  WHERE website_domain IS NOT NULL;"
 
 #define CARD_INDEXES_BY_NUMBER_AND_DATE \
     "CREATE INDEX cards_by_hmac ON cards(number_hmac);" \
@@ -125,7 +129,7 @@
 
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 
-const char *const bd_sqlite_record_indexes = RECORD_INDEXES;
+const char *const bd_sqlite_record_indexes = RECORD_INDEXES RECORD_INDEX_BY_WEBSITE;
 /* The card indexes as they are now, which a bulk load drops and builds again */
 const char *const bd_sqlite_card_indexes =
     CARD_INDEXES_BY_NUMBER_AND_DATE CARD_INDEX_BY_LEAK CARD_INDEXES_2 CARD_INDEX_BY_CVV_HMAC;
@@ -323,6 +327,13 @@ const char *const bd_sqlite_migrations[] = {
     /* (issue 35: alert destinations) What a watch's alerts are sent as (store.h
      * bd_watch_format: 0 the signed JSON of before, 1 Slack, 2 Teams, 3 Splunk HEC). */
     ("ALTER TABLE watches ADD COLUMN format INTEGER NOT NULL DEFAULT 0;"),
+    /* (issue 35: website of a stealer log) Each record's website host (ingest/website.h),
+     * searchable as website_domain; the field takes bd_field 9, so a card BIN watch's type
+     * (BD_WATCH_BIN, the field count) moves from 9 to 10, in its watches and alerts. */
+    ("ALTER TABLE records ADD COLUMN website_domain TEXT;"
+     RECORD_INDEX_BY_WEBSITE
+     "UPDATE watches SET type = 10 WHERE type = 9;"
+     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
 };
 /* clang-format on */
 
