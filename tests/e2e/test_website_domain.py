@@ -239,5 +239,31 @@ class WebsiteWatch(unittest.TestCase):
                          [("bin", "411111"), ("website_domain", "portal.bank.example")])
 
 
+class BulkLoad(unittest.TestCase):
+    """A --bulk load drops the record indexes, records_by_website among them, and builds
+    them again at its end (PostgreSQL: COPY straight into records)."""
+
+    def test_a_bulk_stealer_load_is_searchable_by_website_domain(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+            ctl.import_("records", ctl.write("s.txt", STEALER_LOG), "--format", "stealer",
+                        "--breach", STEALER, "--bulk")
+            key = ctl.key("bulk")
+            srv = Server(ctl)
+            try:
+                st, body = search(srv, key, type="website_domain",
+                                  account="accounts.shop.example")
+                self.assertEqual((st, emails(body)),
+                                 (200, ["ann@acme.example", "bob@globex.example"]))
+                st, body = search(srv, key, type="email_domain", account="acme.example",
+                                  website_domain="no")
+                self.assertEqual((st, emails(body)), (200, ["erin@acme.example"]))
+            finally:
+                self.assertEqual(srv.stop(), 0)
+        finally:
+            ctl.cleanup()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -570,6 +570,45 @@ TEST(test_sqlite_upgrade_keys_and_masks_the_cvvs_kept_in_clear)
     bd_store_close(s);
 }
 
+/* The migration of issue 35 (website of a stealer log): website_domain and its index added,
+ * and a card BIN watch's type (BD_WATCH_BIN, the field count) moved from 9 to 10 with its
+ * alerts, since website_domain took field 9; other watches keep theirs. */
+TEST(test_sqlite_upgrade_moves_bin_watches_to_type_10_for_website_domain)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    bd_store_close(s);
+    sqlite3 *db;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db,
+                           "DROP INDEX records_by_website;"
+                           "ALTER TABLE records DROP COLUMN website_domain;"
+                           "INSERT INTO watches(key_id, type, key, shown, url, secret, created_at)"
+                           "  VALUES (1, 9, '411111', '411111', 'https://h.example/a', 's', 1),"
+                           "  (1, 1, 'b.example', 'b.example', 'https://h.example/b', 's', 1);"
+                           "INSERT INTO alerts(event_id, watch_id, key_id, watch_type, watch_shown,"
+                           "  matched, identities, created_at, next_attempt_ms, key_seq)"
+                           "  VALUES ('e1', 1, 1, 9, '411111', 1, '[]', 1, 0, 1);"
+                           "PRAGMA user_version = 17;",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    char why[256];
+    CHECK_INT(bd_store_open(path, BD_STORE_WRITE, &s, why, sizeof why), BD_OK);
+    if (!s)
+        return;
+    bd_store_close(s);
+    CHECK_INT(count_of("SELECT type FROM watches WHERE key = '411111'"), BD_WATCH_BIN);
+    CHECK_INT(BD_WATCH_BIN, 10);
+    CHECK_INT(count_of("SELECT type FROM watches WHERE key = 'b.example'"), BD_FIELD_EMAIL_DOMAIN);
+    CHECK_INT(count_of("SELECT watch_type FROM alerts WHERE event_id = 'e1'"), 10);
+    CHECK_INT(count_of("SELECT count(*) FROM pragma_table_info('records')"
+                       " WHERE name = 'website_domain'"),
+              1);
+    CHECK_INT(count_of("SELECT count(*) FROM sqlite_master WHERE name = 'records_by_website'"), 1);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -583,6 +622,7 @@ int main(void)
     RUN(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20);
     RUN(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
     RUN(test_sqlite_upgrade_keys_and_masks_the_cvvs_kept_in_clear);
+    RUN(test_sqlite_upgrade_moves_bin_watches_to_type_10_for_website_domain);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
