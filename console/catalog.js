@@ -1,6 +1,6 @@
 // Catalog: every breach, sorted and filtered here; one breach's page.
 import { api } from './api.js';
-import { h, field, table, fmtInt, safeHref } from './ui.js';
+import { h, field, table, fmtInt, safeHref, logo } from './ui.js';
 
 const MONTHS = { Jan: 1, Feb: 2, Mar: 3, Apr: 4, May: 5, Jun: 6, Jul: 7, Aug: 8, Sep: 9, Oct: 10, Nov: 11, Dec: 12 };
 export function dateKey(d) { // DD-Mon-YYYY -> YYYYMMDD
@@ -49,7 +49,7 @@ export async function breachPage(root, uuid) {
   const b = await api('/breaches/' + encodeURIComponent(uuid));
   const link = safeHref(b.service_article_url);
   root.append(h('p', {}, h('a', { href: '#/catalog', text: '← Catalog' })),
-    h('h1', { text: b.site_name || uuid }),
+    h('h1', {}, logo(b.site_logo, 48), b.site_name || uuid),
     h('dl', { class: 'facts' },
       h('dt', { text: 'Date' }), h('dd', { text: b.date_leaked || '—' }),
       h('dt', { text: 'Records' }), h('dd', { text: fmtInt(b.pwned_count) }),

@@ -1,6 +1,6 @@
 // Search: one identity, its records page by page, as a table or CSV.
 import { api, ApiError, download } from './api.js';
-import { h, field, select, table, badge, say, count, TYPES } from './ui.js';
+import { h, field, select, table, badge, say, count, logo, TYPES } from './ui.js';
 
 const FILTERS = [['password', 'Password'], ['password_hash', 'Password hash'],
   ['social_security_number', 'SSN'], ['phone_number', 'Phone'], ['username', 'Username'],
@@ -63,7 +63,7 @@ export function searchPage(root) {
       const b = r.breach_details || {};
       const other = OTHER.filter(([k]) => d[k]).map(([k, label]) => h('li', {}, h('span', { class: 'muted', text: label + ': ' }), d[k]));
       return h('tr', {},
-        h('td', {}, h('a', { href: '#/breach/' + encodeURIComponent(b.uuid || ''), text: b.site_name || b.source_name || '—' })),
+        h('td', {}, logo(b.site_logo, 20), h('a', { href: '#/breach/' + encodeURIComponent(b.uuid || ''), text: b.site_name || b.source_name || '—' })),
         h('td', { text: b.date_leaked || '—' }),
         h('td', {}, h('code', { text: d.password || '—' })),
         h('td', {}, other.length ? h('ul', { class: 'fields' }, other) : '—'),

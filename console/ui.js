@@ -110,3 +110,11 @@ export function barChart(title, rows) {
     h('tbody', {}, rows.map((r) => h('tr', {}, h('td', { text: r.label }), h('td', { class: 'num', text: fmtInt(r.value) })))));
   return h('figure', {}, h('figcaption', { text: title }), svg, data);
 }
+
+// A breach's logo, only from this server: the operator's files served at /console/logos/
+// (breachd --console-logos DIR). Any other site_logo (another host) is not shown: the CSP
+// allows no other origin, and fetching it would tell that host who looks at which breach.
+export function logo(url, size) {
+  if (typeof url !== 'string' || !/^\/console\/logos\/[A-Za-z0-9][A-Za-z0-9._-]*$/.test(url)) return null;
+  return h('img', { class: 'logo', src: url, alt: '', width: String(size), height: String(size) });
+}

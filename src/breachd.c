@@ -84,6 +84,8 @@ int main(int argc, char **argv)
         } else if (bd_arg_value(argc, argv, &i, "--console", &v) && v &&
                    (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
             cfg.console_off = strcmp(v, "off") == 0;
+        } else if (bd_arg_value(argc, argv, &i, "--console-logos", &v) && v && *v) {
+            cfg.console_logos = v;
         } else if (bd_arg_value(argc, argv, &i, "--range-snapshot-dir", &v) && v && *v) {
             range_snapshot_dir = v;
         } else if (bd_arg_value(argc, argv, &i, "--pg-dispatch", &v) && v &&

@@ -90,6 +90,10 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "none: /range/ (Pwned Passwords ranges) answers without a key."},
     &(const bd_help_opt){"--console", "on|off", BD_HELP_SETTING, "on",
                          "off: no web console at /console/ and no console session cookies."},
+    &(const bd_help_opt){"--console-logos", "DIR", BD_HELP_SETTING, NULL,
+                         "Breach logos the console shows, placed in DIR by the operator and "
+                         "served at /console/logos/NAME (a breach's site_logo naming that "
+                         "path); the console shows no logo from elsewhere."},
     &(const bd_help_opt){"--range-snapshot-dir", "DIR", BD_HELP_SETTING, NULL,
                          "PostgreSQL: keep a local copy of the password ranges in DIR and "
                          "serve /range/ from it (default: $CACHE_DIRECTORY, set by "

@@ -1,12 +1,18 @@
 /* The web console's assets and sessions (console.h). */
 #include "http/console.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/log.h"
 #include "http/server_impl.h"
 
 /* bd_console_assets: console/'s files, written by scripts/embed_console.py at build time
@@ -54,6 +60,82 @@ void bd_handle_console(bd_server *srv, bd_req *rq, bd_slice arg)
         return;
     }
     bd_reply_error(rq, 404, "not_found", "no such console page");
+}
+
+/* ---- breach logos the operator placed (--console-logos DIR) -------------------------- */
+#define LOGO_NAME_MAX 128
+#define LOGO_SIZE_MAX (512u << 10)
+
+/* The media type of a logo's name: a letter or digit, then letters, digits, '.', '_', '-',
+ * ending in a known image extension; NULL for any other name (so no path, no dot file). */
+static const char *logo_type(bd_slice n)
+{
+    static const struct {
+        const char *ext, *type;
+    } types[] = {{".png", "image/png"},   {".jpg", "image/jpeg"}, {".jpeg", "image/jpeg"},
+                 {".gif", "image/gif"},   {".webp", "image/webp"}, {".svg", "image/svg+xml"}};
+    if (n.len == 0 || n.len > LOGO_NAME_MAX)
+        return NULL;
+    for (size_t i = 0; i < n.len; i++) {
+        char c = n.ptr[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+            return NULL;
+    }
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t e = strlen(types[i].ext);
+        if (n.len > e && strncasecmp(n.ptr + n.len - e, types[i].ext, e) == 0)
+            return types[i].type;
+    }
+    return NULL;
+}
+
+void bd_handle_console_logo(bd_server *srv, bd_req *rq, bd_slice name)
+{
+    if (srv->cfg.console_off) {
+        bd_reply_error(rq, 404, "not_found", "the console is turned off (breachd --console off)");
+        return;
+    }
+    if (!bd_params_check(rq, NULL, NULL))
+        return;
+    const char *type = logo_type(name);
+    if (!srv->cfg.console_logos || !type) {
+        bd_reply_error(rq, 404, "not_found", "no such logo");
+        return;
+    }
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%.*s", srv->cfg.console_logos, (int)name.len,
+                     name.ptr);
+    int fd = n > 0 && (size_t)n < sizeof path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > LOGO_SIZE_MAX) {
+        if (fd >= 0)
+            close(fd);
+        bd_reply_error(rq, 404, "not_found", "no such logo");
+        return;
+    }
+    bd_reply_begin(rq, 200);
+    rq->content_type = type;
+    size_t want = (size_t)st.st_size, got = 0;
+    bd_result r = bd_buf_reserve(rq->body, want);
+    while (r == BD_OK && got < want) {
+        ssize_t k = read(fd, rq->body->data + rq->body->len + got, want - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            r = BD_ERR_IO;
+        else
+            got += (size_t)k;
+    }
+    close(fd);
+    if (r != BD_OK) {
+        bd_log(BD_LOG_WARN, "console", "logo %s could not be read", path);
+        bd_reply_error(rq, 500, "internal_error", "the logo could not be read");
+        return;
+    }
+    rq->body->len += got;
+    rq->body->data[rq->body->len] = '\0';
 }
 
 /* A non-zero id for the client's address (auth.c's throttle keys the same way). */

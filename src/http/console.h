@@ -28,6 +28,10 @@ extern const size_t bd_console_assets_n;
 struct bd_server;
 void bd_handle_console(struct bd_server *srv, bd_req *rq, bd_slice arg);
 void bd_handle_console_session(struct bd_server *srv, bd_req *rq, bd_slice arg);
+/* GET /console/logos/{name}: a breach logo the operator placed in --console-logos DIR (a
+ * name of letters, digits, '.', '_', '-' ending .png, .jpg, .jpeg, .gif, .webp or .svg, a
+ * regular file of at most 512 KiB); 404 otherwise and without the setting. */
+void bd_handle_console_logo(struct bd_server *srv, bd_req *rq, bd_slice name);
 
 /* For bd_authenticate on a v7 request without a key: 0 when it carries no session cookie
  * (or the console is off); 1 with the session's key in key and *out (the cookie written

@@ -105,6 +105,9 @@ const bd_route_row bd_routes[] = {
     /* the console's change-feed cursor (issue 34), kept per key in the store */
     {READ | BD_METHOD_PUT, BD_API_V7, "/console/seen", BD_ARG_SEGMENT, BD_ACCESS_KEY,
      bd_handle_console_seen, "console-seen", 4096, 0},
+    /* breach logos the operator placed (breachd --console-logos DIR), for the console */
+    {READ, BD_API_OPERATIONS, "/console/logos/{name}", BD_ARG_SEGMENT, BD_ACCESS_NONE,
+     bd_handle_console_logo, "console-logo", 0, BD_ROUTE_ETAG},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

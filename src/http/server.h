@@ -37,6 +37,7 @@ typedef struct {
     size_t cors_origins_n;           /* 0: CORS off */
     bool range_open;                 /* /range/ answers without a key (--range-auth none) */
     bool console_off;                /* --console off: no /console/, no session cookies */
+    const char *console_logos;       /* --console-logos DIR: /console/logos/ (NULL: none) */
     const bd_webhook_policy *webhooks; /* where watches may send (--webhook-allow); NULL:
                                         * public addresses only */
     const bd_trusted_proxies *trusted_proxies; /* --trusted-proxy: whose X-Forwarded-For is

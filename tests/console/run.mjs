@@ -24,6 +24,8 @@ const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs/co
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const FIXTURES = path.join(ROOT, 'tests/e2e/fixtures');
 const BETA = '22222222-2222-4222-8222-222222222222';
+const EPSILON = '55555555-5555-4555-8555-555555555555'; // a breach whose logo is the operator's
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNYKCsLAAI+ANzO2lQjAAAAAElFTkSuQmCC', 'base64');
 
 let failures = 0, checks = 0;
 function check(ok, what) {
@@ -62,10 +64,10 @@ class Store {
   write(name, text) { const f = path.join(this.dir, name); fs.writeFileSync(f, text); return f; }
   records(name, rows) { return this.ctl('import', 'records', this.write(name, rows.map((r) => JSON.stringify(r)).join('\n') + '\n')); }
 }
-function startServer(store) {
+function startServer(store, extra = []) {
   return new Promise((resolve, reject) => {
     const proc = spawn(path.join(BUILD, 'breachd'), [...store.args(), '--listen', '127.0.0.1:0', '--threads', '2',
-      '--webhook-allow', '127.0.0.0/8'], { env: { ...process.env, BREACHD_CONFIG: 'none' }, stdio: ['ignore', 'ignore', 'pipe'] });
+      '--webhook-allow', '127.0.0.0/8', ...extra], { env: { ...process.env, BREACHD_CONFIG: 'none' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     const timer = setTimeout(() => reject(new Error('breachd did not start: ' + err)), 20000);
     proc.stderr.on('data', (d) => {
@@ -128,10 +130,17 @@ async function main() {
   store.ctl('init');
   store.ctl('import', 'breaches', path.join(FIXTURES, 'breaches.jsonl'));
   store.ctl('import', 'cards', path.join(FIXTURES, 'cards.csv'));
+  store.ctl('import', 'breaches', store.write('epsilon.jsonl', JSON.stringify({ uuid: EPSILON, source_name: 'Epsilon Mail',
+    site_domain: 'logo.example', date_leaked: '2022-03-04', breach_type: 'Database', leaked_data_types: 'email,password',
+    description: 'A breach whose logo the operator placed.', site_logo: '/console/logos/epsilon.png' }) + '\n'));
+  const logos = path.join(store.dir, 'logos');
+  fs.mkdirSync(logos);
+  fs.writeFileSync(path.join(logos, 'epsilon.png'), PNG_1PX);
   store.records('r1.jsonl', [
     { breach_uuid: BETA, email: 'alice@example.com', user_name: 'alice1', password: 'hunter2', ip_address: '192.0.2.7' },
     { breach_uuid: BETA, email: 'carol@example.com', password: 'letmein99' },
     { breach_uuid: '11111111-1111-4111-8111-111111111111', email: 'dave@tenant.example', password_hash: '5f4dcc3b5aa765d61d8327deb882cf99' },
+    { breach_uuid: EPSILON, email: 'frank@logo.example', password: 'frankpass3' },
   ]);
   const key = store.ctl('keys', 'create', '--name', 'analyst');
   let tenantKey = null;
@@ -139,8 +148,12 @@ async function main() {
     const tid = store.ctl('tenants', 'add', 'Acme', '--domain', 'tenant.example');
     tenantKey = store.ctl('keys', 'create', '--name', 'acme', '--tenant', tid);
   } catch (e) { console.log('note: no tenant keys here (' + e.message.split('\n')[0] + ')'); }
-  const srv = await startServer(store);
+  const srv = await startServer(store, ['--console-logos', logos]);
   const B = `http://127.0.0.1:${srv.port}`;
+  const logoReply = await call(B, '/console/logos/epsilon.png');
+  eq([logoReply.status, logoReply.headers.get('content-type')], [200, 'image/png'], 'a logo the operator placed');
+  consoleHeaders(logoReply, '/console/logos/epsilon.png');
+  eq((await call(B, '/console/logos/nothing.png')).status, 404, 'a logo that is not there');
 
   // the pages themselves: security headers, no key needed, gzip and ETag
   for (const f of ['', 'app.js', 'console.css', 'api.js']) {
@@ -203,6 +216,14 @@ async function main() {
   const csv = fs.readFileSync(await (await dl).path(), 'utf8');
   check(csv.startsWith('breach_id,breach_name') && csv.includes('alice@example.com') && csv.includes('*****r2'), 'search CSV');
   await shoot(page, 'search');
+  // a breach's logo where the operator placed one (served here); none from another host
+  await page.getByLabel('Account', { exact: true }).fill('frank@logo.example');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('cell', { name: 'Epsilon Mail' }).waitFor();
+  const shownLogo = page.locator('table tbody tr td img.logo');
+  await shownLogo.waitFor();
+  await page.waitForFunction(() => document.querySelector('td img.logo').complete).catch(() => {});
+  eq(await shownLogo.evaluate((i) => [i.getAttribute('src'), i.complete && i.naturalWidth]), ['/console/logos/epsilon.png', 1], 'search: the breach\'s logo, loaded');
   await page.getByLabel('Account', { exact: true }).fill('nobody@example.com');
   await page.getByRole('button', { name: 'Search' }).click();
   await page.getByText('No records found for this search.').waitFor();
@@ -240,6 +261,20 @@ async function main() {
   eq(await page.locator('table tbody tr').count(), 1, 'catalog: filtered');
   await axe(page, 'catalog');
   await shoot(page, 'catalog');
+  const delta = catalog.find((b) => b.source_name === 'Delta Leak');
+  eq(delta.site_logo, 'https://delta.example/logo.png', 'catalog: a logo on another host');
+  await visit(page, '#/breach/' + delta.uuid, 'Delta Leak');
+  eq(await page.locator('img').count(), 0, 'breach: no logo from another host');
+  await visit(page, '#/catalog', 'Catalog');
+  await page.locator('table tbody tr').first().waitFor();
+  await page.getByRole('link', { name: 'Epsilon Mail' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Epsilon Mail' }).waitFor();
+  await page.locator('h1 img.logo').waitFor();
+  await page.waitForFunction(() => document.querySelector('h1 img.logo').complete).catch(() => {});
+  eq(await page.locator('h1 img.logo').evaluate((i) => i.complete && i.naturalWidth), 1, 'breach: its logo, loaded');
+  await visit(page, '#/catalog', 'Catalog');
+  await page.locator('table tbody tr').first().waitFor();
+  await page.getByLabel('Filter', { exact: true }).fill('beta');
   await page.getByRole('link', { name: 'Beta Shop' }).click();
   await page.getByRole('heading', { level: 1, name: 'Beta Shop' }).waitFor();
   await axe(page, 'breach');

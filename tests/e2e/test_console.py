@@ -2,7 +2,9 @@
 (sign-in, the cookie in place of a key, CSRF on writes, sign-out refused everywhere after),
 alert triage (PATCH /alerts/{id}, scoped to the alert's key) and breachd --console off.
 The pages themselves are driven in a browser by tests/console (make test-console)."""
+import base64
 import json
+import os
 import re
 import time
 import unittest
@@ -188,6 +190,48 @@ class Console(unittest.TestCase):
         self.assertEqual((st, body["error"]), (403, "authentication_failed"))
         st, _, body = call(self.srv, "GET", "/console/session")
         self.assertEqual((st, body["error"]), (401, "unauthorized"))
+
+
+PNG_1PX = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNYKCsLAAI+ANzO2lQjAAAAAElFTkSuQmCC")
+
+
+class ConsoleLogos(unittest.TestCase):
+    """breachd --console-logos DIR: the breach logos an operator placed, served under
+    /console/logos/ (the console's CSP allows no other origin)."""
+
+    def test_logos(self):
+        ctl = Ctl().init()
+        logos = os.path.join(ctl.dir, "logos")
+        os.mkdir(logos)
+        for name, data in (("beta.png", PNG_1PX), ("Beta_2-x.SVG", b"<svg xmlns='http://www.w3.org/2000/svg'/>"),
+                           ("notes.txt", b"text"), (".hidden.png", PNG_1PX), ("big.png", b"x" * (512 * 1024 + 1))):
+            with open(os.path.join(logos, name), "wb") as f:
+                f.write(data)
+        os.mkdir(os.path.join(logos, "dir.png"))
+        with open(os.path.join(ctl.dir, "secret.png"), "wb") as f:
+            f.write(PNG_1PX)
+        srv = Server(ctl, "--console-logos", logos)
+        plain = Server(ctl)
+        try:
+            st, hdrs, body = srv.request("/console/logos/beta.png")
+            self.assertEqual((st, hdrs["content-type"], body), (200, "image/png", PNG_1PX))
+            self.assertTrue(hdrs["content-security-policy"].startswith("default-src 'self'"))
+            st, hdrs2, _ = srv.request("/console/logos/beta.png", headers={"if-none-match": hdrs["etag"]})
+            self.assertEqual(st, 304)
+            st, hdrs, body = srv.request("/console/logos/Beta_2-x.SVG")
+            self.assertEqual((st, hdrs["content-type"]), (200, "image/svg+xml"))
+            for bad in ("notes.txt", ".hidden.png", "big.png", "dir.png", "missing.png",
+                        "-x.png", "a%20b.png"):
+                st, hdrs, body = srv.request("/console/logos/" + bad)
+                self.assertEqual((st, json.loads(body)["error"]), (404, "not_found"), bad)
+            st, _, _ = srv.request("/console/logos/../secret.png")
+            self.assertEqual(st, 404)
+            st, _, body = plain.request("/console/logos/beta.png")  # without the setting
+            self.assertEqual((st, json.loads(body)["error"]), (404, "not_found"))
+        finally:
+            srv.stop()
+            plain.stop()
+            ctl.cleanup()
 
 
 class ConsoleOff(unittest.TestCase):
