@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "core/json.h"
 #include "ingest/import.h"
+#include "store/pastes.h"
 
 typedef struct {
     uint64_t s;
@@ -285,7 +286,19 @@ static int load(bd_store *s, const uint8_t *secret, bd_import_kind kind,
         bd_import_options o = {.kind = kind, .format = BD_FMT_JSONL, .report = stderr};
         bd_import_counts c = {0};
         char why[512];
-        if (bd_import_file(s, secret, path, &o, &c, why, sizeof why) == BD_OK && !c.rejected) {
+        int64_t hashed = 0;
+        bd_result r = bd_import_file(s, secret, path, &o, &c, why, sizeof why);
+        /* the records' emails hashed for the HIBP API's breachedaccount/range */
+        if (r == BD_OK && kind == BD_IMPORT_RECORDS && (r = bd_store_begin(s)) == BD_OK) {
+            r = bd_store_email_hashes_sync(s, &hashed);
+            if (r == BD_OK)
+                r = bd_store_commit(s);
+            else
+                bd_store_rollback(s);
+            if (r != BD_OK)
+                snprintf(why, sizeof why, "hashing its emails: %s", bd_result_str(r));
+        }
+        if (r == BD_OK && !c.rejected) {
             fprintf(stderr, "demo %s: %llu imported, %llu already present\n", label,
                     (unsigned long long)c.imported, (unsigned long long)c.duplicates);
             rc = BD_EXIT_OK;

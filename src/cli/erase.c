@@ -7,6 +7,7 @@
 #include "core/term.h"
 #include "core/uuid.h"
 #include "ingest/normalize.h"
+#include "store/pastes.h"
 
 static int print_removed(void *ctx, const bd_stats_row *row)
 {
@@ -24,6 +25,14 @@ static bd_result erase(bd_store *s, const char *email, const char *uuid)
     bd_result r;
     if (email) {
         r = bd_store_erase_email(s, email, print_removed, NULL, &removed);
+        /* and its SHA-1 for the HIBP API's breachedaccount/range (store/pastes.h) */
+        if (r == BD_OK && (r = bd_store_begin(s)) == BD_OK) {
+            r = bd_store_email_hash_forget(s, bd_slice_from(email));
+            if (r == BD_OK)
+                r = bd_store_commit(s);
+            else
+                bd_store_rollback(s);
+        }
         if (r == BD_OK) {
             bd_term_printf(stderr, "breachctl: erased %lld records of %s", (long long)removed,
                            email);

@@ -317,6 +317,8 @@ static const bd_help_cmd BREACHCTL_CMDS[] = {
     {"watch add", NULL, "Watch a value for an API key: new records alert its webhook.",
      WATCH_ADD_OPTS},
     {"watch list", NULL, "List the watches (of one key with --key).", WATCH_OPTS},
+    {"import pastes", "FILE...", "Load pastes (JSON Lines) for the HIBP API's pasteaccount.",
+     STORE_OPTS},
     {"watch remove", "ID", "Remove a watch and its undelivered alerts.", WATCH_OPTS},
     {"tenants add", "NAME", "Create a tenant with its domains and print its ID.",
      TENANTS_ADD_OPTS},

@@ -10,6 +10,8 @@
 
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/import_pastes.h"
+#include "store/pastes.h"
 #include "core/term.h"
 #include "core/uuid.h"
 #include "ingest/colmap.h"
@@ -25,7 +27,8 @@ static const char USAGE[] =
     "                        [--password-ranges] [--decompress-memory-limit MiB]\n"
     "                        [--follow-links]\n"
     "       breachctl import pwned-passwords FILE|DIR... --db PATH [--mode sha1|ntlm]\n"
-    "                        [--follow-links]\n";
+    "                        [--follow-links]\n"
+    "       breachctl import pastes FILE... --db PATH\n";
 
 /* A SQLite store's index builds sort in runs kept in temporary files (conn.c): they go in
  * the store's own directory, on the disk that has room for the store, unless SQLITE_TMPDIR
@@ -313,6 +316,27 @@ static bool check_combination(const bd_import_options *o, bool pwned)
     return true;
 }
 
+/* Hashes the emails of the records just imported for the HIBP API's breachedaccount/range
+ * (store/pastes.h), in a transaction of its own; false with the reason printed. */
+static bool hash_emails(bd_store *s)
+{
+    int64_t added = 0;
+    bd_result r = bd_store_begin(s);
+    if (r == BD_OK) {
+        r = bd_store_email_hashes_sync(s, &added);
+        if (r == BD_OK)
+            r = bd_store_commit(s);
+        else
+            bd_store_rollback(s);
+    }
+    if (r != BD_OK) {
+        fprintf(stderr, "breachctl import: hashing the new emails failed: %s (the next "
+                        "import of records hashes them)\n", bd_result_str(r));
+        return false;
+    }
+    return true;
+}
+
 /* Imports each file in turn and prints its counts line (and a total for several).
  * BD_EXIT_OK, BD_EXIT_REJECTED or BD_EXIT_FAIL. */
 static int import_files(bd_store *s, const uint8_t *secret, const file_list *files,
@@ -405,6 +429,14 @@ int bd_cmd_import(int argc, char **argv)
         return BD_EXIT_FAIL;
     }
     bool pwned = strcmp(kind, "pwned-passwords") == 0;
+    /* pastes (HIBP's pasteaccount): JSON Lines of their own, no option of the others */
+    bool pastes = strcmp(kind, "pastes") == 0;
+    if (pastes && (breach_text || format || sep || map_spec || columns || drop || lossy || dry ||
+                   strict || bulk || ranges || no_ranges || mem_limit || mode)) {
+        fprintf(stderr, "breachctl import: pastes takes a file of JSON lines and no option "
+                        "but --db and --secret\n");
+        return BD_EXIT_FAIL;
+    }
     if (mode && !pwned) {
         fprintf(stderr, "breachctl import: --mode is for pwned-passwords\n");
         return BD_EXIT_FAIL;
@@ -433,10 +465,10 @@ int bd_cmd_import(int argc, char **argv)
         o.kind = BD_IMPORT_RECORDS;
     else if (strcmp(kind, "cards") == 0)
         o.kind = BD_IMPORT_CARDS;
-    else if (!pwned) {
+    else if (!pwned && !pastes) {
         fprintf(stderr,
-                "breachctl import: what to import is breaches, records, cards or "
-                "pwned-passwords\n%s",
+                "breachctl import: what to import is breaches, records, cards, "
+                "pwned-passwords or pastes\n%s",
                 USAGE);
         return BD_EXIT_FAIL;
     }
@@ -474,8 +506,12 @@ int bd_cmd_import(int argc, char **argv)
     if (bd_cli_open_as(db, secret_path, dry ? BD_STORE_READ : BD_STORE_WRITE, &s, secret) !=
         BD_EXIT_OK)
         goto out;
-    status = pwned ? import_pwned(s, (const char **)files.v, (int)files.n, mode, follow)
-                   : import_files(s, secret, &files, &o);
+    status = pastes  ? bd_cli_import_pastes(s, files.v, files.n)
+             : pwned ? import_pwned(s, (const char **)files.v, (int)files.n, mode, follow)
+                     : import_files(s, secret, &files, &o);
+    if (o.kind == BD_IMPORT_RECORDS && !dry && !pastes && !pwned && status != BD_EXIT_FAIL &&
+        !hash_emails(s))
+        status = BD_EXIT_FAIL;
     if (files.skipped && status == BD_EXIT_OK)
         status = BD_EXIT_REJECTED; /* not all of what was named was read */
 out:

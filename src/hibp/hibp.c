@@ -238,15 +238,16 @@ void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
      * to set (v7/admin), none is counted against the key */
     bd_json_key(w, "MaxBreachedDomains");
     bd_json_null(w);
-    /* the feature flags say what breachd answers this key: the stealer log calls and the
-     * k-anonymity account range are not answered yet (docs/API.md), bulk domain adding and
-     * customer domains do not exist here; a tenant key's scope takes its domains'
-     * subdomains without their own verification (docs/API.md, tenants) */
+    /* the feature flags say what breachd answers this key: the stealer log calls are not
+     * answered yet (docs/API.md), bulk domain adding and customer domains do not exist here;
+     * the k-anonymity account range answers the keys a domain search does (hibp_range.c); a
+     * tenant key's scope takes its domains' subdomains without their own verification
+     * (docs/API.md, tenants) */
     flag(w, "IncludesStealerLogs", false);
     flag(w, "IncludesBulkDomainAdd", false);
     flag(w, "IncludesAutoSubdomainVerification", k->tenant_id != 0);
     flag(w, "IncludesCustomerDomains", false);
-    flag(w, "IncludesKAnon", false);
+    flag(w, "IncludesKAnon", enterprise);
     bd_json_object_end(w);
     bd_reply_finish(rq);
 }

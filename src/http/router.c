@@ -43,14 +43,30 @@ static bool path_matches(const char *pat, bd_route_arg kind, bd_slice path, bd_s
     return true;
 }
 
+/* The bytes of a pattern before its placeholder. */
+static size_t literal_len(const char *pat)
+{
+    return strcspn(pat, "{");
+}
+
 const bd_route_row *bd_route_match(bd_route_base base, bd_slice path, bd_slice *arg)
 {
+    const bd_route_row *found = NULL;
     for (size_t i = 0; i < bd_routes_n; i++) {
         const bd_route_row *r = &bd_routes[i];
-        if (at_base(r, base) && path_matches(r->path, r->arg, path, arg))
-            return r;
+        bd_slice a;
+        if (!at_base(r, base) || !path_matches(r->path, r->arg, path, &a))
+            continue;
+        /* a row taking the rest of the path gives way to a later one that names more of it
+         * (HIBP's /breachedaccount/range/{prefix} under /breachedaccount/{account}) */
+        if (found && (r->arg == BD_ARG_REST || literal_len(r->path) <= literal_len(found->path)))
+            continue;
+        found = r;
+        *arg = a;
+        if (r->arg != BD_ARG_REST)
+            break;
     }
-    return NULL;
+    return found;
 }
 
 /* The key of a request to api: the v7 API's in x-api-key (a bad one 403), the others' as

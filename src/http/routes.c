@@ -108,6 +108,12 @@ const bd_route_row bd_routes[] = {
     /* breach logos the operator placed (breachd --console-logos DIR), for the console */
     {READ, BD_API_OPERATIONS, "/console/logos/{name}", BD_ARG_SEGMENT, BD_ACCESS_NONE,
      bd_handle_console_logo, "console-logo", 0, BD_ROUTE_ETAG},
+    /* the rest of HIBP v3 (issue 35), continued */
+    {READ, BD_API_HIBP, "/pasteaccount/{account}", BD_ARG_REST, BD_ACCESS_KEY,
+     bd_hibp_paste_account, "v3-pasteaccount", 0, 0},
+    /* matched before /breachedaccount/{account}, which takes the rest of the path (router.c) */
+    {READ, BD_API_HIBP, "/breachedaccount/range/{prefix}", BD_ARG_SEGMENT, BD_ACCESS_KEY,
+     bd_hibp_breached_account_range, "v3-breachedaccount-range", 0, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

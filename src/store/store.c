@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hex.h"
+#include "core/pwhash.h"
 #include "store/ranges.h"
 #include "store/store_impl.h"
 #include "store/uri.h"
@@ -622,4 +624,54 @@ bd_result bd_store_lookup_expire(bd_store *s, int64_t before_at, int64_t *delete
 {
     *deleted = 0;
     return s->ops->lookup_expire(s, before_at, deleted);
+}
+
+bd_result bd_store_paste_put(bd_store *s, const bd_paste_row *p, const bd_slice *emails, size_t n,
+                             bool *inserted)
+{
+    return s->ops->paste_put(s, p, emails, n, inserted);
+}
+
+bd_result bd_store_pastes_of_email(bd_store *s, bd_slice email, bd_paste_cb cb, void *ctx)
+{
+    return s->ops->pastes_of_email(s, email, cb, ctx);
+}
+
+bd_result bd_store_email_hashes_sync(bd_store *s, int64_t *added)
+{
+    return s->ops->email_hashes_sync(s, added);
+}
+
+bd_result bd_store_email_hashes_range(bd_store *s, const char prefix[7], bd_email_hash_cb cb,
+                                      void *ctx)
+{
+    return s->ops->email_hashes_range(s, prefix, cb, ctx);
+}
+
+bd_result bd_store_email_hash_forget(bd_store *s, bd_slice email)
+{
+    return s->ops->email_hash_forget(s, email);
+}
+
+void bd_email_sha1_hex(bd_slice email, char out[41])
+{
+    uint8_t h[BD_SHA1_LEN];
+    bd_pw_sha1(email, h);
+    bd_hex_encode(h, sizeof h, out);
+    for (int i = 0; i < 40; i++)
+        if (out[i] >= 'a' && out[i] <= 'f')
+            out[i] = (char)(out[i] - 'a' + 'A');
+    out[40] = '\0';
+}
+
+bd_result bd_store_email_hashes_note(bd_store *s)
+{
+    char v[8];
+    bd_result r = bd_store_meta_get(s, "pending_email_hashes", v, sizeof v);
+    if (r == BD_ERR_NOT_FOUND || (r == BD_OK && strcmp(v, "1") != 0))
+        return BD_OK;
+    int64_t added = 0;
+    if (r == BD_OK)
+        r = bd_store_email_hashes_sync(s, &added);
+    return r == BD_OK ? bd_store_meta_set(s, "pending_email_hashes", "0") : r;
 }

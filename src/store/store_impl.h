@@ -4,6 +4,7 @@
 #ifndef BD_STORE_STORE_IMPL_H
 #define BD_STORE_STORE_IMPL_H
 
+#include "store/pastes.h"
 #include "store/store.h"
 
 /* Each member has the contract of the store.h function of the same name. */
@@ -133,6 +134,14 @@ typedef struct bd_store_ops {
     bd_result (*alert_triage)(bd_store *s, int64_t key_id, bd_slice event_id, int triage);
     bd_result (*session_end)(bd_store *s, bd_slice id, int64_t until_at, int64_t now);
     bd_result (*session_ended)(bd_store *s, bd_slice id, bool *ended);
+    /* pastes (store/pastes.h) */
+    bd_result (*paste_put)(bd_store *s, const bd_paste_row *p, const bd_slice *emails,
+                           size_t n, bool *inserted);
+    bd_result (*pastes_of_email)(bd_store *s, bd_slice email, bd_paste_cb cb, void *ctx);
+    bd_result (*email_hashes_sync)(bd_store *s, int64_t *added);
+    bd_result (*email_hashes_range)(bd_store *s, const char prefix[7], bd_email_hash_cb cb,
+                                    void *ctx);
+    bd_result (*email_hash_forget)(bd_store *s, bd_slice email);
 } bd_store_ops;
 
 struct bd_store {

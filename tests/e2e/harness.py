@@ -250,16 +250,21 @@ class ServerTest(unittest.TestCase):
         return body["message"]
 
 
-# The newest store schema version (18: records' website_domain), and ways back to version 2
+# The newest store schema version (issue 35's three: 17 watches' alert format, 18 records'
+# website_domain, 19 pastes), and ways back to version 2
 # (before the owner-word table and the domain counts) and version 4 (before the keys'
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 18
-# The newest PostgreSQL schema version (23: records' website_domain; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 23
+SCHEMA_VERSION = 19
+# The newest PostgreSQL schema version (22 watches' alert format, 23 records' website_domain,
+# 24 pastes; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 24
 # Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups), 16 (the console's
 # alert triage and signed-out sessions) and 17 (watches' alert format) back out: a way back
 # replays them, and SQLite adds a column only to a table that lacks it.
-TENANTS_OUT = ("ALTER TABLE watches DROP COLUMN format;"
+TENANTS_OUT = ("DROP TABLE IF EXISTS pastes;"  # issue 35's pastes (created IF NOT EXISTS)
+               "DROP TABLE IF EXISTS paste_emails;"
+               "DROP TABLE IF EXISTS email_hashes;"
+               "ALTER TABLE watches DROP COLUMN format;"
                # issue 35's website of a stealer log (a card BIN watch's type back to 9)
                "DROP INDEX IF EXISTS records_by_website;"
                "ALTER TABLE records DROP COLUMN website_domain;"

@@ -18,6 +18,10 @@ CLIENT = os.path.join(ROOT, "tests", "hibp-client")
 # 5BAA61E4C9B93F3F0682250B6CF8331B7EE68FD8, its NTLM 8846F7EAEE8FB117AD06BDD830B7586C
 PASSWORD_RECORDS = [{"breach_uuid": b, "email": "pw%d@range.example" % i, "password": "password"}
                     for i, b in enumerate((B2, B2, B2))]
+PASTE = {"source": "Pastebin", "id": "8Q0BvKD8", "title": "syslog",
+         "date": "2014-03-04T19:14:54Z", "email_count": 139, "emails": ["jane@example.com"]}
+PASTE_HIBP = {"Source": "Pastebin", "Id": "8Q0BvKD8", "Title": "syslog",
+              "Date": "2014-03-04T19:14:54Z", "EmailCount": 139}
 HAVE_CLIENT = shutil.which("node") and os.path.isdir(os.path.join(CLIENT, "node_modules", "hibp"))
 
 
@@ -38,6 +42,7 @@ class HibpClientLibrary(unittest.TestCase):
         tenant = cls.ctl.run("tenants", "add", "ex", "--domain", "example.com",
                              check=0).stdout.decode().strip()
         tenant_key = cls.ctl.key("tenant", "--tenant", tenant)
+        cls.ctl.import_("pastes", cls.ctl.write("p.jsonl", json.dumps(PASTE)))
         # the catalog without a key, as HIBP serves it: this library sends none with breaches()
         cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none", "--range-auth", "none")
         cls.direct = cls.srv.get("/api/v3/breaches?domain=alpha.example", key=key)
@@ -98,12 +103,22 @@ class HibpClientLibrary(unittest.TestCase):
             "SubscribedUntil": None, "Rpm": 166, "DomainSearchMaxBreachedAccounts": 10000,
             "MaxBreachedDomains": None, "IncludesStealerLogs": False,
             "IncludesBulkDomainAdd": False, "IncludesAutoSubdomainVerification": False,
-            "IncludesCustomerDomains": False, "IncludesKAnon": False})
+            "IncludesCustomerDomains": False, "IncludesKAnon": True})
         self.assertEqual(self.out["noDomains"], {"value": []})
         self.assertEqual(self.out["tenantDomains"], {"value": [{
             "DomainName": "example.com", "PwnCount": None, "PwnCountExcludingSpamLists": None,
             "PwnCountExcludingSpamListsAtLastSubscriptionRenewal": None,
             "NextSubscriptionRenewal": None}]})
+
+    def test_pastes_and_search(self):
+        self.assertEqual(self.out["pastes"], {"value": [PASTE_HIBP]})
+        self.assertEqual(self.out["noPastes"], {"value": None})
+        # search(): breachedAccount (truncated, as the library asks) and pasteAccount at once
+        self.assertEqual(self.out["searched"], {"value": {
+            "breaches": [{"Name": "AlphaForum"}, {"Name": "AlphaForum2"}, {"Name": "BetaShop"}],
+            "pastes": [PASTE_HIBP]}})
+        self.assertEqual(self.out["searchedNothing"],
+                         {"value": {"breaches": None, "pastes": None}})
 
     def test_latest_breach(self):
         # BetaShop has no added_date: the time of its import, after every other AddedDate

@@ -198,7 +198,7 @@ class HibpV3(ServerTest):
                           "DomainSearchMaxBreachedAccounts": 10000, "MaxBreachedDomains": None,
                           "IncludesStealerLogs": False, "IncludesBulkDomainAdd": False,
                           "IncludesAutoSubdomainVerification": False,
-                          "IncludesCustomerDomains": False, "IncludesKAnon": False})
+                          "IncludesCustomerDomains": False, "IncludesKAnon": True})
         self.assertEqual(self.ok("/subscription/status", key=self.standard),
                          {"SubscriptionName": "standard",
                           "Description": "breachd standard plan: 1000 requests per hour",
@@ -225,7 +225,9 @@ class HibpV3(ServerTest):
         self.assertEqual(self.ok("/breach/AlphaForum", header="x-api-key"), ALPHA)
 
     def test_unknown_path_and_other_methods(self):
-        self.error("/pasteaccount/jane@example.com", 404, "not_found")
+        # pasteaccount is answered since issue 35: no paste here, HIBP's empty 404
+        self.not_found("/pasteaccount/jane@example.com")
+        self.error("/nosuchcall/jane@example.com", 404, "not_found")
         self.error("/breach", 404, "not_found")
         st, hdrs, _ = self.srv.request("/api/v3/breaches", method="POST",
                                        headers={"hibp-api-key": self.key})

@@ -31,6 +31,10 @@ const out = {
   latest: await outcome(() => hibp.latestBreach(base)),
   noDomains: await outcome(() => hibp.subscribedDomains(base)),
   tenantDomains: await outcome(() => hibp.subscribedDomains({ ...base, apiKey: process.env.HIBP_TENANT_KEY })),
+  pastes: await outcome(() => hibp.pasteAccount('Jane@Example.com', base)),
+  noPastes: await outcome(() => hibp.pasteAccount('bob@example.com', base)),
+  searched: await outcome(() => hibp.search('jane@example.com', base)),
+  searchedNothing: await outcome(() => hibp.search('nobody@example.com', base)),
   badKey: await outcome(() => hibp.breachedAccount('jane@example.com', { ...base, apiKey: 'bd_wrong' })),
 };
 // Pwned Passwords ranges: the library's own base URL option for them (the server's root)

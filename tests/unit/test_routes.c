@@ -133,6 +133,12 @@ TEST(the_matcher_finds_each_row_and_only_it)
         {BD_BASE_HIBP, "/latestbreach", "v3-latestbreach", NULL},
         {BD_BASE_HIBP, "/latestbreach/x", NULL, NULL},
         {BD_BASE_V7, "/latestbreach", NULL, NULL},
+        {BD_BASE_HIBP, "/pasteaccount/a@b.example", "v3-pasteaccount", "a@b.example"},
+        {BD_BASE_HIBP, "/pasteaccount/", NULL, NULL},
+        /* a more specific later row wins over one taking the rest of the path */
+        {BD_BASE_HIBP, "/breachedaccount/range/ABCDEF", "v3-breachedaccount-range", "ABCDEF"},
+        {BD_BASE_HIBP, "/breachedaccount/range/", "v3-breachedaccount", "range/"},
+        {BD_BASE_HIBP, "/breachedaccount/range/AB/CD", "v3-breachedaccount", "range/AB/CD"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bd_slice arg = {NULL, 0};

@@ -324,6 +324,8 @@ static void add_key(bd_store *s, uint8_t tag, int64_t exact_per_day)
  * triage and signed-out sessions) and 17 (watches' alert format) back out: SQLite adds a
  * column only to a table that lacks it, so a way back to an older version drops them first. */
 #define REWIND_TENANTS_AND_CONSOLE                                                                 \
+    "DROP TABLE IF EXISTS pastes; DROP TABLE IF EXISTS paste_emails;"                              \
+    "DROP TABLE IF EXISTS email_hashes;"                                                           \
     "ALTER TABLE watches DROP COLUMN format;"                                                      \
     "DROP INDEX records_by_website; ALTER TABLE records DROP COLUMN website_domain;"               \
     "UPDATE watches SET type = 9 WHERE type = 10; UPDATE alerts SET watch_type = 9"                \

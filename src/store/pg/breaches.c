@@ -401,6 +401,8 @@ bd_result pg_migration_notes(pg_store *p)
     PGresult *res;
     bd_result r = pg_cvv_note(p);
     if (r == BD_OK)
+        r = bd_store_email_hashes_note(&p->base); /* issue 35: store/pastes.h */
+    if (r == BD_OK)
         r = pg_run_sql(p, "SELECT 1 FROM meta WHERE key = $1", &pp, false, &res);
     if (r != BD_OK)
         return r;

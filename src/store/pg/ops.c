@@ -2,6 +2,7 @@
  * operations table, one member per store.h function, each implemented in the file of its
  * concern. Kept apart from conn.c so that no file both serves and names every other. */
 #include "store/pg/pg_impl.h"
+#include "store/pg/pg_pastes.h"
 
 /* A database server: the secret is never kept in it or beside it, pg_dump makes copies,
  * rate-limit buckets several servers share live in it, and its write-ahead log is the
@@ -112,6 +113,11 @@ const bd_store_ops bd_pg_ops = {
     .session_ended = pg_session_ended,
     .record_ids = pg_record_ids,
     .records_by_id = pg_records_by_id,
+    .paste_put = pg_paste_put,
+    .pastes_of_email = pg_pastes_of_email,
+    .email_hashes_sync = pg_email_hashes_sync,
+    .email_hashes_range = pg_email_hashes_range,
+    .email_hash_forget = pg_email_hash_forget,
 };
 
 /* The backend's door: a connection whose calls go through the table above (conn.c opens

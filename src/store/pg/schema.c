@@ -324,6 +324,17 @@ static const char *const MIGRATIONS[] = {
      RECORD_INDEX_BY_WEBSITE
      "UPDATE watches SET type = 10 WHERE type = 9;"
      "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
+    /* (issue 35: pastes, email range) as SQLite's migration of the same name: pastes and
+     * their emails, and the SHA-1 of records' emails, those already stored hashed in C in
+     * this transaction (pending_email_hashes, pg_migration_notes). */
+    ("CREATE TABLE IF NOT EXISTS pastes(id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+     "  source " T " NOT NULL, paste_id " T " NOT NULL, title " T ", date bigint,"
+     "  email_count bigint NOT NULL, UNIQUE(source, paste_id));"
+     "CREATE TABLE IF NOT EXISTS paste_emails(email " T " NOT NULL, paste bigint NOT NULL,"
+     "  PRIMARY KEY(email, paste));"
+     "CREATE TABLE IF NOT EXISTS email_hashes(sha1 " T " PRIMARY KEY, email " T " NOT NULL);"
+     "INSERT INTO meta(key, value) VALUES ('pending_email_hashes', '1')"
+     "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
 };
 /* clang-format on */
 

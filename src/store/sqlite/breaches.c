@@ -325,6 +325,8 @@ bd_result sq_migration_notes(sqlite_store *s)
     char v[8];
     bd_result r = sq_cvv_note(s);
     if (r == BD_OK)
+        r = bd_store_email_hashes_note(&s->base); /* issue 35: store/pastes.h */
+    if (r == BD_OK)
         r = sq_meta_get(&s->base, "pending_breach_names", v, sizeof v);
     if (r == BD_ERR_NOT_FOUND)
         return BD_OK;

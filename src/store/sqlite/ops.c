@@ -111,6 +111,11 @@ const bd_store_ops bd_sqlite_ops = {
     .session_ended = sq_session_ended,
     .record_ids = sq_record_ids,
     .records_by_id = sq_records_by_id,
+    .paste_put = sq_paste_put,
+    .pastes_of_email = sq_pastes_of_email,
+    .email_hashes_sync = sq_email_hashes_sync,
+    .email_hashes_range = sq_email_hashes_range,
+    .email_hash_forget = sq_email_hash_forget,
 };
 
 /* The backend's door: a connection whose calls go through the table above (conn.c opens

@@ -334,6 +334,19 @@ const char *const bd_sqlite_migrations[] = {
      RECORD_INDEX_BY_WEBSITE
      "UPDATE watches SET type = 10 WHERE type = 9;"
      "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
+    /* (issue 35: pastes, email range) Pastes and the emails found in them (store/pastes.h),
+     * for the HIBP API's pasteaccount: one row per paste, one per email of a paste, looked up
+     * by email; and the SHA-1 of every records' email for its breachedaccount/range, which
+     * SQL cannot compute: the records already stored are hashed in C, in this transaction
+     * (pending_email_hashes, bd_store_email_hashes_note). */
+    ("CREATE TABLE IF NOT EXISTS pastes(id INTEGER PRIMARY KEY, source TEXT NOT NULL,"
+     "  paste_id TEXT NOT NULL, title TEXT, date INTEGER, email_count INTEGER NOT NULL,"
+     "  UNIQUE(source, paste_id));"
+     "CREATE TABLE IF NOT EXISTS paste_emails(email TEXT NOT NULL, paste INTEGER NOT NULL,"
+     "  PRIMARY KEY(email, paste)) WITHOUT ROWID;"
+     "CREATE TABLE IF NOT EXISTS email_hashes(sha1 TEXT PRIMARY KEY, email TEXT NOT NULL)"
+     "  WITHOUT ROWID;"
+     "INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_email_hashes', '1');"),
 };
 /* clang-format on */
 

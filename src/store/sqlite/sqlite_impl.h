@@ -231,6 +231,14 @@ bd_result sq_records_last_id(bd_store *base, int64_t *id);
 bd_result sq_breach_id(sqlite_store *s, const char *uuid, int64_t *id, int32_t *date);
 bd_result sq_breach_by_name(bd_store *base, bd_slice name, bd_breach_cb cb, void *ctx);
 bd_result sq_breaches_of_email(bd_store *base, bd_slice email, bd_breach_cb cb, void *ctx);
+/* pastes.c (store/pastes.h) */
+bd_result sq_paste_put(bd_store *base, const bd_paste_row *p, const bd_slice *emails, size_t n,
+                       bool *inserted);
+bd_result sq_pastes_of_email(bd_store *base, bd_slice email, bd_paste_cb cb, void *ctx);
+bd_result sq_email_hashes_sync(bd_store *base, int64_t *added);
+bd_result sq_email_hashes_range(bd_store *base, const char prefix[7], bd_email_hash_cb cb,
+                                void *ctx);
+bd_result sq_email_hash_forget(bd_store *base, bd_slice email);
 bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records,
                              bd_domain_cb cb, void *ctx, int64_t *records);
 /* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches

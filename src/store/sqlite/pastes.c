@@ -1,0 +1,196 @@
+/* The SQLite store's pastes and email hashes (store/pastes.h): tables pastes, paste_emails and
+ * email_hashes (schema.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pastes.h"
+#include "store/sqlite/sqlite_impl.h"
+#include "store/sqlite/statements.h"
+
+static const char PASTE_PUT[] =
+    "INSERT INTO pastes(source, paste_id, title, date, email_count) VALUES(?1, ?2, ?3, ?4, ?5)"
+    " ON CONFLICT(source, paste_id) DO NOTHING";
+static const char PASTE_ID[] = "SELECT id FROM pastes WHERE source = ?1 AND paste_id = ?2";
+static const char PASTE_EMAIL_PUT[] =
+    "INSERT INTO paste_emails(email, paste) VALUES(?1, ?2) ON CONFLICT DO NOTHING";
+static const char PASTES_OF_EMAIL[] =
+    "SELECT p.source, p.paste_id, p.title, p.date, p.email_count FROM paste_emails e"
+    " JOIN pastes p ON p.id = e.paste WHERE e.email = ?1"
+    " ORDER BY p.date IS NULL, p.date DESC, p.source, p.paste_id";
+
+bd_result sq_paste_put(bd_store *base, const bd_paste_row *p, const bd_slice *emails, size_t n,
+                       bool *inserted)
+{
+    sqlite_store *s = S(base);
+    *inserted = false;
+    sqlite3_stmt *st = sq_dynamic(s, PASTE_PUT);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, p->source);
+    sq_bind_slice(st, 2, p->id);
+    sq_bind_slice(st, 3, p->title);
+    sq_bind_known(st, 4, p->date);
+    sqlite3_bind_int64(st, 5, p->email_count);
+    int rc = sqlite3_step(st);
+    sq_done(st);
+    if (rc != SQLITE_DONE)
+        return sq_map_rc(rc);
+    *inserted = sqlite3_changes(s->db) > 0;
+    st = sq_dynamic(s, PASTE_ID);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, p->source);
+    sq_bind_slice(st, 2, p->id);
+    rc = sqlite3_step(st);
+    int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sq_done(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? BD_ERR_STORE : sq_map_rc(rc);
+    for (size_t i = 0; i < n; i++) {
+        st = sq_dynamic(s, PASTE_EMAIL_PUT);
+        if (!st)
+            return BD_ERR_STORE;
+        sq_bind_slice(st, 1, emails[i]);
+        sqlite3_bind_int64(st, 2, id);
+        rc = sqlite3_step(st);
+        sq_done(st);
+        if (rc != SQLITE_DONE)
+            return sq_map_rc(rc);
+    }
+    return BD_OK;
+}
+
+bd_result sq_pastes_of_email(bd_store *base, bd_slice email, bd_paste_cb cb, void *ctx)
+{
+    sqlite_store *s = S(base);
+    sqlite3_stmt *st = sq_dynamic(s, PASTES_OF_EMAIL);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, email.ptr ? email : (bd_slice){"", 0});
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        bd_paste_row row = {
+            .source = sq_col_slice(st, 0),
+            .id = sq_col_slice(st, 1),
+            .title = sq_col_slice(st, 2),
+            .date = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3),
+            .email_count = sqlite3_column_int64(st, 4),
+        };
+        if (cb(ctx, &row)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    bd_result r = rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    sq_done(st);
+    return r;
+}
+
+/* ---- the SHA-1 of records' emails (GET /breachedaccount/range) ---------------------- */
+
+#define HASH_BATCH 4096
+
+static const char EMAILS_AFTER[] =
+    "SELECT id, email FROM records WHERE id > ?1 AND email IS NOT NULL ORDER BY id LIMIT 4096";
+static const char LAST_RECORD[] = "SELECT coalesce(max(id), 0) FROM records";
+static const char HASH_PUT[] =
+    "INSERT INTO email_hashes(sha1, email) VALUES(?1, ?2) ON CONFLICT DO NOTHING";
+static const char HASH_RANGE[] =
+    "SELECT sha1, email FROM email_hashes WHERE sha1 >= ?1 AND sha1 < ?2 ORDER BY sha1";
+static const char HASH_FORGET[] = "DELETE FROM email_hashes WHERE sha1 = ?1 AND email = ?2";
+
+bd_result sq_email_hashes_sync(bd_store *base, int64_t *added)
+{
+    sqlite_store *s = S(base);
+    *added = 0;
+    char v[32];
+    int64_t upto = 0;
+    bd_result r = sq_meta_get(base, "email_hashes_upto", v, sizeof v);
+    if (r == BD_OK)
+        upto = strtoll(v, NULL, 10);
+    else if (r != BD_ERR_NOT_FOUND)
+        return r;
+    sqlite3_stmt *last = sq_dynamic(s, LAST_RECORD);
+    if (!last)
+        return BD_ERR_STORE;
+    int rc = sqlite3_step(last);
+    int64_t end = rc == SQLITE_ROW ? sqlite3_column_int64(last, 0) : 0;
+    sq_done(last);
+    if (rc != SQLITE_ROW)
+        return sq_map_rc(rc);
+    while (upto < end) {
+        sqlite3_stmt *st = sq_dynamic(s, EMAILS_AFTER);
+        if (!st)
+            return BD_ERR_STORE;
+        sqlite3_bind_int64(st, 1, upto);
+        int rows = 0;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            rows++;
+            upto = sqlite3_column_int64(st, 0);
+            bd_slice email = sq_col_slice(st, 1);
+            char hex[41];
+            bd_email_sha1_hex(email, hex);
+            sqlite3_stmt *put = sq_dynamic(s, HASH_PUT);
+            if (!put) {
+                sq_done(st);
+                return BD_ERR_STORE;
+            }
+            sqlite3_bind_text(put, 1, hex, 40, SQLITE_STATIC);
+            sq_bind_slice(put, 2, email);
+            int prc = sqlite3_step(put);
+            sq_done(put);
+            if (prc != SQLITE_DONE) {
+                sq_done(st);
+                return sq_map_rc(prc);
+            }
+            *added += sqlite3_changes(s->db);
+        }
+        sq_done(st);
+        if (rc != SQLITE_DONE)
+            return sq_map_rc(rc);
+        if (rows < HASH_BATCH)
+            upto = end; /* the records without an email past the last one read */
+    }
+    snprintf(v, sizeof v, "%lld", (long long)upto);
+    return sq_meta_set(base, "email_hashes_upto", v);
+}
+
+bd_result sq_email_hashes_range(bd_store *base, const char prefix[7], bd_email_hash_cb cb,
+                                void *ctx)
+{
+    sqlite_store *s = S(base);
+    char below[8];
+    memcpy(below, prefix, 6);
+    below[6] = 'G'; /* above every hex digit: the end of the prefix's hashes */
+    below[7] = '\0';
+    sqlite3_stmt *st = sq_dynamic(s, HASH_RANGE);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, prefix, 6, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, below, 7, SQLITE_STATIC);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(ctx, sq_col_slice(st, 0), sq_col_slice(st, 1))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    bd_result r = rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    sq_done(st);
+    return r;
+}
+
+bd_result sq_email_hash_forget(bd_store *base, bd_slice email)
+{
+    sqlite_store *s = S(base);
+    char hex[41];
+    bd_email_sha1_hex(email, hex);
+    sqlite3_stmt *st = sq_dynamic(s, HASH_FORGET);
+    if (!st)
+        return BD_ERR_STORE;
+    sqlite3_bind_text(st, 1, hex, 40, SQLITE_STATIC);
+    sq_bind_slice(st, 2, email);
+    int rc = sqlite3_step(st);
+    sq_done(st);
+    return rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+}
