@@ -321,7 +321,8 @@ static const char *const MIGRATIONS[] = {
     /* (issue 35: website of a stealer log) as SQLite's migration of the same name: each
      * record's website host, its index, and card BIN watches' type moved from 9 to 10. */
     ("ALTER TABLE records ADD COLUMN IF NOT EXISTS website_domain " T ";"
-     RECORD_INDEX_BY_WEBSITE
+     "CREATE INDEX IF NOT EXISTS records_by_website ON records(website_domain, breach_date, id)"
+     "  WHERE website_domain IS NOT NULL;"
      "UPDATE watches SET type = 10 WHERE type = 9;"
      "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
     /* (issue 35: pastes, email range) as SQLite's migration of the same name: pastes and
