@@ -54,7 +54,7 @@ const bd_route_row *bd_route_match(bd_route_base base, bd_slice path, bd_slice *
     const bd_route_row *found = NULL;
     for (size_t i = 0; i < bd_routes_n; i++) {
         const bd_route_row *r = &bd_routes[i];
-        bd_slice a;
+        bd_slice a = {NULL, 0}; /* a row without a placeholder leaves it empty */
         if (!at_base(r, base) || !path_matches(r->path, r->arg, path, &a))
             continue;
         /* a row taking the rest of the path gives way to a later one that names more of it

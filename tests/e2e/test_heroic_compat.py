@@ -314,7 +314,7 @@ class Cors(FlagServer):
             st, hdrs, raw = self.preflight(DASH, path)
             self.assertEqual((st, raw), (204, b""), path)
             self.assertEqual(hdrs["access-control-allow-origin"], DASH)
-            self.assertEqual(hdrs["access-control-allow-methods"], "GET, HEAD, POST, PATCH, DELETE, OPTIONS")
+            self.assertEqual(hdrs["access-control-allow-methods"], "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
             allowed = [h.strip() for h in hdrs["access-control-allow-headers"].split(",")]
             self.assertEqual(allowed, ["x-api-key", "hibp-api-key", "content-type", "accept",
                                        "accept-language", "cache-control", "x-requested-with"])

@@ -99,6 +99,10 @@ TEST(the_matcher_finds_each_row_and_only_it)
         const char *path, *label, *arg;
     } cases[] = {
         {BD_BASE_V7, "/breaches", "breaches", NULL},
+        {BD_BASE_ROOT, "/console/", "console-page", NULL},
+        {BD_BASE_ROOT, "/console/app.js", "console", "app.js"},
+        {BD_BASE_ROOT, "/console/logos/a.png", "console-logo", "a.png"},
+        {BD_BASE_V7, "/console/seen", "console-seen", NULL},
         {BD_BASE_V7, "/breaches/", NULL, NULL},
         {BD_BASE_V7, "/breaches/a/b", NULL, NULL},
         {BD_BASE_V7, "/breachesx", NULL, NULL},
@@ -151,6 +155,8 @@ TEST(the_matcher_finds_each_row_and_only_it)
         CHECK_STR(bd_route_label(m), cases[i].label);
         if (m && cases[i].arg)
             CHECK(bd_slice_eq(arg, cases[i].arg));
+        if (m && !cases[i].arg) /* a row without a placeholder leaves arg empty */
+            CHECK(arg.ptr == NULL && arg.len == 0);
     }
 }
 
@@ -175,7 +181,7 @@ TEST(allow_texts_come_from_the_table)
     CHECK_STR(bd_methods_text(BD_METHOD_DELETE), "DELETE");
     CHECK_STR(bd_methods_text(BD_METHOD_GET), "GET");
     CHECK_STR(bd_methods_text(0), "");
-    CHECK_STR(bd_routes_preflight_methods(), "GET, HEAD, POST, PATCH, DELETE, OPTIONS");
+    CHECK_STR(bd_routes_preflight_methods(), "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
     CHECK_INT(bd_method_bit("GET"), BD_METHOD_GET);
     CHECK_INT(bd_method_bit("get"), 0);
     CHECK_INT(bd_method_bit("GETS"), 0);
@@ -234,6 +240,7 @@ TEST(body_limits)
         size_t want = strcmp(r->label, "jobs") == 0      ? BD_UPLOAD_MAX
                       : strcmp(r->label, "watches") == 0 ? 64u << 10
                       : strcmp(r->label, "alert") == 0   ? 4096u /* PATCH {"state"} */
+                      : strcmp(r->label, "console-seen") == 0 ? 4096u /* PUT {"seen"} */
                       : admin_write                      ? 64u << 10
                                                          : 0;
         CHECK_INT(r->body_max, want);
