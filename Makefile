@@ -195,11 +195,13 @@ test-openapi: npm-deps
 	cd tests/openapi && node validate.mjs ../../docs/openapi.json
 
 # The npm packages the tests run, at the versions their package-lock.json files pin: the
-# OpenAPI validator and the published HIBP client library (tests/e2e/test_hibp_client.py).
+# OpenAPI validator and the published HIBP client library (tests/e2e/test_hibp_client.py),
+# the console's browser driver, and the SMTP server of the email alerts' test (tests/smtp).
 npm-deps:
 	cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/hibp-client && npm ci --no-audit --no-fund --loglevel=error
 	cd tests/console && npm ci --no-audit --no-fund --loglevel=error
+	cd tests/smtp && npm ci --no-audit --no-fund --loglevel=error
 
 # The web console (console/) in a real browser: Debian's chromium driven by playwright-core,
 # axe-core's accessibility rules (both pinned in tests/console/package-lock.json), on a

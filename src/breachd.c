@@ -2,6 +2,7 @@
  * (app/app.h) start everything, waits for a signal, and has it stop everything. */
 #include <pthread.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,9 @@
 #include "core/log.h"
 #include "core/notify.h"
 #include "http/cors.h"
+#include "webhook/formats.h"
 #include "webhook/policy.h"
+#include "webhook/send.h"
 
 /* the arguments parsed (settings from the file, the environment and the command line, in
  * that order: cli/settings.h), kept until exit */
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
     cfg.trusted_proxies = &proxies;
     int64_t alert_retention_days = 30;
     const char *console_url = NULL; /* --console-url */
+    const char *smtp_url = NULL, *smtp_from = NULL, *smtp_credentials = NULL; /* --smtp-* */
+    bool smtp_insecure = false;
     int64_t lookup_retention_days = 90; /* 0: no lookup log (auth/lookup_log.h) */
     const char *range_snapshot_dir = NULL; /* --range-snapshot-dir: /range/ reads the store */
     int pg_dispatch = BD_PG_DISPATCH_ON; /* --pg-dispatch: PostgreSQL email searches wait */
@@ -136,6 +141,15 @@ int main(int argc, char **argv)
                         BD_TRUSTED_PROXY_MAX);
                 return 2;
             }
+        } else if (bd_arg_value(argc, argv, &i, "--smtp-insecure", &v) && v &&
+                   (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)) {
+            smtp_insecure = strcmp(v, "on") == 0;
+        } else if (bd_arg_value(argc, argv, &i, "--smtp-url", &v)) {
+            smtp_url = v;
+        } else if (bd_arg_value(argc, argv, &i, "--smtp-from", &v)) {
+            smtp_from = v;
+        } else if (bd_arg_value(argc, argv, &i, "--smtp-credentials", &v)) {
+            smtp_credentials = v;
         } else if (bd_arg_value(argc, argv, &i, "--console-url", &v) && v) {
             bd_webhook_url cu;
             const char *bad;
@@ -183,6 +197,52 @@ int main(int argc, char **argv)
                 settings.path ? settings.path : BD_CONFIG_DEFAULT_PATH);
         return 2;
     }
+    /* email alerts: the SMTP server, checked now; the credentials read from a private file
+     * now (user:password), kept in memory for the deliveries */
+    static bd_smtp_config smtp;
+    static char smtp_cred[1024];
+    if (smtp_url || smtp_from || smtp_credentials || smtp_insecure) {
+        const char *bad;
+        bd_slice from_addr;
+        char mailto[300];
+        if (!smtp_url || !smtp_from) {
+            fprintf(stderr, "breachd: email alerts need both --smtp-url and --smtp-from\n");
+            return 2;
+        }
+        if (bd_smtp_parse(smtp_url, smtp_insecure, &smtp, &bad) != BD_OK) {
+            fprintf(stderr, "breachd: --smtp-url: %s\n", bad);
+            return 2;
+        }
+        snprintf(mailto, sizeof mailto, "mailto:%s", smtp_from);
+        if (strlen(smtp_from) > 254 ||
+            bd_watch_mailto_parse(bd_slice_from(mailto), &from_addr, &bad) != BD_OK) {
+            fprintf(stderr, "breachd: --smtp-from is one address (name@example.com)\n");
+            return 2;
+        }
+        smtp.from = smtp_from;
+        if (smtp_credentials) {
+            char cwhy[512];
+            char *text = bd_private_file_read("--smtp-credentials", smtp_credentials,
+                                              "SMTP credentials", cwhy, sizeof cwhy);
+            char *colon = text ? strchr(text, ':') : NULL;
+            if (!text || !colon || colon == text || strlen(text) >= sizeof smtp_cred) {
+                fprintf(stderr, "breachd: %s\n",
+                        text ? "--smtp-credentials: the file holds user:password" : cwhy);
+                if (text) {
+                    sodium_memzero(text, strlen(text));
+                    free(text);
+                }
+                return 2;
+            }
+            memcpy(smtp_cred, text, strlen(text) + 1);
+            sodium_memzero(text, strlen(text));
+            free(text);
+            colon = strchr(smtp_cred, ':');
+            *colon = '\0';
+            smtp.user = smtp_cred;
+            smtp.password = colon + 1;
+        }
+    }
     bd_log_set_program("breachd"); /* the signature of every text line, as it always was */
     bd_log_set_format(log_format);
     bd_log_set_level(log_level);
@@ -212,6 +272,7 @@ int main(int argc, char **argv)
         .server = cfg,
         .alert_retention_s = alert_retention_days * 86400,
         .console_url = console_url,
+        .smtp = smtp_url ? &smtp : NULL,
         .lookup_retention_s = lookup_retention_days * 86400,
         .range_snapshot_dir = range_snapshot_dir,
         .pg_dispatch = pg_dispatch,

@@ -8,11 +8,13 @@
 
 #include "core/result.h"
 #include "http/server.h"
+#include "webhook/send.h"
 
 typedef struct {
     bd_server_config server;
     int64_t alert_retention_s; /* alerts delivered or given up are kept this long (0: for ever) */
     const char *console_url;   /* the console's address linked from chat alerts; NULL: none */
+    const bd_smtp_config *smtp; /* where email alerts go (breachd --smtp-url); NULL: none */
     int64_t lookup_retention_s; /* lookup log rows are kept this long; 0: no lookup log */
     unsigned drain_s;          /* at stop, seconds for open connections to finish */
     /* PostgreSQL: where the local snapshot of the password ranges is kept and served from

@@ -9,7 +9,7 @@ static bd_result start(void *envp, void **state, char *why, size_t whylen)
     static const bd_webhook_policy public_only; /* no --webhook-allow */
     const bd_webhook_policy *p = env->cfg->server.webhooks ? env->cfg->server.webhooks
                                                            : &public_only;
-    return bd_deliverer_start(env->pools.writes, p, env->cfg->console_url,
+    return bd_deliverer_start(env->pools.writes, p, env->cfg->console_url, env->cfg->smtp,
                               env->cfg->alert_retention_s,
                               (bd_deliverer **)state, why, whylen);
 }

@@ -111,6 +111,19 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "The console's address as its readers reach it "
                          "(https://breachd.example.com/console/), linked from Slack and Teams "
                          "alerts; without it they carry no link."},
+    &(const bd_help_opt){"--smtp-url", "smtp://HOST[:PORT]|smtps://HOST[:PORT]",
+                         BD_HELP_SETTING, NULL,
+                         "The SMTP server email alerts go through: smtp:// must offer STARTTLS, "
+                         "smtps:// is TLS from the start; its host is checked like a webhook's "
+                         "(--webhook-allow)."},
+    &(const bd_help_opt){"--smtp-from", "ADDRESS", BD_HELP_SETTING, NULL,
+                         "The sender of email alerts (with --smtp-url)."},
+    &(const bd_help_opt){"--smtp-credentials", "FILE", BD_HELP_SETTING, NULL,
+                         "A private file (0600) holding user:password for the SMTP server's "
+                         "AUTH."},
+    &(const bd_help_opt){"--smtp-insecure", "on|off", BD_HELP_SETTING, "off",
+                         "on: speak to an smtp:// server on this host (localhost, 127.0.0.0/8, "
+                         "::1) without STARTTLS: a local relay or a test server."},
     &(const bd_help_opt){"--alert-retention", "DAYS", BD_HELP_SETTING, "30",
                          "Days a delivered or failed alert is kept; 0 keeps them for ever."},
     &(const bd_help_opt){"--lookup-retention", "DAYS", BD_HELP_SETTING, "90",
@@ -278,13 +291,14 @@ static const bd_help_opt *const WATCH_ADD_OPTS[] = {
                          "bitcoin_address, website_domain) or bin (6 digits)."},
     &(const bd_help_opt){"--account", "VALUE", 0, NULL, "The value watched."},
     &(const bd_help_opt){"--url", "URL", 0, NULL, "The webhook alerts are posted to."},
-    &(const bd_help_opt){"--format", "json|slack|teams|splunk-hec", 0, "json",
+    &(const bd_help_opt){"--format", "json|slack|teams|email|splunk-hec", 0, "json",
                          "What alerts are sent as: the signed JSON alert, a Slack incoming-"
-                         "webhook message, a Teams workflow message (an Adaptive Card) or a "
+                         "webhook message, a Teams workflow message (an Adaptive Card), a mail "
+                         "to the --url mailto:ADDRESS through breachd's --smtp-url, or a "
                          "Splunk HTTP Event Collector event."},
     &(const bd_help_opt){"--secret", "SECRET", 0, NULL,
-                         "json: the webhook's signing secret; splunk-hec: the HEC token; slack "
-                         "and teams take none (or --secret-file)."},
+                         "json: the webhook's signing secret; splunk-hec: the HEC token; slack, "
+                         "teams and email take none (or --secret-file)."},
     &(const bd_help_opt){"--secret-file", "FILE", 0, NULL,
                          "A private file holding the secret."},
     &(const bd_help_opt){"--server-secret", "FILE", 0, "the store's file beside it",

@@ -18,7 +18,7 @@
 
 static const char USAGE[] =
     "usage: breachctl watch add --db PATH --key KEY_ID --type TYPE --account VALUE --url URL\n"
-    "                           [--format json|slack|teams|splunk-hec]\n"
+    "                           [--format json|slack|teams|email|splunk-hec]\n"
     "                           [--secret SIGNING_SECRET|--secret-file FILE]\n"
     "                           [--server-secret FILE]\n"
     "                           [--webhook-allow CIDR]...\n"
@@ -27,7 +27,8 @@ static const char USAGE[] =
     "TYPE is breach-search's type (email, email_domain, phone_number, username, ip_address,\n"
     "social_security_number, password, password_hash, bitcoin_address, website_domain) or\n"
     "bin (6 digits).\n"
-    "The secret: json's signing secret, splunk-hec's HEC token; slack and teams take none.\n";
+    "The secret: json's signing secret, splunk-hec's HEC token; slack, teams and email take\n"
+    "none. An email watch's URL is mailto:ADDRESS (breachd --smtp-url sends it).\n";
 
 typedef struct {
     const char *db, *key, *type, *account, *url, *secret, *secret_file, *server_secret, *format;
@@ -95,7 +96,8 @@ static bool check_add(const watch_args *a, int64_t *key_id, int *format)
 {
     *format = BD_WATCH_FORMAT_JSON;
     if (a->format && !bd_watch_format_parse(bd_slice_from(a->format), format)) {
-        fprintf(stderr, "breachctl watch add: --format is json, slack, teams or splunk-hec\n");
+        fprintf(stderr,
+                "breachctl watch add: --format is json, slack, teams, email or splunk-hec\n");
         return false;
     }
     bool needs = bd_watch_format_needs_secret(*format);
@@ -104,10 +106,9 @@ static bool check_add(const watch_args *a, int64_t *key_id, int *format)
         return false;
     }
     if (!needs && a->secret) {
-        fprintf(stderr,
-                "breachctl watch add: a %s watch takes no --secret: its url is the "
-                "receiver's credential\n",
-                bd_watch_format_name(*format));
+        fprintf(stderr, "breachctl watch add: a%s %s watch takes no --secret%s\n",
+                *format == BD_WATCH_FORMAT_EMAIL ? "n" : "", bd_watch_format_name(*format),
+                *format == BD_WATCH_FORMAT_EMAIL ? "" : ": its url is the receiver's credential");
         return false;
     }
     if (!bd_parse_i64(a->key, 1, INT64_MAX, key_id)) {
@@ -123,6 +124,13 @@ static bool check_add(const watch_args *a, int64_t *key_id, int *format)
         return false;
     }
     const char *why;
+    bd_slice address;
+    if (*format == BD_WATCH_FORMAT_EMAIL) {
+        if (bd_watch_mailto_parse(bd_slice_from(a->url), &address, &why) == BD_OK)
+            return true;
+        fprintf(stderr, "breachctl watch add: --url: %s\n", why);
+        return false;
+    }
     bd_webhook_url u;
     if (bd_webhook_url_parse(bd_slice_from(a->url), &u, &why) != BD_OK) {
         fprintf(stderr, "breachctl watch add: --url: %s\n", why);

@@ -675,14 +675,15 @@ bd_result bd_store_range_export(bd_store *s, uint64_t *version, bd_range_bucket_
 #define BD_WATCH_BIN BD_FIELD_COUNT
 #define BD_WATCH_TYPES (BD_FIELD_COUNT + 1)
 
-/* What an alert is sent as (webhook/payload.h builds each): the signed JSON alert, a Slack
- * incoming-webhook message, a Microsoft Teams workflow message (an Adaptive Card), a Splunk
- * HTTP Event Collector event (the secret is its token). */
+/* What an alert is sent as (webhook/payload.h and formats.h build each): the signed JSON
+ * alert, a Slack incoming-webhook message, a Microsoft Teams workflow message (an Adaptive
+ * Card), a Splunk HTTP Event Collector event (the secret is its token), a mail. */
 typedef enum {
     BD_WATCH_FORMAT_JSON = 0,
     BD_WATCH_FORMAT_SLACK = 1,
     BD_WATCH_FORMAT_TEAMS = 2,
     BD_WATCH_FORMAT_SPLUNK_HEC = 3,
+    BD_WATCH_FORMAT_EMAIL = 4, /* a mail through breachd's SMTP server; url "mailto:ADDRESS" */
     BD_WATCH_FORMATS
 } bd_watch_format;
 

@@ -76,7 +76,7 @@ static bool member(bd_req *rq, const bd_fields *f, const char *name, bd_slice *v
 }
 
 /* The body's members, checked: nothing but type, account, url, secret and format (json when
- * absent; a slack or teams watch takes no secret). */
+ * absent; a slack, teams or email watch takes no secret). */
 static bool read_body(bd_req *rq, bd_fields *f, bd_slice *type, bd_slice *account, bd_slice *url,
                       bd_slice *secret, int *format)
 {
@@ -104,7 +104,7 @@ static bool read_body(bd_req *rq, bd_fields *f, bd_slice *type, bd_slice *accoun
     *format = BD_WATCH_FORMAT_JSON;
     if (bd_fields_get(f, "format", &fmt) && !bd_watch_format_parse(fmt, format)) {
         bd_reply_error(rq, 422, "validation_error",
-                       "the format must be json, slack, teams or splunk-hec");
+                       "the format must be json, slack, teams, email or splunk-hec");
         return false;
     }
     if (!member(rq, f, "type", type) || !member(rq, f, "account", account) ||
@@ -113,9 +113,12 @@ static bool read_body(bd_req *rq, bd_fields *f, bd_slice *type, bd_slice *accoun
     if (bd_watch_format_needs_secret(*format))
         return member(rq, f, "secret", secret);
     if (bd_fields_get(f, "secret", secret) && secret->len > 0) {
-        bd_reply_error(rq, 422, "validation_error",
-                       "a %s watch takes no secret: its url is the receiver's credential",
-                       bd_watch_format_name(*format));
+        if (*format == BD_WATCH_FORMAT_EMAIL)
+            bd_reply_error(rq, 422, "validation_error", "an email watch takes no secret");
+        else
+            bd_reply_error(rq, 422, "validation_error",
+                           "a %s watch takes no secret: its url is the receiver's credential",
+                           bd_watch_format_name(*format));
         return false;
     }
     *secret = (bd_slice){"", 0};
@@ -135,6 +138,13 @@ static bool check_watch(bd_server *srv, bd_req *rq, bd_slice type, bd_slice acco
         (secret.len < BD_WEBHOOK_SECRET_MIN || secret.len > BD_WEBHOOK_SECRET_MAX)) {
         bd_reply_error(rq, 422, "validation_error", "the secret must be %d to %d bytes",
                        BD_WEBHOOK_SECRET_MIN, BD_WEBHOOK_SECRET_MAX);
+        return false;
+    }
+    bd_slice address;
+    if (format == BD_WATCH_FORMAT_EMAIL) { /* sent through the operator's SMTP server */
+        if (bd_watch_mailto_parse(url, &address, &why) == BD_OK)
+            return true;
+        bd_reply_error(rq, 422, "validation_error", "%s", why);
         return false;
     }
     bd_webhook_url u;

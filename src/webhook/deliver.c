@@ -36,7 +36,8 @@ typedef struct {
 struct bd_deliverer {
     bd_store_pool *writes; /* the leasing thread's connection (store/pool.h) */
     const bd_webhook_policy *policy;
-    const char *console_url; /* the link in Slack and Teams alerts; NULL: none */
+    const char *console_url; /* the link in Slack, Teams and email alerts; NULL: none */
+    const bd_smtp_config *smtp; /* where email alerts go; NULL: none (they fail) */
     int64_t retention_s; /* alerts delivered or given up kept this long; 0: for ever */
     pthread_t leaser;
     pthread_t sender[BD_WEBHOOK_SENDERS];
@@ -119,10 +120,33 @@ static int take_leased(void *ctx, const bd_alert_row *row)
 
 /* Sends an alert in a format other than the signed JSON: its body, the event id (receivers
  * that can deduplicate by it), and for Splunk HEC the token. */
-static bd_result send_formatted(bd_webhook_sender *snd, const char *console_url, slot *it,
-                                bd_buf *body)
+static bd_result send_mail(bd_webhook_sender *snd, const bd_deliverer *d, slot *it, bd_buf *body)
 {
     const bd_alert_row *a = &it->row;
+    bd_slice to;
+    if (!d->smtp) {
+        it->why = "breachd has no SMTP server for email alerts (breachd --smtp-url)";
+        return BD_ERR_INVALID;
+    }
+    if (bd_watch_mailto_parse(a->url, &to, &it->why) != BD_OK)
+        return BD_ERR_INVALID;
+    bd_buf_reset(body);
+    bd_result r = bd_alert_write_mail(body, a, d->smtp->from, to, d->console_url);
+    if (r != BD_OK) {
+        it->why = "the alert's mail could not be written";
+        return r;
+    }
+    return bd_webhook_mail(snd, d->smtp, to, (bd_slice){body->data, body->len}, &it->status,
+                           &it->why);
+}
+
+static bd_result send_formatted(bd_webhook_sender *snd, const bd_deliverer *d, slot *it,
+                                bd_buf *body)
+{
+    const char *console_url = d->console_url;
+    const bd_alert_row *a = &it->row;
+    if (a->format == BD_WATCH_FORMAT_EMAIL)
+        return send_mail(snd, d, it, body);
     bd_json w;
     bd_buf_reset(body);
     bd_json_init(&w, body);
@@ -152,13 +176,13 @@ static bd_result send_formatted(bd_webhook_sender *snd, const char *console_url,
 }
 
 /* Sends one alert (a sender thread, no lock held). */
-static void send_one(bd_webhook_sender *snd, const char *console_url, slot *it, bd_buf *body)
+static void send_one(bd_webhook_sender *snd, const bd_deliverer *d, slot *it, bd_buf *body)
 {
     const bd_alert_row *a = &it->row;
     it->status = 0;
     it->why = "the alert's body could not be written";
     if (a->format != BD_WATCH_FORMAT_JSON) {
-        it->sent = send_formatted(snd, console_url, it, body) == BD_OK;
+        it->sent = send_formatted(snd, d, it, body) == BD_OK;
         return;
     }
     bd_json w;
@@ -223,7 +247,7 @@ static void *sender(void *arg)
         it->state = SLOT_SENDING;
         pthread_mutex_unlock(&d->mu);
         if (it->copied)
-            send_one(snd, d->console_url, it, &body);
+            send_one(snd, d, it, &body);
         else
             it->sent = false, it->status = 0, it->why = "out of memory";
         pthread_mutex_lock(&d->mu);
@@ -375,8 +399,8 @@ static void *leaser(void *arg)
 }
 
 bd_result bd_deliverer_start(bd_store_pool *writes, const bd_webhook_policy *policy,
-                             const char *console_url, int64_t retention_s, bd_deliverer **out,
-                             char *why, size_t whylen)
+                             const char *console_url, const bd_smtp_config *smtp,
+                             int64_t retention_s, bd_deliverer **out, char *why, size_t whylen)
 {
     *out = NULL;
     bd_deliverer *d = calloc(1, sizeof *d);
@@ -387,6 +411,7 @@ bd_result bd_deliverer_start(bd_store_pool *writes, const bd_webhook_policy *pol
     d->writes = writes;
     d->policy = policy;
     d->console_url = console_url;
+    d->smtp = smtp;
     d->retention_s = retention_s;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work, NULL);

@@ -21,6 +21,7 @@
 
 #include "core/result.h"
 #include "webhook/policy.h"
+#include "webhook/send.h"
 
 #define BD_WEBHOOK_SENDERS 4
 #define BD_WEBHOOK_POLL_MS 200
@@ -34,13 +35,14 @@ typedef struct bd_deliverer bd_deliverer;
 struct bd_store_pool;
 
 /* Starts the threads. retention_s: how long alerts delivered or given up are kept (0: for
- * ever). console_url (borrowed; NULL: none): the console's address, linked from Slack and Teams
- * alerts (store.h bd_watch_format; webhook/formats.h builds each body). BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing
+ * ever). console_url (borrowed; NULL: none): the console's address, linked from Slack, Teams
+ * and email alerts (store.h bd_watch_format; webhook/formats.h builds each body). smtp
+ * (borrowed; NULL: none, email alerts fail and are retried): where email alerts go. BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing
  * thread takes its connection to the store from writes (opened with BD_STORE_WRITE |
  * BD_STORE_SMALL_WRITES) and drops it for a new one after failures. */
 bd_result bd_deliverer_start(struct bd_store_pool *writes, const bd_webhook_policy *policy,
-                             const char *console_url, int64_t retention_s, bd_deliverer **out,
-                             char *why, size_t whylen);
+                             const char *console_url, const bd_smtp_config *smtp,
+                             int64_t retention_s, bd_deliverer **out, char *why, size_t whylen);
 /* Stops the threads after the sends in progress (at most their 10 s timeout), records
  * their outcomes, gives back what was leased and not sent, and frees them. */
 void bd_deliverer_stop(bd_deliverer *d);

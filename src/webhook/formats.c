@@ -1,14 +1,17 @@
 /* Slack, Teams and Splunk HEC alert bodies (formats.h). */
 #include "webhook/formats.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "ingest/watch_spec.h"
 #include "webhook/payload.h"
 
-static const char *const NAMES[BD_WATCH_FORMATS] = {"json", "slack", "teams", "splunk-hec"};
+static const char *const NAMES[BD_WATCH_FORMATS] = {"json", "slack", "teams", "splunk-hec",
+                                                    "email"};
 
 const char *bd_watch_format_name(int format)
 {
@@ -58,9 +61,14 @@ typedef struct {
     char summary[800];
 } facts;
 
+/* Copies s, its control characters (line breaks among them: a breach name is anyone's
+ * text, and a mail header must stay one line) as spaces. */
 static void copy(char *out, size_t cap, bd_slice s)
 {
-    snprintf(out, cap, "%.*s", (int)(s.len < cap ? s.len : cap - 1), s.ptr ? s.ptr : "");
+    size_t n = s.ptr ? (s.len < cap ? s.len : cap - 1) : 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (unsigned char)s.ptr[i] < 0x20 || s.ptr[i] == 0x7f ? ' ' : s.ptr[i];
+    out[n] = '\0';
 }
 
 static void facts_of(const bd_alert_row *a, facts *f)
@@ -68,6 +76,9 @@ static void facts_of(const bd_alert_row *a, facts *f)
     bool card = a->watch_type == BD_WATCH_BIN;
     snprintf(f->type, sizeof f->type, "%s", bd_watch_type_name(a->watch_type));
     bd_alert_account_masked(a->watch_type, a->watch_shown, f->account, sizeof f->account);
+    for (char *p = f->account; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
     if (card)
         snprintf(f->breach, sizeof f->breach, "cards");
     else
@@ -291,4 +302,132 @@ bd_slice bd_watch_url_shown(int format, bd_slice url, char *out, size_t cap)
         end++;
     int n = snprintf(out, cap, "%.*s/...", (int)end, url.ptr ? url.ptr : "");
     return (bd_slice){out, n > 0 && (size_t)n < cap ? (size_t)n : 0};
+}
+
+bd_result bd_watch_mailto_parse(bd_slice url, bd_slice *address, const char **why)
+{
+    static const char PREFIX[] = "mailto:";
+    *why = "an email watch's url is mailto:ADDRESS (one address, nothing after it)";
+    if (url.len <= sizeof PREFIX - 1 || strncasecmp(url.ptr, PREFIX, sizeof PREFIX - 1) != 0)
+        return BD_ERR_INVALID;
+    bd_slice a = {url.ptr + sizeof PREFIX - 1, url.len - (sizeof PREFIX - 1)};
+    const char *at = memchr(a.ptr, '@', a.len);
+    if (a.len > 254 || !at || at == a.ptr || at == a.ptr + a.len - 1 ||
+        memchr(at + 1, '@', a.len - (size_t)(at - a.ptr) - 1))
+        return BD_ERR_INVALID;
+    for (size_t i = 0; i < a.len; i++) {
+        unsigned char c = (unsigned char)a.ptr[i];
+        if (c <= ' ' || c >= 0x7f || strchr("<>()[]\\,;:\"?&%", c))
+            return BD_ERR_INVALID;
+    }
+    *address = a;
+    *why = NULL;
+    return BD_OK;
+}
+
+/* Appends text, NUL-terminated C string, to out; *ok false once an append failed. */
+static void put(bd_buf *out, bool *ok, const char *text)
+{
+    if (*ok && bd_buf_append(out, text, strlen(text)) != BD_OK)
+        *ok = false;
+}
+
+static void put_html(bd_buf *out, bool *ok, const char *text)
+{
+    char one[2] = {0, 0};
+    for (const char *p = text; *p; p++) {
+        const char *esc = *p == '&'    ? "&amp;"
+                          : *p == '<'  ? "&lt;"
+                          : *p == '>'  ? "&gt;"
+                          : *p == '"'  ? "&quot;"
+                          : *p == '\'' ? "&#39;"
+                                       : NULL;
+        one[0] = *p;
+        put(out, ok, esc ? esc : one);
+    }
+}
+
+/* A header's text: as is when ASCII, else one RFC 2047 encoded word (UTF-8, base64). */
+static void put_header_text(bd_buf *out, bool *ok, const char *text)
+{
+    bool ascii = true;
+    for (const char *p = text; *p; p++)
+        ascii = ascii && (unsigned char)*p < 0x80;
+    if (ascii) {
+        put(out, ok, text);
+        return;
+    }
+    size_t n = strlen(text);
+    char b64[1200];
+    if (sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL) > sizeof b64) {
+        *ok = false;
+        return;
+    }
+    sodium_bin2base64(b64, sizeof b64, (const unsigned char *)text, n,
+                      sodium_base64_VARIANT_ORIGINAL);
+    put(out, ok, "=?utf-8?B?");
+    put(out, ok, b64);
+    put(out, ok, "?=");
+}
+
+bd_result bd_alert_write_mail(bd_buf *out, const bd_alert_row *a, const char *from, bd_slice to,
+                              const char *console_url)
+{
+    facts f;
+    facts_of(a, &f);
+    char ev[64], line[1200], date[64];
+    copy(ev, sizeof ev, a->event_id);
+    time_t t = (time_t)a->created_at;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S +0000", &tm);
+    bool ok = true;
+    put(out, &ok, "From: breachd <");
+    put(out, &ok, from);
+    snprintf(line, sizeof line, ">\r\nTo: <%.*s>\r\nSubject: ", (int)to.len, to.ptr);
+    put(out, &ok, line);
+    put_header_text(out, &ok, f.summary);
+    snprintf(line, sizeof line,
+             "\r\nDate: %s\r\nMessage-ID: <%s@breachd>\r\nX-Breachd-Event-Id: %s\r\n"
+             "MIME-Version: 1.0\r\n"
+             "Content-Type: multipart/alternative; boundary=\"breachd-%s\"\r\n\r\n"
+             "--breachd-%s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+             "Content-Transfer-Encoding: 8bit\r\n\r\n"
+             "Breach exposure found\r\n\r\n",
+             date, ev, ev, ev, ev);
+    put(out, &ok, line);
+    const char *labels[] = {"Identity type", "Account", "Breach", "Date", f.count_label};
+    const char *values[] = {f.type, f.account, f.breach, f.when, f.count};
+    for (int i = 0; i < 5; i++) {
+        snprintf(line, sizeof line, "%s: %s\r\n", labels[i], values[i]);
+        put(out, &ok, line);
+    }
+    if (console_url) {
+        put(out, &ok, "\r\nOpen the breachd console: ");
+        put(out, &ok, console_url);
+        put(out, &ok, "\r\n");
+    }
+    snprintf(line, sizeof line,
+             "Event: %s\r\n\r\n--breachd-%s\r\nContent-Type: text/html; charset=utf-8\r\n"
+             "Content-Transfer-Encoding: 8bit\r\n\r\n"
+             "<!DOCTYPE html>\r\n<html><body>\r\n<h2>Breach exposure found</h2>\r\n<table>\r\n",
+             ev, ev);
+    put(out, &ok, line);
+    for (int i = 0; i < 5; i++) {
+        put(out, &ok, "<tr><th align=\"left\">");
+        put_html(out, &ok, labels[i]);
+        put(out, &ok, "</th><td>");
+        put_html(out, &ok, values[i]);
+        put(out, &ok, "</td></tr>\r\n");
+    }
+    put(out, &ok, "</table>\r\n");
+    if (console_url) {
+        put(out, &ok, "<p><a href=\"");
+        put_html(out, &ok, console_url);
+        put(out, &ok, "\">Open the breachd console</a></p>\r\n");
+    }
+    snprintf(line, sizeof line, "<p>Event %s</p>\r\n</body></html>\r\n\r\n--breachd-%s--\r\n", ev,
+             ev);
+    put(out, &ok, line);
+    return ok ? BD_OK : BD_ERR_NOMEM;
 }

@@ -11,6 +11,8 @@
  * A chat channel is read by more people than a receiver's pipeline: Slack and Teams show
  * the account masked (bd_alert_account_masked) and not the matched identities; the HEC
  * event, going to the organisation's own SIEM, is the whole alert, as the JSON webhook is.
+ * email: a mail through breachd's SMTP server (send.h bd_webhook_mail) to the watch's
+ * "mailto:ADDRESS", masked like the chat formats.
  * Where a watch's URL carries the receiver's token (Slack and Teams URLs do), lists show only
  * its scheme and host (bd_watch_url_shown). */
 #ifndef BD_WEBHOOK_FORMATS_H
@@ -19,16 +21,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/slice.h"
 #include "store/store.h"
 
-/* "json", "slack", "teams", "splunk-hec"; and back (false for any other text). */
+/* "json", "slack", "teams", "splunk-hec", "email"; and back (false for any other text). */
 const char *bd_watch_format_name(int format);
 bool bd_watch_format_parse(bd_slice s, int *format);
 
 /* Whether a watch of this format needs a secret: json (its signing secret) and splunk-hec
- * (its HEC token) do; slack and teams (the URL is the credential) take none. */
+ * (its HEC token) do; slack and teams (the URL is the credential) and email take none. */
 bool bd_watch_format_needs_secret(int format);
 
 /* The account as a chat message shows it: an email as its first character, "***" and
@@ -41,6 +44,20 @@ void bd_alert_account_masked(int watch_type, bd_slice shown, char *out, size_t c
 void bd_alert_write_slack(bd_json *w, const bd_alert_row *a, const char *console_url);
 void bd_alert_write_teams(bd_json *w, const bd_alert_row *a, const char *console_url);
 void bd_alert_write_hec(bd_json *w, const bd_alert_row *a);
+
+/* An email watch's url, "mailto:ADDRESS" (one address of at most 254 bytes: printable ASCII,
+ * one '@' with text either side, none of <>()[]\,;:"?&% ): *address points into url. Else
+ * BD_ERR_INVALID with *why (a constant sentence). */
+bd_result bd_watch_mailto_parse(bd_slice url, bd_slice *address, const char **why);
+
+/* The mail of an alert, appended to out: From (breachd <from>), To, Subject (the summary line;
+ * one RFC 2047 word when it is not ASCII), Date, Message-ID and X-Breachd-Event-Id from the
+ * event id, and a multipart/alternative body (boundary "breachd-" and the event id) of a
+ * plain-text and an HTML part (escaped) with the facts of the chat formats, the account
+ * masked, the console's link when console_url is not NULL. Lines end in CRLF; a breach name's
+ * control characters are spaces. BD_ERR_NOMEM when out cannot grow. */
+bd_result bd_alert_write_mail(bd_buf *out, const bd_alert_row *a, const char *from, bd_slice to,
+                              const char *console_url);
 
 /* A watch's URL as lists and replies show it: as given for json and splunk-hec; for slack
  * and teams (whose URL path and query are the receiver's token) the scheme and host, then

@@ -10,6 +10,7 @@
 #ifndef BD_WEBHOOK_SEND_H
 #define BD_WEBHOOK_SEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +34,31 @@ bd_result bd_webhook_post(bd_webhook_sender *s, bd_slice url, bd_slice event_id,
  * the event id, timestamp and signature: what the Slack, Teams and Splunk HEC formats send. */
 bd_result bd_webhook_post_headers(bd_webhook_sender *s, bd_slice url, const char *const *extra,
                                   size_t nextra, bd_slice body, long *status, const char **why);
+
+/* The SMTP server breachd sends email alerts through (breachd --smtp-url, --smtp-from,
+ * --smtp-credentials, --smtp-insecure on). */
+typedef struct {
+    bool tls;        /* smtps://: TLS from the start; smtp:// upgrades with STARTTLS */
+    char host[256];  /* without brackets for an IPv6 literal */
+    int port;        /* 465 for smtps, 25 for smtp unless given */
+    const char *url; /* as given */
+    const char *from;
+    const char *user, *password; /* NULL: no AUTH */
+    bool insecure; /* smtp:// without STARTTLS: a loopback host only (bd_smtp_parse) */
+} bd_smtp_config;
+
+/* Parses url ("smtp://HOST[:PORT]" or "smtps://HOST[:PORT]", an optional "/" after) into c.
+ * insecure: refused (BD_ERR_INVALID) unless the host is localhost or a loopback address, so
+ * credentials and alerts never cross a network in clear. *why a constant sentence. */
+bd_result bd_smtp_parse(const char *url, bool insecure, bd_smtp_config *c, const char **why);
+
+/* Sends message (RFC 5322 text, CRLF lines) to rcpt through smtp: its host resolved and
+ * checked against the policy and pinned as for a webhook, STARTTLS required on smtp://
+ * (unless insecure), the certificate verified, AUTH with the credentials when given;
+ * connect 5 s, whole transfer 10 s. *status gets the server's last reply code (250 when
+ * taken). BD_OK when taken; BD_ERR_INVALID when the policy refuses the server's addresses;
+ * BD_ERR_IO otherwise (why: a constant sentence; never the password). */
+bd_result bd_webhook_mail(bd_webhook_sender *s, const bd_smtp_config *smtp, bd_slice rcpt,
+                          bd_slice message, long *status, const char **why);
 
 #endif

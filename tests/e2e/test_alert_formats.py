@@ -2,10 +2,15 @@
 the real breachd to a real HTTP receiver on loopback (started here), each body checked against
 the shape its service documents (Slack incoming webhooks with Block Kit, a Teams workflow
 message carrying an Adaptive Card, a Splunk HTTP Event Collector event with the
-"Authorization: Splunk TOKEN" header); a receiver that fails then recovers gets the alert
+"Authorization: Splunk TOKEN" header), a mail through a real SMTP server (npm smtp-server,
+tests/smtp) with AUTH, multipart/alternative; a receiver that fails then recovers gets the alert
 once; the secret of each (Slack and Teams URL tokens, the HEC token) absent from watch list,
 the API's answers and the server's log."""
+import email
+import email.policy
 import json
+import os
+import shutil
 import subprocess
 import threading
 import time
@@ -19,6 +24,11 @@ CONSOLE = "https://breachd.example.com/console/"
 HEC_TOKEN = "12345678-9abc-4def-8123-456789abcdef"
 SLACK_TOKEN = "T0000SECRET/B0000SECRET/XXXXXXXXslacktoken"
 TEAMS_TOKEN = "sig=TEAMSSECRETsignature0123"
+SMTP_USER = "breachd-mailer"
+SMTP_PASSWORD = "smtp-PASSWORD-s3cret-987"
+SMTP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "smtp")
+HAVE_SMTP = shutil.which("node") and os.path.isdir(os.path.join(SMTP_DIR, "node_modules",
+                                                                 "smtp-server"))
 
 
 class Receiver:
@@ -215,7 +225,7 @@ class AlertFormats(unittest.TestCase):
 
     def test_bad_formats_and_secrets_are_clear_422s(self):
         for fmt, secret, words in (
-                ("sms", SIGNING, "the format must be json, slack, teams or splunk-hec"),
+                ("sms", SIGNING, "the format must be json, slack, teams, email or splunk-hec"),
                 ("slack", SIGNING, "a slack watch takes no secret"),
                 ("teams", SIGNING, "a teams watch takes no secret"),
                 ("splunk-hec", None, "the body must give 'secret'"),
@@ -225,6 +235,190 @@ class AlertFormats(unittest.TestCase):
             self.assertEqual(set(reply), {"error", "message"})
             self.assertIn(words, reply["message"])
         self.assertEqual(call(self.srv, "GET", "/watches", self.key)[1], {"watches": []})
+
+
+class SmtpServer:
+    """tests/smtp/server.mjs: smtp-server on loopback without STARTTLS, AUTH required; the
+    first `fail` messages refused with a 451."""
+
+    def __init__(self, fail=0):
+        self.proc = subprocess.Popen(["node", os.path.join(SMTP_DIR, "server.mjs"), SMTP_USER,
+                                      SMTP_PASSWORD, str(fail)], stdout=subprocess.PIPE,
+                                     cwd=SMTP_DIR)
+        self.port = json.loads(self.proc.stdout.readline())["port"]
+        self.lines = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        for line in self.proc.stdout:
+            with self.lock:
+                self.lines.append(json.loads(line))
+
+    def messages(self):
+        with self.lock:
+            return [m for m in self.lines if not m.get("refused")]
+
+    def refused(self):
+        with self.lock:
+            return len([m for m in self.lines if m.get("refused")])
+
+    def wait(self, n, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline and len(self.messages()) < n:
+            time.sleep(0.05)
+        return self.messages()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+@unittest.skipUnless(HAVE_SMTP or os.environ.get("BREACHD_REQUIRE_CLIENTS"),
+                     "node or tests/smtp/node_modules/smtp-server missing (make npm-deps)")
+class Email(unittest.TestCase):
+    def setUp(self):
+        self.ctl = Ctl().init()
+        self.ctl.import_("breaches", fixture("breaches.jsonl"))
+        self.key = self.ctl.key("owner")
+        self.srv = None
+        self.smtp = None
+        self.cred = os.path.join(self.ctl.dir, "smtp.cred")
+        with open(self.cred, "w") as f:
+            f.write("%s:%s\n" % (SMTP_USER, SMTP_PASSWORD))
+        os.chmod(self.cred, 0o600)
+
+    def tearDown(self):
+        rc = self.srv.stop() if self.srv else 0
+        if self.smtp:
+            self.smtp.stop()
+        self.ctl.cleanup()
+        self.assertEqual(rc, 0, "breachd exited %d on SIGTERM" % rc)
+
+    def start(self, fail=0, insecure=True, allow=True):
+        self.smtp = SmtpServer(fail)
+        self.srv = Server(self.ctl, *(ALLOW if allow else ()), "--console-url", CONSOLE,
+                          "--smtp-url", "smtp://127.0.0.1:%d" % self.smtp.port,
+                          "--smtp-from", "alerts@example.org", "--smtp-credentials", self.cred,
+                          *(("--smtp-insecure", "on") if insecure else ()))
+
+    def add(self, url="mailto:soc@example.net", expect=201, **extra):
+        st, reply = call(self.srv, "POST", "/watches", self.key,
+                         dict({"type": "email", "account": "Alice@Example.com", "url": url,
+                               "format": "email"}, **extra))
+        self.assertEqual(st, expect, reply)
+        return reply
+
+    def import_alice(self):
+        self.ctl.import_("records", self.ctl.write("r.jsonl", records(
+            "alice@example.com", "bob@example.com", "ALICE@example.com ")))
+
+    def alerts(self):
+        st, body = call(self.srv, "GET", "/alerts", self.key)
+        self.assertEqual(st, 200)
+        return [(a["delivery"], a["attempts"]) for a in body["alerts"]]
+
+    def assertPasswordNowhere(self):
+        st, listed = call(self.srv, "GET", "/watches", self.key)
+        self.assertNotIn(SMTP_PASSWORD, json.dumps(listed))
+        p = self.ctl.run("watch", "list", check=0)
+        self.assertNotIn(SMTP_PASSWORD, (p.stdout + p.stderr).decode())
+        self.assertNotIn(SMTP_PASSWORD, self.srv.log())
+
+    def test_an_email_alert_is_a_text_and_html_mail_through_smtp_with_auth(self):
+        self.start()
+        reply = self.add()
+        self.assertEqual((reply["format"], reply["url"]), ("email", "mailto:soc@example.net"))
+        self.import_alice()
+        got = self.smtp.wait(1)
+        time.sleep(1.5)
+        got = self.smtp.messages()
+        self.assertEqual(len(got), 1, got)
+        m = got[0]
+        self.assertEqual((m["from"], m["to"], m["user"]),
+                         ("alerts@example.org", ["soc@example.net"], SMTP_USER))
+        msg = email.message_from_string(m["data"], policy=email.policy.default)
+        self.assertEqual(msg["From"], "breachd <alerts@example.org>")
+        self.assertEqual(msg["To"], "soc@example.net")
+        self.assertEqual(msg["Subject"],
+                         "breachd: email a***@example.com found in BetaShop (2 records)")
+        self.assertEqual(msg.get_content_type(), "multipart/alternative")
+        event_id = msg["X-Breachd-Event-Id"]
+        self.assertEqual(msg["Message-ID"], "<%s@breachd>" % event_id)
+        parts = [p.get_content_type() for p in msg.iter_parts()]
+        self.assertEqual(parts, ["text/plain", "text/html"])
+        text = msg.get_body(("plain",)).get_content()
+        html = msg.get_body(("html",)).get_content()
+        for want in ("Identity type: email", "Account: a***@example.com", "Breach: BetaShop",
+                     "Records: 2", "Open the breachd console: " + CONSOLE, "Event: " + event_id):
+            self.assertIn(want, text)
+        self.assertIn('<a href="%s">Open the breachd console</a>' % CONSOLE, html)
+        self.assertIn("<td>a***@example.com</td>", html)
+        self.assertNotIn("alice@example.com", m["data"])
+        st, listed = call(self.srv, "GET", "/alerts", self.key)
+        self.assertEqual(listed["alerts"][0]["event_id"], event_id)
+        self.assertEqual(self.alerts(), [("delivered", 1)])
+        self.assertPasswordNowhere()
+
+    def test_a_server_that_refuses_then_takes_gets_the_mail_once(self):
+        self.start(fail=2)
+        self.add()
+        self.import_alice()
+        got = self.smtp.wait(1, timeout=30)
+        time.sleep(2.5)
+        self.assertEqual(self.smtp.refused(), 2)
+        self.assertEqual(len(self.smtp.messages()), 1)
+        self.assertEqual(self.alerts(), [("delivered", 3)])
+        self.assertPasswordNowhere()
+
+    def test_smtp_without_starttls_is_refused_unless_insecure(self):
+        self.start(insecure=False)  # the server offers no STARTTLS: nothing is sent in clear
+        self.add()
+        self.import_alice()
+        deadline = time.time() + 10
+        while time.time() < deadline and not (self.alerts() and self.alerts()[0][1] >= 1):
+            time.sleep(0.2)
+        state = self.alerts()
+        self.assertEqual(state[0][0], "pending")
+        self.assertGreaterEqual(state[0][1], 1)
+        self.assertEqual(self.smtp.messages(), [])
+        self.assertRegex(self.srv.log(), r"alert 1 of watch \d+, attempt 1 failed \(HTTP \d+: "
+                                         r"Requested SSL level failed\)")
+        self.assertPasswordNowhere()
+
+    def test_the_smtp_host_is_checked_like_a_webhooks(self):
+        self.start(allow=False)  # 127.0.0.1 not allowed
+        self.add()
+        self.import_alice()
+        deadline = time.time() + 10
+        while time.time() < deadline and not (self.alerts() and self.alerts()[0][1] >= 1):
+            time.sleep(0.2)
+        self.assertEqual(self.alerts()[0][0], "pending")
+        self.assertIn("SMTP server's address is private, loopback", self.srv.log())
+        self.assertEqual(self.smtp.messages(), [])
+
+    def test_bad_email_watches_and_settings(self):
+        self.start()
+        for url, extra, words in (("https://example.net/", {}, "mailto:ADDRESS"),
+                                  ("mailto:a@b?cc=c@d", {}, "mailto:ADDRESS"),
+                                  ("mailto:soc@example.net", {"secret": SIGNING},
+                                   "an email watch takes no secret")):
+            reply = self.add(url=url, expect=422, **extra)
+            self.assertIn(words, reply["message"])
+        base = [binary("breachd"), "--db", self.ctl.db, "--listen", "127.0.0.1:0"] + (
+            ["--secret", self.ctl.secret] if self.ctl.secret else [])
+        os.chmod(self.cred, 0o644)
+        for args, words in (
+                (("--smtp-url", "smtp://127.0.0.1:25", "--smtp-from", "a@example.org",
+                  "--smtp-credentials", self.cred), b"open to other users"),
+                (("--smtp-url", "smtp://mail.example.org", "--smtp-from", "a@example.org",
+                  "--smtp-insecure", "on"), b"--smtp-insecure (no STARTTLS) is only for"),
+                (("--smtp-url", "smtp://127.0.0.1:25"), b"need both --smtp-url and --smtp-from"),
+                (("--smtp-url", "imap://x", "--smtp-from", "a@example.org"), b"--smtp-url:")):
+            p = subprocess.run(base + list(args), capture_output=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(words, p.stderr)
+            self.assertNotIn(SMTP_PASSWORD.encode(), p.stderr)
 
 
 class Cli(unittest.TestCase):
@@ -260,6 +454,7 @@ class Cli(unittest.TestCase):
                          ["1", "3"])
         for args, words in (
                 (("--format", "sms", "--secret", SIGNING), b"--format is json, slack, teams"),
+                (("--format", "email"), b"--url: an email watch's url is mailto:ADDRESS"),
                 (("--format", "teams", "--secret", SIGNING), b"a teams watch takes no --secret"),
                 (("--format", "splunk-hec"), b"usage: breachctl watch add")):
             p = self.watch_add("--account", "b@example.com", "--url", "http://127.0.0.1:9/x",

@@ -14,6 +14,7 @@
 #include "webhook/formats.h"
 #include "webhook/payload.h"
 #include "webhook/policy.h"
+#include "webhook/send.h"
 
 static bool ok_addr(const bd_webhook_policy *p, const char *text)
 {
@@ -350,7 +351,10 @@ TEST(test_formats_masks_and_shown_urls)
     CHECK(bd_watch_format_parse(bd_slice_from("json"), &f));
     CHECK_INT(f, BD_WATCH_FORMAT_JSON);
     CHECK(!bd_watch_format_parse(bd_slice_from("Slack"), &f));
-    CHECK(!bd_watch_format_parse(bd_slice_from("email"), &f));
+    CHECK(bd_watch_format_parse(bd_slice_from("email"), &f));
+    CHECK_INT(f, BD_WATCH_FORMAT_EMAIL);
+    CHECK(!bd_watch_format_needs_secret(BD_WATCH_FORMAT_EMAIL));
+    CHECK(!bd_watch_format_parse(bd_slice_from("mail"), &f));
     CHECK_STR(bd_watch_format_name(BD_WATCH_FORMAT_TEAMS), "teams");
     CHECK(bd_watch_format_needs_secret(BD_WATCH_FORMAT_JSON));
     CHECK(bd_watch_format_needs_secret(BD_WATCH_FORMAT_SPLUNK_HEC));
@@ -381,6 +385,106 @@ TEST(test_formats_masks_and_shown_urls)
     CHECK(s.ptr == hook.ptr && s.len == hook.len);
 }
 
+TEST(test_mail_is_multipart_alternative_text_and_html)
+{
+    bd_alert_row a = sample_alert();
+    bd_buf out;
+    bd_buf_init(&out, 1u << 20);
+    CHECK_INT(bd_alert_write_mail(&out, &a, "alerts@example.org", bd_slice_from("soc@example.net"),
+                                  "https://breachd.example.com/console/"),
+              BD_OK);
+    CHECK_INT(bd_buf_append(&out, "", 1), BD_OK);
+    CHECK_STR(out.data,
+               "From: breachd <alerts@example.org>\r\n"
+               "To: <soc@example.net>\r\n"
+               "Subject: breachd: email a***@example.com found in Beta<&>Shop (2 records)\r\n"
+               "Date: Thu, 01 Jan 2026 00:00:00 +0000\r\n"
+               "Message-ID: <5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11@breachd>\r\n"
+               "X-Breachd-Event-Id: 5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\r\n"
+               "MIME-Version: 1.0\r\n"
+               "Content-Type: multipart/alternative; boundary=\"breachd-5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\"\r\n"
+               "\r\n"
+               "--breachd-5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\r\n"
+               "Content-Type: text/plain; charset=utf-8\r\n"
+               "Content-Transfer-Encoding: 8bit\r\n"
+               "\r\n"
+               "Breach exposure found\r\n"
+               "\r\n"
+               "Identity type: email\r\n"
+               "Account: a***@example.com\r\n"
+               "Breach: Beta<&>Shop\r\n"
+               "Date: 2026-01-01 00:00 UTC\r\n"
+               "Records: 2\r\n"
+               "\r\n"
+               "Open the breachd console: https://breachd.example.com/console/\r\n"
+               "Event: 5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\r\n"
+               "\r\n"
+               "--breachd-5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11\r\n"
+               "Content-Type: text/html; charset=utf-8\r\n"
+               "Content-Transfer-Encoding: 8bit\r\n"
+               "\r\n"
+               "<!DOCTYPE html>\r\n"
+               "<html><body>\r\n"
+               "<h2>Breach exposure found</h2>\r\n"
+               "<table>\r\n"
+               "<tr><th align=\"left\">Identity type</th><td>email</td></tr>\r\n"
+               "<tr><th align=\"left\">Account</th><td>a***@example.com</td></tr>\r\n"
+               "<tr><th align=\"left\">Breach</th><td>Beta&lt;&amp;&gt;Shop</td></tr>\r\n"
+               "<tr><th align=\"left\">Date</th><td>2026-01-01 00:00 UTC</td></tr>\r\n"
+               "<tr><th align=\"left\">Records</th><td>2</td></tr>\r\n"
+               "</table>\r\n"
+               "<p><a href=\"https://breachd.example.com/console/\">Open the breachd console</a></p>\r\n"
+               "<p>Event 5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11</p>\r\n"
+               "</body></html>\r\n"
+               "\r\n"
+               "--breachd-5b0c8e52-2c4e-4c1a-9a4f-0d2d7c1e9b11--\r\n");
+    /* a breach name with a line break and non-ASCII: one header line, an encoded word */
+    bd_buf_reset(&out);
+    a.breach_name = bd_slice_from("B\xc3\xa9ta\r\nBcc: x@evil");
+    CHECK_INT(bd_alert_write_mail(&out, &a, "alerts@example.org", bd_slice_from("soc@example.net"),
+                                  NULL),
+              BD_OK);
+    CHECK_INT(bd_buf_append(&out, "", 1), BD_OK);
+    CHECK(strstr(out.data, "\r\nSubject: =?utf-8?B?YnJlYWNoZDogZW1haWwgYSoqKkBleGFtcGxlLmNvbSBmb3Vu"
+                           "ZCBpbiBCw6l0YSAgQmNjOiB4QGV2aWwgKDIgcmVjb3Jkcyk=?=\r\n") != NULL);
+    CHECK(strstr(out.data, "\nBcc:") == NULL);
+    CHECK(strstr(out.data, "Breach: B\xc3\xa9ta  Bcc: x@evil\r\n") != NULL);
+    CHECK(strstr(out.data, "console") == NULL);
+    bd_buf_free(&out);
+}
+
+TEST(test_mailto_and_smtp_urls)
+{
+    bd_slice addr;
+    const char *why;
+    CHECK_INT(bd_watch_mailto_parse(bd_slice_from("mailto:soc@example.net"), &addr, &why), BD_OK);
+    CHECK(addr.len == 15 && memcmp(addr.ptr, "soc@example.net", 15) == 0);
+    const char *bad[] = {"soc@example.net", "mailto:", "mailto:soc", "mailto:@example.net",
+                         "mailto:soc@", "mailto:a@b@c", "mailto:a b@c", "mailto:a@b?cc=x@y",
+                         "mailto:a@b,c@d", "mailto:a@b\r\nBcc: c@d", "https://a@b/"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (bd_watch_mailto_parse(bd_slice_from(bad[i]), &addr, &why) != BD_ERR_INVALID || !why)
+            TEST_FAIL("%s taken", bad[i]);
+    bd_smtp_config c;
+    CHECK_INT(bd_smtp_parse("smtp://mail.example.org", false, &c, &why), BD_OK);
+    CHECK(!c.tls && c.port == 25 && strcmp(c.host, "mail.example.org") == 0);
+    CHECK_INT(bd_smtp_parse("smtps://mail.example.org:2465/", false, &c, &why), BD_OK);
+    CHECK(c.tls && c.port == 2465);
+    CHECK_INT(bd_smtp_parse("smtps://[2001:db8::1]", false, &c, &why), BD_OK);
+    CHECK(c.port == 465 && strcmp(c.host, "2001:db8::1") == 0);
+    CHECK_INT(bd_smtp_parse("smtp://127.0.0.1:2525", true, &c, &why), BD_OK);
+    CHECK(c.insecure && c.port == 2525);
+    CHECK_INT(bd_smtp_parse("smtp://[::1]:2525", true, &c, &why), BD_OK);
+    CHECK_INT(bd_smtp_parse("smtp://localhost:2525", true, &c, &why), BD_OK);
+    /* without STARTTLS only on this host; no credentials or paths in the url */
+    CHECK_INT(bd_smtp_parse("smtp://mail.example.org", true, &c, &why), BD_ERR_INVALID);
+    CHECK_INT(bd_smtp_parse("smtps://127.0.0.1", true, &c, &why), BD_ERR_INVALID);
+    CHECK_INT(bd_smtp_parse("smtp://u:p@mail.example.org", false, &c, &why), BD_ERR_INVALID);
+    CHECK_INT(bd_smtp_parse("smtp://mail.example.org/x", false, &c, &why), BD_ERR_INVALID);
+    CHECK_INT(bd_smtp_parse("http://mail.example.org", false, &c, &why), BD_ERR_INVALID);
+    CHECK_INT(bd_smtp_parse("smtp://mail.example.org:0", false, &c, &why), BD_ERR_INVALID);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -397,5 +501,7 @@ int main(void)
     RUN(test_teams_body_is_an_adaptive_card_in_a_message);
     RUN(test_hec_body_is_an_event_holding_the_alert);
     RUN(test_formats_masks_and_shown_urls);
+    RUN(test_mail_is_multipart_alternative_text_and_html);
+    RUN(test_mailto_and_smtp_urls);
     return TEST_EXIT();
 }

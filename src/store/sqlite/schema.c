@@ -325,7 +325,7 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE TABLE IF NOT EXISTS console_signouts(id TEXT PRIMARY KEY,"
      "  until_at INTEGER NOT NULL);"),
     /* (issue 35: alert destinations) What a watch's alerts are sent as (store.h
-     * bd_watch_format: 0 the signed JSON of before, 1 Slack, 2 Teams, 3 Splunk HEC). */
+     * bd_watch_format: 0 the signed JSON of before, 1 Slack, 2 Teams, 3 Splunk HEC, 4 email). */
     ("ALTER TABLE watches ADD COLUMN format INTEGER NOT NULL DEFAULT 0;"),
     /* (issue 35: website of a stealer log) Each record's website host (ingest/website.h),
      * searchable as website_domain; the field takes bd_field 9, so a card BIN watch's type
