@@ -238,12 +238,12 @@ void bd_hibp_subscription(bd_server *srv, bd_req *rq, bd_slice arg)
      * to set (v7/admin), none is counted against the key */
     bd_json_key(w, "MaxBreachedDomains");
     bd_json_null(w);
-    /* the feature flags say what breachd answers this key: the stealer log calls are not
-     * answered yet (docs/API.md), bulk domain adding and customer domains do not exist here;
-     * the k-anonymity account range answers the keys a domain search does (hibp_range.c); a
-     * tenant key's scope takes its domains' subdomains without their own verification
-     * (docs/API.md, tenants) */
-    flag(w, "IncludesStealerLogs", false);
+    /* the feature flags say what breachd answers this key: the stealer log calls and the
+     * k-anonymity account range answer the keys a domain search does (hibp_stealer.c,
+     * hibp_range.c); bulk domain adding and customer domains do not exist here; a tenant
+     * key's scope takes its domains' subdomains without their own verification (docs/API.md,
+     * tenants) */
+    flag(w, "IncludesStealerLogs", enterprise);
     flag(w, "IncludesBulkDomainAdd", false);
     flag(w, "IncludesAutoSubdomainVerification", k->tenant_id != 0);
     flag(w, "IncludesCustomerDomains", false);

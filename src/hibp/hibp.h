@@ -42,6 +42,11 @@ void bd_hibp_latest_breach(struct bd_server *srv, bd_req *rq, bd_slice arg);
 /* GET {v3}/breachedaccount/range/{prefix} (hibp_range.c): the SHA-1 suffixes and breach Names of the stored addresses under a 6-digit
  * hex prefix; enterprise or tenant keys; 404 empty when none. */
 void bd_hibp_breached_account_range(struct bd_server *srv, bd_req *rq, bd_slice prefix);
+/* GET {v3}/stealerlogsbyemail/{email}, /stealerlogsbywebsitedomain/{domain},
+ * /stealerlogsbyemaildomain/{domain} (hibp_stealer.c): records' website hosts. */
+void bd_hibp_stealer_by_email(struct bd_server *srv, bd_req *rq, bd_slice email);
+void bd_hibp_stealer_by_website(struct bd_server *srv, bd_req *rq, bd_slice domain);
+void bd_hibp_stealer_by_email_domain(struct bd_server *srv, bd_req *rq, bd_slice domain);
 /* GET {v3}/pasteaccount/{email} (hibp_pastes.c): the email's pastes; 404 empty when none. */
 void bd_hibp_paste_account(struct bd_server *srv, bd_req *rq, bd_slice account);
 

@@ -114,6 +114,12 @@ const bd_route_row bd_routes[] = {
     /* matched before /breachedaccount/{account}, which takes the rest of the path (router.c) */
     {READ, BD_API_HIBP, "/breachedaccount/range/{prefix}", BD_ARG_SEGMENT, BD_ACCESS_KEY,
      bd_hibp_breached_account_range, "v3-breachedaccount-range", 0, 0},
+    {READ, BD_API_HIBP, "/stealerlogsbyemail/{email}", BD_ARG_REST, BD_ACCESS_KEY,
+     bd_hibp_stealer_by_email, "v3-stealerlogsbyemail", 0, 0},
+    {READ, BD_API_HIBP, "/stealerlogsbywebsitedomain/{domain}", BD_ARG_REST, BD_ACCESS_KEY,
+     bd_hibp_stealer_by_website, "v3-stealerlogsbywebsitedomain", 0, 0},
+    {READ, BD_API_HIBP, "/stealerlogsbyemaildomain/{domain}", BD_ARG_REST, BD_ACCESS_KEY,
+     bd_hibp_stealer_by_email_domain, "v3-stealerlogsbyemaildomain", 0, 0},
 };
 
 const size_t bd_routes_n = sizeof bd_routes / sizeof bd_routes[0];

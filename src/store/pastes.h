@@ -53,6 +53,21 @@ bd_result bd_store_email_hash_forget(struct bd_store *s, bd_slice email);
  * (the migration that made email_hashes), the records already stored are hashed (a sync)
  * and the note set to 0. */
 bd_result bd_store_email_hashes_note(struct bd_store *s);
+/* Stealer logs (HIBP's stealerlogsby* calls): the website hosts (records.website_domain) of
+ * the records that have one, read three ways, each answer distinct and sorted (byte order):
+ * BD_STEALER_BY_EMAIL: the hosts of one normalised email, cb(ctx, host, {NULL, 0});
+ * BD_STEALER_BY_WEBSITE: the emails of one host, cb(ctx, email, {NULL, 0});
+ * BD_STEALER_BY_EMAIL_DOMAIN: the (email, host) pairs of one email domain, cb(ctx, email,
+ * host). The two by a domain first count the domain's (or host's) records with an email, at
+ * most max + 1: BD_ERR_LIMIT when there are more than max (nothing then called). */
+typedef enum {
+    BD_STEALER_BY_EMAIL,
+    BD_STEALER_BY_WEBSITE,
+    BD_STEALER_BY_EMAIL_DOMAIN
+} bd_stealer_by;
+typedef int (*bd_stealer_cb)(void *ctx, bd_slice a, bd_slice b);
+bd_result bd_store_stealer_logs(struct bd_store *s, bd_stealer_by by, bd_slice key, int64_t max,
+                                bd_stealer_cb cb, void *ctx);
 /* The SHA-1 of a normalised email as 40 upper-case hex digits and a NUL. */
 void bd_email_sha1_hex(bd_slice email, char out[41]);
 

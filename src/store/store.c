@@ -675,3 +675,9 @@ bd_result bd_store_email_hashes_note(bd_store *s)
         r = bd_store_email_hashes_sync(s, &added);
     return r == BD_OK ? bd_store_meta_set(s, "pending_email_hashes", "0") : r;
 }
+
+bd_result bd_store_stealer_logs(bd_store *s, bd_stealer_by by, bd_slice key, int64_t max,
+                                bd_stealer_cb cb, void *ctx)
+{
+    return s->ops->stealer_logs(s, by, key, max, cb, ctx);
+}

@@ -142,6 +142,8 @@ typedef struct bd_store_ops {
     bd_result (*email_hashes_range)(bd_store *s, const char prefix[7], bd_email_hash_cb cb,
                                     void *ctx);
     bd_result (*email_hash_forget)(bd_store *s, bd_slice email);
+    bd_result (*stealer_logs)(bd_store *s, bd_stealer_by by, bd_slice key, int64_t max,
+                              bd_stealer_cb cb, void *ctx);
 } bd_store_ops;
 
 struct bd_store {

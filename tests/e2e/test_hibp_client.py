@@ -22,6 +22,12 @@ PASTE = {"source": "Pastebin", "id": "8Q0BvKD8", "title": "syslog",
          "date": "2014-03-04T19:14:54Z", "email_count": 139, "emails": ["jane@example.com"]}
 PASTE_HIBP = {"Source": "Pastebin", "Id": "8Q0BvKD8", "Title": "syslog",
               "Date": "2014-03-04T19:14:54Z", "EmailCount": 139}
+STEALER_BREACH = {"uuid": "5eea0000-0000-4000-8000-000000000001", "source_name": "Stealer",
+                  "date_leaked": "2010-01-01", "added_date": "2010-01-01",
+                  "is_stealer_log": "true"}
+STEALER_LOG = ("https://shop.example/login:sam@stealer.example:pw-1\n"
+               "https://video.example/:sam@stealer.example:pw-2\n"
+               "https://Shop.Example/account:tom@stealer.example:pw-3\n")
 HAVE_CLIENT = shutil.which("node") and os.path.isdir(os.path.join(CLIENT, "node_modules", "hibp"))
 
 
@@ -43,6 +49,11 @@ class HibpClientLibrary(unittest.TestCase):
                              check=0).stdout.decode().strip()
         tenant_key = cls.ctl.key("tenant", "--tenant", tenant)
         cls.ctl.import_("pastes", cls.ctl.write("p.jsonl", json.dumps(PASTE)))
+        # stealer log lines (website hosts) of a breach added long ago and of addresses of
+        # their own, so the other calls' answers stay as they are
+        cls.ctl.import_("breaches", cls.ctl.write("s.jsonl", json.dumps(STEALER_BREACH)))
+        cls.ctl.import_("records", cls.ctl.write("s.txt", STEALER_LOG), extra=(
+            "--format", "stealer", "--breach", STEALER_BREACH["uuid"]))
         # the catalog without a key, as HIBP serves it: this library sends none with breaches()
         cls.srv = Server(cls.ctl, "--hibp-catalog-auth", "none", "--range-auth", "none")
         cls.direct = cls.srv.get("/api/v3/breaches?domain=alpha.example", key=key)
@@ -101,7 +112,7 @@ class HibpClientLibrary(unittest.TestCase):
             "SubscriptionName": "enterprise",
             "Description": "breachd enterprise plan: 10000 requests per hour, domain search",
             "SubscribedUntil": None, "Rpm": 166, "DomainSearchMaxBreachedAccounts": 10000,
-            "MaxBreachedDomains": None, "IncludesStealerLogs": False,
+            "MaxBreachedDomains": None, "IncludesStealerLogs": True,
             "IncludesBulkDomainAdd": False, "IncludesAutoSubdomainVerification": False,
             "IncludesCustomerDomains": False, "IncludesKAnon": True})
         self.assertEqual(self.out["noDomains"], {"value": []})
@@ -119,6 +130,14 @@ class HibpClientLibrary(unittest.TestCase):
             "pastes": [PASTE_HIBP]}})
         self.assertEqual(self.out["searchedNothing"],
                          {"value": {"breaches": None, "pastes": None}})
+
+    def test_stealer_logs(self):
+        self.assertEqual(self.out["stealerByEmail"], {"value": ["shop.example", "video.example"]})
+        self.assertEqual(self.out["stealerByWebsite"],
+                         {"value": ["sam@stealer.example", "tom@stealer.example"]})
+        self.assertEqual(self.out["stealerByEmailDomain"], {"value": {
+            "sam": ["shop.example", "video.example"], "tom": ["shop.example"]}})
+        self.assertEqual(self.out["noStealer"], {"value": None})
 
     def test_latest_breach(self):
         # BetaShop has no added_date: the time of its import, after every other AddedDate

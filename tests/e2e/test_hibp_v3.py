@@ -196,7 +196,7 @@ class HibpV3(ServerTest):
                                          "domain search",
                           "SubscribedUntil": None, "Rpm": 166,
                           "DomainSearchMaxBreachedAccounts": 10000, "MaxBreachedDomains": None,
-                          "IncludesStealerLogs": False, "IncludesBulkDomainAdd": False,
+                          "IncludesStealerLogs": True, "IncludesBulkDomainAdd": False,
                           "IncludesAutoSubdomainVerification": False,
                           "IncludesCustomerDomains": False, "IncludesKAnon": True})
         self.assertEqual(self.ok("/subscription/status", key=self.standard),

@@ -35,6 +35,10 @@ const out = {
   noPastes: await outcome(() => hibp.pasteAccount('bob@example.com', base)),
   searched: await outcome(() => hibp.search('jane@example.com', base)),
   searchedNothing: await outcome(() => hibp.search('nobody@example.com', base)),
+  stealerByEmail: await outcome(() => hibp.stealerLogsByEmail('sam@stealer.example', base)),
+  stealerByWebsite: await outcome(() => hibp.stealerLogsByWebsiteDomain('shop.example', base)),
+  stealerByEmailDomain: await outcome(() => hibp.stealerLogsByEmailDomain('stealer.example', base)),
+  noStealer: await outcome(() => hibp.stealerLogsByEmail('nobody@stealer.example', base)),
   badKey: await outcome(() => hibp.breachedAccount('jane@example.com', { ...base, apiKey: 'bd_wrong' })),
 };
 // Pwned Passwords ranges: the library's own base URL option for them (the server's root)

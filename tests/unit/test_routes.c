@@ -143,6 +143,11 @@ TEST(the_matcher_finds_each_row_and_only_it)
         {BD_BASE_HIBP, "/breachedaccount/range/ABCDEF", "v3-breachedaccount-range", "ABCDEF"},
         {BD_BASE_HIBP, "/breachedaccount/range/", "v3-breachedaccount", "range/"},
         {BD_BASE_HIBP, "/breachedaccount/range/AB/CD", "v3-breachedaccount", "range/AB/CD"},
+        {BD_BASE_HIBP, "/stealerlogsbyemail/a@b.example", "v3-stealerlogsbyemail", "a@b.example"},
+        {BD_BASE_HIBP, "/stealerlogsbywebsitedomain/b.example", "v3-stealerlogsbywebsitedomain",
+         "b.example"},
+        {BD_BASE_HIBP, "/stealerlogsbyemaildomain/b.example", "v3-stealerlogsbyemaildomain",
+         "b.example"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bd_slice arg = {NULL, 0};

@@ -118,6 +118,7 @@ const bd_store_ops bd_pg_ops = {
     .email_hashes_sync = pg_email_hashes_sync,
     .email_hashes_range = pg_email_hashes_range,
     .email_hash_forget = pg_email_hash_forget,
+    .stealer_logs = pg_stealer_logs,
 };
 
 /* The backend's door: a connection whose calls go through the table above (conn.c opens

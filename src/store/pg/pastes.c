@@ -174,3 +174,59 @@ bd_result pg_email_hash_forget(bd_store *s, bd_slice email)
     pg_param_text(&pp, email);
     return pg_run_sql(pg_of(s), HASH_FORGET, &pp, true, NULL);
 }
+
+/* ---- stealer logs: records' website hosts (HIBP's stealerlogsby*) ------------------- */
+
+static const char *const STEALER_COUNT[] = {
+    NULL,
+    "SELECT count(*) FROM (SELECT 1 FROM records WHERE website_domain = $1"
+    " AND email IS NOT NULL LIMIT $2::bigint) c",
+    "SELECT count(*) FROM (SELECT 1 FROM records WHERE email_domain = $1"
+    " AND email IS NOT NULL LIMIT $2::bigint) c",
+};
+/* by email: the owner key $2 names the email's shard (docs/SCALING.md) */
+static const char *const STEALER_READ[] = {
+    "SELECT DISTINCT website_domain, NULL FROM records WHERE email = $1 AND ok = $2"
+    " AND website_domain IS NOT NULL ORDER BY 1",
+    "SELECT DISTINCT email, NULL FROM records WHERE website_domain = $1"
+    " AND email IS NOT NULL ORDER BY 1",
+    "SELECT DISTINCT email, website_domain FROM records WHERE email_domain = $1"
+    " AND email IS NOT NULL AND website_domain IS NOT NULL ORDER BY 1, 2",
+};
+
+bd_result pg_stealer_logs(bd_store *s, bd_stealer_by by, bd_slice key, int64_t max,
+                          bd_stealer_cb cb, void *ctx)
+{
+    pg_store *ps = pg_of(s);
+    key = key.ptr ? key : (bd_slice){"", 0};
+    PGresult *res;
+    bd_result r;
+    if (STEALER_COUNT[by]) {
+        pg_params cp = {0};
+        pg_param_text(&cp, key);
+        pg_param_int(&cp, max + 1);
+        r = pg_run_sql(ps, STEALER_COUNT[by], &cp, true, &res);
+        if (r != BD_OK)
+            return r;
+        int64_t n = PQntuples(res) > 0 ? pg_int(res, 0, 0) : 0;
+        PQclear(res);
+        if (n > max)
+            return BD_ERR_LIMIT;
+    }
+    pg_params pp = {0};
+    pg_param_text(&pp, key);
+    uint8_t ok[PG_OWNER_KEY_LEN];
+    if (by == BD_STEALER_BY_EMAIL) {
+        pg_email_owner_key(key, ok);
+        pg_param_text(&pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    }
+    r = pg_run_sql(ps, STEALER_READ[by], &pp, true, &res);
+    if (r != BD_OK)
+        return r;
+    int rows = PQntuples(res);
+    for (int i = 0; i < rows; i++)
+        if (cb(ctx, pg_slice(res, i, 0), pg_slice(res, i, 1)))
+            break;
+    PQclear(res);
+    return BD_OK;
+}

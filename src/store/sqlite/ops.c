@@ -116,6 +116,7 @@ const bd_store_ops bd_sqlite_ops = {
     .email_hashes_sync = sq_email_hashes_sync,
     .email_hashes_range = sq_email_hashes_range,
     .email_hash_forget = sq_email_hash_forget,
+    .stealer_logs = sq_stealer_logs,
 };
 
 /* The backend's door: a connection whose calls go through the table above (conn.c opens

@@ -194,3 +194,55 @@ bd_result sq_email_hash_forget(bd_store *base, bd_slice email)
     sq_done(st);
     return rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
 }
+
+/* ---- stealer logs: records' website hosts (HIBP's stealerlogsby*) ------------------- */
+
+static const char *const STEALER_COUNT[] = {
+    NULL,
+    "SELECT count(*) FROM (SELECT 1 FROM records WHERE website_domain = ?1"
+    " AND email IS NOT NULL LIMIT ?2)",
+    "SELECT count(*) FROM (SELECT 1 FROM records WHERE email_domain = ?1"
+    " AND email IS NOT NULL LIMIT ?2)",
+};
+static const char *const STEALER_READ[] = {
+    "SELECT DISTINCT website_domain, NULL FROM records WHERE email = ?1"
+    " AND website_domain IS NOT NULL ORDER BY 1",
+    "SELECT DISTINCT email, NULL FROM records WHERE website_domain = ?1"
+    " AND email IS NOT NULL ORDER BY 1",
+    "SELECT DISTINCT email, website_domain FROM records WHERE email_domain = ?1"
+    " AND email IS NOT NULL AND website_domain IS NOT NULL ORDER BY 1, 2",
+};
+
+bd_result sq_stealer_logs(bd_store *base, bd_stealer_by by, bd_slice key, int64_t max,
+                          bd_stealer_cb cb, void *ctx)
+{
+    sqlite_store *s = S(base);
+    key = key.ptr ? key : (bd_slice){"", 0};
+    int rc;
+    if (STEALER_COUNT[by]) {
+        sqlite3_stmt *c = sq_dynamic(s, STEALER_COUNT[by]);
+        if (!c)
+            return BD_ERR_STORE;
+        sq_bind_slice(c, 1, key);
+        sqlite3_bind_int64(c, 2, max + 1);
+        rc = sqlite3_step(c);
+        int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(c, 0) : 0;
+        sq_done(c);
+        if (rc != SQLITE_ROW)
+            return sq_map_rc(rc);
+        if (n > max)
+            return BD_ERR_LIMIT;
+    }
+    sqlite3_stmt *st = sq_dynamic(s, STEALER_READ[by]);
+    if (!st)
+        return BD_ERR_STORE;
+    sq_bind_slice(st, 1, key);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (cb(ctx, sq_col_slice(st, 0), sq_col_slice(st, 1))) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    bd_result r = rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
+    sq_done(st);
+    return r;
+}

@@ -239,6 +239,8 @@ bd_result sq_email_hashes_sync(bd_store *base, int64_t *added);
 bd_result sq_email_hashes_range(bd_store *base, const char prefix[7], bd_email_hash_cb cb,
                                 void *ctx);
 bd_result sq_email_hash_forget(bd_store *base, bd_slice email);
+bd_result sq_stealer_logs(bd_store *base, bd_stealer_by by, bd_slice key, int64_t max,
+                          bd_stealer_cb cb, void *ctx);
 bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records,
                              bd_domain_cb cb, void *ctx, int64_t *records);
 /* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
