@@ -1,8 +1,10 @@
 /* The delivery threads of breachd: one polls the store's alerts outbox every 200 ms and
  * leases due alerts (so that several servers of one store do not send one alert at once),
- * as many as it has idle senders; BD_WEBHOOK_SENDERS senders POST them to their watches'
- * URLs, signed, at once, so a receiver that hangs holds back only the sender waiting on
- * it; the leasing thread settles each: delivered on a 2xx; otherwise retried
+ * as many as it has idle senders; BD_WEBHOOK_SENDERS senders send them in their watches'
+ * formats (signed JSON, Slack, Teams, Splunk HEC: a POST to the watch's URL; email: a mail
+ * through breachd's SMTP server) at once, so a receiver that hangs holds back only the
+ * sender waiting on it; the leasing thread settles each: delivered on a 2xx (a mail: the
+ * server's 250); otherwise retried
  * after 1 s, doubling up to 1 h between attempts, and given up 24 h after the alert was
  * written. At least once: an alert whose outcome was not recorded (a crash mid-send) is sent
  * again when its lease runs out; receivers deduplicate by X-Breachd-Event-Id.
@@ -37,8 +39,9 @@ struct bd_store_pool;
 /* Starts the threads. retention_s: how long alerts delivered or given up are kept (0: for
  * ever). console_url (borrowed; NULL: none): the console's address, linked from Slack, Teams
  * and email alerts (store.h bd_watch_format; webhook/formats.h builds each body). smtp
- * (borrowed; NULL: none, email alerts fail and are retried): where email alerts go. BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing
- * thread takes its connection to the store from writes (opened with BD_STORE_WRITE |
+ * (borrowed; NULL: none, email alerts fail and are retried): where email alerts go.
+ * BD_ERR_NOMEM, or BD_ERR_IO when a thread cannot start (why says which). The leasing thread
+ * takes its connection to the store from writes (opened with BD_STORE_WRITE |
  * BD_STORE_SMALL_WRITES) and drops it for a new one after failures. */
 bd_result bd_deliverer_start(struct bd_store_pool *writes, const bd_webhook_policy *policy,
                              const char *console_url, const bd_smtp_config *smtp,

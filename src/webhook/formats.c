@@ -347,7 +347,11 @@ static void put_html(bd_buf *out, bool *ok, const char *text)
     }
 }
 
-/* A header's text: as is when ASCII, else one RFC 2047 encoded word (UTF-8, base64). */
+/* A header's text: as is when ASCII, else RFC 2047 encoded words (UTF-8, base64) of at most
+ * 45 bytes each, cut between characters, so a word stays within 75 characters; the words
+ * after the first on folded lines. */
+#define WORD_BYTES 45
+
 static void put_header_text(bd_buf *out, bool *ok, const char *text)
 {
     bool ascii = true;
@@ -358,16 +362,18 @@ static void put_header_text(bd_buf *out, bool *ok, const char *text)
         return;
     }
     size_t n = strlen(text);
-    char b64[1200];
-    if (sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL) > sizeof b64) {
-        *ok = false;
-        return;
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i > WORD_BYTES ? WORD_BYTES : n - i;
+        while (k > 1 && i + k < n && ((unsigned char)text[i + k] & 0xc0) == 0x80)
+            k--; /* not inside a character */
+        char b64[80];
+        sodium_bin2base64(b64, sizeof b64, (const unsigned char *)text + i, k,
+                          sodium_base64_VARIANT_ORIGINAL);
+        put(out, ok, i ? "\r\n =?utf-8?B?" : "=?utf-8?B?");
+        put(out, ok, b64);
+        put(out, ok, "?=");
+        i += k;
     }
-    sodium_bin2base64(b64, sizeof b64, (const unsigned char *)text, n,
-                      sodium_base64_VARIANT_ORIGINAL);
-    put(out, ok, "=?utf-8?B?");
-    put(out, ok, b64);
-    put(out, ok, "?=");
 }
 
 bd_result bd_alert_write_mail(bd_buf *out, const bd_alert_row *a, const char *from, bd_slice to,

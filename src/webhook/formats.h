@@ -51,11 +51,12 @@ void bd_alert_write_hec(bd_json *w, const bd_alert_row *a);
 bd_result bd_watch_mailto_parse(bd_slice url, bd_slice *address, const char **why);
 
 /* The mail of an alert, appended to out: From (breachd <from>), To, Subject (the summary line;
- * one RFC 2047 word when it is not ASCII), Date, Message-ID and X-Breachd-Event-Id from the
- * event id, and a multipart/alternative body (boundary "breachd-" and the event id) of a
- * plain-text and an HTML part (escaped) with the facts of the chat formats, the account
- * masked, the console's link when console_url is not NULL. Lines end in CRLF; a breach name's
- * control characters are spaces. BD_ERR_NOMEM when out cannot grow. */
+ * RFC 2047 words of at most 75 characters, folded, when it is not ASCII), Date, Message-ID and
+ * X-Breachd-Event-Id from the event id, and a multipart/alternative body (boundary
+ * "breachd-" and the event id) of a plain-text and an HTML part (escaped) with the facts of
+ * the chat formats, the account masked, the console's link when console_url is not NULL.
+ * Lines end in CRLF; a breach name's control characters are spaces. BD_ERR_NOMEM when out
+ * cannot grow. */
 bd_result bd_alert_write_mail(bd_buf *out, const bd_alert_row *a, const char *from, bd_slice to,
                               const char *console_url);
 
