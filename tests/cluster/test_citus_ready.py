@@ -79,6 +79,9 @@ def records():
         {"breach_uuid": beta, "user_name": "alice", "bitcoin_address":
          "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"},
     ]
+    # a stealer log's line with the website it was taken from (website domain, issue 35)
+    rows.append({"breach_uuid": beta, "email": "bob@example.com", "password": "hunter33",
+                 "website": "https://shop.example.com/login"})
     rows += [{"breach_uuid": alpha, "email": "user%d@example.com" % i, "password": "pw%d" % i}
              for i in range(40)]
     return rows
@@ -119,7 +122,8 @@ class CitusReadiness(unittest.TestCase):
         self.assertGreaterEqual(len(REFERENCE), 5)
         self.assertEqual(LOCAL, {"rate_limits", "key_usage", "changes", "watches", "alerts",
                                  "alert_cursors", "jobs", "job_chunks", "audit", "lookups",
-                                 "console_signouts"})
+                                 "console_signouts", "pastes", "paste_emails",
+                                 "email_hashes"})
         self.assertGreaterEqual(len(SEARCHES), 18)
         hot = [name for name, _, _ in SEARCHES if "(scenario" in name]
         self.assertEqual(len(hot), 4, hot)  # 3 (the catalog) reads reference tables, 6 mixes

@@ -58,7 +58,7 @@ TEST(test_watches_belong_to_their_key_with_a_limit)
              id1 < id2 ? "a@t.example" : "t.example", (long long)(id1 < id2 ? id2 : id1),
              id1 < id2 ? 1 : 0, id1 < id2 ? "t.example" : "a@t.example");
     CHECK_STR(watches_of(s, 1), want);
-    snprintf(want, sizeof want, "%lld:2:9:411111:signing-secret-16b;", (long long)id3);
+    snprintf(want, sizeof want, "%lld:2:10:411111:signing-secret-16b;", (long long)id3);
     CHECK_STR(watches_of(s, 2), want);
     CHECK_INT(bd_store_watch_remove(s, 2, id1), BD_ERR_NOT_FOUND); /* not key 2's */
     CHECK_INT(bd_store_watch_remove(s, 1, id1), BD_OK);
