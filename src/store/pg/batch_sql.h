@@ -1,4 +1,4 @@
-/* What the lookup dispatcher (batch.c) takes from records.c: the batched email pages and
+/* What the lookup dispatcher (batch.c) takes from records_email.c: the batched email pages and
  * the reading of their rows, so that a batched page is the fixed statements' page byte for
  * byte. */
 #ifndef BD_STORE_PG_BATCH_SQL_H
@@ -8,7 +8,7 @@
 
 #include "store/store.h"
 
-/* Columns 0-15 a record (each_record's order), 16 the data version, 17 a first page's
+/* Columns 0-15 a record (RECORD_ROW_COLUMNS' order), 16 the data version, 17 a first page's
  * count, 18 the email's ordinal (from 1); binary results. */
 extern const char *const pg_email_batch_first_sql;
 extern const char *const pg_email_batch_next_sql;

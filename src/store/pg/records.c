@@ -14,6 +14,7 @@
 #include "core/hex.h"
 #include "store/pg/pg_impl.h"
 #include "store/pg/batch_sql.h"
+#include "store/pg/records_email.h"
 #include "store/record_sql.h"
 
 /* A record put outside a transaction: one round trip, the insert, skipped for a duplicate
@@ -244,37 +245,15 @@ static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t 
     return r;
 }
 
-/* The columns each_record reads, in its order, over records as r. */
-#define RECORD_ROW_COLUMNS                                                                         \
-    "r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, r.email_domain, "      \
-    "r.phone_number, r.ip_address, r.bitcoin_address, r.password_masked, r.password_hash, "        \
-    "r.ssn_masked, r.other_attributes, r.severity, r.breach_id"
-
-/* An integer field of a binary result (smallint, integer or bigint: big-endian). */
-static int64_t binary_int(const PGresult *res, int row, int col)
-{
-    const unsigned char *v = (const unsigned char *)PQgetvalue(res, row, col);
-    int len = PQgetlength(res, row, col);
-    uint64_t u = len > 0 && (v[0] & 0x80) ? UINT64_MAX : 0; /* sign-extended */
-    for (int i = 0; i < len && i < 8; i++)
-        u = (u << 8) | v[i];
-    return (int64_t)u;
-}
-
-static int64_t field_int(const PGresult *res, int row, int col, bool binary)
-{
-    return binary ? binary_int(res, row, col) : pg_int(res, row, col);
-}
-
-/* Calls cb for each record row of res, in the order of the query; binary: res is in binary
- * format (text columns are the same bytes in both). */
-static void each_record(PGresult *res, bool binary, bd_record_cb cb, void *ctx)
+/* Calls cb for each record row of res (text format), in the order of the query. A binary
+ * result's rows are read by pg_record_rows (records_email.c). */
+static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
 {
     int rows = PQntuples(res);
     for (int i = 0; i < rows; i++) {
         bd_record_row row;
-        row.id = field_int(res, i, 0, binary);
-        row.breach_date = (int32_t)field_int(res, i, 1, binary);
+        row.id = pg_int(res, i, 0);
+        row.breach_date = (int32_t)pg_int(res, i, 1);
         row.user_name = pg_slice(res, i, 2);
         row.first_name = pg_slice(res, i, 3);
         row.last_name = pg_slice(res, i, 4);
@@ -287,8 +266,8 @@ static void each_record(PGresult *res, bool binary, bd_record_cb cb, void *ctx)
         row.password_hash = pg_slice(res, i, 11);
         row.ssn_masked = pg_slice(res, i, 12);
         row.other_attributes = pg_slice(res, i, 13);
-        row.severity = (bd_severity)field_int(res, i, 14, binary);
-        row.breach_id = field_int(res, i, 15, binary);
+        row.severity = (bd_severity)pg_int(res, i, 14);
+        row.breach_id = pg_int(res, i, 15);
         if (cb(ctx, &row))
             break;
     }
@@ -337,7 +316,7 @@ static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_re
         &pp, true, &res);
     if (r != BD_OK)
         return r;
-    each_record(res, false, cb, ctx);
+    each_record(res, cb, ctx);
     PQclear(res);
     return BD_OK;
 }
@@ -410,122 +389,6 @@ static bd_result search_by_domain(pg_store *p, bd_record_query *q, bd_record_cb 
     return fetch_page(p, p->where.data, p->where.data + ids_at, cb, ctx);
 }
 
-/* ---- email searches ----------------------------------------------------------------- */
-
-/* An email search without filters (scenario 1, the hot path) runs one of four fixed
- * statements, prepared once per connection: no SQL text is written or looked up per
- * request. Each is one backward range scan of records_by_email; a first page counts its
- * rows in the same pass (count(*) OVER (): every record of the email goes through the
- * window before the LIMIT, a few per email, where a count subquery descended the index a
- * second time). The owner key is named only where searches are routed (a Citus cluster,
- * pg_store.routed), to prune the statement to the email's shard; on one server it is
- * implied by the email (owner.c) and checking it cost a heap visit per row. Results come
- * back binary. Columns: the record's (each_record), the data version (16), the count (17,
- * first page only). Parameters: $1 the email, then the position (date, id) of a next page,
- * the limit, and the owner key last. */
-#define EMAIL_PAGE(count, where)                                                                   \
-    "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL count " FROM records r "                 \
-    "WHERE r.email = $1" where " ORDER BY r.breach_date DESC, r.id DESC"
-#define EMAIL_AFTER " AND (r.breach_date, r.id) < ($2::integer, $3::bigint)"
-static const pg_stmt EMAIL_FIRST = {PG_Q_EMAIL_FIRST,
-                                    EMAIL_PAGE(", count(*) OVER ()", "") " LIMIT $2"};
-static const pg_stmt EMAIL_NEXT = {PG_Q_EMAIL_NEXT, EMAIL_PAGE("", EMAIL_AFTER) " LIMIT $4"};
-static const pg_stmt EMAIL_FIRST_ROUTED = {
-    PG_Q_EMAIL_FIRST_ROUTED,
-    EMAIL_PAGE(", count(*) OVER ()", " AND r.ok = $3") " LIMIT $2"};
-static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED,
-                                          EMAIL_PAGE("", EMAIL_AFTER " AND r.ok = $5") " LIMIT $4"};
-
-/* Whether q is an email search that a fixed statement answers: no filter of any kind and
- * no tenant's scope. */
-static bool plain_email(const bd_record_query *q)
-{
-    if (q->field != BD_FIELD_EMAIL || q->scope_tenant)
-        return false;
-    for (int f = 0; f < BD_FIELD_COUNT; f++)
-        if (q->filter[f].mode != BD_FILTER_NONE)
-            return false;
-    return true;
-}
-
-static bd_result search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb,
-                              void *ctx, int64_t *found)
-{
-    pg_params pp = {.result_format = 1};
-    pg_param_text(&pp, q->key);
-    if (q->has_after) {
-        pg_param_int(&pp, q->after_date);
-        pg_param_int(&pp, q->after_id);
-    }
-    pg_param_int(&pp, q->limit);
-    uint8_t ok[PG_OWNER_KEY_LEN];
-    if (p->routed) {
-        pg_email_owner_key(q->key, ok);
-        pg_param_text(&pp, (bd_slice){(const char *)ok, sizeof ok});
-    }
-    const pg_stmt *st = p->routed ? (q->has_after ? &EMAIL_NEXT_ROUTED : &EMAIL_FIRST_ROUTED)
-                                  : (q->has_after ? &EMAIL_NEXT : &EMAIL_FIRST);
-    PGresult *res;
-    bd_result r = pg_run(p, st, &pp, &res);
-    if (r != BD_OK)
-        return r;
-    if (PQntuples(res) > 0) {
-        pg_note_version(p, pg_slice(res, 0, 16));
-        if (found)
-            *found = binary_int(res, 0, 17);
-    }
-    each_record(res, true, cb, ctx);
-    PQclear(res);
-    return BD_OK;
-}
-
-/* The same pages for many emails in one statement, for the lookup dispatcher (batch.c):
- * $1 the emails (a text array), $2 each one's limit, and for pages after a position $3 and
- * $4 each one's (date, id). One row per record, in the fixed statements' columns (record,
- * data version, count), then the email's ordinal (18); an email without records gives one
- * row whose id is NULL. Each email's page is the fixed statement's own range scan, LATERAL. */
-#define EMAIL_BATCH(args, cols, count, where)                                                      \
-    "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL ", r.n, k.i FROM unnest(" args          \
-    ") WITH ORDINALITY AS k(" cols ", i) LEFT JOIN LATERAL (SELECT " RECORD_ROW_COLUMNS count     \
-    " AS n FROM records r WHERE r.email = k.email" where                                          \
-    " ORDER BY r.breach_date DESC, r.id DESC LIMIT k.lim) r ON true "                              \
-    "ORDER BY k.i, r.breach_date DESC, r.id DESC"
-const char *const pg_email_batch_first_sql =
-    EMAIL_BATCH("$1::text[], $2::integer[]", "email, lim", ", count(*) OVER ()", "");
-const char *const pg_email_batch_next_sql =
-    EMAIL_BATCH("$1::text[], $2::integer[], $3::integer[], $4::bigint[]", "email, lim, d, after",
-                ", 0::bigint", " AND (r.breach_date, r.id) < (k.d, k.after)");
-
-void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx)
-{
-    for (int i = first; i < first + n; i++) {
-        bd_record_row row;
-        row.id = binary_int(res, i, 0);
-        row.breach_date = (int32_t)binary_int(res, i, 1);
-        row.user_name = pg_slice(res, i, 2);
-        row.first_name = pg_slice(res, i, 3);
-        row.last_name = pg_slice(res, i, 4);
-        row.email = pg_slice(res, i, 5);
-        row.email_domain = pg_slice(res, i, 6);
-        row.phone_number = pg_slice(res, i, 7);
-        row.ip_address = pg_slice(res, i, 8);
-        row.bitcoin_address = pg_slice(res, i, 9);
-        row.password_masked = pg_slice(res, i, 10);
-        row.password_hash = pg_slice(res, i, 11);
-        row.ssn_masked = pg_slice(res, i, 12);
-        row.other_attributes = pg_slice(res, i, 13);
-        row.severity = (bd_severity)binary_int(res, i, 14);
-        row.breach_id = binary_int(res, i, 15);
-        if (cb(ctx, &row))
-            break;
-    }
-}
-
-int64_t pg_binary_int(const PGresult *res, int row, int col)
-{
-    return binary_int(res, row, col);
-}
-
 /* ---- searches ----------------------------------------------------------------------- */
 
 /* The search is one statement, so one round trip: the page, the data version its rows
@@ -543,8 +406,8 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         *found = 0;
     if (p->routed && routed_by_domain(q))
         return search_by_domain(p, q, cb, ctx, found);
-    if (plain_email(q))
-        return search_email(p, q, cb, ctx, found);
+    if (pg_plain_email(q))
+        return pg_search_email(p, q, cb, ctx, found);
     pg_params pp = {0};
     bd_buf_reset(&p->where);
     bd_buf_reset(&p->sql);
@@ -583,7 +446,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         if (found && !PQgetisnull(res, 0, 17))
             *found = pg_int(res, 0, 17);
     }
-    each_record(res, false, cb, ctx);
+    each_record(res, cb, ctx);
     PQclear(res);
     return BD_OK;
 }
@@ -694,7 +557,7 @@ bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_
     bd_buf_free(&arr);
     if (r != BD_OK)
         return r;
-    each_record(res, false, cb, ctx);
+    each_record(res, cb, ctx);
     PQclear(res);
     return BD_OK;
 }
