@@ -11,10 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "auth/keys.h"
 #include "auth/scope.h"
-#include "auth/usage.h"
 #include "core/log.h"
+#include "jobs/job_key.h"
 #include "jobs/result_blob.h"
 #include "store/pool.h"
 #include "store/store.h"
@@ -121,65 +120,11 @@ static bd_result unpack(work *wk, size_t *n)
     return BD_OK;
 }
 
-/* ---- the key of a job ------------------------------------------------------------------ */
-
-/* The key of a job, as its chunks are looked up and stored: the limit on its result rows and
- * its monthly quota, and its scope (its tenant and that tenant's domains), read at each claim
- * (so a change applies from the job's next turn). */
-typedef struct {
-    int64_t key_id, max_rows, quota;
-    int64_t tenant_id; /* 0: none, the whole corpus */
-    bd_buf domains;    /* the tenant's domains, NUL-separated */
-    bool scope_failed; /* the domains could not be read: every email line out of scope */
-} job_key;
-
-static int take_domain(void *ctx, int64_t tenant_id, bd_slice domain)
-{
-    (void)tenant_id;
-    bd_buf *b = ctx;
-    return bd_buf_append(b, domain.ptr, domain.len) != BD_OK ||
-           bd_buf_append_char(b, '\0') != BD_OK;
-}
-
-static void key_of(bd_store *s, int64_t key_id, job_key *out)
-{
-    bd_key_row k;
-    bd_job_limits lim;
-    if (bd_store_key_get(s, key_id, &k) != BD_OK)
-        memset(&k, 0, sizeof k); /* gone: the defaults, no quota */
-    bd_key_job_limits(&k, &lim);
-    out->key_id = key_id;
-    out->max_rows = lim.max_rows;
-    out->quota = k.quota_per_month;
-    out->tenant_id = k.tenant_id;
-    bd_buf_init(&out->domains, 1u << 20);
-    out->scope_failed = k.tenant_id != 0 &&
-                        bd_store_tenant_domains(s, k.tenant_id, take_domain, &out->domains) != BD_OK;
-}
-
-/* Whether a job line of type t with lookup key `key` is in the key's scope (auth/scope.h):
- * for a tenant key, an email or email_domain within its tenant's domains. */
-static bool line_in_scope(const job_key *key, int t, bd_slice k)
-{
-    bd_slice domain;
-    if (key->tenant_id == 0 || !bd_scope_identity_domain(t, k, &domain))
-        return true;
-    if (key->scope_failed)
-        return false;
-    for (size_t at = 0; at < key->domains.len;) {
-        size_t len = strlen(key->domains.data + at);
-        if (bd_scope_domain_under(domain, (bd_slice){key->domains.data + at, len}))
-            return true;
-        at += len + 1;
-    }
-    return false;
-}
-
 /* Looks up every identity of one chunk (inside the job's read view on wk->reader): the ids of
  * each key's first records in one bulk lookup into wk->ids and wk->first, and its count into
  * wk->found (a second count for a key past BD_JOB_RECORDS_MAX). *n gets how many
  * identities. */
-static bd_result run_chunk(work *wk, const bd_job_row *j, const job_key *key, int64_t *n)
+static bd_result run_chunk(work *wk, const bd_job_row *j, const bd_job_key *key, int64_t *n)
 {
     size_t count;
     bd_result r = unpack(wk, &count);
@@ -194,7 +139,7 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, const job_key *key, in
     size_t nlookup = 0;
     bool out[BD_JOB_CHUNK];
     for (size_t i = 0; i < count; i++) {
-        out[i] = !line_in_scope(key, j->type, wk->keys[i]);
+        out[i] = !bd_job_key_in_scope(key, j->type, wk->keys[i]);
         if (!out[i]) {
             wk->lookup[nlookup] = wk->keys[i];
             wk->at[nlookup++] = i;
@@ -230,35 +175,6 @@ static bd_result run_chunk(work *wk, const bd_job_row *j, const job_key *key, in
 
 /* ---- what a chunk may keep ------------------------------------------------------------- */
 
-
-/* How many of `want` rows past the identities' first (extra rows) the key's limit on rows
- * leaves room for beside its rows stored and its identities not yet looked up (this chunk's
- * among them), into *room. */
-static bd_result rows_room(bd_store *s, const job_key *key, int64_t want, int64_t *room)
-{
-    bd_job_usage u;
-    bd_result r = bd_store_job_usage(s, key->key_id, &u);
-    int64_t left = key->max_rows - u.rows - u.identities;
-    *room = r != BD_OK || left <= 0 ? 0 : want < left ? want : left;
-    return r;
-}
-
-/* Counts *n extra rows against the key's usage and quota (a result row is a request:
- * docs/API.md), all of them or, when the quota is nearer, what it leaves; *n gets how many
- * were counted. */
-static bd_result count_rows(bd_store *s, const job_key *key, int64_t *n)
-{
-    int32_t day = bd_usage_day((int64_t)time(NULL));
-    for (int tries = 0; *n > 0 && tries < 2; tries++) {
-        int64_t added, month;
-        bd_result r = bd_store_usage_add(s, key->key_id, day, *n, key->quota, &added, &month);
-        if (r != BD_OK || added == *n)
-            return r;
-        *n = key->quota > month ? key->quota - month : 0; /* what the quota leaves */
-    }
-    *n = 0;
-    return BD_OK;
-}
 
 /* The chunk's results into wk->results, with at most `extra` rows past each identity's first
  * (in the order submitted); *rows and *truncated get its rows and its identities cut. */
@@ -318,7 +234,7 @@ static void sleep_ms(int64_t ms)
 typedef struct job_share {
     bd_job_runner *rn;
     const bd_job_row *j;
-    job_key key;
+    bd_job_key key;
     int64_t until_ms; /* the turn's end: no chunk is taken after it */
     pthread_mutex_t lock;
     int64_t cursor; /* chunks below it are taken */
@@ -344,11 +260,12 @@ static bd_result store_chunk(job_share *sh, work *wk, int64_t chunk_no, size_t c
     bd_result r = BD_ERR_LIMIT;
     for (int tries = 0; r == BD_ERR_LIMIT && tries < 3; tries++) {
         int64_t extra = 0;
-        if (tries < 2 && want > 0 && (r = rows_room(wk->store, &sh->key, want, &extra)) != BD_OK)
+        if (tries < 2 && want > 0 &&
+            (r = bd_job_key_rows_room(wk->store, &sh->key, want, &extra)) != BD_OK)
             return r;
         if (extra > counted) {
             int64_t more = extra - counted;
-            if ((r = count_rows(wk->store, &sh->key, &more)) != BD_OK)
+            if ((r = bd_job_key_count_rows(wk->store, &sh->key, &more)) != BD_OK)
                 return r;
             extra = counted += more;
         }
@@ -496,7 +413,7 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
         return;
     }
     job_share sh = {.rn = rn, .j = j, .until_ms = now_ms() + SLICE_MS};
-    key_of(wk->store, j->key_id, &sh.key);
+    bd_job_key_load(wk->store, j->key_id, &sh.key);
     pthread_mutex_init(&sh.lock, NULL);
     pthread_mutex_lock(&rn->lock);
     rn->current = &sh;
@@ -511,7 +428,7 @@ static void run_job(bd_job_runner *rn, work *wk, const bd_job_row *j)
     rn->current = NULL;
     pthread_mutex_unlock(&rn->lock);
     pthread_mutex_destroy(&sh.lock);
-    bd_buf_free(&sh.key.domains);
+    bd_job_key_free(&sh.key);
     int64_t chunk_no;
     if (sh.failed || stopping(rn))
         return;
