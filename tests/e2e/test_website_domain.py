@@ -8,7 +8,7 @@ import time
 import unittest
 import urllib.parse
 
-from harness import Ctl, Server
+from harness import STORE, Ctl, Server
 from test_watches import SIGNING, Receiver, call
 
 STEALER = "3e5a0000-0000-4000-8000-000000000001"
@@ -263,6 +263,89 @@ class BulkLoad(unittest.TestCase):
                 self.assertEqual(srv.stop(), 0)
         finally:
             ctl.cleanup()
+
+
+# The migration that made records' website_domain: SQLite's 18th, PostgreSQL's 23rd
+# (tests/e2e/harness.py SCHEMA_VERSION and PG_SCHEMA_VERSION name them).
+WEBSITE_MIGRATION = {"sqlite": 18, "pg": 23}[STORE]
+OLD_RECORDS = [
+    {"breach_uuid": STEALER, "email": "ann@acme.example", "password": "pw-ann",
+     "other_attributes": {"site": "https://Accounts.Shop.Example:8443/login"}},
+    {"breach_uuid": STEALER, "email": "bob@acme.example", "password": "pw-bob",
+     "other_attributes": {"site": "http://under_score.example/", "browser": "Edge"}},
+    {"breach_uuid": STEALER, "email": "carol@acme.example", "password": "pw-carol",
+     "other_attributes": {"browser": "Chrome"}},
+    {"breach_uuid": STEALER, "user_name": "dave", "password": "pw-dave",
+     "other_attributes": {"site": "b\u00fccher.example"}},
+    {"breach_uuid": COMBOS, "email": "erin@acme.example", "password": "pw-erin"},
+]
+
+
+class WebsiteBackfill(unittest.TestCase):
+    """A store whose records were imported before the migration that made website_domain:
+    its upgrade gives them the host of their other_attributes' site, as an import would."""
+
+    def setUp(self):
+        self.ctl = ctl = Ctl().init()
+        ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+        ctl.import_("records", ctl.write("r.jsonl",
+                                         "\n".join(json.dumps(r) for r in OLD_RECORDS)))
+        self.op = ctl.key("operator", "--plan", "enterprise")
+        # back to the version before the migration: no column, no index, no bit 9
+        ctl.sql("DROP INDEX records_by_website")
+        ctl.sql("ALTER TABLE records DROP COLUMN website_domain")
+        if STORE == "pg":
+            ctl.sql("UPDATE record_domains SET present = present & 511")
+            # domain searches routed through record_domains, as on a Citus coordinator, so
+            # that the filters below read its bit 9
+            ctl.sql("ALTER DATABASE %s SET breachd.routed_searches = on" % ctl.dbname)
+            ctl.sql("UPDATE meta SET value = '%d' WHERE key = 'schema_version'"
+                    % (WEBSITE_MIGRATION - 1))
+        else:
+            ctl.sql("PRAGMA user_version = %d" % (WEBSITE_MIGRATION - 1))
+        self.assertEqual(ctl.sql("SELECT count(*) FROM meta WHERE key = "
+                                 "'pending_website_domains'"), [["0"]])
+
+    def tearDown(self):
+        self.ctl.cleanup()
+
+    def test_the_upgrade_fills_website_domain_from_the_site_shown(self):
+        self.ctl.run("stats", check=0)  # opens the store for writing: the upgrade
+        rows = self.ctl.sql("SELECT coalesce(email, user_name), coalesce(website_domain, '-')"
+                            " FROM records ORDER BY id")
+        self.assertEqual([tuple(r) for r in rows], [
+            ("ann@acme.example", "accounts.shop.example"),
+            ("bob@acme.example", "-"),  # no host name: shown only, as an import keeps it
+            ("carol@acme.example", "-"),
+            ("dave", "xn--bcher-kva.example"),
+            ("erin@acme.example", "-")])
+        self.assertEqual(self.ctl.sql("SELECT value FROM meta WHERE key = "
+                                      "'pending_website_domains'"), [["0"]])
+        srv = Server(self.ctl)
+        try:
+            st, body = search(srv, self.op, type="website_domain",
+                              account="https://accounts.shop.example/")
+            self.assertEqual((st, body["records_found"]), (200, 1), body)
+            rec = body["data"][0]
+            self.assertEqual(rec["breached_data"]["email"], "ann@acme.example")
+            self.assertEqual(rec["breach_details"]["uuid"], STEALER)
+            self.assertEqual(json.loads(rec["breached_data"]["other_attributes"]),
+                             {"site": "https://Accounts.Shop.Example:8443/login"})
+            st, body = search(srv, self.op, type="website_domain", account="b\u00fccher.example")
+            self.assertEqual((st, [r["breached_data"]["user_name"] for r in body["data"]]),
+                             (200, ["dave"]))
+            st, body = search(srv, self.op, type="website_domain", account="under_score.example")
+            self.assertEqual(st, 422, body)
+            # the filters count it too (PostgreSQL: the records' lookup rows' bit 9)
+            st, body = search(srv, self.op, type="email_domain", account="acme.example",
+                              website_domain="yes")
+            self.assertEqual((st, emails(body)), (200, ["ann@acme.example"]))
+            st, body = search(srv, self.op, type="email_domain", account="acme.example",
+                              website_domain="no")
+            self.assertEqual((st, emails(body)), (200, ["bob@acme.example", "carol@acme.example",
+                                                        "erin@acme.example"]))
+        finally:
+            self.assertEqual(srv.stop(), 0)
 
 
 if __name__ == "__main__":

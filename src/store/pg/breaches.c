@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "store/breach_name.h"
+#include "store/website_backfill.h"
 #include "store/pg/pg_impl.h"
 #include "store/sql_common.h"
 
@@ -402,6 +403,8 @@ bd_result pg_migration_notes(pg_store *p)
     bd_result r = pg_cvv_note(p);
     if (r == BD_OK)
         r = bd_store_email_hashes_note(&p->base); /* issue 35: store/pastes.h */
+    if (r == BD_OK)
+        r = pg_website_domains_note(&p->base); /* issue 35: store/website_backfill.h */
     if (r == BD_OK)
         r = pg_run_sql(p, "SELECT 1 FROM meta WHERE key = $1", &pp, false, &res);
     if (r != BD_OK)

@@ -324,7 +324,12 @@ static const char *const MIGRATIONS[] = {
      "CREATE INDEX IF NOT EXISTS records_by_website ON records(website_domain, breach_date, id)"
      "  WHERE website_domain IS NOT NULL;"
      "UPDATE watches SET type = 10 WHERE type = 9;"
-     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
+     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"
+     /* the records already stored: their other_attributes' "site", in C, in this
+      * transaction (store/website_backfill.h; their record_domains bit 9 with it) */
+     "INSERT INTO meta(key, value) SELECT 'pending_website_domains', '1'"
+     "  WHERE EXISTS (SELECT 1 FROM records)"
+     "  ON CONFLICT (key) DO UPDATE SET value = excluded.value;"),
     /* (issue 35: pastes, email range) as SQLite's migration of the same name: pastes and
      * their emails, and the SHA-1 of records' emails, those already stored hashed in C in
      * this transaction (pending_email_hashes, pg_migration_notes). */

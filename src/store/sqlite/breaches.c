@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "store/breach_name.h"
+#include "store/website_backfill.h"
 #include "store/sqlite/sqlite_impl.h"
 #include "store/sqlite/statements.h"
 
@@ -326,6 +327,8 @@ bd_result sq_migration_notes(sqlite_store *s)
     bd_result r = sq_cvv_note(s);
     if (r == BD_OK)
         r = bd_store_email_hashes_note(&s->base); /* issue 35: store/pastes.h */
+    if (r == BD_OK)
+        r = sq_website_domains_note(&s->base); /* issue 35: store/website_backfill.h */
     if (r == BD_OK)
         r = sq_meta_get(&s->base, "pending_breach_names", v, sizeof v);
     if (r == BD_ERR_NOT_FOUND)

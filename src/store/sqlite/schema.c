@@ -333,7 +333,11 @@ const char *const bd_sqlite_migrations[] = {
     ("ALTER TABLE records ADD COLUMN website_domain TEXT;"
      RECORD_INDEX_BY_WEBSITE
      "UPDATE watches SET type = 10 WHERE type = 9;"
-     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"),
+     "UPDATE alerts SET watch_type = 10 WHERE watch_type = 9;"
+     /* the records already stored: their other_attributes' "site", in C, in this
+      * transaction (store/website_backfill.h) */
+     "INSERT OR REPLACE INTO meta(key, value) SELECT 'pending_website_domains', '1'"
+     "  WHERE EXISTS (SELECT 1 FROM records);"),
     /* (issue 35: pastes, email range) Pastes and the emails found in them (store/pastes.h),
      * for the HIBP API's pasteaccount: one row per paste, one per email of a paste, looked up
      * by email; and the SHA-1 of every records' email for its breachedaccount/range, which
