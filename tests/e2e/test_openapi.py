@@ -36,13 +36,14 @@ class OpenApi(ServerTest):
             "/alerts", "/jobs", "/jobs/{id}", "/jobs/{id}/results", "/admin/tenants",
             "/admin/tenants/{id}", "/admin/tenants/{id}/usage", "/admin/keys",
             "/admin/keys/{id}", "/admin/audit", "/admin/lookups", "/console/session",
-            "/console/", "/console/{file}", "/alerts/{id}"]))
+            "/console/", "/console/{file}", "/alerts/{id}", "/console/seen",
+            "/console/logos/{name}"]))
         # the methods each path answers besides GET (and HEAD), and their success status
         writes = {"/watches": ["post"], "/watches/{id}": ["delete"], "/jobs": ["post"],
                   "/admin/tenants": ["post"], "/admin/tenants/{id}": ["patch", "delete"],
                   "/admin/keys": ["post"], "/admin/keys/{id}": ["patch", "delete"],
                   "/admin/lookups": ["post"], "/console/session": ["post", "delete"],
-                  "/alerts/{id}": ["patch"]}
+                  "/alerts/{id}": ["patch"], "/console/seen": ["put"]}
         created = {"/watches": "201", "/jobs": "202", "/admin/tenants": "201",
                    "/admin/keys": "201", "/admin/lookups": "200", "/console/session": "201"}
         no_get = ("/watches/{id}", "/jobs", "/admin/lookups", "/alerts/{id}")

@@ -51,6 +51,14 @@ static const pg_stmt ERASE_BREACH_ROUTES = {
     "WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
     "AND r.email_domain IS NOT NULL AND d.domain = r.email_domain "
     "AND d.breach_date = r.breach_date AND d.id = r.id"};
+/* the SHA-1s of the breach's emails that no other breach holds (email_hashes keeps the address
+ * beside its hash, for the range's breach names): before the records go */
+static const pg_stmt ERASE_BREACH_EMAIL_HASHES = {
+    PG_Q_ERASE_BREACH_EMAIL_HASHES,
+    "DELETE FROM email_hashes WHERE email IN (SELECT r.email FROM records r"
+    "  WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = $1) AND r.email IS NOT NULL"
+    "  AND NOT EXISTS (SELECT 1 FROM records o WHERE o.email = r.email"
+    "    AND o.breach_id <> r.breach_id))"};
 static const pg_stmt ERASE_BREACH_RECORDS = {
     PG_Q_ERASE_BREACH_RECORDS,
     "DELETE FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"};
@@ -177,6 +185,8 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
     r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL, NULL);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH_ROUTES, uuid, NULL, NULL);
+    if (r == BD_OK)
+        r = run_with_text(p, &ERASE_BREACH_EMAIL_HASHES, uuid, NULL, NULL);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH_RECORDS, uuid, NULL, &n);
     if (r == BD_OK)

@@ -139,6 +139,8 @@ bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_rem
         return r;
     int64_t n = 0;
     r = run_with_text(s, Q_ERASE_BREACH_DOMAINS, uuid); /* before the records go */
+    if (r == BD_OK)
+        r = run_with_text(s, Q_ERASE_BREACH_EMAIL_HASHES, uuid);
     if (r == BD_OK) {
         r = run_with_text(s, Q_ERASE_BREACH_RECORDS, uuid);
         n = sqlite3_changes(s->db);

@@ -132,6 +132,13 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                                "JOIN breaches b ON b.id = r.breach_id WHERE r.email = ?1 "
                                "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name",
     [Q_ERASE_EMAIL] = "DELETE FROM records WHERE email = ?1",
+    /* the SHA-1s of the breach's emails that no other breach holds (email_hashes keeps the
+     * address beside its hash, for the range's breach names): before the records go */
+    [Q_ERASE_BREACH_EMAIL_HASHES] =
+        "DELETE FROM email_hashes WHERE email IN (SELECT r.email FROM records r"
+        "  WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = ?1) AND r.email IS NOT NULL"
+        "  AND NOT EXISTS (SELECT 1 FROM records o WHERE o.email = r.email"
+        "    AND o.breach_id <> r.breach_id))",
     [Q_ERASE_BREACH_RECORDS] = "DELETE FROM records WHERE breach_id = "
                                "(SELECT id FROM breaches WHERE uuid = ?1)",
     [Q_ERASE_BREACH] = "DELETE FROM breaches WHERE uuid = ?1",
