@@ -98,7 +98,23 @@ class Dispatch(ServerTest):
         self.assertIsNotNone(before[0])
         self.assertIsNone(metric(self.off, "breachd_pg_batch_lookups_total"))
         n = 32
-        # every request written before any reply is read, so that they wait together
+        # Whether searches overlap is the scheduler's: on a machine busy with other work a
+        # burst may run one search at a time (each alone, as it should). So a burst is tried
+        # up to five times, each answered exactly, until one of them shares statements.
+        for _ in range(5):
+            self.burst(n)
+            after = [metric(self.srv, m) for m in names]
+            lookups, batches, alone = (a - b for a, b in zip(after, before))
+            self.assertEqual(lookups + alone, n)
+            if lookups > n // 2:
+                break
+            before = after
+        self.assertGreater(lookups, n // 2)
+        self.assertLess(batches, lookups)
+
+    def burst(self, n):
+        """n searches written before any reply is read, so that they wait together; each
+        answered with its own record."""
         socks = [socket.create_connection(("127.0.0.1", self.srv.port), timeout=30)
                  for _ in range(n)]
         for i, sock in enumerate(socks):
@@ -119,10 +135,6 @@ class Dispatch(ServerTest):
             status = int(head.split(b" ", 2)[1])
             results.append((status, json.loads(body)["data"][0]["breached_data"]["email"]))
         self.assertEqual(results, [(200, "user%02d@bigcorp.example" % i) for i in range(n)])
-        lookups, batches, alone = (metric(self.srv, m) - b for m, b in zip(names, before))
-        self.assertEqual(lookups + alone, n)
-        self.assertGreater(lookups, n // 2)
-        self.assertLess(batches, lookups)
 
     @pg_only
     def test_a_search_alone_is_not_delayed(self):
