@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "http/request.h"
+#include "ingest/normalize.h"
 
 /* Writes a breach in HIBP's model: Name, Title, Domain, BreachDate, AddedDate, ... */
 void bd_hibp_write_breach(bd_json *w, const bd_breach_row *b);
@@ -19,9 +20,14 @@ bool bd_hibp_bool_param(bd_req *rq, const char *name, bool dflt, bool *out);
 bool bd_hibp_domain_is(const bd_breach_row *b, bd_slice domain);
 /* HIBP's "not found": 404 with an empty body. */
 void bd_hibp_not_found(bd_req *rq);
+struct bd_server;
+/* An account path segment as an email searched by the calling key: normalised into email
+ * (*key points into it), in the key's scope and noted for the access and lookup logs.
+ * Returns false when the reply (400, 403) has been written. */
+bool bd_hibp_email_account(struct bd_server *srv, bd_req *rq, bd_slice account,
+                           char email[BD_NORM_MAX + 1], bd_slice *key);
 
 /* The handlers (routes.h). */
-struct bd_server;
 /* GET {v3}/breaches, GET {v3}/breach/{name}, GET {v3}/dataclasses, and
  * GET {v3}/subscription/status (hibp.c) */
 void bd_hibp_breaches(struct bd_server *srv, bd_req *rq, bd_slice arg);

@@ -51,23 +51,32 @@ static bool account_params(bd_req *rq, account_search *a)
     return true;
 }
 
+bool bd_hibp_email_account(struct bd_server *srv, bd_req *rq, bd_slice account,
+                           char email[BD_NORM_MAX + 1], bd_slice *key)
+{
+    size_t n;
+    const char *why = NULL;
+    if (bd_normalize(BD_ID_EMAIL, account, email, &n, &why) != BD_OK) {
+        bd_reply_error(rq, 400, "bad_request", "the account must be an email address: %s",
+                       why ? why : "not a valid value");
+        return false;
+    }
+    *key = (bd_slice){email, n};
+    if (!bd_scope_check(srv, rq, BD_ID_EMAIL, *key)) /* 403 out_of_scope, type_not_allowed */
+        return false;
+    bd_note_account(rq, BD_ID_EMAIL, *key);
+    return true;
+}
+
 void bd_hibp_breached_account(bd_server *srv, bd_req *rq, bd_slice account)
 {
     account_search a = {.rq = rq};
     if (!account_params(rq, &a))
         return;
     char email[BD_NORM_MAX + 1];
-    size_t n;
-    const char *why = NULL;
-    if (bd_normalize(BD_ID_EMAIL, account, email, &n, &why) != BD_OK) {
-        bd_reply_error(rq, 400, "bad_request", "the account must be an email address: %s",
-                       why ? why : "not a valid value");
+    bd_slice key;
+    if (!bd_hibp_email_account(srv, rq, account, email, &key))
         return;
-    }
-    bd_slice key = {email, n};
-    if (!bd_scope_check(srv, rq, BD_ID_EMAIL, key)) /* 403 out_of_scope, type_not_allowed */
-        return;
-    bd_note_account(rq, BD_ID_EMAIL, key);
     rq->records = 0;
     bd_reply_begin(rq, 200);
     bd_json_array_begin(&rq->json);
