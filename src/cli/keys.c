@@ -41,6 +41,22 @@ static const struct {
 
 static bd_result key_before(bd_store *s, int64_t id, bd_buf *out);
 static bd_result audit_key(bd_store *s, const char *action, int64_t id, const bd_buf *before);
+/* One change of key id, in its own transaction with the audit row it leaves. */
+typedef bd_result (*key_change_fn)(bd_store *s, int64_t id, const int64_t *arg);
+static bd_result change_key_audited(bd_store *s, int64_t id, const char *action,
+                                    key_change_fn change, const int64_t *arg);
+static bd_result store_job_limits(bd_store *s, int64_t id, const int64_t *v)
+{
+    return bd_store_key_set_job_limits(s, id, v[0], v[1], v[2]);
+}
+static bd_result store_quota(bd_store *s, int64_t id, const int64_t *per_month)
+{
+    return bd_store_key_set_quota(s, id, *per_month);
+}
+static bd_result store_revoke(bd_store *s, int64_t id, const int64_t *now)
+{
+    return bd_store_key_revoke(s, id, *now);
+}
 
 /* The job limits given (NULL: not given) into v (0: the default, -1: not given when
  * keep_unset); false (said) for a bad one. */
@@ -86,20 +102,7 @@ static int set_job_limits(const char *db, const char *secret, int npos, const ch
     if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
         return BD_EXIT_FAIL;
     bd_key_row k;
-    bd_buf before;
-    bd_buf_init(&before, 1u << 20);
-    bd_result r = bd_store_begin(s);
-    if (r == BD_OK)
-        r = key_before(s, id, &before);
-    if (r == BD_OK)
-        r = bd_store_key_set_job_limits(s, id, v[0], v[1], v[2]);
-    if (r == BD_OK)
-        r = audit_key(s, "key.update", id, &before);
-    if (r == BD_OK)
-        r = bd_store_commit(s);
-    else
-        bd_store_rollback(s);
-    bd_buf_free(&before);
+    bd_result r = change_key_audited(s, id, "key.update", store_job_limits, v);
     if (r == BD_OK)
         r = bd_store_key_get(s, id, &k);
     bd_store_close(s);
@@ -255,6 +258,26 @@ static bd_result key_before(bd_store *s, int64_t id, bd_buf *out)
     return r == BD_OK ? key_json(&k, out) : r;
 }
 
+static bd_result change_key_audited(bd_store *s, int64_t id, const char *action,
+                                    key_change_fn change, const int64_t *arg)
+{
+    bd_buf before;
+    bd_buf_init(&before, 1u << 20);
+    bd_result r = bd_store_begin(s);
+    if (r == BD_OK)
+        r = key_before(s, id, &before);
+    if (r == BD_OK)
+        r = change(s, id, arg);
+    if (r == BD_OK)
+        r = audit_key(s, action, id, &before);
+    if (r == BD_OK)
+        r = bd_store_commit(s);
+    else
+        bd_store_rollback(s);
+    bd_buf_free(&before);
+    return r;
+}
+
 /* keys create with its scope: the key and its audit row in one transaction; prints the key
  * alone. */
 static int create_key(bd_store *s, bd_key_row *k)
@@ -376,20 +399,7 @@ static int set_quota(const char *db, const char *secret, int npos, const char **
     uint8_t key[BD_SECRET_LEN];
     if (bd_cli_open(db, secret, &s, key) != BD_EXIT_OK)
         return BD_EXIT_FAIL;
-    bd_buf before;
-    bd_buf_init(&before, 1u << 20);
-    bd_result r = bd_store_begin(s);
-    if (r == BD_OK)
-        r = key_before(s, id, &before);
-    if (r == BD_OK)
-        r = bd_store_key_set_quota(s, id, per_month);
-    if (r == BD_OK)
-        r = audit_key(s, "key.update", id, &before);
-    if (r == BD_OK)
-        r = bd_store_commit(s);
-    else
-        bd_store_rollback(s);
-    bd_buf_free(&before);
+    bd_result r = change_key_audited(s, id, "key.update", store_quota, &per_month);
     bd_store_close(s);
     if (r == BD_ERR_NOT_FOUND) {
         fprintf(stderr, "breachctl keys set-quota: no active key %lld\n", (long long)id);
@@ -548,20 +558,7 @@ int bd_cmd_keys(int argc, char **argv)
             if (bd_store_key_list(s, print_key, &now) != BD_OK)
                 rc = BD_EXIT_FAIL;
         } else {
-            bd_buf before;
-            bd_buf_init(&before, 1u << 20);
-            bd_result r = bd_store_begin(s);
-            if (r == BD_OK)
-                r = key_before(s, n, &before);
-            if (r == BD_OK)
-                r = bd_store_key_revoke(s, n, now);
-            if (r == BD_OK)
-                r = audit_key(s, "key.revoke", n, &before);
-            if (r == BD_OK)
-                r = bd_store_commit(s);
-            else
-                bd_store_rollback(s);
-            bd_buf_free(&before);
+            bd_result r = change_key_audited(s, n, "key.revoke", store_revoke, &now);
             if (r == BD_OK)
                 fprintf(stderr,
                         "breachctl: key %lld revoked; servers stop accepting it within "
