@@ -228,6 +228,14 @@ test-pg: all $(UNITBIN)
 test-cluster: all
 	scripts/pg-cluster.sh run-standby python3 tests/cluster/run.py --build $(BUILD)
 
+# The e2e suite on a Citus cluster (issue 37): a coordinator and two workers
+# (scripts/citus-cluster.sh run; Citus built once from ../shared/citus into a cache), every
+# test's database made on each node and laid out by `breachctl init`; then the readiness
+# test against the cluster's own plans.
+.PHONY: test-citus
+test-citus: all
+	scripts/citus-cluster.sh run sh -c 'BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
+
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
 # the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster, then
 # the cluster tests (primary + standby).

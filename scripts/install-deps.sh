@@ -14,6 +14,8 @@ PKGS=(
   debhelper lintian fakeroot man-db prometheus
   # the web console's browser tests (make test-console: playwright-core drives it)
   chromium
+  # Citus, built from ../shared/citus by scripts/citus-cluster.sh (make test-citus)
+  postgresql-server-dev-15 liblz4-dev libkrb5-dev autoconf flex bison
   "$@"
 )
 # Node.js and npm for the test-side clients and validators (tests/openapi, tests/hibp-client):

@@ -50,6 +50,8 @@ int main(int argc, char **argv)
         return bd_cmd_watch(n, rest);
     if (strcmp(cmd, "tenants") == 0)
         return bd_cmd_tenants(n, rest);
+    if (strcmp(cmd, "citus") == 0)
+        return bd_cmd_citus(n, rest);
     fprintf(stderr, "breachctl: unknown command '%s' (see breachctl --help)\n", cmd);
     return BD_EXIT_FAIL;
 }

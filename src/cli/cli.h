@@ -24,6 +24,7 @@ int bd_cmd_erase(int argc, char **argv);
 int bd_cmd_backup(int argc, char **argv);
 int bd_cmd_watch(int argc, char **argv);
 int bd_cmd_tenants(int argc, char **argv);
+int bd_cmd_citus(int argc, char **argv);
 
 /* Opens an existing store for writing with its secret (default "<db>.secret") and checks
  * that the two belong together. Prints the reason and returns BD_EXIT_FAIL on failure. */
@@ -32,7 +33,12 @@ int bd_cli_open(const char *db, const char *secret_path, bd_store **s,
 /* The same with the store's open flags (BD_STORE_READ for a command that only reads). */
 int bd_cli_open_as(const char *db, const char *secret_path, int flags, bd_store **s,
                    uint8_t secret[BD_SECRET_LEN]);
-/* Creates a new store and its secret. */
+/* Lays store s out over the Citus cluster whose coordinator it is on (bd_store_distribute),
+ * saying on stderr what each table is; shown: the store's name for messages. Not a
+ * cluster's coordinator (or a SQLite store): BD_EXIT_OK with nothing said unless required,
+ * else BD_EXIT_FAIL with the reason. */
+int bd_cli_distribute(bd_store *s, const char *shown, bool required);
+/* Creates a new store and its secret (laid out over the cluster on a Citus coordinator). */
 int bd_cli_init_store(const char *db, const char *secret_path);
 /* Creates an API key and prints it as the only line on stdout. rate: requests per hour;
  * exact_per_day: card lookups by full number or Hash: per day (0: none); quota_per_month:

@@ -121,11 +121,15 @@ int bd_cli_init_store(const char *db, const char *secret_path)
     char fp[65];
     bd_secret_fingerprint(secret, fp);
     bd_result r = bd_store_meta_set(s, "secret_fingerprint", fp);
-    bd_store_close(s);
     if (r != BD_OK) {
+        bd_store_close(s);
         fprintf(stderr, "breachctl: cannot write to the new store %s\n", shown);
         return BD_EXIT_FAIL;
     }
+    int laid_out = bd_cli_distribute(s, shown, false);
+    bd_store_close(s);
+    if (laid_out != BD_EXIT_OK)
+        return laid_out;
     fprintf(stderr,
             "breachctl: created store %s with secret %s (mode 0600; back it up: "
             "without it, password, SSN and card searches cannot match)\n",

@@ -233,6 +233,12 @@ bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd)
     return s->ops->backup(s, dest, dest_fd);
 }
 
+bd_result bd_store_distribute(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx)
+{
+    *clustered = false;
+    return s->ops->distribute ? s->ops->distribute(s, clustered, cb, ctx) : BD_ERR_INVALID;
+}
+
 bd_result bd_store_stats(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                          int64_t *total_cards)
 {

@@ -61,6 +61,10 @@ typedef struct {
     bool write_ahead_log_file;
     /* With write_ahead_log_file: that file's name is the store's path and this suffix. */
     const char *log_file_suffix;
+    /* bd_store_distribute lays the tables out over a cluster's nodes when the database is
+     * a cluster's coordinator (PostgreSQL with Citus); without it, it answers
+     * BD_ERR_INVALID. */
+    bool cluster_layout;
 } bd_store_caps;
 
 /* The capabilities of the kind of store uri names (bd_store_open's forms), known without
@@ -962,6 +966,23 @@ bd_result bd_store_truncate_log(bd_store *s, int64_t wait_ms);
  * written only when the file opened is dest_fd's. BD_ERR_IO when dest is gone or was
  * replaced (nothing written); a store error otherwise. */
 bd_result bd_store_backup(bd_store *s, const char *dest, int dest_fd);
+
+/* One table's place in a cluster (bd_store_distribute): distributed by column (co-located
+ * with another table's shards when colocate_with is not NULL), or a reference table copied
+ * to every node (column NULL); before: it was laid out so already. */
+typedef struct {
+    const char *table;
+    const char *column;
+    const char *colocate_with;
+    bool before;
+} bd_layout_row;
+typedef int (*bd_layout_cb)(void *ctx, const bd_layout_row *row);
+/* Lays the store out over the nodes of the cluster whose coordinator it is on
+ * (docs/SCALING.md's layout; capability cluster_layout), telling cb of each table the layout
+ * names, in order; a table laid out before is left as it is, so running it again changes
+ * nothing. *clustered: whether the database is a cluster's coordinator (false: nothing
+ * done, BD_OK). BD_ERR_INVALID without the capability. */
+bd_result bd_store_distribute(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx);
 
 /* ---- the change log ------------------------------------------------------------------ */
 

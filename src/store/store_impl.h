@@ -69,6 +69,8 @@ typedef struct bd_store_ops {
     bd_result (*erase_breach)(bd_store *s, const char *uuid, int64_t *records_removed);
     bd_result (*truncate_log)(bd_store *s, int64_t wait_ms);
     bd_result (*backup)(bd_store *s, const char *dest, int dest_fd);
+    /* NULL: bd_store_distribute answers BD_ERR_INVALID */
+    bd_result (*distribute)(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx);
     bd_result (*stats)(bd_store *s, bd_stats_cb cb, void *ctx, int64_t *total_records,
                        int64_t *total_cards);
     int64_t (*take_late_duplicates)(bd_store *s);

@@ -27,6 +27,11 @@ STORE = os.environ.get("BREACHD_STORE", "sqlite")
 PG_URI = os.environ.get("BREACHD_PG_URI", "")
 assert STORE in ("sqlite", "pg"), STORE
 assert STORE != "pg" or PG_URI, "BREACHD_STORE=pg needs BREACHD_PG_URI"
+# On a Citus cluster (make test-citus): the directory scripts/citus-cluster.sh started it in;
+# BREACHD_PG_URI is then the coordinator's, and each test's database is made on every node.
+CITUS_DIR = os.environ.get("BREACHD_CITUS_DIR", "")
+CITUS_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "scripts", "citus-cluster.sh")
 # For tests of what only the SQLite store has (its files, its log, its migrations by hand).
 sqlite_only = unittest.skipIf(STORE != "sqlite", "SQLite store only")
 
@@ -64,7 +69,11 @@ class Ctl:
         self.dir = tempfile.mkdtemp(prefix="breachd-e2e-")
         if STORE == "pg":
             self.dbname = "e2e_" + os.urandom(6).hex()
-            psql(PG_URI, "CREATE DATABASE %s" % self.dbname)
+            if CITUS_DIR:
+                subprocess.run([CITUS_SCRIPT, "createdb", CITUS_DIR, self.dbname], check=True,
+                               capture_output=True, timeout=120)
+            else:
+                psql(PG_URI, "CREATE DATABASE %s" % self.dbname)
             self.db = pg_database_uri(self.dbname)
             self.secret = os.path.join(self.dir, "store.secret")
         else:
@@ -140,7 +149,9 @@ class Ctl:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
-        if STORE == "pg":
+        if STORE == "pg" and CITUS_DIR:
+            subprocess.run([CITUS_SCRIPT, "dropdb", CITUS_DIR, self.dbname], timeout=120)
+        elif STORE == "pg":
             psql(PG_URI, "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.dbname)
 
 

@@ -6,14 +6,19 @@ import subprocess
 import time
 import unittest
 
-from harness import ROOT, STORE, Ctl, Server, binary, fixture
+from harness import CITUS_DIR, CITUS_SCRIPT, ROOT, STORE, Ctl, Server, binary, fixture
 
 PG_DIR = os.environ.get("BREACHD_PG_DIR", "")
 
 
-def cluster(action):
-    subprocess.run([os.path.join(ROOT, "scripts", "pg-cluster.sh"), action, PG_DIR], check=True,
-                   capture_output=True, timeout=60)
+def cluster(action, node="coord"):
+    """Stops (pause) or starts (resume) the server the store is on; on a Citus cluster, the
+    node named (the coordinator unless told)."""
+    if CITUS_DIR:
+        cmd = [CITUS_SCRIPT, action, CITUS_DIR, node]
+    else:
+        cmd = [os.path.join(ROOT, "scripts", "pg-cluster.sh"), action, PG_DIR]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=60)
 
 
 @unittest.skipIf(STORE != "pg" or not PG_DIR, "PostgreSQL store with a cluster of the tests' own")
@@ -44,6 +49,70 @@ class ServerRestarts(unittest.TestCase):
             finally:
                 status = srv.stop()
                 self.assertEqual(status, 0, srv.log()[-4000:])  # one process served throughout
+        finally:
+            ctl.cleanup()
+
+
+def spread_records(n):
+    """n records of n emails in one fixture breach: owner keys all over the shards."""
+    return "".join(json.dumps({"breach_uuid": "11111111-1111-4111-8111-111111111111",
+                               "email": "user%d@example.com" % i, "password": "pw%d" % i}) + "\n"
+                   for i in range(n))
+
+
+@unittest.skipIf(not CITUS_DIR, "a Citus cluster (make test-citus)")
+class WorkerDown(unittest.TestCase):
+    """A worker stopped while breachd serves: a request that needs its shards gets 503 with
+    the JSON body and Retry-After, one that needs none is answered, and service comes back
+    when the worker does, without restarting breachd."""
+
+    def shard_node(self, ctl, table, value):
+        return ctl.sql("SELECT nodename FROM pg_dist_shard_placement p JOIN pg_dist_shard s "
+                       "USING (shardid) WHERE s.logicalrelid = '%s'::regclass AND "
+                       "get_shard_id_for_distribution_column('%s', %s) = s.shardid"
+                       % (table, table, value))[0][0]
+
+    def test_503_for_a_stopped_workers_shards_then_serving_again(self):
+        ctl = Ctl().init()
+        try:
+            ctl.import_("breaches", fixture("breaches.jsonl"))
+            ctl.import_("records", ctl.write("r.jsonl", spread_records(40)))
+            key = ctl.key("faults")
+            emails = [r[0] for r in ctl.sql("SELECT DISTINCT email FROM records "
+                                             "WHERE email IS NOT NULL ORDER BY 1")]
+            where = {e: self.shard_node(ctl, "records", "(SELECT ok FROM records WHERE "
+                                        "email = '%s' LIMIT 1)" % e) for e in emails}
+            node = os.path.basename(where[emails[0]])
+            down = [e for e in emails if where[e].endswith("/" + node)]
+            up = [e for e in emails if not where[e].endswith("/" + node)]
+            srv = Server(ctl)
+            try:
+                def search(e):
+                    return srv.request("/v7/breach-search?type=email&account=" + e, key=key)
+                want = {e: json.loads(search(e)[2]) for e in emails}
+                cluster("pause", node)
+                try:
+                    st, hdrs, body = search(down[0])
+                    self.assertEqual(st, 503, body)
+                    self.assertEqual(hdrs["retry-after"], "1")
+                    self.assertEqual(json.loads(body)["error"], "unavailable")
+                    if up:  # its shard is on the other worker: Citus answers without this one
+                        st, _, body = search(up[0])
+                        self.assertEqual(st, 200, body)
+                        self.assertEqual(want[up[0]], json.loads(body))
+                    st, _, body = srv.request("/v7/breaches", key=key)  # a reference table
+                    self.assertEqual(st, 200, body)
+                finally:
+                    cluster("resume", node)
+                deadline = time.time() + 15
+                while search(down[0])[0] != 200 and time.time() < deadline:
+                    time.sleep(0.2)
+                for e in emails:
+                    st, _, body = search(e)
+                    self.assertEqual((st, want[e]), (200, json.loads(body)), e)
+            finally:
+                status = srv.stop()
+                self.assertEqual(status, 0, srv.log()[-4000:])
         finally:
             ctl.cleanup()
 

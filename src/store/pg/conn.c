@@ -79,7 +79,9 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
     bd_buf_init(&p->sql, 16384);
     bd_range_acc_init(&p->ranges);
     bd_buf_init(&p->range_rows, SIZE_MAX / 2);
-    bd_buf_init(&p->where, 8192);
+    /* A WHERE clause, or a routed domain page's two array literals (records.c): up to
+     * 1,001 owner keys of 37 bytes and ids of up to 20 digits and a comma, 59 KB */
+    bd_buf_init(&p->where, 65536);
     bd_buf_init(&p->words[0], 65536);
     bd_buf_init(&p->words[1], 65536);
     pg_card_sql_init(&p->card);

@@ -273,8 +273,9 @@ bd_result pg_exec(pg_store *p, const char *sql)
  * req/s when every search was routed. */
 static const pg_stmt ROUTED = {
     PG_Q_ROUTED,
-    "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') "
-    "OR coalesce(current_setting('breachd.routed_searches', true), '') IN ('on', 'true', '1')"};
+    "SELECT c OR coalesce(current_setting('breachd.routed_searches', true), '') "
+    "IN ('on', 'true', '1'), c "
+    "FROM (SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS c) AS e"};
 
 /* libpq would print the server's notices (e.g. "index does not exist, skipping") on stderr;
  * none of them is for the operator. */
@@ -310,25 +311,38 @@ void pg_silence_notices(PGconn *conn)
  *                    know, and the plans of its lookups are index scans whichever values
  *                    they hold (the general-purpose benchmark run keeps PostgreSQL's
  *                    random_page_cost of 4 to show it: bench/RESULTS.md).
+ * On a Citus coordinator plan_cache_mode keeps its default: Citus plans a statement for
+ * the values it runs with (a generic plan of a parameterised INSERT ... SELECT is "could not
+ * create distributed plan"), and its router keeps the plan of a lookup by distribution
+ * column cheap without it.
+ * A writing session on a Citus coordinator sends each transaction's statements over one
+ * connection per worker (citus.multi_shard_modify_mode sequential): an import's batch
+ * writes rows to many shards and then reads them back (counts, the change log) in the same
+ * transaction, which Citus refuses once a shard was written over several connections.
  * SET applies to the session, not to the role or the database, so nothing else connected
  * to the same database is changed. */
-#define SESSION_SETTINGS                                                                     \
-    "SET client_encoding = 'UTF8'; SET plan_cache_mode = force_generic_plan; SET jit = off"
+#define SESSION_SETTINGS "SET client_encoding = 'UTF8'; SET jit = off"
+#define GENERIC_PLANS "; SET plan_cache_mode = force_generic_plan"
+#define CITUS_WRITES "; SET citus.multi_shard_modify_mode = 'sequential'"
 
 bd_result pg_session_setup(pg_store *p)
 {
     pg_silence_notices(p->conn);
     /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
      * owner keys (owner.c) is what SQL hashes back (schema.c) */
-    bd_result r = pg_exec(p, p->read_only
-                                 ? SESSION_SETTINGS "; SET default_transaction_read_only = on"
-                                 : SESSION_SETTINGS);
     PGresult *res;
-    if (r == BD_OK)
-        r = pg_run(p, &ROUTED, NULL, &res);
+    bd_result r = pg_run(p, &ROUTED, NULL, &res);
+    bool citus = false;
     if (r == BD_OK) {
         p->routed = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+        citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
         PQclear(res);
     }
-    return r;
+    if (r != BD_OK)
+        return r;
+    char set[256];
+    snprintf(set, sizeof set, "%s%s%s", SESSION_SETTINGS,
+             citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,
+             p->read_only ? "; SET default_transaction_read_only = on" : "");
+    return pg_exec(p, set);
 }

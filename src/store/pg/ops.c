@@ -13,6 +13,7 @@ const bd_store_caps bd_pg_caps = {
     .shared_rate_counters = true,
     .write_ahead_log_file = false,
     .log_file_suffix = NULL,
+    .cluster_layout = true,
 };
 
 const bd_store_ops bd_pg_ops = {
@@ -73,6 +74,7 @@ const bd_store_ops bd_pg_ops = {
     .range_get = pg_range_get,
     .range_load = pg_range_load,
     .range_export = pg_range_export,
+    .distribute = pg_distribute,
     .watch_add = pg_watch_add,
     .watch_list = pg_watch_list,
     .watch_remove = pg_watch_remove,

@@ -226,7 +226,7 @@ typedef struct pg_store {
     uint64_t written_version;  /* the data version after this connection's last write */
     bool breach_cache_checked; /* against it, in the open write transaction */
     bd_buf sql;   /* scratch for generated SQL */
-    bd_buf where; /* ... and for a WHERE clause it uses twice */
+    bd_buf where; /* ... and for a WHERE clause it uses twice, or a page's keys (records.c) */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
     /* set at connect (conn.c) to copy.c's: every statement first ends an open COPY and moves
@@ -361,6 +361,8 @@ void pg_copy_landed_record(pg_store *p, const PGresult *res, int i);
 
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
+/* bd_store_distribute (citus.c) */
+bd_result pg_distribute(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx);
 /* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
 extern const char *const pg_record_indexes;
 extern const char *const pg_domain_count_rebuild;

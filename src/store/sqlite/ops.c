@@ -12,6 +12,7 @@ const bd_store_caps bd_sqlite_caps = {
     .shared_rate_counters = false,
     .write_ahead_log_file = true,
     .log_file_suffix = "-wal",
+    .cluster_layout = false,
 };
 
 const bd_store_ops bd_sqlite_ops = {
