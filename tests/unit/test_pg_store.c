@@ -220,6 +220,46 @@ TEST(test_pg_routed_domain_search_pages_as_the_one_statement_search)
     bd_store_close(routed);
 }
 
+static int count_row(void *ctx, const bd_record_row *row)
+{
+    (void)row;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* A routed domain search of the biggest page the API asks for (1,000 records and the probe
+ * row past them) carries its page's owner keys and ids in one buffer: it once held 8 KB, and
+ * such a page failed with "limit exceeded" on a Citus coordinator (issue 37). */
+TEST(test_pg_routed_domain_search_of_the_largest_page)
+{
+    char param[256], u[1024], why[512];
+    snprintf(param, sizeof param,
+             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    uri_with(u, sizeof u, param);
+    bd_store *routed = NULL;
+    CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
+    CHECK_INT(bd_store_begin(st), BD_OK);
+    for (int i = 0; i < 1100; i++) {
+        char email[64];
+        snprintf(email, sizeof email, "big%04d@big.example", i);
+        bool ins = false;
+        CHECK_INT(put_record(B1, email, i % 2 ? P1 : NULL, 900000 + i, &ins), BD_OK);
+    }
+    CHECK_INT(bd_store_commit(st), BD_OK);
+    for (int filtered = 0; filtered < 2; filtered++) {
+        bd_record_query q = by(BD_FIELD_EMAIL_DOMAIN, "big.example", 11);
+        if (filtered)
+            q.filter[BD_FIELD_PASSWORD].mode = BD_FILTER_ABSENT;
+        q.limit = 1001;
+        int rows = 0;
+        int64_t found = -1;
+        CHECK_INT(bd_store_record_search(routed, &q, count_row, &rows, &found), BD_OK);
+        CHECK_INT(rows, filtered ? 550 : 1001);
+        CHECK_INT(found, filtered ? 550 : 1100);
+    }
+    bd_store_close(routed);
+}
+
 /* An email search without filters, the hot path, runs fixed statements prepared once per
  * connection (no generated SQL, so the cache of generated statements is not even looked at),
  * routed or not: every page and count is the one the generated search gives (an email
@@ -593,6 +633,7 @@ int main(void)
         RUN(test_pg_each_search_is_one_snapshot_with_its_data_version);
         RUN(test_pg_erasure_leaves_no_count_of_an_emptied_domain);
         RUN(test_pg_routed_domain_search_pages_as_the_one_statement_search);
+        RUN(test_pg_routed_domain_search_of_the_largest_page);
         RUN(test_pg_email_search_runs_fixed_statements_and_pages_as_the_generated_one);
         RUN(test_pg_owner_keys_are_the_ones_migration_8_computes);
         RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
