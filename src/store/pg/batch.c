@@ -217,19 +217,6 @@ static bd_result connect_store(bd_pg_batch *b)
     return BD_OK;
 }
 
-/* An element of a text array literal: quoted, with \ before " and \. */
-static bd_result array_text(bd_buf *out, bd_slice v)
-{
-    bd_result r = bd_buf_append_char(out, '"');
-    for (size_t i = 0; r == BD_OK && i < v.len; i++) {
-        if (v.ptr[i] == '"' || v.ptr[i] == '\\')
-            r = bd_buf_append_char(out, '\\');
-        if (r == BD_OK)
-            r = bd_buf_append_char(out, v.ptr[i]);
-    }
-    return r == BD_OK ? bd_buf_append_char(out, '"') : r;
-}
-
 /* Sends the statement of the lookups in flight. */
 static bd_result send_flight(bd_pg_batch *b)
 {
@@ -246,7 +233,7 @@ static bd_result send_flight(bd_pg_batch *b)
         const char *sep = i ? "," : "";
         r = bd_buf_append_str(&b->emails, sep);
         if (r == BD_OK)
-            r = array_text(&b->emails, lk->email);
+            r = pg_array_text(&b->emails, lk->email);
         if (r == BD_OK)
             r = bd_buf_printf(&b->lims, "%s%d", sep, lk->limit);
         if (r == BD_OK && b->flight_next)

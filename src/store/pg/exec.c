@@ -260,6 +260,18 @@ static bd_result exec_once(pg_store *p, const char *sql)
     return r == BD_OK ? finish(p, PQexec(p->conn, sql), NULL) : r;
 }
 
+bd_result pg_array_text(bd_buf *out, bd_slice v)
+{
+    bd_result r = bd_buf_append_char(out, '"');
+    for (size_t i = 0; r == BD_OK && i < v.len; i++) {
+        if (v.ptr[i] == '"' || v.ptr[i] == '\\')
+            r = bd_buf_append_char(out, '\\');
+        if (r == BD_OK)
+            r = bd_buf_append_char(out, v.ptr[i]);
+    }
+    return r == BD_OK ? bd_buf_append_char(out, '"') : r;
+}
+
 bd_result pg_exec(pg_store *p, const char *sql)
 {
     bd_result r = exec_once(p, sql);

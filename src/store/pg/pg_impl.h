@@ -281,6 +281,8 @@ bd_result pg_run_sql(pg_store *p, const char *sql, const pg_params *pp, bool pre
  * BD_ERR_STORE as the run functions do, reports it when it is not the server's absence or
  * an expected conflict, and clears it. */
 bd_result pg_failed(pg_store *p, PGresult *res);
+/* Appends v to out as an element of a text array literal: quoted, \ before " and \. */
+bd_result pg_array_text(bd_buf *out, bd_slice v);
 /* Runs SQL without parameters (transaction control, DDL; several statements allowed). */
 bd_result pg_exec(pg_store *p, const char *sql);
 /* The session settings of a new or reset connection (conn.c). */

@@ -457,21 +457,14 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
  * of bytea (password, SSN) as its \x hex form. */
 static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
 {
+    if (field != BD_FIELD_PASSWORD && field != BD_FIELD_SSN)
+        return pg_array_text(b, v);
     bd_result r = bd_buf_append_char(b, '"');
-    if (field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN) {
-        r = r == BD_OK ? bd_buf_append_str(b, "\\\\x") : r;
-        for (size_t i = 0; r == BD_OK && i < v.len; i++) {
-            char two[2];
-            bd_hex_encode((const uint8_t *)v.ptr + i, 1, two);
-            r = bd_buf_append(b, two, 2);
-        }
-    } else {
-        for (size_t i = 0; r == BD_OK && i < v.len; i++) {
-            if (v.ptr[i] == '"' || v.ptr[i] == '\\')
-                r = bd_buf_append_char(b, '\\');
-            if (r == BD_OK)
-                r = bd_buf_append_char(b, v.ptr[i]);
-        }
+    r = r == BD_OK ? bd_buf_append_str(b, "\\\\x") : r;
+    for (size_t i = 0; r == BD_OK && i < v.len; i++) {
+        char two[2];
+        bd_hex_encode((const uint8_t *)v.ptr + i, 1, two);
+        r = bd_buf_append(b, two, 2);
     }
     return r == BD_OK ? bd_buf_append_char(b, '"') : r;
 }
