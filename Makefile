@@ -234,7 +234,8 @@ test-cluster: all
 # test against the cluster's own plans.
 .PHONY: test-citus
 test-citus: all
-	scripts/citus-cluster.sh run sh -c 'BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD)'
+	scripts/citus-cluster.sh run sh -c 'BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD) && \
+	  BREACHD_BUILD=$(BUILD) python3 tests/cluster/test_citus_ready.py -v'
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
 # the unit and e2e suites on SQLite, then the PostgreSQL ones on a throwaway cluster, then

@@ -1,5 +1,5 @@
-"""The schema is ready for Citus as docs/SCALING.md says (issue 15). Citus is not packaged for
-Debian 12, so this checks on plain PostgreSQL what Citus would enforce or depend on:
+"""The store is laid out for Citus as docs/SCALING.md says (issues 15 and 37). On plain
+PostgreSQL (make test-cluster) this checks what Citus would enforce or depend on:
 
 - the catalog: the tables SCALING.md distributes and replicates are every table of a store
   that `breachctl init` made; each distributed table's column exists, is NOT NULL and
@@ -15,7 +15,25 @@ Debian 12, so this checks on plain PostgreSQL what Citus would enforce or depend
   table is read at all. Every hot search (a benchmark scenario) fixes the distribution
   column of every table it reads: none reads every shard.
 
+On a Citus cluster (BREACHD_CITUS_DIR set: scripts/citus-cluster.sh run, make test-citus)
+`breachctl init` distributed the store on the coordinator, and the same searches are checked
+against Citus's own plans, logged by auto_explain on the coordinator (the workers plan with
+sequential scans disabled too, set on the database, which Citus sends to every node):
+
+- the layout: Citus's catalog (pg_dist_partition) holds each table where the document puts
+  it: distributed by its column, co-located as it says, reference, or not at all (local);
+- the searches: each statement's distributed plan (Custom Scan, Citus Adaptive, and those of
+  its subplans) shows its number of tasks, one per shard (Task Count), and a task's remote
+  plan, whose scans name the shards' tables. "One shard" is a Task Count of 1 for every
+  statement reading the table; "the page's shards" is exactly the number of shards holding
+  the keys the statement fixes (the array of its `= ANY` condition), which are at most the
+  page's rows (and the one a breach search reads ahead); "every shard" is allowed only where
+  the table says so, each task's scan an index scan; no other distributed table is read.
+  No hot search (a benchmark scenario) reads a table on every shard. The Task Counts
+  measured are written to stderr at the end.
+
 The document is the specification: change the layout there and this test follows it."""
+import glob
 import json
 import os
 import re
@@ -27,9 +45,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 os.environ.setdefault("BREACHD_STORE", "pg")  # harness reads it at import
 
-from harness import ROOT, Ctl, Server, fixture  # noqa: E402
+from harness import ROOT, Ctl, Server, fixture, psql  # noqa: E402
 
-PRIMARY_DIR = os.environ.get("BREACHD_PG_DIR", "")
+PRIMARY_DIR = os.environ.get("BREACHD_PG_DIR", "")  # on Citus: the coordinator's
+CITUS_DIR = os.environ.get("BREACHD_CITUS_DIR", "")
 SCALING = os.path.join(ROOT, "docs", "SCALING.md")
 
 # Every statement breachd runs gets its plan logged, in JSON, with its parameters as $n (the
@@ -65,6 +84,7 @@ def layout():
 
 
 DISTRIBUTED, REFERENCE, LOCAL, SEARCHES = layout()
+MEASURED = []  # on Citus: (search, table, as documented, Task Count, its shards, keys)
 
 
 def records():
@@ -91,9 +111,18 @@ class CitusReadiness(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if not PRIMARY_DIR:
-            raise unittest.SkipTest("needs the primary of scripts/pg-cluster.sh run-standby")
+            raise unittest.SkipTest("needs the primary of scripts/pg-cluster.sh run-standby "
+                                    "or the coordinator of scripts/citus-cluster.sh run")
         cls.ctl = Ctl().init()
         cls.srv = None
+        if CITUS_DIR:
+            # the workers plan each task as the primary does here: a scan of a shard's
+            # whole table only where no index serves (Citus sends the setting to every
+            # node; it applies to the sessions opened after, the ones of breachd's tasks)
+            cls.ctl.sql("ALTER DATABASE %s SET enable_seqscan = off" % cls.ctl.dbname)
+            for node in sorted(glob.glob(os.path.join(CITUS_DIR, "w*", "data"))):
+                assert psql("postgresql:///%s?host=%s&user=breachd" % (
+                    cls.ctl.dbname, os.path.dirname(node)), "SHOW enable_seqscan") == [["off"]]
         cls.ctl.import_("breaches", fixture("breaches.jsonl"))
         cls.ctl.import_("records", cls.ctl.write(
             "r.jsonl", "\n".join(json.dumps(r) for r in records())))
@@ -111,6 +140,7 @@ class CitusReadiness(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        cls.report_tasks()
         if cls.srv:
             cls.srv.stop()
         cls.ctl.cleanup()
@@ -203,6 +233,23 @@ class CitusReadiness(unittest.TestCase):
             self.assertEqual(cols, DISTRIBUTED[src][0], "%s -> %s not along the "
                              "distribution column" % (src, dst))
 
+    def test_citus_holds_each_table_where_the_document_puts_it(self):
+        if not CITUS_DIR:
+            self.skipTest("on a Citus cluster only (make test-citus)")
+        placed = {r[0]: r[1:] for r in self.ctl.sql(
+            "SELECT logicalrelid::regclass::text, CASE WHEN partmethod = 'h' THEN "
+            "column_to_column_name(logicalrelid, partkey) ELSE '' END, partmethod, "
+            "colocationid FROM pg_dist_partition")}
+        self.assertEqual({t for t, r in placed.items() if r[1] == "h"}, set(DISTRIBUTED))
+        self.assertEqual({t for t, r in placed.items() if r[1] == "n"}, REFERENCE)
+        self.assertEqual(set(placed) & LOCAL, set(), "tables the document keeps local")
+        for table, (col, colocate) in DISTRIBUTED.items():
+            self.assertEqual(placed[table][0], col, table)
+            if colocate:
+                self.assertEqual(placed[table][2], placed[colocate][2],
+                                 "%s is not co-located with %s" % (table, colocate))
+            self.assertGreater(self.shard_count(table), 1, table)
+
     def test_identity_columns_of_distributed_tables_are_bigint(self):
         for table in DISTRIBUTED:
             for name, kind in self.ctl.sql(
@@ -213,7 +260,8 @@ class CitusReadiness(unittest.TestCase):
     # -- the hot searches -----------------------------------------------------------------
 
     def plans_of(self, path):
-        """The JSON plans the server's statements logged while it answered path."""
+        """The JSON plans the server's statements logged while it answered path, and the
+        answer's body."""
         log = os.path.join(PRIMARY_DIR, "server.log")
         at = os.path.getsize(log)
         status, _, body = self.srv.request(path, key=self.key)
@@ -225,8 +273,9 @@ class CitusReadiness(unittest.TestCase):
         for m in re.finditer(r"LOG:  duration: [0-9.]+ ms  plan:\n((?:\t.*\n?)+)", text):
             plans.append(json.loads("".join(line[1:] + "\n" for line in
                                             m.group(1).splitlines())))
-        return [p for p in plans if p.get("Query Text", "").lstrip().upper().startswith(
+        plans = [p for p in plans if p.get("Query Text", "").lstrip().upper().startswith(
             ("SELECT", "WITH"))]
+        return plans, json.loads(body) if body.startswith(b"{") else None
 
     @staticmethod
     def scans(node, out):
@@ -254,7 +303,10 @@ class CitusReadiness(unittest.TestCase):
         return re.search(r"(^|[(\s.])%s = ANY \(\$\d+\)" % col, cond) is not None
 
     def check_reads(self, name, path, reads):
-        plans = self.plans_of(urllib.parse.quote(path, safe="/?&=%*:,[]"))
+        plans, body = self.plans_of(urllib.parse.quote(path, safe="/?&=%*:,[]"))
+        if CITUS_DIR:
+            self.check_tasks(name, plans, body, reads)
+            return
         seen = {}
         for plan in plans:
             for scan in self.scans(plan["Plan"], []):
@@ -276,6 +328,111 @@ class CitusReadiness(unittest.TestCase):
                 else:
                     self.assertIn(scan["Node Type"], INDEXED + ("Bitmap Index Scan",),
                                   "%s scans all of %s: %s" % (name, table, detail))
+
+    # -- on Citus: the distributed plans --------------------------------------------------
+
+    def shard_count(self, table):
+        return int(self.ctl.sql("SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = "
+                                "'%s'::regclass" % table)[0][0])
+
+    @staticmethod
+    def jobs(node, out):
+        """[(Task Count, {distributed table: [scans of the shown task's remote plan]})] of
+        every distributed plan under node: a statement's own and those of its subplans
+        (which Citus runs first, e.g. an IN subquery or a count beside the page)."""
+        if isinstance(node, dict):
+            if "Task Count" in node:
+                scans = CitusReadiness.relation_scans(node.get("Tasks", []), [])
+                tables = {}
+                for scan in scans:
+                    table = re.sub(r"_\d+$", "", scan["Relation Name"])  # a shard's name
+                    if table in DISTRIBUTED:
+                        tables.setdefault(table, []).append(scan)
+                out.append((node["Task Count"], node.get("Tasks Shown", ""), tables))
+            for key, value in node.items():
+                if key != "Tasks":
+                    CitusReadiness.jobs(value, out)
+        elif isinstance(node, list):
+            for value in node:
+                CitusReadiness.jobs(value, out)
+        return out
+
+    @staticmethod
+    def relation_scans(node, out):
+        if isinstance(node, dict):
+            if node.get("Relation Name"):
+                out.append(node)
+            for value in node.values():
+                CitusReadiness.relation_scans(value, out)
+        elif isinstance(node, list):
+            for value in node:
+                CitusReadiness.relation_scans(value, out)
+        return out
+
+    def page_keys(self, table, col, scans):
+        """(distinct keys, distinct shards of them) of the list a task's scan fixes col to:
+        Citus sends each task the statement with its values, the whole array."""
+        for scan in scans:
+            m = re.search(r"(?:^|[(\s.])%s = ANY \(('(?:[^']|'')*'::[\w ]+\[\])\)" % col,
+                          self.conditions(scan))
+            if m:
+                keys, shards = self.ctl.sql(
+                    "SELECT count(DISTINCT v), count(DISTINCT "
+                    "get_shard_id_for_distribution_column('%s', v)) FROM unnest(%s) AS v"
+                    % (table, m.group(1)))[0]
+                return int(keys), int(shards)
+        self.fail("no scan of %s fixes %s to a list: %s" % (table, col, json.dumps(scans)[:600]))
+
+    def check_tasks(self, name, plans, body, reads):
+        seen = {}
+        for plan in plans:
+            for count, shown, tables in self.jobs(plan["Plan"], []):
+                if count and not tables and shown.startswith("None"):
+                    self.fail("%s: a distributed plan shows none of its %d tasks: %s"
+                              % (name, count, plan.get("Query Text", "")[:300]))
+                for table, scans in tables.items():
+                    seen.setdefault(table, []).append((count, scans))
+        self.assertEqual(sorted(seen), sorted(reads), "%s: distributed tables read" % name)
+        # the rows a page's statement may name: a search's page, and past it the one row a
+        # breach search reads ahead when there is a next page (its pagination token)
+        if body and "data" in body:
+            on_page = len(body["data"]) + (1 if body.get("pagination_token") else 0)
+        else:
+            on_page = (body or {}).get("numberOfElements")
+        for table, how in reads.items():
+            col, shards = DISTRIBUTED[table][0], self.shard_count(table)
+            for count, scans in seen[table]:
+                MEASURED.append((name, table, how, count, shards, ""))
+                detail = json.dumps(scans)[:400]
+                if how == "one shard":
+                    self.assertEqual(count, 1, "%s reads %s on %d shards: %s"
+                                     % (name, table, count, detail))
+                elif how == "the page's shards":
+                    keys, holding = self.page_keys(table, col, scans)
+                    MEASURED[-1] = MEASURED[-1][:5] + (" (the page's %d keys)" % keys,)
+                    self.assertGreater(keys, 0, name)
+                    self.assertLessEqual(keys, on_page, "%s: more keys than the page has rows"
+                                         " (and the one read ahead)" % name)
+                    self.assertEqual(count, holding, "%s reads %s on %d shards, the page's %d "
+                                     "keys are on %d" % (name, table, count, keys, holding))
+                else:
+                    self.assertLessEqual(count, shards, name)
+                    for scan in scans:
+                        self.assertIn(scan["Node Type"], INDEXED, "%s scans all of a shard of "
+                                      "%s: %s" % (name, table, json.dumps(scan)[:400]))
+                if "(scenario" in name:
+                    self.assertLess(count, shards, "%s, a hot search, reads %s on every shard"
+                                    % (name, table))
+
+    @classmethod
+    def report_tasks(cls):
+        """The Task Counts measured, on stderr (the test's log in CI)."""
+        if MEASURED:
+            sys.stderr.write("\nCitus tasks per statement (search: table, as documented: "
+                             "tasks of shards)\n")
+            for name, table, how, count, shards, keys in MEASURED:
+                sys.stderr.write("  %s: %s, %s: %d of %d%s\n" % (name, table, how, count,
+                                                                 shards, keys))
 
     def test_each_search_reads_the_shards_the_document_says(self):
         for name, path, reads in SEARCHES:
