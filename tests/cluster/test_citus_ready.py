@@ -150,7 +150,7 @@ class CitusReadiness(unittest.TestCase):
                                                "cards", "password_ranges", "record_domains",
                                                "records"])
         self.assertGreaterEqual(len(REFERENCE), 5)
-        self.assertEqual(LOCAL, {"rate_limits", "key_usage", "changes", "watches", "alerts",
+        self.assertEqual(LOCAL, {"api_keys", "rate_limits", "key_usage", "changes", "watches", "alerts",
                                  "alert_cursors", "jobs", "job_chunks", "audit", "lookups",
                                  "console_signouts", "pastes", "paste_emails",
                                  "email_hashes"})

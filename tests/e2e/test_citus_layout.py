@@ -45,7 +45,7 @@ class OnCitus(unittest.TestCase):
         try:
             p = ctl.run("init", check=0)
             want = documented()
-            self.assertEqual(len(want), 14)
+            self.assertEqual(len(want), 13)
             self.assertEqual({t: (c, w, False) for t, (c, w) in want.items()}, said(p.stderr))
             rows = ctl.sql("SELECT logicalrelid::text, partmethod, "
                            "coalesce(column_to_column_name(logicalrelid, partkey), '') "
@@ -83,7 +83,7 @@ class OnCitus(unittest.TestCase):
             p = ctl.run("citus", "distribute", check=0)
             want = documented()
             self.assertEqual({t: (c, w, False) for t, (c, w) in want.items()}, said(p.stderr))
-            self.assertIn("(14 tables changed)", p.stderr.decode())
+            self.assertIn("(13 tables changed)", p.stderr.decode())
             self.assertEqual(before, ctl.sql("SELECT count(*) FROM records")[0][0])
             self.assertEqual([["h"]], ctl.sql("SELECT partmethod FROM pg_dist_partition "
                                               "WHERE logicalrelid = 'records'::regclass"))

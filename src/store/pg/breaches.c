@@ -61,14 +61,14 @@ static const pg_stmt DOMAIN_BREACHES = {
     "ORDER BY p.email, p.name"};
 static const pg_stmt META_DELETE = {PG_Q_META_DELETE, "DELETE FROM meta WHERE key = $1"};
 
-/* An imported count is what is shown; the derived one counts distinct identities. */
-static const pg_stmt BREACH_REFRESH = {
-    PG_Q_BREACH_REFRESH,
-    "UPDATE breaches SET pwned_count_derived = (SELECT count(DISTINCT coalesce(email, "
-    "user_name_key, phone_key, ip_address, bitcoin_address, "
-    "encode(ssn_hmac, 'hex') COLLATE \"C\", password_hash)) "
-    "FROM records WHERE breach_id = breaches.id) "
-    "WHERE uuid = $1 AND pwned_count IS NULL"};
+/* An imported count is what is shown; the derived one counts distinct identities. It is
+ * counted first and then set (BREACH_SET_COUNT): on a Citus cluster an UPDATE of a reference
+ * table may not read a distributed one. */
+static const pg_stmt BREACH_DISTINCT = {
+    PG_Q_BREACH_DISTINCT,
+    "SELECT count(DISTINCT coalesce(email, user_name_key, phone_key, ip_address, "
+    "bitcoin_address, encode(ssn_hmac, 'hex') COLLATE \"C\", password_hash)) "
+    "FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"};
 
 /* The first candidate of base (breach_name.h) that no breach holds, into out. */
 static bd_result free_name(pg_store *p, const char *base, char out[BD_BREACH_NAME_MAX + 1])
@@ -276,12 +276,19 @@ bd_result pg_breach_refresh_count(bd_store *s, const char *uuid, int64_t counted
         return r;
     pg_params pp = {0};
     pg_param_str(&pp, uuid);
-    if (counted >= 0)
-        pg_param_int(&pp, counted);
     int64_t before = -1, after = -1;
     r = count_of(p, uuid, &before);
+    if (r == BD_OK && counted < 0) {
+        PGresult *res;
+        r = pg_run(p, &BREACH_DISTINCT, &pp, &res);
+        if (r == BD_OK) {
+            counted = pg_int(res, 0, 0);
+            PQclear(res);
+        }
+    }
+    pg_param_int(&pp, counted);
     if (r == BD_OK)
-        r = pg_run(p, counted >= 0 ? &BREACH_SET_COUNT : &BREACH_REFRESH, &pp, NULL);
+        r = pg_run(p, &BREACH_SET_COUNT, &pp, NULL);
     if (r == BD_OK)
         r = count_of(p, uuid, &after);
     if (r == BD_OK && after != before) /* the log says what changed, not what was looked at */

@@ -12,7 +12,10 @@
 
 /* In the order they are laid out: reference tables first (a distributed table's foreign keys
  * may only point at one), then each group of co-located tables from its first. The shard
- * count is the cluster's citus.shard_count (32 unless the operator sets it). */
+ * count is the cluster's citus.shard_count (32 unless the operator sets it). api_keys stays
+ * on the coordinator: only coordinator-local tables (watches, alerts) join it, and Citus
+ * cannot lock a local table's rows (the alert lease's FOR UPDATE) in a join with a reference
+ * table. */
 static const struct {
     const char *table;
     const char *column;       /* NULL: a reference table */
@@ -20,7 +23,6 @@ static const struct {
 } LAYOUT[] = {
     {"meta", NULL, NULL},
     {"breaches", NULL, NULL},
-    {"api_keys", NULL, NULL},
     {"domain_counts", NULL, NULL},
     {"card_counts", NULL, NULL},
     {"tenants", NULL, NULL},

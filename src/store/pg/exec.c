@@ -347,7 +347,7 @@ bd_result pg_session_setup(pg_store *p)
     bool citus = false;
     if (r == BD_OK) {
         p->routed = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
-        citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
+        citus = p->citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
         PQclear(res);
     }
     if (r != BD_OK)

@@ -37,7 +37,7 @@ typedef enum {
     PG_Q_BREACH_BY_ID,
     PG_Q_BREACH_ID,
     PG_Q_BREACH_NEWEST,
-    PG_Q_BREACH_REFRESH,
+    PG_Q_BREACH_DISTINCT,
     PG_Q_BREACH_NAME_TAKEN,
     PG_Q_BREACH_UNNAMED,
     PG_Q_BREACH_SET_NAME,
@@ -214,6 +214,10 @@ typedef struct pg_store {
      * instead of one: on a Citus coordinator, or where the session has
      * breachd.routed_searches on (pg_session_setup; docs/SCALING.md). */
     bool routed;
+    /* The database is a Citus coordinator's (the citus extension): pg_session_setup. Where
+     * a statement Citus cannot distribute has a form it can, the store uses that form. */
+    bool citus;
+    bool bulk_plain_said; /* the log said once that --bulk loads as a plain import here */
     /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
      * breaches at the first miss, emptied when a breach is erased or a transaction rolls
      * back (it may name a breach that is gone) */

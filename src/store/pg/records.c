@@ -469,12 +469,55 @@ static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
     return r == BD_OK ? bd_buf_append_char(b, '"') : r;
 }
 
+/* On a Citus coordinator: a statement per key, as Citus cannot push a LATERAL subquery with
+ * a LIMIT down to the shards. An email's statement names its owner key, so it runs on the
+ * email's shard alone; another field's reads every shard, as its search does. */
+static bd_result record_ids_each(pg_store *p, bd_field field, const bd_slice *keys, size_t n,
+                                 int limit, bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
+{
+    bd_buf_reset(&p->sql);
+    bd_result r = bd_buf_printf(&p->sql, "SELECT s.id FROM records s WHERE s.%s = $1",
+                                bd_record_key_col(field));
+    if (r == BD_OK && field == BD_FIELD_EMAIL)
+        r = bd_buf_append_str(&p->sql, " AND s.ok = $3");
+    if (r == BD_OK && scope_tenant)
+        r = bd_record_scope_sql(&p->sql, "s", field == BD_FIELD_EMAIL ? "$4::bigint" : "$3::bigint",
+                                true);
+    if (r == BD_OK)
+        r = bd_buf_append_str(&p->sql, " ORDER BY s.breach_date DESC, s.id DESC LIMIT $2::integer");
+    for (size_t i = 0; r == BD_OK && i < n; i++) {
+        pg_params pp = {0};
+        pg_param_text(&pp, keys[i]);
+        pg_param_int(&pp, limit);
+        uint8_t ok[PG_OWNER_KEY_LEN];
+        if (field == BD_FIELD_EMAIL) {
+            pg_email_owner_key(keys[i], ok);
+            pg_param_text(&pp, (bd_slice){(const char *)ok, sizeof ok});
+        }
+        if (scope_tenant)
+            pg_param_int(&pp, scope_tenant);
+        PGresult *res;
+        r = pg_run_sql(p, p->sql.data, &pp, true, &res);
+        if (r != BD_OK)
+            break;
+        int rows = PQntuples(res), stop = 0;
+        for (int k = 0; k < rows && !stop; k++)
+            stop = cb(ctx, i, pg_int(res, k, 0));
+        PQclear(res);
+        if (stop)
+            break;
+    }
+    return r;
+}
+
 /* One statement, so one round trip, for all the keys: each key's first `limit` ids through
  * the field's index, in search order. */
 bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
                         bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
     pg_store *p = pg_of(s);
+    if (p->citus)
+        return record_ids_each(p, field, keys, n, limit, cb, ctx, scope_tenant);
     bool bytes = field == BD_FIELD_PASSWORD || field == BD_FIELD_SSN;
     bd_buf arr;
     bd_buf_init(&arr, 1u << 28);
