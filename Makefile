@@ -19,6 +19,7 @@
 #   make tsan            unit tests, the concurrency stress test and webhooks under ThreadSanitizer
 #   make valgrind        the server's end-to-end suites with breachd under valgrind
 #   make bench-cluster   scenario 1 on a primary + hot standby, shared limits (bench/RESULTS.md)
+#   make bench-citus     scenarios 1-5 on a Citus coordinator + 2 workers beside one PostgreSQL
 #   make bench-jobs      a bulk job of 100,000 emails against 100,000 single searches
 #   make bench-size      bytes per record and per card on PostgreSQL (SIZE_N of each)
 #   make bench-ranges    Pwned Passwords ranges: load rate, bytes per hash, /range/ vs nginx
@@ -58,7 +59,7 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth bench-cluster format \
+.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth bench-cluster bench-citus format \
         tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -345,6 +346,17 @@ bench-cluster: all
 	bench/install-bench-deps.sh
 	python3 bench/cluster.py --records 1000000 --cards 1000 --duration 10 --warmup 3 \
 	  --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
+
+# Issue 37: scenarios 1-5 against breachd on a Citus coordinator with two workers
+# (scripts/citus-cluster.sh, Citus built once into its cache) beside breachd on one
+# PostgreSQL server, CITUS_N records and CITUS_N cards imported into each, the stores
+# alternating each round; rows and bytes per shard and the shards each request touches.
+# Writes the citus section of bench/RESULTS.md. About 12 minutes at the default size.
+CITUS_N ?= 200000
+bench-citus: all
+	bench/install-bench-deps.sh
+	python3 bench/citus.py --records $(CITUS_N) --cards $(CITUS_N) --duration 10 --warmup 2 \
+	  --rounds 3 --build $(BUILD) $(BENCH_ARGS)
 
 # Bytes per record and per card in a PostgreSQL store of SIZE_N of each (docs/SCALING.md's
 # capacity plan): about 2 minutes at 1M, 25 at 10M.

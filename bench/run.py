@@ -262,14 +262,15 @@ class Bench:
         with open(os.path.join(self.corpus, name)) as f:
             return [l.strip() for l in f if l.strip()]
 
-    def smoke(self, port, record="smoke"):
-        """One request of each kind must answer 200 before any load is measured."""
+    def request_paths(self):
+        """One request of each scenario 1-5, on the corpus's first email, domain, BIN and
+        owner word."""
         from urllib.parse import quote
         e = self.lines("emails.txt")[0]
         d = self.lines("domains.txt")[0]
         b = self.lines("bins.txt")[0]
         o = self.lines("owners.txt")[0]
-        paths = {
+        return {
             "s1": "/v7/breach-search?type=email&account=%s&number_of_records=1" % quote(e),
             "s2": "/v7/breach-search?type=email_domain&account=%s&number_of_records=100"
                   % quote(d),
@@ -279,6 +280,11 @@ class Bench:
                   % (quote("owner:%s AND expireDate:[2026-01-01 TO *]" % o, safe=""),
                      quote("expireDate,asc", safe="")),
         }
+
+    def smoke(self, port, record="smoke"):
+        """One request of each kind must answer 200 before any load is measured."""
+        from urllib.parse import quote
+        paths = self.request_paths()
         out = {}
         for sid, path in paths.items():
             st, body = self.get(port, path)
