@@ -37,9 +37,13 @@ sqlite_only = unittest.skipIf(STORE != "sqlite", "SQLite store only")
 
 
 def psql(uri, sql):
-    """Runs SQL on a PostgreSQL database; returns the rows as lists of text."""
+    """Runs SQL on a PostgreSQL database; returns the rows as lists of text. On a Citus
+    coordinator, psql sends the statements one by one (Citus takes DDL on a distributed
+    table only as a command of its own), each in its own transaction."""
+    how = ["-f", "-"] if CITUS_DIR else ["-c", sql]
     p = subprocess.run(["psql", uri, "-X", "-q", "-A", "-t", "-F", "\t", "-v",
-                        "ON_ERROR_STOP=1", "-c", sql], capture_output=True, timeout=60)
+                        "ON_ERROR_STOP=1", *how], input=sql.encode() if CITUS_DIR else None,
+                       capture_output=True, timeout=60)
     if p.returncode != 0:
         raise AssertionError("psql: %s" % p.stderr.decode(errors="replace"))
     return [line.split("\t") for line in p.stdout.decode().splitlines()]

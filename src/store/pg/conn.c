@@ -96,7 +96,9 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
         goto fail;
     }
     pg_silence_notices(p->conn);
-    r = pg_migrate(p, flags & BD_STORE_CREATE, shown, why, whylen);
+    r = pg_session_detect(p); /* migrations run statement by statement on Citus */
+    if (r == BD_OK)
+        r = pg_migrate(p, flags & BD_STORE_CREATE, shown, why, whylen);
     if (r == BD_OK)
         r = pg_session_setup(p);
     if (r != BD_OK)

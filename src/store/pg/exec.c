@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "store/pg/pg_impl.h"
+#include "store/pg/sql_split.h"
 
 static void add(pg_params *pp, const char *v, int len, int format)
 {
@@ -272,8 +273,31 @@ bd_result pg_array_text(bd_buf *out, bd_slice v)
     return r == BD_OK ? bd_buf_append_char(out, '"') : r;
 }
 
+/* On a Citus coordinator, each statement of sql as a command of its own: Citus propagates
+ * DDL on a distributed table to its shards only from a command of one statement ("cannot
+ * insert multiple commands into a prepared statement"). */
+static bd_result exec_each(pg_store *p, const char *sql)
+{
+    bd_result r = BD_OK;
+    char one[8192];
+    for (const char *s = sql; r == BD_OK && *s;) {
+        const char *next;
+        size_t n = pg_sql_first_statement(s, &next);
+        if (n >= sizeof one)
+            return BD_ERR_LIMIT;
+        memcpy(one, s, n);
+        one[n] = '\0';
+        if (strspn(one, " \t\n") < n)
+            r = exec_once(p, one);
+        s = next;
+    }
+    return r;
+}
+
 bd_result pg_exec(pg_store *p, const char *sql)
 {
+    if (p->citus && strchr(sql, ';'))
+        return exec_each(p, sql);
     bd_result r = exec_once(p, sql);
     return worth_retrying(p, r) ? exec_once(p, sql) : r;
 }
@@ -337,21 +361,27 @@ void pg_silence_notices(PGconn *conn)
 #define GENERIC_PLANS "; SET plan_cache_mode = force_generic_plan"
 #define CITUS_WRITES "; SET citus.multi_shard_modify_mode = 'sequential'"
 
+bd_result pg_session_detect(pg_store *p)
+{
+    PGresult *res;
+    bd_result r = pg_run(p, &ROUTED, NULL, &res);
+    if (r == BD_OK) {
+        p->routed = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+        p->citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
+        PQclear(res);
+    }
+    return r;
+}
+
 bd_result pg_session_setup(pg_store *p)
 {
     pg_silence_notices(p->conn);
     /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
      * owner keys (owner.c) is what SQL hashes back (schema.c) */
-    PGresult *res;
-    bd_result r = pg_run(p, &ROUTED, NULL, &res);
-    bool citus = false;
-    if (r == BD_OK) {
-        p->routed = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
-        citus = p->citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
-        PQclear(res);
-    }
+    bd_result r = pg_session_detect(p);
     if (r != BD_OK)
         return r;
+    bool citus = p->citus;
     char set[256];
     snprintf(set, sizeof set, "%s%s%s", SESSION_SETTINGS,
              citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,

@@ -289,6 +289,9 @@ bd_result pg_failed(pg_store *p, PGresult *res);
 bd_result pg_array_text(bd_buf *out, bd_slice v);
 /* Runs SQL without parameters (transaction control, DDL; several statements allowed). */
 bd_result pg_exec(pg_store *p, const char *sql);
+/* Whether searches are routed and the database is a Citus coordinator's (p->routed,
+ * p->citus); pg_session_setup does it too. */
+bd_result pg_session_detect(pg_store *p);
 /* The session settings of a new or reset connection (conn.c). */
 bd_result pg_session_setup(pg_store *p);
 
