@@ -140,11 +140,16 @@ make_template() { # DIR
   done
 }
 
+# A copy names the template as the database Citus distributed (pg_dist_object), and Citus
+# would make that database on a worker added later: the copy names itself instead.
 createdb_all() { # DIR NAME
   local d=$1 name=$2 n
   for n in $(cat "$d/template_workers") coord; do
     psql_on "$d/$n" postgres \
       "CREATE DATABASE \"$name\" TEMPLATE breachd_template STRATEGY FILE_COPY" >/dev/null
+    psql_on "$d/$n" "$name" "UPDATE pg_catalog.pg_dist_object SET objid = (SELECT oid FROM
+      pg_database WHERE datname = current_database()) WHERE classid = 'pg_database'::regclass" \
+      >/dev/null
   done
   echo "postgresql:///$name?host=$d/coord&user=breachd"
 }

@@ -24,41 +24,43 @@ static const pg_stmt ERASE_EMAIL_BREACHES = {
     "SELECT b.uuid, b.source_name, count(*) FROM records r JOIN breaches b "
     "ON b.id = r.breach_id WHERE r.ok = $2 AND r.email = $1 "
     "GROUP BY b.id ORDER BY b.date_leaked DESC, b.source_name"};
-/* Run before the records go: takes their number off each of their domains. */
+/* Run before the records go: their number in each of their domains, then (DOMAINS_TAKE) taken
+ * off those domains' counts. Two statements, where one UPDATE ... FROM (SELECT ... FROM
+ * records) would do on one server: on a Citus cluster a write to a reference table may not
+ * read a distributed one. */
 static const pg_stmt ERASE_EMAIL_DOMAINS = {
-    PG_Q_ERASE_EMAIL_DOMAINS, "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
-                              "  SELECT email_domain AS domain, count(*) AS n FROM records"
-                              "  WHERE ok = $2 AND email = $1 AND email_domain IS NOT NULL"
-                              "  GROUP BY 1) AS gone "
-                              "WHERE domain_counts.domain = gone.domain"};
-/* Run before the records go: their domains' lookup rows (record_domains). */
+    PG_Q_ERASE_EMAIL_DOMAINS, "SELECT email_domain, count(*) FROM records "
+                              "WHERE ok = $2 AND email = $1 AND email_domain IS NOT NULL GROUP BY 1"};
+static const pg_stmt ERASE_BREACH_DOMAINS = {
+    PG_Q_ERASE_BREACH_DOMAINS, "SELECT email_domain, count(*) FROM records "
+                               "WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
+                               "AND email_domain IS NOT NULL GROUP BY 1"};
+static const pg_stmt DOMAINS_TAKE = {
+    PG_Q_DOMAINS_TAKE, "UPDATE domain_counts d SET n = d.n - g.n "
+                       "FROM unnest($1::text[], $2::bigint[]) AS g(domain, n) WHERE d.domain = g.domain"};
+/* Run before the records go: their domains' lookup rows (record_domains), named by the
+ * records' own (domain, date, id): a lookup row and its record are on different shards of a
+ * Citus cluster, so this is a semi-join rather than a join of the two. */
 static const pg_stmt ERASE_EMAIL_ROUTES = {
     PG_Q_ERASE_EMAIL_ROUTES,
-    "DELETE FROM record_domains d USING records r WHERE r.ok = $2 AND r.email = $1 "
-    "AND r.email_domain IS NOT NULL AND d.domain = r.email_domain "
-    "AND d.breach_date = r.breach_date AND d.id = r.id"};
+    "DELETE FROM record_domains WHERE (domain, breach_date, id) IN (SELECT email_domain, "
+    "breach_date, id FROM records WHERE ok = $2 AND email = $1 AND email_domain IS NOT NULL)"};
 static const pg_stmt ERASE_EMAIL = {PG_Q_ERASE_EMAIL,
                                     "DELETE FROM records WHERE ok = $2 AND email = $1"};
-static const pg_stmt ERASE_BREACH_DOMAINS = {
-    PG_Q_ERASE_BREACH_DOMAINS, "UPDATE domain_counts SET n = domain_counts.n - gone.n FROM ("
-                               "  SELECT email_domain AS domain, count(*) AS n FROM records"
-                               "  WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"
-                               "  AND email_domain IS NOT NULL GROUP BY 1) AS gone "
-                               "WHERE domain_counts.domain = gone.domain"};
 static const pg_stmt ERASE_BREACH_ROUTES = {
     PG_Q_ERASE_BREACH_ROUTES,
-    "DELETE FROM record_domains d USING records r "
-    "WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
-    "AND r.email_domain IS NOT NULL AND d.domain = r.email_domain "
-    "AND d.breach_date = r.breach_date AND d.id = r.id"};
+    "DELETE FROM record_domains WHERE (domain, breach_date, id) IN (SELECT email_domain, "
+    "breach_date, id FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
+    "AND email_domain IS NOT NULL)"};
 /* the SHA-1s of the breach's emails that no other breach holds (email_hashes keeps the address
- * beside its hash, for the range's breach names): before the records go */
+ * beside its hash, for the range's breach names): before the records go. An email's records
+ * grouped (not a correlated NOT EXISTS, which Citus cannot plan across shards). */
 static const pg_stmt ERASE_BREACH_EMAIL_HASHES = {
     PG_Q_ERASE_BREACH_EMAIL_HASHES,
-    "DELETE FROM email_hashes WHERE email IN (SELECT r.email FROM records r"
-    "  WHERE r.breach_id = (SELECT id FROM breaches WHERE uuid = $1) AND r.email IS NOT NULL"
-    "  AND NOT EXISTS (SELECT 1 FROM records o WHERE o.email = r.email"
-    "    AND o.breach_id <> r.breach_id))"};
+    "DELETE FROM email_hashes WHERE email IN (SELECT email FROM records WHERE email IN ("
+    "SELECT email FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1) "
+    "AND email IS NOT NULL) GROUP BY email "
+    "HAVING bool_and(breach_id = (SELECT id FROM breaches WHERE uuid = $1)))"};
 static const pg_stmt ERASE_BREACH_RECORDS = {
     PG_Q_ERASE_BREACH_RECORDS,
     "DELETE FROM records WHERE breach_id = (SELECT id FROM breaches WHERE uuid = $1)"};
@@ -117,6 +119,44 @@ static bd_result run_with_text(pg_store *p, const pg_stmt *q, const char *text, 
     return r;
 }
 
+/* Takes the records about to go (q: their domains and how many each) off the domain counts. */
+static bd_result take_domains(pg_store *p, const pg_stmt *q, const char *text, const uint8_t *ok)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, text);
+    if (ok)
+        pg_param_text(&pp, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    PGresult *res;
+    bd_result r = pg_run(p, q, &pp, &res);
+    if (r != BD_OK)
+        return r;
+    bd_buf domains, counts;
+    bd_buf_init(&domains, 1u << 30);
+    bd_buf_init(&counts, 1u << 30);
+    r = bd_buf_append_char(&domains, '{');
+    r = r == BD_OK ? bd_buf_append_char(&counts, '{') : r;
+    int rows = PQntuples(res);
+    for (int i = 0; r == BD_OK && i < rows; i++) {
+        r = i ? bd_buf_append_char(&domains, ',') : BD_OK;
+        r = r == BD_OK ? pg_array_text(&domains, pg_slice(res, i, 0)) : r;
+        r = r == BD_OK ? bd_buf_printf(&counts, "%s%lld", i ? "," : "",
+                                       (long long)pg_int(res, i, 1))
+                       : r;
+    }
+    PQclear(res);
+    r = r == BD_OK ? bd_buf_append_char(&domains, '}') : r;
+    r = r == BD_OK ? bd_buf_append_char(&counts, '}') : r;
+    if (r == BD_OK && rows > 0) {
+        pg_params tp = {0};
+        pg_param_str(&tp, domains.data);
+        pg_param_str(&tp, counts.data);
+        r = pg_run(p, &DOMAINS_TAKE, &tp, NULL);
+    }
+    bd_buf_free(&domains);
+    bd_buf_free(&counts);
+    return r;
+}
+
 /* Reports each breach with records of email to cb and refreshes its identity count once
  * the records are gone (the caller deletes them between the two steps). */
 static bd_result report_breaches(pg_store *p, const char *email, const uint8_t *ok,
@@ -153,7 +193,7 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
         r = pg_change_breach(p, BD_CHANGE_RECORDS_REMOVED, PQgetvalue(affected, i, 0),
                              pg_int(affected, i, 2));
     if (r == BD_OK)
-        r = run_with_text(p, &ERASE_EMAIL_DOMAINS, email, ok, NULL);
+        r = take_domains(p, &ERASE_EMAIL_DOMAINS, email, ok);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_EMAIL_ROUTES, email, ok, NULL);
     if (r == BD_OK)
@@ -182,7 +222,7 @@ bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_remove
     if (r != BD_OK)
         return r;
     int64_t n = 0, breaches = 0;
-    r = run_with_text(p, &ERASE_BREACH_DOMAINS, uuid, NULL, NULL);
+    r = take_domains(p, &ERASE_BREACH_DOMAINS, uuid, NULL);
     if (r == BD_OK)
         r = run_with_text(p, &ERASE_BREACH_ROUTES, uuid, NULL, NULL);
     if (r == BD_OK)
