@@ -340,6 +340,9 @@ static const bd_help_cmd BREACHCTL_CMDS[] = {
     {"tenants remove", "ID", "Remove a tenant that has no active keys.", STORE_OPTS},
     {"tenants domains add", "ID DOMAIN", "Give a tenant another domain.", STORE_OPTS},
     {"tenants domains remove", "ID DOMAIN", "Take a domain from a tenant.", STORE_OPTS},
+    {"citus distribute", NULL,
+     "Lay a PostgreSQL store out over the Citus cluster of its coordinator (idempotent).",
+     STORE_OPTS},
 };
 
 static const bd_help_opt *const BREACHCTL_GLOBAL_OPTS[] = {&O_CONFIG, &O_HELP, &O_VERSION, NULL};

@@ -11,7 +11,7 @@ from harness import BUILD, ROOT, binary
 # The source file of each breachctl command, whose option names its parser compares with.
 SOURCES = {"init": "init.c", "import": "import.c", "keys": "keys.c", "demo": "demo.c",
            "stats": "stats.c", "erase": "erase.c", "backup": "backup.c", "watch": "watch.c",
-           "tenants": "tenants.c"}
+           "tenants": "tenants.c", "citus": "citus.c"}
 # Accepted by every command: breachctl's main takes them before the command sees its
 # arguments (--config) or instead of running it (--help, --version).
 GLOBAL = {"--config", "--help", "--version"}
