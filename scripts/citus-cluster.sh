@@ -87,13 +87,15 @@ build() {
 }
 
 # Tests only: no durability, no TCP listener. Citus needs itself preloaded, prepared
-# transactions (its two-phase commits) and logical decoding (shard moves of the rebalancer).
+# transactions (its two-phase commits) and logical decoding (shard moves of the rebalancer);
+# a node reaches itself (the rebalancer's background jobs) by its socket directory, not the
+# default localhost:5432.
 server_opts() {
   echo "-k $1 -c listen_addresses='' -c fsync=off -c synchronous_commit=off" \
     "-c full_page_writes=off -c max_connections=300 -c shared_preload_libraries=citus" \
     "-c max_prepared_transactions=300 -c wal_level=logical -c max_worker_processes=64" \
     "-c max_wal_senders=20 -c max_replication_slots=20" \
-    "-c citus.shard_count=${BREACHD_CITUS_SHARDS:-32}"
+    "-c citus.shard_count=${BREACHD_CITUS_SHARDS:-32} -c citus.local_hostname=$1"
 }
 
 node_start() { # DIR NODE
