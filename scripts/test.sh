@@ -2,8 +2,9 @@
 # Installs dependencies, builds, and runs every test: the OpenAPI document through a
 # published validator; the web console in chromium (both stores); then, side by side, unit
 # and end-to-end tests (gcc build) on a SQLite store, the PostgreSQL contract tests and the
-# same end-to-end suite on a throwaway PostgreSQL cluster, and the cluster tests (two breachd
-# instances on a primary and its hot standby); the same three again under AddressSanitizer +
+# same end-to-end suite on a throwaway PostgreSQL cluster, the cluster tests (two breachd
+# instances on a primary and its hot standby), and the end-to-end suite on a Citus cluster;
+# the first three again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (clang build); a clang warning check; a short run of every fuzz
 # target, two at a time; and the Debian package (make test-package).
 set -euo pipefail
@@ -18,9 +19,11 @@ make test-openapi
 make test-console
 # clang: the warning check, and the sanitizer build the second pass runs
 make CC=clang BUILD=build-clang -j"$(nproc)" all
-# Each pass runs its three suites side by side (they mostly wait on servers and timers):
-# SQLite, PostgreSQL, and the primary + hot standby cluster.
-scripts/run-together.sh sqlite 'make test' pg 'make test-pg' cluster 'make test-cluster'
+# Each pass runs its suites side by side (they mostly wait on servers and timers): SQLite,
+# PostgreSQL, the primary + hot standby cluster, and (the first pass only) the e2e suite on a
+# Citus coordinator with two workers (Citus built once into ~/.cache/breachd/citus).
+scripts/run-together.sh sqlite 'make test' pg 'make test-pg' cluster 'make test-cluster' \
+  citus 'make test-citus'
 make test-sanitize
 make -j"$(nproc)" fuzz-quick
 # the Debian package: built, checked, installed on this machine when breachd is not, with
