@@ -469,31 +469,81 @@ static bd_result array_element(bd_buf *b, bd_field field, bd_slice v)
     return r == BD_OK ? bd_buf_append_char(b, '"') : r;
 }
 
-/* On a Citus coordinator: a statement per key, as Citus cannot push a LATERAL subquery with
- * a LIMIT down to the shards. An email's statement names its owner key, so it runs on the
- * email's shard alone; another field's reads every shard, as its search does. */
+/* On a Citus coordinator, emails: one statement for all, each email joined to its records
+ * on the shards of the emails' owner keys (ok = ANY), every record of each in search order;
+ * the first `limit` of each are kept here (Citus cannot push a per-key LIMIT down). */
+static bd_result record_ids_of_emails(pg_store *p, const bd_slice *keys, size_t n, int limit,
+                                      bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
+{
+    bd_buf emails, oks;
+    bd_buf_init(&emails, 1u << 28);
+    bd_buf_init(&oks, 1u << 28);
+    bd_result r = bd_buf_append_char(&emails, '{');
+    r = r == BD_OK ? bd_buf_append_char(&oks, '{') : r;
+    for (size_t i = 0; r == BD_OK && i < n; i++) {
+        uint8_t ok[PG_OWNER_KEY_LEN];
+        char hex[2 * PG_OWNER_KEY_LEN];
+        pg_email_owner_key(keys[i], ok);
+        bd_hex_encode(ok, sizeof ok, hex);
+        r = i ? bd_buf_append_char(&emails, ',') : BD_OK;
+        r = r == BD_OK ? pg_array_text(&emails, keys[i]) : r;
+        r = r == BD_OK ? bd_buf_printf(&oks, "%s%.*s", i ? "," : "", (int)sizeof hex, hex) : r;
+    }
+    r = r == BD_OK ? bd_buf_append_char(&emails, '}') : r;
+    r = r == BD_OK ? bd_buf_append_char(&oks, '}') : r;
+    bd_buf_reset(&p->sql);
+    if (r == BD_OK)
+        r = bd_buf_append_str(&p->sql,
+                              "SELECT k.i, s.id FROM unnest($1::text[]) WITH ORDINALITY AS k(v, i) "
+                              "JOIN records s ON s.email = k.v WHERE s.ok = ANY($2::uuid[])");
+    if (r == BD_OK && scope_tenant)
+        r = bd_record_scope_sql(&p->sql, "s", "$3::bigint", true);
+    if (r == BD_OK)
+        r = bd_buf_append_str(&p->sql, " ORDER BY k.i, s.breach_date DESC, s.id DESC");
+    PGresult *res = NULL;
+    if (r == BD_OK) {
+        pg_params pp = {0};
+        pg_param_str(&pp, emails.data);
+        pg_param_str(&pp, oks.data);
+        if (scope_tenant)
+            pg_param_int(&pp, scope_tenant);
+        r = pg_run_sql(p, p->sql.data, &pp, true, &res);
+    }
+    bd_buf_free(&emails);
+    bd_buf_free(&oks);
+    if (r != BD_OK)
+        return r;
+    int64_t key = -1;
+    int taken = 0;
+    for (int k = 0, rows = PQntuples(res); k < rows; k++) {
+        int64_t i = pg_int(res, k, 0) - 1;
+        taken = i == key ? taken + 1 : 1;
+        key = i;
+        if (taken <= limit && cb(ctx, (size_t)i, pg_int(res, k, 1)))
+            break;
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+/* On a Citus coordinator, other fields: a statement per key, as Citus cannot push a LATERAL
+ * subquery with a LIMIT down to the shards; each reads every shard, as its search does. */
 static bd_result record_ids_each(pg_store *p, bd_field field, const bd_slice *keys, size_t n,
                                  int limit, bd_record_id_cb cb, void *ctx, int64_t scope_tenant)
 {
+    if (field == BD_FIELD_EMAIL)
+        return record_ids_of_emails(p, keys, n, limit, cb, ctx, scope_tenant);
     bd_buf_reset(&p->sql);
     bd_result r = bd_buf_printf(&p->sql, "SELECT s.id FROM records s WHERE s.%s = $1",
                                 bd_record_key_col(field));
-    if (r == BD_OK && field == BD_FIELD_EMAIL)
-        r = bd_buf_append_str(&p->sql, " AND s.ok = $3");
     if (r == BD_OK && scope_tenant)
-        r = bd_record_scope_sql(&p->sql, "s", field == BD_FIELD_EMAIL ? "$4::bigint" : "$3::bigint",
-                                true);
+        r = bd_record_scope_sql(&p->sql, "s", "$3::bigint", true);
     if (r == BD_OK)
         r = bd_buf_append_str(&p->sql, " ORDER BY s.breach_date DESC, s.id DESC LIMIT $2::integer");
     for (size_t i = 0; r == BD_OK && i < n; i++) {
         pg_params pp = {0};
         pg_param_text(&pp, keys[i]);
         pg_param_int(&pp, limit);
-        uint8_t ok[PG_OWNER_KEY_LEN];
-        if (field == BD_FIELD_EMAIL) {
-            pg_email_owner_key(keys[i], ok);
-            pg_param_text(&pp, (bd_slice){(const char *)ok, sizeof ok});
-        }
         if (scope_tenant)
             pg_param_int(&pp, scope_tenant);
         PGresult *res;
