@@ -389,18 +389,21 @@ def section(r):
                                                    fmt_int(q["per_s"])))
     w("")
     w("| scenario | single node req/s | Citus req/s | Citus ÷ single | single p50 ms | "
-      "Citus p50 ms | single p99 ms | Citus p99 ms | p99 Citus ÷ single | errors: non-2xx "
-      "+ timeouts (single / Citus) |")
-    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+      "Citus p50 ms | single p99 ms | Citus p99 ms | p99 Citus ÷ single | database CPU "
+      "µs per request (single / Citus) | errors: non-2xx + timeouts (single / Citus) |")
+    w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    cpu = lambda x: "%.0f" % statistics.median(1e6 * y["db_cores"] / max(y["rps"], 0.1)
+                                                for y in x["runs"])
     titles = {sid: t for sid, t, _, _ in RUN}
     titles["s1_c1"] = "breach-search by email, one connection"
     label = lambda sid: "1 (c1)" if sid == "s1_c1" else sid[1:]
     for sid in [x[0] for x in RUN] + ["s1_c1"]:
         p, q = sc[sid]["pg"], sc[sid]["citus"]
-        w("| %s. %s | %s | %s | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %d / %s |"
+        w("| %s. %s | %s | %s | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %s / %s | %d / %s |"
           % (label(sid), titles[sid], fmt_int(p["rps"]), fmt_int(q["rps"]),
              q["rps"] / p["rps"], p["p50_ms"], q["p50_ms"], p["p99_ms"], q["p99_ms"],
-             q["p99_ms"] / p["p99_ms"], p["bad"], "**%d**" % q["bad"] if q["bad"] else "0"))
+             q["p99_ms"] / p["p99_ms"], cpu(p), cpu(q), p["bad"],
+             "**%d**" % q["bad"] if q["bad"] else "0"))
     w("")
     w("Each round (req/s, p99 ms; *db cores*: the PostgreSQL servers' CPU seconds per second, "
       "on Citus the coordinator's and both workers'; *other*: every other process on the "
@@ -429,8 +432,8 @@ def section(r):
       "stores: %s." % ("yes" if same and r.get("smoke_citus") else "**no**"))
     w("")
     if c.get("errors"):
-        w("The coordinator's errors while the measured runs went on (its server.log; a "
-          "background statement's error is no reply's):")
+        w("The coordinator's errors during the run (its server.log; a background "
+          "statement's error is no reply's):")
         w("")
         for e in c["errors"]:
             w("- %d x `%s`%s" % (e["times"], e["error"], ", statement `%s`" % e["statement"]
