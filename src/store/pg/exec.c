@@ -355,9 +355,14 @@ void pg_silence_notices(PGconn *conn)
  * connection per worker (citus.multi_shard_modify_mode sequential): an import's batch
  * writes rows to many shards and then reads them back (counts, the change log) in the same
  * transaction, which Citus refuses once a shard was written over several connections.
+ * Every session on a coordinator runs a statement's tasks for one worker over one connection
+ * (citus.max_adaptive_executor_pool_size 1), the one Citus keeps open: a page read from most
+ * shards otherwise opened new worker connections (a backend forked each) for every request,
+ * and scenario 2's pages went 20 -> 50 req/s with it (bench/RESULTS.md, the Citus notes).
  * SET applies to the session, not to the role or the database, so nothing else connected
  * to the same database is changed. */
 #define SESSION_SETTINGS "SET client_encoding = 'UTF8'; SET jit = off"
+#define CITUS_SESSION "; SET citus.max_adaptive_executor_pool_size = 1"
 #define GENERIC_PLANS "; SET plan_cache_mode = force_generic_plan"
 #define CITUS_WRITES "; SET citus.multi_shard_modify_mode = 'sequential'"
 
@@ -383,7 +388,7 @@ bd_result pg_session_setup(pg_store *p)
         return r;
     bool citus = p->citus;
     char set[256];
-    snprintf(set, sizeof set, "%s%s%s", SESSION_SETTINGS,
+    snprintf(set, sizeof set, "%s%s%s%s", SESSION_SETTINGS, citus ? CITUS_SESSION : "",
              citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,
              p->read_only ? "; SET default_transaction_read_only = on" : "");
     return pg_exec(p, set);
