@@ -51,7 +51,9 @@ static const char RECORD_STAGE_CREATE[] =
  * its password's SHA-1 and NTLM hashes (NULL when it had none; binary), for the password
  * ranges (ranges.c): only a record that went in counts its password; and each record that
  * went in with a domain gets its lookup row in record_domains. Two staged rows with
- * one dedup key have the same password; rows without one stay out of the join's sort. */
+ * one dedup key have the same password; rows without one stay out of the join's sort. The
+ * rows come back in put order (the ids were given in it): a Citus coordinator returns an
+ * INSERT's rows shard by shard, and watches' alerts list what landed in the order it was put. */
 #define RECORD_STAGE_MOVE_SQL(returning, columns)                                                  \
     "WITH ins AS (INSERT INTO records(" RECORD_COLUMNS ") SELECT " RECORD_COLUMNS                  \
     " FROM pg_temp.bd_staging ORDER BY seq ON CONFLICT (ok, dedup) DO NOTHING "                    \
@@ -65,7 +67,7 @@ static const char RECORD_STAGE_CREATE[] =
     "WHERE email_domain IS NOT NULL AND $1::boolean) "                                             \
     "SELECT s.pw_sha1, s.pw_ntlm" columns " FROM ins LEFT JOIN (SELECT DISTINCT ON (ok, dedup) "  \
     "ok, dedup, pw_sha1, pw_ntlm FROM pg_temp.bd_staging WHERE pw_sha1 IS NOT NULL "               \
-    "ORDER BY ok, dedup, seq) s USING (ok, dedup)"
+    "ORDER BY ok, dedup, seq) s USING (ok, dedup) ORDER BY ins.rid"
 static const char RECORD_STAGE_MOVE[] = RECORD_STAGE_MOVE_SQL("", "");
 /* The same, returning what watches match on of each record that went in (landed_record
  * reads the columns from the third on, in the order of the SELECT; ins returns email_domain
