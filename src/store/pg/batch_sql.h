@@ -12,7 +12,8 @@
  * count, 18 the email's ordinal (from 1); binary results. */
 extern const char *const pg_email_batch_first_sql;
 extern const char *const pg_email_batch_next_sql;
-/* Calls cb for rows first .. first+n-1 of a binary batch result, until it returns non-zero. */
+/* Calls cb for rows first .. first+n-1 of a result of RECORD_ROW_COLUMNS (text or binary),
+ * until it returns non-zero. */
 void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx);
 /* An integer field of a binary result. */
 int64_t pg_binary_int(const PGresult *res, int row, int col);

@@ -96,11 +96,11 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
         goto fail;
     }
     pg_silence_notices(p->conn);
-    r = pg_session_detect(p); /* migrations run statement by statement on Citus */
+    r = pg_session_detect(p); /* before migrating: migrations differ on Citus */
     if (r == BD_OK)
         r = pg_migrate(p, flags & BD_STORE_CREATE, shown, why, whylen);
     if (r == BD_OK)
-        r = pg_session_setup(p);
+        r = pg_session_settings(p);
     if (r != BD_OK)
         goto fail;
     *out = &p->base;

@@ -378,18 +378,20 @@ bd_result pg_session_detect(pg_store *p)
     return r;
 }
 
+bd_result pg_session_settings(pg_store *p)
+{
+    /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
+     * owner keys (owner.c) is what SQL hashes back (schema.c) */
+    char set[256];
+    snprintf(set, sizeof set, "%s%s%s%s", SESSION_SETTINGS, p->citus ? CITUS_SESSION : "",
+             p->citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,
+             p->read_only ? "; SET default_transaction_read_only = on" : "");
+    return pg_exec(p, set);
+}
+
 bd_result pg_session_setup(pg_store *p)
 {
     pg_silence_notices(p->conn);
-    /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
-     * owner keys (owner.c) is what SQL hashes back (schema.c) */
     bd_result r = pg_session_detect(p);
-    if (r != BD_OK)
-        return r;
-    bool citus = p->citus;
-    char set[256];
-    snprintf(set, sizeof set, "%s%s%s%s", SESSION_SETTINGS, citus ? CITUS_SESSION : "",
-             citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,
-             p->read_only ? "; SET default_transaction_read_only = on" : "");
-    return pg_exec(p, set);
+    return r == BD_OK ? pg_session_settings(p) : r;
 }

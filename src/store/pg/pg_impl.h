@@ -291,9 +291,11 @@ bd_result pg_array_text(bd_buf *out, bd_slice v);
 /* Runs SQL without parameters (transaction control, DDL; several statements allowed). */
 bd_result pg_exec(pg_store *p, const char *sql);
 /* Whether searches are routed and the database is a Citus coordinator's (p->routed,
- * p->citus); pg_session_setup does it too. */
+ * p->citus). */
 bd_result pg_session_detect(pg_store *p);
-/* The session settings of a new or reset connection (conn.c). */
+/* The session settings for what pg_session_detect found. */
+bd_result pg_session_settings(pg_store *p);
+/* Both, for a new or reset connection. */
 bd_result pg_session_setup(pg_store *p);
 
 /* The number of rows a command changed (PQcmdTuples). */

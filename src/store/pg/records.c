@@ -245,34 +245,6 @@ static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t 
     return r;
 }
 
-/* Calls cb for each record row of res (text format), in the order of the query. A binary
- * result's rows are read by pg_record_rows (records_email.c). */
-static void each_record(PGresult *res, bd_record_cb cb, void *ctx)
-{
-    int rows = PQntuples(res);
-    for (int i = 0; i < rows; i++) {
-        bd_record_row row;
-        row.id = pg_int(res, i, 0);
-        row.breach_date = (int32_t)pg_int(res, i, 1);
-        row.user_name = pg_slice(res, i, 2);
-        row.first_name = pg_slice(res, i, 3);
-        row.last_name = pg_slice(res, i, 4);
-        row.email = pg_slice(res, i, 5);
-        row.email_domain = pg_slice(res, i, 6);
-        row.phone_number = pg_slice(res, i, 7);
-        row.ip_address = pg_slice(res, i, 8);
-        row.bitcoin_address = pg_slice(res, i, 9);
-        row.password_masked = pg_slice(res, i, 10);
-        row.password_hash = pg_slice(res, i, 11);
-        row.ssn_masked = pg_slice(res, i, 12);
-        row.other_attributes = pg_slice(res, i, 13);
-        row.severity = (bd_severity)pg_int(res, i, 14);
-        row.breach_id = pg_int(res, i, 15);
-        if (cb(ctx, &row))
-            break;
-    }
-}
-
 /* ---- domain searches, routed ---------------------------------------------------------- */
 
 /* Whether q runs off record_domains: a domain search with no value filter (a =yes or =no
@@ -316,7 +288,7 @@ static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_re
         &pp, true, &res);
     if (r != BD_OK)
         return r;
-    each_record(res, cb, ctx);
+    pg_record_rows(res, 0, PQntuples(res), cb, ctx);
     PQclear(res);
     return BD_OK;
 }
@@ -446,7 +418,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         if (found && !PQgetisnull(res, 0, 17))
             *found = pg_int(res, 0, 17);
     }
-    each_record(res, cb, ctx);
+    pg_record_rows(res, 0, PQntuples(res), cb, ctx);
     PQclear(res);
     return BD_OK;
 }
@@ -643,7 +615,7 @@ bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_
     bd_buf_free(&arr);
     if (r != BD_OK)
         return r;
-    each_record(res, cb, ctx);
+    pg_record_rows(res, 0, PQntuples(res), cb, ctx);
     PQclear(res);
     return BD_OK;
 }

@@ -105,12 +105,18 @@ const char *const pg_email_batch_next_sql =
     EMAIL_BATCH("$1::text[], $2::integer[], $3::integer[], $4::bigint[]", "email, lim, d, after",
                 ", 0::bigint", " AND (r.breach_date, r.id) < (k.d, k.after)");
 
+/* An integer column of either result format. */
+static int64_t int_at(const PGresult *res, int row, int col)
+{
+    return PQfformat(res, col) ? binary_int(res, row, col) : pg_int(res, row, col);
+}
+
 void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx)
 {
     for (int i = first; i < first + n; i++) {
         bd_record_row row;
-        row.id = binary_int(res, i, 0);
-        row.breach_date = (int32_t)binary_int(res, i, 1);
+        row.id = int_at(res, i, 0);
+        row.breach_date = (int32_t)int_at(res, i, 1);
         row.user_name = pg_slice(res, i, 2);
         row.first_name = pg_slice(res, i, 3);
         row.last_name = pg_slice(res, i, 4);
@@ -123,8 +129,8 @@ void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx)
         row.password_hash = pg_slice(res, i, 11);
         row.ssn_masked = pg_slice(res, i, 12);
         row.other_attributes = pg_slice(res, i, 13);
-        row.severity = (bd_severity)binary_int(res, i, 14);
-        row.breach_id = binary_int(res, i, 15);
+        row.severity = (bd_severity)int_at(res, i, 14);
+        row.breach_id = int_at(res, i, 15);
         if (cb(ctx, &row))
             break;
     }

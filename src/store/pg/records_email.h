@@ -8,7 +8,7 @@
 
 #include "store/pg/pg_impl.h"
 
-/* A record row's columns, in the order each_record (records.c) and pg_record_rows read
+/* A record row's columns, in the order pg_record_rows reads
  * them, over records as r. */
 #define RECORD_ROW_COLUMNS                                                                         \
     "r.id, r.breach_date, r.user_name, r.first_name, r.last_name, r.email, r.email_domain, "      \

@@ -18,7 +18,6 @@
  *   first, as SQLite orders it, so a page in expiry order can walk it either way. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "store/pg/pg_impl.h"
 
@@ -374,22 +373,16 @@ static bd_result schema_version(pg_store *p, int *v)
     return BD_OK;
 }
 
-/* Runs one migration (on a Citus coordinator statement by statement, pg_exec), writing over
- * one connection per worker there so that a migration may read what it changed. */
-static bd_result run_migration(pg_store *p, const char *sql)
-{
-    bd_result r = BD_OK;
-    if (p->citus)
-        r = pg_exec(p, "SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
-    return r == BD_OK ? pg_exec(p, sql) : r;
-}
-
 /* Runs migrations from the version found up to the newest, in one transaction: a failure
  * leaves the schema as it was. pg_begin's writer lock serialises processes that open a new
  * store at the same time; the version is read again under it. */
 static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
 {
     bd_result r = pg_begin(&p->base);
+    /* on Citus, writes over one connection per worker, so a migration may read what it
+     * changed (the session's own settings come after the migrations) */
+    if (r == BD_OK && p->citus)
+        r = pg_exec(p, "SET LOCAL citus.multi_shard_modify_mode = 'sequential'");
     int v = 0;
     if (r == BD_OK)
         r = schema_version(p, &v); /* again: another process may have migrated meanwhile */
@@ -405,7 +398,7 @@ static bd_result upgrade(pg_store *p, bool create, char *why, size_t whylen)
                  "INSERT INTO meta(key, value) VALUES ('schema_version', '%d') "
                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                  v + 1);
-        r = run_migration(p, MIGRATIONS[v]);
+        r = pg_exec(p, MIGRATIONS[v]); /* on Citus statement by statement (pg_exec) */
         if (r == BD_OK)
             r = pg_migration_notes(p);
         if (r == BD_OK)
