@@ -26,6 +26,7 @@
 #   make bench-watch     watches: import commit to webhook received (1,000 watches, 1M records)
 #   make bench-watch-pg  the same on a PostgreSQL store
 #   make bench-import    import speed beside its floor: --dry-run, SQLite alone, plain, --bulk
+#   make bench-import-pg the same on PostgreSQL: import --bulk beside PostgreSQL alone's load
 
 CC      ?= cc
 BUILD   ?= build
@@ -412,6 +413,13 @@ bench-import: all
 bench-import-10m: all
 	python3 bench/import_limits.py --records 10000000 --cards 10000000 --kinds $(KINDS) \
 	  --build $(BUILD) --results bench/RESULTS.md
+
+# The same on PostgreSQL (issue 32): import --bulk of 1M records and 1M cards into a throwaway
+# cluster beside PostgreSQL alone rebuilding the tables it wrote, 3 rounds (about 6 minutes).
+.PHONY: bench-import-pg
+bench-import-pg: all
+	python3 bench/import_pg.py --records 1000000 --cards 1000000 --build $(BUILD) \
+	  --results bench/RESULTS.md
 
 # What other records layouts would buy: SQLite's own floor for the current schema, integer
 # keys, and one lookup table (bench/import_variants.py; about 5 minutes).

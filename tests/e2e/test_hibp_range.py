@@ -142,5 +142,32 @@ class RangeErasureAndUpgrade(unittest.TestCase):
                                       "'pending_email_hashes'"), [["0"]])
 
 
+class RangeOfALargeImport(unittest.TestCase):
+    """An import's hashes go in as one sorted statement: a first load into an empty table
+    builds its key after filling it (from 100,000 new hashes), the PostgreSQL store stages
+    them in several COPYs (4 MiB each), and a later import merges its own with them."""
+    EMAILS = 60000
+
+    def test_every_distinct_email_hashed_once(self):
+        ctl = Ctl().init()
+        self.addCleanup(ctl.cleanup)
+        ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+        # two records for each address (one per breach), the second written in upper case:
+        # 120,000 records, 60,000 distinct normalised emails
+        emails = ["user%05d@bulk-%d.example" % (i, i % 7) for i in range(self.EMAILS)]
+        lines = [json.dumps({"breach_uuid": A1, "email": e}) for e in emails]
+        lines += [json.dumps({"breach_uuid": B2, "email": e.upper()}) for e in emails]
+        ctl.import_("records", ctl.write("many.jsonl", "\n".join(lines)), extra=("--bulk",))
+        self.assertEqual(ctl.sql("SELECT count(*), count(DISTINCT email) FROM email_hashes"),
+                         [[str(self.EMAILS), str(self.EMAILS)]])
+        later = ["late%d@other.example" % i for i in range(3)] + emails[:2]
+        ctl.import_("records", ctl.write("later.jsonl", "\n".join(
+            json.dumps({"breach_uuid": B2, "email": e, "password": "p"}) for e in later)))
+        want = sorted([sha1(e), e] for e in set(emails) | set(later))
+        self.assertEqual(ctl.sql("SELECT sha1, email FROM email_hashes ORDER BY sha1"), want)
+        last = ctl.sql("SELECT max(id) FROM records")
+        self.assertEqual(ctl.sql("SELECT value FROM meta WHERE key = 'email_hashes_upto'"), last)
+
+
 if __name__ == "__main__":
     unittest.main()

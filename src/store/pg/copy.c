@@ -156,8 +156,6 @@ static const struct {
                               NULL},
 };
 
-static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
-
 /* What a failed COPY call left: the connection's loss, or the server's refusal. */
 static bd_result copy_failed(pg_store *p, const char *what)
 {
@@ -203,7 +201,7 @@ static bd_result start(pg_store *p, pg_stage_kind kind)
     p->copy.kind = kind;
     p->copy.staged = 0;
     bd_buf_reset(&p->copy.out);
-    return bd_buf_append(&p->copy.out, BINARY_HEADER, sizeof BINARY_HEADER);
+    return bd_buf_append(&p->copy.out, pg_copy_binary_header, PG_COPY_HEADER_LEN);
 }
 
 /* Ends the open COPY: sends the trailer and reads the outcome. */

@@ -83,90 +83,148 @@ bd_result pg_pastes_of_email(bd_store *s, bd_slice email, bd_paste_cb cb, void *
 
 /* ---- the SHA-1 of records' emails (GET /breachedaccount/range) ---------------------- */
 
-#define HASH_BATCH 4096
+/* The hashes staged before they are sent: a COPY each 4 MiB (about 55,000 emails). */
+#define HASH_STAGE_BYTES (4u << 20)
+/* From this many staged hashes into an empty table, its key is built by sorting once (the
+ * table is then locked for a moment, which only a first load of a store can see). */
+#define HASH_REBUILD_MIN 10000
 
-static const char EMAILS_AFTER[] =
-    "SELECT id, email FROM records WHERE id > $1::bigint AND email IS NOT NULL ORDER BY id"
-    " LIMIT 4096";
+/* The distinct emails of the records past the last one hashed, read through a cursor so
+ * that a large import's never sit in memory at once. */
+static const char EMAILS_DECLARE[] =
+    "DECLARE bd_hash_emails NO SCROLL CURSOR FOR SELECT DISTINCT email FROM records "
+    "WHERE id > $1::bigint AND id <= $2::bigint AND email IS NOT NULL";
+static const char EMAILS_FETCH[] = "FETCH 20000 FROM bd_hash_emails";
+static const char EMAILS_CLOSE[] = "CLOSE bd_hash_emails";
 static const char LAST_RECORD[] = "SELECT coalesce(max(id), 0) FROM records";
-/* A batch's hashes and emails as two array literals: one round trip per batch read, where
- * one per email made a records import on PostgreSQL spend as long again after its rows
- * were in (1M records: 5 -> 23 s of breachctl's CPU, 25,000 -> 12,000 records/s). */
-static const char HASH_PUT[] =
-    "INSERT INTO email_hashes(sha1, email) SELECT * FROM unnest($1::text[], $2::text[])"
-    " ON CONFLICT DO NOTHING";
+/* The new hashes are staged with COPY and then go in as one statement, in key order: a
+ * records import on PostgreSQL put them in by batches of 4,096 in the records' order,
+ * and each went to a random place in the key; 1M records' hashes took 2.9 s of the
+ * server's time that way, 4 s of the import's wall time. A first load into an empty table
+ * builds the key once at the end instead (0.7 s for 1M in bench measurements). */
+static const char HASH_STAGE[] =
+    "CREATE TEMP TABLE IF NOT EXISTS bd_hash_staging(sha1 text COLLATE \"C\", "
+    "email text COLLATE \"C\") ON COMMIT DELETE ROWS; TRUNCATE pg_temp.bd_hash_staging";
+static const char HASH_COPY[] = "COPY pg_temp.bd_hash_staging FROM STDIN (FORMAT binary)";
+/* another writer's hashes cannot land between the look and the rebuild */
+static const char HASH_LOCK[] = "LOCK TABLE email_hashes IN EXCLUSIVE MODE";
+static const char HASH_ANY[] = "SELECT EXISTS (SELECT 1 FROM email_hashes)";
+static const char HASH_KEY_DROP[] = "ALTER TABLE email_hashes DROP CONSTRAINT email_hashes_pkey";
+static const char HASH_KEY_ADD[] = "ALTER TABLE email_hashes ADD PRIMARY KEY (sha1)";
+static const char HASH_FILL[] =
+    "INSERT INTO email_hashes(sha1, email) SELECT DISTINCT ON (sha1) sha1, email "
+    "FROM pg_temp.bd_hash_staging ORDER BY sha1";
+static const char HASH_MERGE[] =
+    "INSERT INTO email_hashes(sha1, email) SELECT DISTINCT ON (sha1) sha1, email "
+    "FROM pg_temp.bd_hash_staging ORDER BY sha1 ON CONFLICT DO NOTHING";
 static const char HASH_RANGE[] =
     "SELECT sha1, email FROM email_hashes WHERE sha1 >= $1 AND sha1 < $2 ORDER BY sha1";
 static const char HASH_FORGET[] = "DELETE FROM email_hashes WHERE sha1 = $1 AND email = $2";
 
+/* Sends the staged rows in rows (then emptied), if any. */
+static bd_result stage(pg_store *p, bd_buf *rows)
+{
+    bd_result r = rows->len ? pg_copy_in(p, HASH_COPY, rows) : BD_OK;
+    bd_buf_reset(rows);
+    return r;
+}
+
+/* Stages the hash of every distinct email of the records in (upto, end]; staged: how many. */
+static bd_result stage_hashes(pg_store *p, int64_t upto, int64_t end, int64_t *staged)
+{
+    bd_buf rows;
+    bd_buf_init(&rows, 2 * HASH_STAGE_BYTES); /* sent once past the mark: one row over */
+    pg_params pp = {0};
+    pg_param_int(&pp, upto);
+    pg_param_int(&pp, end);
+    bd_result r = pg_exec(p, HASH_STAGE);
+    if (r == BD_OK)
+        r = pg_run_sql(p, EMAILS_DECLARE, &pp, false, NULL);
+    for (int n = -1; r == BD_OK && n != 0;) {
+        PGresult *res;
+        r = pg_run_sql(p, EMAILS_FETCH, &(pg_params){0}, false, &res);
+        if (r != BD_OK)
+            break;
+        n = PQntuples(res);
+        for (int i = 0; r == BD_OK && i < n; i++) {
+            bd_slice email = pg_slice(res, i, 0);
+            char hex[41];
+            bd_email_sha1_hex(email, hex);
+            r = pg_copy_put_u16(&rows, 2);
+            r = r == BD_OK ? pg_copy_put_bytes(&rows, (bd_slice){hex, 40}) : r;
+            r = r == BD_OK ? pg_copy_put_bytes(&rows, email) : r;
+            if (r == BD_OK && rows.len >= HASH_STAGE_BYTES)
+                r = stage(p, &rows);
+        }
+        PQclear(res);
+        *staged += n;
+    }
+    if (r == BD_OK)
+        r = pg_exec(p, EMAILS_CLOSE);
+    if (r == BD_OK)
+        r = stage(p, &rows);
+    bd_buf_free(&rows);
+    return r;
+}
+
+/* Moves the staged hashes into email_hashes; added: how many were new. */
+static bd_result put_staged(pg_store *p, int64_t staged, int64_t *added)
+{
+    PGresult *res;
+    bool rebuild = false;
+    bd_result r = BD_OK;
+    if (staged >= HASH_REBUILD_MIN) {
+        r = pg_exec(p, HASH_LOCK);
+        if (r == BD_OK)
+            r = pg_run_sql(p, HASH_ANY, &(pg_params){0}, true, &res);
+        if (r != BD_OK)
+            return r;
+        rebuild = PQgetvalue(res, 0, 0)[0] == 'f';
+        PQclear(res);
+    }
+    if (rebuild)
+        r = pg_exec(p, HASH_KEY_DROP);
+    if (r == BD_OK)
+        r = pg_run_sql(p, rebuild ? HASH_FILL : HASH_MERGE, &(pg_params){0}, false, &res);
+    if (r == BD_OK) {
+        *added = pg_changes(res);
+        PQclear(res);
+    }
+    return r == BD_OK && rebuild ? pg_exec(p, HASH_KEY_ADD) : r;
+}
+
+/* Hashes the emails of the records past the last one hashed, in the caller's transaction or
+ * one of its own (the staging table empties at every commit). */
 bd_result pg_email_hashes_sync(bd_store *s, int64_t *added)
 {
     pg_store *ps = pg_of(s);
     *added = 0;
+    bool own;
+    bd_result r = pg_write_begin(ps, &own);
+    if (r != BD_OK)
+        return r;
     char v[32];
     int64_t upto = 0;
-    bd_result r = bd_store_meta_get(s, "email_hashes_upto", v, sizeof v);
+    r = bd_store_meta_get(s, "email_hashes_upto", v, sizeof v);
     if (r == BD_OK)
         upto = strtoll(v, NULL, 10);
-    else if (r != BD_ERR_NOT_FOUND)
-        return r;
-    PGresult *res;
-    r = pg_run_sql(ps, LAST_RECORD, &(pg_params){0}, true, &res);
-    if (r != BD_OK)
-        return r;
-    int64_t end = PQntuples(res) > 0 ? pg_int(res, 0, 0) : 0;
+    else if (r == BD_ERR_NOT_FOUND)
+        r = BD_OK;
+    PGresult *res = NULL;
+    if (r == BD_OK)
+        r = pg_run_sql(ps, LAST_RECORD, &(pg_params){0}, true, &res);
+    int64_t end = r == BD_OK && PQntuples(res) > 0 ? pg_int(res, 0, 0) : 0;
     PQclear(res);
-    bd_buf hashes, emails;
-    bd_buf_init(&hashes, 1u << 20);
-    bd_buf_init(&emails, 64u << 20);
-    while (r == BD_OK && upto < end) {
-        pg_params pp = {0};
-        pg_param_int(&pp, upto);
-        r = pg_run_sql(ps, EMAILS_AFTER, &pp, true, &res);
-        if (r != BD_OK)
-            break;
-        int rows = PQntuples(res);
-        bd_buf_reset(&hashes);
-        bd_buf_reset(&emails);
-        r = bd_buf_append_char(&hashes, '{');
-        r = r == BD_OK ? bd_buf_append_char(&emails, '{') : r;
-        for (int i = 0; r == BD_OK && i < rows; i++) {
-            upto = pg_int(res, i, 0);
-            bd_slice email = pg_slice(res, i, 1);
-            char hex[41];
-            bd_email_sha1_hex(email, hex);
-            if (i)
-                r = bd_buf_append_char(&hashes, ',');
-            r = r == BD_OK ? bd_buf_append(&hashes, hex, 40) : r;
-            if (r == BD_OK && i)
-                r = bd_buf_append_char(&emails, ',');
-            r = r == BD_OK ? pg_array_text(&emails, email) : r;
-        }
-        PQclear(res);
-        r = r == BD_OK ? bd_buf_append_char(&hashes, '}') : r;
-        r = r == BD_OK ? bd_buf_append_char(&emails, '}') : r;
-        if (r == BD_OK && rows > 0) {
-            pg_params hp = {0};
-            pg_param_str(&hp, hashes.data);
-            pg_param_str(&hp, emails.data);
-            PGresult *ins;
-            r = pg_run_sql(ps, HASH_PUT, &hp, true, &ins);
-            if (r == BD_OK) {
-                *added += pg_changes(ins);
-                PQclear(ins);
-            }
-        }
-        if (r != BD_OK)
-            break;
-        if (rows < HASH_BATCH)
-            upto = end; /* the records without an email past the last one read */
-    }
-    bd_buf_free(&hashes);
-    bd_buf_free(&emails);
-    if (r != BD_OK)
-        return r;
+    int64_t staged = 0;
+    if (r == BD_OK && upto < end)
+        r = stage_hashes(ps, upto, end, &staged);
+    upto = end > upto ? end : upto;
+    if (r == BD_OK && staged > 0)
+        r = put_staged(ps, staged, added);
     snprintf(v, sizeof v, "%lld", (long long)upto);
-    return bd_store_meta_set(s, "email_hashes_upto", v);
+    if (r == BD_OK)
+        r = bd_store_meta_set(s, "email_hashes_upto", v);
+    return pg_write_end(ps, own, r);
 }
 
 bd_result pg_email_hashes_range(bd_store *s, const char prefix[7], bd_email_hash_cb cb,

@@ -350,6 +350,13 @@ void pg_copy_note_duplicates(pg_store *p, int64_t n);
 /* The COPY binary format (copy_format.c). Fields: an integer of size 2, 4 or 8 bytes; a
  * text or bytea (its length and bytes, or -1 for NULL: ptr NULL); a row's field count. */
 bd_result pg_copy_put_u16(bd_buf *b, uint16_t v);
+/* The binary format's file header, which every COPY of it sends first. */
+#define PG_COPY_HEADER_LEN 19
+extern const char pg_copy_binary_header[PG_COPY_HEADER_LEN];
+/* Runs copy_sql (a COPY ... FROM STDIN (FORMAT binary)) with rows as its whole content: the
+ * header, rows (each with its field count, as pg_copy_put_* write them), the trailer
+ * (copy_in.c). BD_ERR_BUSY when the connection was lost, pg_failed's mapping otherwise. */
+bd_result pg_copy_in(pg_store *p, const char *copy_sql, const bd_buf *rows);
 bd_result pg_copy_put_int(bd_buf *b, int64_t v, int size);
 bd_result pg_copy_put_bytes(bd_buf *b, bd_slice v);
 /* A record's columns from ok to dedup (the records table's, in copy.c's RECORD_COLUMNS

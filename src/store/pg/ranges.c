@@ -33,8 +33,6 @@ static const char VERSION_BUMP[] =
     "INSERT INTO meta(key, value) VALUES ('" BD_RANGE_VERSION_KEY "', '1') "
     "ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text";
 
-static const char BINARY_HEADER[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
-
 bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb, void *ctx)
 {
     pg_store *p = pg_of(s);
@@ -128,36 +126,12 @@ static bd_result key_list(const bd_range_acc *a, bd_buf *out)
     return r == BD_OK ? bd_buf_append_char(out, '}') : r;
 }
 
-/* Sends the COPY rows in p->range_rows into the staging table. */
+/* Sends the COPY rows in p->range_rows into the staging table, or straight into the ranges
+ * when none is stored yet. */
 static bd_result copy_rows(pg_store *p, bool direct)
 {
     bd_result r = direct ? BD_OK : pg_exec(p, STAGE_CREATE);
-    if (r != BD_OK)
-        return r;
-    PGresult *res = PQexec(p->conn, direct ? DIRECT_COPY : STAGE_COPY);
-    bool in = PQresultStatus(res) == PGRES_COPY_IN;
-    PQclear(res);
-    if (!in)
-        return pg_failed(p, NULL);
-    uint16_t trailer = 0xFFFF;
-    bd_buf *b = &p->range_rows;
-    bool sent = bd_buf_append(b, &trailer, 2) == BD_OK;
-    for (size_t at = 0; sent && at < b->len; at += 1u << 20) {
-        size_t n = b->len - at < (1u << 20) ? b->len - at : (1u << 20);
-        sent = PQputCopyData(p->conn, b->data + at, (int)n) == 1;
-    }
-    if (PQputCopyEnd(p->conn, sent ? NULL : "breachd: the buckets could not be sent") != 1)
-        sent = false;
-    r = sent ? BD_OK : BD_ERR_BUSY;
-    while ((res = PQgetResult(p->conn)) != NULL) {
-        if (r == BD_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
-            r = pg_failed(p, res);
-        else
-            PQclear(res);
-        if (PQstatus(p->conn) == CONNECTION_BAD)
-            return BD_ERR_BUSY;
-    }
-    return r;
+    return r == BD_OK ? pg_copy_in(p, direct ? DIRECT_COPY : STAGE_COPY, &p->range_rows) : r;
 }
 
 /* The export (bd_store_range_export): one repeatable-read transaction, so the version and
@@ -221,8 +195,6 @@ bd_result pg_range_flush(pg_store *p)
     if (r == BD_OK)
         r = pg_run_sql(p, READ_BUCKETS, &pp, true, &f.stored);
     bd_buf_reset(&p->range_rows);
-    if (r == BD_OK)
-        r = bd_buf_append(&p->range_rows, BINARY_HEADER, sizeof BINARY_HEADER);
     bd_range_io io = {.read = read_bucket, .write = write_bucket, .ctx = &f};
     if (r == BD_OK)
         r = bd_range_acc_flush(&p->ranges, &io);

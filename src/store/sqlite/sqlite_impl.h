@@ -160,6 +160,7 @@ typedef struct sqlite_store {
     bd_buf text;
     bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
     bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
+    bool email_sha1_fn; /* breachd_email_sha1 is registered on the connection (pastes.c) */
     /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
      * the words the FTS5 index holds, and a query word must be split the same way. */
     fts5_tokenizer tokenizer;
