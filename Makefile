@@ -234,9 +234,14 @@ test-cluster: all
 # (scripts/citus-cluster.sh run; Citus built once from ../shared/citus into a cache), every
 # test's database made on each node and laid out by `breachctl init`; then the readiness
 # test against the cluster's own plans.
+# The tests' tables have 8 shards each (4 per worker), not Citus's default of 32 that
+# `make bench-citus` keeps: every layout, routing and fan-out path is the same with 8, and
+# each of the suite's hundreds of stores is made, loaded and erased on a quarter of the
+# shards (`breachctl init` 1.2 s -> 0.3 s on this machine).
+CITUS_TEST_SHARDS ?= 8
 .PHONY: test-citus
 test-citus: all
-	scripts/citus-cluster.sh run sh -c 'BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD) && \
+	BREACHD_CITUS_SHARDS=$(CITUS_TEST_SHARDS) scripts/citus-cluster.sh run sh -c 'BREACHD_STORE=pg python3 tests/e2e/run.py --build $(BUILD) && \
 	  BREACHD_BUILD=$(BUILD) python3 tests/cluster/test_citus_ready.py -v'
 
 # BREACHD_INSTRUMENTED tells tests that memory growth is the tool's, not ours. Both stores:
