@@ -189,12 +189,13 @@ def timeout_notes(w, runs, prefix):
 
 def load_floor_rate(pg, kind):
     """Rows per second of PostgreSQL alone rebuilding a kind's tables (pg_floors.load):
-    records are the records table and its domain lookup rows; cards are cards with their BIN
-    lookup rows and word tables (a table a run did not rebuild counts nothing)."""
+    records are the records table, its domain lookup rows and its emails' hashes; cards are
+    cards with their BIN lookup rows and word tables (a table a run did not rebuild counts
+    nothing)."""
     f = pg.get("load_floor")
     if not f:
         return None
-    tables = (("records", "record_domains") if kind == "records"
+    tables = (("records", "record_domains", "email_hashes") if kind == "records"
               else ("cards", "card_bins", "card_words", "card_owner_words"))
     seconds = sum(f["tables"][t]["seconds"] for t in tables if t in f["tables"])
     return f["tables"][tables[0]]["rows"] / seconds if seconds else None
