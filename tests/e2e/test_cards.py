@@ -310,6 +310,41 @@ class OwnerWordWithExpiryBulk(OwnerWordWithExpiry):
         ctl.import_("cards", path, extra=("--bulk",))  # all duplicates: no word twice
 
 
+class OwnerWordRowsOfABulkLoad(unittest.TestCase):
+    """A --bulk load's owner-word rows (read from the word index its end rebuilds on SQLite,
+    put with the cards on PostgreSQL) are exactly those a plain import of the same cards
+    leaves, including in a store that already holds cards."""
+    FIRST = ("id,createdAt,number,owner,bank,expireDate\n"
+             "o1,2024-01-01 00:00:00,4111110000000001,Anna Smith,First Bank,2027-01-31\n"
+             "o2,2024-01-02 00:00:00,4111110000000002,Bob,,2028-02-29\n")
+    LOAD = ("id,createdAt,number,owner,bank,expireDate\n"
+            "n1,2024-02-01 00:00:00,4111110000000011,José Núñez,Smith Bank,2029-03-31\n"
+            "n2,2024-02-02 00:00:00,4111110000000012,Anna Anna Lee,,2027-01-31\n"
+            "n3,2024-02-03 00:00:00,4111110000000013,No Expiry,,\n"
+            "n4,2024-02-04 00:00:00,4111110000000014,,Bank Only,2030-12-31\n"
+            "o1,2024-01-01 00:00:00,4111110000000001,Anna Smith,First Bank,2027-01-31\n")
+
+    def rows(self, bulk):
+        ctl = Ctl().init()
+        self.addCleanup(ctl.cleanup)
+        ctl.import_("cards", ctl.write("first.csv", self.FIRST))
+        ctl.import_("cards", ctl.write("load.csv", self.LOAD),
+                    extra=("--bulk",) if bulk else ())
+        if STORE == "pg":
+            return ctl.sql("SELECT word, expire_date, card_id FROM card_owner_words "
+                           "ORDER BY 1, 2, 3")
+        return ctl.sql("SELECT w.word, w.expire_date, c.card_id FROM card_owner_words w "
+                       "JOIN cards c ON c.id = w.id ORDER BY 1, 2, 3")
+
+    def test_the_same_rows_as_a_plain_import(self):
+        want = [["anna", "2027-01-31", "n2"], ["anna", "2027-01-31", "o1"],
+                ["bob", "2028-02-29", "o2"], ["jose", "2029-03-31", "n1"],
+                ["lee", "2027-01-31", "n2"], ["nunez", "2029-03-31", "n1"],
+                ["smith", "2027-01-31", "o1"]]
+        self.assertEqual(self.rows(bulk=False), want)
+        self.assertEqual(self.rows(bulk=True), want)
+
+
 # Cards whose CVVs the tests below look for in the store. The owner "Cvv Probe" sits right
 # before the CVV in a SQLite row (the record's values are laid end to end, in column order),
 # so b"Probe" + CVV in the store's bytes is that CVV kept in clear.
