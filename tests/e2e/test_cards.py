@@ -311,9 +311,10 @@ class OwnerWordWithExpiryBulk(OwnerWordWithExpiry):
 
 
 class OwnerWordRowsOfABulkLoad(unittest.TestCase):
-    """A --bulk load's owner-word rows (read from the word index its end rebuilds on SQLite,
-    put with the cards on PostgreSQL) are exactly those a plain import of the same cards
-    leaves, including in a store that already holds cards."""
+    """A --bulk load's owner-word rows and their counts per expiry (card_counts kind 2,
+    recounted at its end) are exactly those a plain import of the same cards leaves, including
+    in a store that already holds cards; and a store from before the counts gets them when
+    it is next opened for writing (SQLite's migration 20)."""
     FIRST = ("id,createdAt,number,owner,bank,expireDate\n"
              "o1,2024-01-01 00:00:00,4111110000000001,Anna Smith,First Bank,2027-01-31\n"
              "o2,2024-01-02 00:00:00,4111110000000002,Bob,,2028-02-29\n")
@@ -324,25 +325,45 @@ class OwnerWordRowsOfABulkLoad(unittest.TestCase):
             "n4,2024-02-04 00:00:00,4111110000000014,,Bank Only,2030-12-31\n"
             "o1,2024-01-01 00:00:00,4111110000000001,Anna Smith,First Bank,2027-01-31\n")
 
-    def rows(self, bulk):
+    COUNTS = [["anna 2027-01-31", "2"], ["bob 2028-02-29", "1"], ["jose 2029-03-31", "1"],
+              ["lee 2027-01-31", "1"], ["nunez 2029-03-31", "1"], ["smith 2027-01-31", "1"]]
+
+    def store(self, bulk):
         ctl = Ctl().init()
         self.addCleanup(ctl.cleanup)
         ctl.import_("cards", ctl.write("first.csv", self.FIRST))
         ctl.import_("cards", ctl.write("load.csv", self.LOAD),
                     extra=("--bulk",) if bulk else ())
+        return ctl
+
+    def rows(self, ctl):
         if STORE == "pg":
             return ctl.sql("SELECT word, expire_date, card_id FROM card_owner_words "
                            "ORDER BY 1, 2, 3")
         return ctl.sql("SELECT w.word, w.expire_date, c.card_id FROM card_owner_words w "
                        "JOIN cards c ON c.id = w.id ORDER BY 1, 2, 3")
 
+    def counts(self, ctl):
+        return ctl.sql("SELECT key, n FROM card_counts WHERE kind = 2 ORDER BY key")
+
     def test_the_same_rows_as_a_plain_import(self):
         want = [["anna", "2027-01-31", "n2"], ["anna", "2027-01-31", "o1"],
                 ["bob", "2028-02-29", "o2"], ["jose", "2029-03-31", "n1"],
                 ["lee", "2027-01-31", "n2"], ["nunez", "2029-03-31", "n1"],
                 ["smith", "2027-01-31", "o1"]]
-        self.assertEqual(self.rows(bulk=False), want)
-        self.assertEqual(self.rows(bulk=True), want)
+        for bulk in (False, True):
+            ctl = self.store(bulk)
+            self.assertEqual(self.rows(ctl), want, "bulk" if bulk else "plain")
+            self.assertEqual(self.counts(ctl), self.COUNTS, "bulk" if bulk else "plain")
+
+    @sqlite_only
+    def test_a_store_from_before_the_counts_gets_them(self):
+        ctl = self.store(bulk=False)
+        ctl.sql("DELETE FROM card_counts WHERE kind = 2")
+        ctl.sql("PRAGMA user_version = %d" % (SCHEMA_VERSION - 1))
+        ctl.run("stats", check=0)  # opens the store for writing: the upgrade
+        self.assertEqual(ctl.sql("PRAGMA user_version"), [[str(SCHEMA_VERSION)]])
+        self.assertEqual(self.counts(ctl), self.COUNTS)
 
 
 # Cards whose CVVs the tests below look for in the store. The owner "Cvv Probe" sits right

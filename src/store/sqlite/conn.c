@@ -338,5 +338,5 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
                        "  SELECT 0, bin, count(*) FROM cards GROUP BY bin;"
                        "INSERT INTO card_counts(kind, key, n) "
                        "  SELECT 1, tail, count(*) FROM cards GROUP BY tail;");
-    return r;
+    return r == BD_OK ? sq_exec(s, bd_sqlite_owner_word_count_rebuild) : r;
 }

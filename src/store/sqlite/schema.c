@@ -12,7 +12,8 @@
  *   live in an external-content FTS5 index over the cards table.
  * - card_counts keeps how many cards share each BIN (kind 0) and each reversed last four
  *   (kind 1), updated with every insert, so counting a plain prefix or suffix pattern reads
- *   a few rows instead of every matching index entry. */
+ *   a few rows instead of every matching index entry; and (kind 2, migration 20) how many
+ *   share each owner word and expiry. */
 #include "store/sqlite/schema.h"
 
 /* The lookup indexes of records and cards, defined once: the initial schema creates them,
@@ -85,6 +86,17 @@
     "INSERT INTO domain_counts(domain, n) SELECT email_domain, count(*) FROM records" \
     "  WHERE email_domain IS NOT NULL GROUP BY email_domain;"
 
+/* Added by migration 20:
+ * - card_counts kind 2: a row per owner word and expiry, keyed "word expiry" (the word as
+ *   card_owner_words holds it, a space, the date), moved by every owner word put and
+ *   recounted by a bulk load, so that an owner word's count within expiry ranges sums
+ *   some dozens of rows instead of reading each of the word's cards in card_owner_words
+ *   (cards.c, owner_word_count; the PostgreSQL store's migration 15 does the same). */
+#define OWNER_WORD_COUNT_REBUILD \
+    "DELETE FROM card_counts WHERE kind = 2;" \
+    "INSERT INTO card_counts(kind, key, n) SELECT 2, word || ' ' || expire_date, count(*)" \
+    "  FROM card_owner_words GROUP BY word, expire_date;"
+
 /* Added by migration 5:
  * - api_keys.exact_per_day: each key's daily budget of card lookups by full number or
  *   Hash:, which test a guess at a hidden card number one at a time (docs/API.md,
@@ -128,6 +140,7 @@
 /* clang-format on */
 
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
+const char *const bd_sqlite_owner_word_count_rebuild = OWNER_WORD_COUNT_REBUILD;
 
 const char *const bd_sqlite_record_indexes = RECORD_INDEXES RECORD_INDEX_BY_WEBSITE;
 /* The card indexes as they are now, which a bulk load drops and builds again */
@@ -351,6 +364,8 @@ const char *const bd_sqlite_migrations[] = {
      "CREATE TABLE IF NOT EXISTS email_hashes(sha1 TEXT PRIMARY KEY, email TEXT NOT NULL)"
      "  WITHOUT ROWID;"
      "INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_email_hashes', '1');"),
+    /* (issue 31: scenario 5) owner-word counts per expiry, card_counts kind 2 */
+    OWNER_WORD_COUNT_REBUILD,
 };
 /* clang-format on */
 

@@ -9,5 +9,8 @@ extern const char *const bd_sqlite_record_indexes;
 extern const char *const bd_sqlite_card_indexes;
 /* The statements that recount domain_counts (after a bulk load). */
 extern const char *const bd_sqlite_domain_count_rebuild;
+/* The statements that recount card_counts' owner words per expiry (kind 2), after a bulk
+ * load. */
+extern const char *const bd_sqlite_owner_word_count_rebuild;
 
 #endif
