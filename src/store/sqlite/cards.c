@@ -42,18 +42,6 @@ typedef struct {
     bd_result r;
 } owner_word_put;
 
-/* Adds one to the count of owner word (n bytes at token) with expiry expire_date. */
-static bd_result count_owner_word(sqlite_store *s, const char *token, int n,
-                                  const char *expire_date)
-{
-    sqlite3_stmt *st = sq_fixed(s, Q_CARD_OWNER_COUNT_ADD);
-    if (!st)
-        return BD_ERR_STORE;
-    sqlite3_bind_text(st, 1, token, n, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, expire_date, -1, SQLITE_STATIC);
-    return sq_step_done(s, st);
-}
-
 static int put_owner_word(void *ctx, int flags, const char *token, int n, int start, int end)
 {
     (void)flags, (void)start, (void)end;
@@ -69,7 +57,8 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     w->r = sq_step_done(w->s, st);
     /* its count (kind 2, "word expiry"), which a bulk load recounts at its end instead */
     if (w->r == BD_OK && !w->s->bulk_cards && sqlite3_changes(w->s->db) > 0)
-        w->r = count_owner_word(w->s, token, n, w->expire_date);
+        w->r = sq_card_count_add(w->s, 2, token, (size_t)n, w->expire_date,
+                                 strlen(w->expire_date));
     return w->r == BD_OK ? SQLITE_OK : SQLITE_ERROR;
 }
 
@@ -122,19 +111,12 @@ static void bind_card(sqlite3_stmt *st, const bd_card_in *c, const char *tail)
 static bd_result card_summaries_put(sqlite_store *s, const bd_card_in *c, const char *tail,
                                     int64_t rowid)
 {
-    bd_result r = BD_OK;
-    sqlite3_stmt *st;
-    for (int kind = 0; kind < 2 && r == BD_OK; kind++) {
-        st = sq_fixed(s, Q_CARD_COUNT_ADD);
-        if (!st)
-            return BD_ERR_STORE;
-        sqlite3_bind_int(st, 1, kind);
-        sqlite3_bind_text(st, 2, kind == 0 ? c->bin : tail, kind == 0 ? 6 : 4, SQLITE_STATIC);
-        r = sq_step_done(s, st);
-    }
+    bd_result r = sq_card_count_add(s, 0, c->bin, 6, NULL, 0);
+    if (r == BD_OK)
+        r = sq_card_count_add(s, 1, tail, 4, NULL, 0);
     if (r != BD_OK || (!c->owner.ptr && !c->bank.ptr))
         return r;
-    st = sq_fixed(s, Q_CARD_WORDS_PUT);
+    sqlite3_stmt *st = sq_fixed(s, Q_CARD_WORDS_PUT);
     if (!st)
         return BD_ERR_STORE;
     sqlite3_bind_int64(st, 1, rowid);
@@ -397,7 +379,9 @@ static bool count_from_owner_words(sqlite_store *s, const bd_card_query *q, int6
 static bd_result card_count(bd_store *base, const bd_card_query *q, int64_t *count)
 {
     sqlite_store *s = S(base);
-    bd_result summary;
+    bd_result summary = sq_card_counts_flush(s); /* this connection's own puts count too */
+    if (summary != BD_OK)
+        return summary;
     if (count_from_summary(s, q, count, &summary) || count_from_owner_words(s, q, count, &summary))
         return summary;
     cond_sql *c = &s->cond;

@@ -107,6 +107,7 @@ void sq_close(bd_store *base)
     bd_buf_free(&s->sql);
     bd_buf_free(&s->text);
     bd_range_acc_free(&s->ranges);
+    sq_card_counts_free(s);
     bd_buf_free(&s->range_blob);
     pthread_mutex_destroy(&s->read_lock);
     free(s);
@@ -210,6 +211,7 @@ bd_result sq_connect(const char *path, int flags, const bd_store_ops *ops, bd_st
     bd_buf_init(&s->sql, 16384);
     bd_buf_init(&s->text, 65536);
     bd_buf_init(&s->range_blob, SIZE_MAX / 2);
+    bd_buf_init(&s->card_tally.keys, SIZE_MAX / 2);
     bd_range_acc_init(&s->ranges);
     sq_changes_forget(s);
     pthread_mutex_init(&s->read_lock, NULL);
@@ -330,6 +332,7 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
         return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
     }
     s->bulk_cards = false;
+    sq_card_counts_forget(s); /* recounted from the tables below */
     bd_result r = build_indexes(s, bd_sqlite_card_indexes);
     if (r == BD_OK)
         r = sq_exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"

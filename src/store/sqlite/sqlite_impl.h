@@ -44,7 +44,6 @@ enum {
     Q_CARD_WORDS_PUT,
     Q_CARD_OWNER_WORD_PUT,
     Q_CARD_COUNT_ADD,
-    Q_CARD_OWNER_COUNT_ADD,
     Q_CARD_COUNT_SUM,
     Q_KEY_ADD,
     Q_KEY_LIST,
@@ -130,6 +129,22 @@ typedef struct {
     int32_t date;
 } breach_slot;
 
+/* A card_counts key's increment in the open write transaction (card_counts.c): its bytes
+ * at off in the tally's keys (len 0: an empty slot), at: where they are while flushing. */
+typedef struct {
+    uint64_t hash;
+    const char *at;
+    size_t off, len;
+    int kind;
+    int64_t n;
+} sq_card_count;
+
+typedef struct {
+    sq_card_count *slot; /* open addressing, a power of two, at most half full */
+    size_t cap, used;
+    bd_buf keys;
+} sq_card_tally;
+
 /* The connection: a bd_store (first, so that the front's bd_store * is this struct's address)
  * and what the backend keeps per connection. */
 typedef struct sqlite_store {
@@ -159,6 +174,8 @@ typedef struct sqlite_store {
     /* card search: the SQL being built, its bound values and the strings made for them */
     cond_sql cond;
     bd_buf text;
+    /* card_counts' increments of the open write transaction (card_counts.c) */
+    sq_card_tally card_tally;
     bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
     bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
     bool email_sha1_fn; /* breachd_email_sha1 is registered on the connection (pastes.c) */
@@ -195,6 +212,15 @@ int64_t sq_monotonic_ns(void);
 bd_result sq_changes_note_put(sqlite_store *s, bool cards);
 /* Writes the log rows of what the open transaction added; called just before COMMIT. */
 bd_result sq_changes_flush(sqlite_store *s);
+/* card_counts moved by the open write transaction (card_counts.c): add adds one to the
+ * count of kind's key a (alen bytes), or of "a b" when b is not NULL; flush writes what was
+ * added (at each commit, and before card_counts is read on the connection); forget drops
+ * it (a rollback, a bulk load's recount); free at close. */
+bd_result sq_card_count_add(sqlite_store *s, int kind, const char *a, size_t alen,
+                            const char *b, size_t blen);
+bd_result sq_card_counts_flush(sqlite_store *s);
+void sq_card_counts_forget(sqlite_store *s);
+void sq_card_counts_free(sqlite_store *s);
 /* Forgets the transaction's puts (after a commit or a rollback). */
 void sq_changes_forget(sqlite_store *s);
 /* One row about a breach: added (count 1), changed (count: its pwned_count now, read from

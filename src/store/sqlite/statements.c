@@ -70,11 +70,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
     [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, id) "
                               "VALUES (?1, ?2, ?3)",
-    [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, 1) "
-                         "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
-    /* an owner word's cards with one expiry (kind 2, keyed "word expiry") */
-    [Q_CARD_OWNER_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (2, ?1 || ' ' || ?2, 1) "
-                               "ON CONFLICT(kind, key) DO UPDATE SET n = n + 1",
+    [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, ?3) "
+                         "ON CONFLICT(kind, key) DO UPDATE SET n = n + excluded.n",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
                          "WHERE kind = ?1 AND key >= ?2 AND key < ?3",
     /* nothing goes in when tenant ?12 (not 0) does not exist */

@@ -30,6 +30,8 @@ bd_result sq_commit(bd_store *base)
     sqlite_store *s = S(base);
     bd_result r = sq_range_flush(s);
     if (r == BD_OK)
+        r = sq_card_counts_flush(s);
+    if (r == BD_OK)
         r = sq_changes_flush(s);
     if (r == BD_OK)
         r = sq_run_fixed(s, Q_COMMIT);
@@ -47,6 +49,7 @@ void sq_rollback(bd_store *base)
      * sq_bulk_begin): back to the store's usual mode (a no-op when it never left) */
     sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     bd_range_acc_clear(&s->ranges);
+    sq_card_counts_forget(s);
     sq_changes_forget(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
