@@ -314,7 +314,8 @@ class OwnerWordRowsOfABulkLoad(unittest.TestCase):
     """A --bulk load's owner-word rows and their counts per expiry (card_counts kind 2,
     recounted at its end) are exactly those a plain import of the same cards leaves, including
     in a store that already holds cards; and a store from before the counts gets them when
-    it is next opened for writing (SQLite's migration 20)."""
+    it is next opened for writing (SQLite's migration 20), one whose owner words name cards
+    by row id has them by card id (migration 21)."""
     FIRST = ("id,createdAt,number,owner,bank,expireDate\n"
              "o1,2024-01-01 00:00:00,4111110000000001,Anna Smith,First Bank,2027-01-31\n"
              "o2,2024-01-02 00:00:00,4111110000000002,Bob,,2028-02-29\n")
@@ -337,11 +338,7 @@ class OwnerWordRowsOfABulkLoad(unittest.TestCase):
         return ctl
 
     def rows(self, ctl):
-        if STORE == "pg":
-            return ctl.sql("SELECT word, expire_date, card_id FROM card_owner_words "
-                           "ORDER BY 1, 2, 3")
-        return ctl.sql("SELECT w.word, w.expire_date, c.card_id FROM card_owner_words w "
-                       "JOIN cards c ON c.id = w.id ORDER BY 1, 2, 3")
+        return ctl.sql("SELECT word, expire_date, card_id FROM card_owner_words ORDER BY 1, 2, 3")
 
     def counts(self, ctl):
         return ctl.sql("SELECT key, n FROM card_counts WHERE kind = 2 ORDER BY key")
@@ -357,10 +354,27 @@ class OwnerWordRowsOfABulkLoad(unittest.TestCase):
             self.assertEqual(self.counts(ctl), self.COUNTS, "bulk" if bulk else "plain")
 
     @sqlite_only
+    def test_a_store_naming_cards_by_row_id_is_upgraded_to_card_ids(self):
+        ctl = self.store(bulk=False)
+        want = self.rows(ctl)
+        ctl.sql("DROP TABLE card_owner_words")
+        ctl.sql("CREATE TABLE card_owner_words(word TEXT NOT NULL, expire_date TEXT NOT NULL,"
+                " id INTEGER NOT NULL, PRIMARY KEY(word, expire_date, id)) WITHOUT ROWID")
+        for word, exp, card in want:
+            ctl.sql("INSERT INTO card_owner_words SELECT '%s', '%s', id FROM cards "
+                    "WHERE card_id = '%s'" % (word, exp, card))
+        ctl.sql("PRAGMA user_version = 20")  # the SQLite version before migration 21
+        ctl.run("stats", check=0)
+        self.assertEqual(ctl.sql("PRAGMA user_version"), [[str(SCHEMA_VERSION)]])
+        self.assertEqual(self.rows(ctl), want)
+        self.assertEqual(ctl.sql("SELECT value FROM meta WHERE key = "
+                                 "'pending_owner_words_by_card'"), [["0"]])
+
+    @sqlite_only
     def test_a_store_from_before_the_counts_gets_them(self):
         ctl = self.store(bulk=False)
         ctl.sql("DELETE FROM card_counts WHERE kind = 2")
-        ctl.sql("PRAGMA user_version = %d" % (SCHEMA_VERSION - 1))
+        ctl.sql("PRAGMA user_version = 19")  # the SQLite version before the counts
         ctl.run("stats", check=0)  # opens the store for writing: the upgrade
         self.assertEqual(ctl.sql("PRAGMA user_version"), [[str(SCHEMA_VERSION)]])
         self.assertEqual(self.counts(ctl), self.COUNTS)
@@ -506,9 +520,10 @@ class OwnerWordsMigration(unittest.TestCase):
             ctl.import_("cards", fixture("cards.csv"))
             key = ctl.key("migration", "--rate", "1000000000/h")
             db = sqlite3.connect(ctl.db)
-            made = db.execute("SELECT word, expire_date, id FROM card_owner_words ORDER BY 1, 2, 3").fetchall()
+            made = db.execute("SELECT word, expire_date, card_id FROM card_owner_words "
+                              "ORDER BY 1, 2, 3").fetchall()
             self.assertEqual(len(made), 17)
-            self.assertIn(("jose", "2030-01-31", 7), made)  # José Núñez, diacritics removed
+            self.assertIn(("jose", "2030-01-31", "c07"), made)  # José Núñez, diacritics removed
             db.close()
             downgrade_to_v2(ctl.db)
             srv = Server(ctl)
@@ -521,7 +536,7 @@ class OwnerWordsMigration(unittest.TestCase):
                 self.assertEqual(srv.stop(), 0)
             db = sqlite3.connect(ctl.db)
             self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], SCHEMA_VERSION)
-            self.assertEqual(db.execute("SELECT word, expire_date, id FROM card_owner_words "
+            self.assertEqual(db.execute("SELECT word, expire_date, card_id FROM card_owner_words "
                                         "ORDER BY 1, 2, 3").fetchall(), made)
             db.close()
         finally:

@@ -38,7 +38,7 @@ static Fts5Tokenizer *word_tokenizer(sqlite_store *s)
 typedef struct {
     sqlite_store *s;
     const char *expire_date;
-    int64_t id;
+    const char *card_id;
     bd_result r;
 } owner_word_put;
 
@@ -53,7 +53,7 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     }
     sqlite3_bind_text(st, 1, token, n, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->expire_date, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, w->id);
+    sqlite3_bind_text(st, 3, w->card_id, -1, SQLITE_STATIC);
     w->r = sq_step_done(w->s, st);
     /* its count (kind 2, "word expiry"), which a bulk load recounts at its end instead */
     if (w->r == BD_OK && !w->s->bulk_cards && sqlite3_changes(w->s->db) > 0)
@@ -62,17 +62,49 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     return w->r == BD_OK ? SQLITE_OK : SQLITE_ERROR;
 }
 
-/* Adds each word of a card's owner, with its expiry, to card_owner_words. */
+/* Adds each word of a card's owner, with its expiry and card id, to card_owner_words. */
 static bd_result owner_words_put(sqlite_store *s, bd_slice owner, const char *expire_date,
-                                 int64_t id)
+                                 const char *card_id)
 {
     Fts5Tokenizer *t = word_tokenizer(s);
     if (!t)
         return BD_ERR_STORE;
-    owner_word_put w = {s, expire_date, id, BD_OK};
+    owner_word_put w = {s, expire_date, card_id, BD_OK};
     int rc = s->tokenizer.xTokenize(t, &w, FTS5_TOKENIZE_DOCUMENT, owner.ptr, (int)owner.len,
                                     put_owner_word);
     return w.r != BD_OK ? w.r : rc == SQLITE_OK ? BD_OK : BD_ERR_STORE;
+}
+
+/* card_owner_words by card id (migration 21): made again from the table naming cards by
+ * row id, in key order, when it still does (a store wound back to an older version keeps
+ * the newer table: nothing to do). */
+static const char OWNER_WORDS_BY_CARD[] =
+    "CREATE TABLE card_owner_words_by_card(word TEXT NOT NULL, expire_date TEXT NOT NULL,"
+    "  card_id TEXT NOT NULL, PRIMARY KEY(word, expire_date, card_id)) WITHOUT ROWID;"
+    "INSERT INTO card_owner_words_by_card(word, expire_date, card_id)"
+    "  SELECT w.word, w.expire_date, c.card_id FROM card_owner_words w"
+    "  JOIN cards c ON c.id = w.id ORDER BY 1, 2, 3;"
+    "DROP TABLE card_owner_words;"
+    "ALTER TABLE card_owner_words_by_card RENAME TO card_owner_words;";
+
+bd_result sq_owner_words_note(sqlite_store *s)
+{
+    char v[8];
+    bd_result r = sq_meta_get(&s->base, "pending_owner_words_by_card", v, sizeof v);
+    if (r == BD_ERR_NOT_FOUND || (r == BD_OK && strcmp(v, "1") != 0))
+        return BD_OK;
+    sqlite3_stmt *st;
+    bool by_row = false;
+    if (r == BD_OK && sqlite3_prepare_v2(s->db,
+                                         "SELECT 1 FROM pragma_table_info('card_owner_words') "
+                                         "WHERE name = 'id'",
+                                         -1, &st, NULL) == SQLITE_OK) {
+        by_row = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    if (r == BD_OK && by_row)
+        r = sq_exec(s, OWNER_WORDS_BY_CARD);
+    return r == BD_OK ? sq_meta_set(&s->base, "pending_owner_words_by_card", "0") : r;
 }
 
 /* Binds a card's columns to Q_CARD_PUT; tail is its last four reversed. */
@@ -162,7 +194,7 @@ bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
         sq_landed_card(s, c);
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
     if (c->owner.ptr && c->expire_date[0])
-        r = owner_words_put(s, c->owner, c->expire_date, rowid);
+        r = owner_words_put(s, c->owner, c->expire_date, c->id);
     if (r != BD_OK || s->bulk_cards)
         return r;
     return card_summaries_put(s, c, tail, rowid);
@@ -462,15 +494,18 @@ static void card_from_cols(sqlite3_stmt *st, bd_card_row *row)
 static bd_result page_source(sqlite_store *s, const bd_card_query *q, int64_t matches, cond_sql *c,
                              bool *by_word)
 {
-    /* An owner word in expiry order: card_owner_words is already in that order, so the page
-     * reads the first matches of one index range (and sorts only cards of equal expiry by
-     * id) instead of walking every card by expiry to test it against the word's matches. */
+    /* An owner word in expiry order: card_owner_words is already in that order, ties by
+     * card id (page_order), so the page reads the first matches of one index range instead
+     * of walking every card by expiry to test it against the word's matches; before the
+     * key held the card id (migration 21) the cards of the first expiry dates were all read
+     * and sorted for each page, more of them the more cards the store holds. */
     query_word w;
     *by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
                owner_word_with_expiry(s, q->where, &w);
     if (*by_word) {
         bd_result r =
-            bd_buf_append_str(&s->sql, "card_owner_words w CROSS JOIN cards c ON c.id = w.id");
+            bd_buf_append_str(&s->sql, "card_owner_words w CROSS JOIN cards c "
+                                       "ON c.card_id = w.card_id");
         return r == BD_OK ? owner_word_where(s, q->where, &w, c) : r;
     }
     bd_result r = bd_buf_append_str(&s->sql, "cards c");
@@ -491,7 +526,9 @@ static bd_result page_order(cond_sql *c, const bd_card_query *q, bool by_word)
         sq_emit(c, bd_card_sql_col(q->sort[i].column));
         sq_emit(c, q->sort[i].descending ? " DESC, " : " ASC, ");
     }
-    sq_emit(c, first_desc ? "c.card_id DESC LIMIT ? OFFSET ?" : "c.card_id ASC LIMIT ? OFFSET ?");
+    /* the owner-word key's own tie-break when only the expiry is sorted on: the same order */
+    sq_emit(c, by_word && q->nsort == 1 ? "w." : "c.");
+    sq_emit(c, first_desc ? "card_id DESC LIMIT ? OFFSET ?" : "card_id ASC LIMIT ? OFFSET ?");
     return c->err;
 }
 

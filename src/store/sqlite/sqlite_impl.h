@@ -219,6 +219,8 @@ bd_result sq_changes_flush(sqlite_store *s);
 bd_result sq_card_count_add(sqlite_store *s, int kind, const char *a, size_t alen,
                             const char *b, size_t blen);
 bd_result sq_card_counts_flush(sqlite_store *s);
+/* Finishes migration 21 (cards.c): card_owner_words by card id. */
+bd_result sq_owner_words_note(sqlite_store *s);
 void sq_card_counts_forget(sqlite_store *s);
 void sq_card_counts_free(sqlite_store *s);
 /* Forgets the transaction's puts (after a commit or a rollback). */
