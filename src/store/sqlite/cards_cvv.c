@@ -6,7 +6,6 @@
 #include "store/sqlite/sqlite_impl.h"
 #include "store/sqlite/statements.h"
 
-
 static const char CVV_NOTE[] = "pending_cvv_hashes";
 /* A CVV in clear: digits (a mask is stars) without a keyed hash yet. */
 #define PLAIN_CVV "cvv_hmac IS NULL AND cvv IS NOT NULL AND cvv NOT GLOB '*[^0-9]*'"
