@@ -39,6 +39,7 @@ typedef struct {
     sqlite_store *s;
     const char *expire_date;
     const char *card_id;
+    int64_t id;
     bd_result r;
 } owner_word_put;
 
@@ -54,6 +55,7 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     sqlite3_bind_text(st, 1, token, n, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, w->expire_date, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, w->card_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, w->id);
     w->r = sq_step_done(w->s, st);
     /* its count (kind 2, "word expiry"), which a bulk load recounts at its end instead */
     if (w->r == BD_OK && !w->s->bulk_cards && sqlite3_changes(w->s->db) > 0)
@@ -62,27 +64,29 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     return w->r == BD_OK ? SQLITE_OK : SQLITE_ERROR;
 }
 
-/* Adds each word of a card's owner, with its expiry and card id, to card_owner_words. */
+/* Adds each word of a card's owner, with its expiry, card id and row id, to
+ * card_owner_words. */
 static bd_result owner_words_put(sqlite_store *s, bd_slice owner, const char *expire_date,
-                                 const char *card_id)
+                                 const char *card_id, int64_t id)
 {
     Fts5Tokenizer *t = word_tokenizer(s);
     if (!t)
         return BD_ERR_STORE;
-    owner_word_put w = {s, expire_date, card_id, BD_OK};
+    owner_word_put w = {s, expire_date, card_id, id, BD_OK};
     int rc = s->tokenizer.xTokenize(t, &w, FTS5_TOKENIZE_DOCUMENT, owner.ptr, (int)owner.len,
                                     put_owner_word);
     return w.r != BD_OK ? w.r : rc == SQLITE_OK ? BD_OK : BD_ERR_STORE;
 }
 
-/* card_owner_words by card id (migration 21): made again from the table naming cards by
- * row id, in key order, when it still does (a store wound back to an older version keeps
- * the newer table: nothing to do). */
+/* card_owner_words keyed by card id (migration 21), the row id kept beside it for the
+ * page's join: made again from the table keyed by row id, in key order, when it still is
+ * (a store wound back to an older version keeps the newer table: nothing to do). */
 static const char OWNER_WORDS_BY_CARD[] =
     "CREATE TABLE card_owner_words_by_card(word TEXT NOT NULL, expire_date TEXT NOT NULL,"
-    "  card_id TEXT NOT NULL, PRIMARY KEY(word, expire_date, card_id)) WITHOUT ROWID;"
-    "INSERT INTO card_owner_words_by_card(word, expire_date, card_id)"
-    "  SELECT w.word, w.expire_date, c.card_id FROM card_owner_words w"
+    "  card_id TEXT NOT NULL, id INTEGER NOT NULL,"
+    "  PRIMARY KEY(word, expire_date, card_id)) WITHOUT ROWID;"
+    "INSERT INTO card_owner_words_by_card(word, expire_date, card_id, id)"
+    "  SELECT w.word, w.expire_date, c.card_id, c.id FROM card_owner_words w"
     "  JOIN cards c ON c.id = w.id ORDER BY 1, 2, 3;"
     "DROP TABLE card_owner_words;"
     "ALTER TABLE card_owner_words_by_card RENAME TO card_owner_words;";
@@ -97,9 +101,9 @@ bd_result sq_owner_words_note(sqlite_store *s)
     bool by_row = false;
     if (r == BD_OK && sqlite3_prepare_v2(s->db,
                                          "SELECT 1 FROM pragma_table_info('card_owner_words') "
-                                         "WHERE name = 'id'",
+                                         "WHERE name = 'card_id'",
                                          -1, &st, NULL) == SQLITE_OK) {
-        by_row = sqlite3_step(st) == SQLITE_ROW;
+        by_row = sqlite3_step(st) != SQLITE_ROW;
         sqlite3_finalize(st);
     }
     if (r == BD_OK && by_row)
@@ -194,7 +198,7 @@ bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
         sq_landed_card(s, c);
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
     if (c->owner.ptr && c->expire_date[0])
-        r = owner_words_put(s, c->owner, c->expire_date, c->id);
+        r = owner_words_put(s, c->owner, c->expire_date, c->id, rowid);
     if (r != BD_OK || s->bulk_cards)
         return r;
     return card_summaries_put(s, c, tail, rowid);
@@ -496,16 +500,16 @@ static bd_result page_source(sqlite_store *s, const bd_card_query *q, int64_t ma
 {
     /* An owner word in expiry order: card_owner_words is already in that order, ties by
      * card id (page_order), so the page reads the first matches of one index range instead
-     * of walking every card by expiry to test it against the word's matches; before the
-     * key held the card id (migration 21) the cards of the first expiry dates were all read
-     * and sorted for each page, more of them the more cards the store holds. */
+     * of walking every card by expiry to test it against the word's matches, each card by
+     * its row id; before the key held the card id (migration 21) the cards of the first
+     * expiry dates were all read and sorted for each page, more the more cards the store
+     * holds. */
     query_word w;
     *by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
                owner_word_with_expiry(s, q->where, &w);
     if (*by_word) {
         bd_result r =
-            bd_buf_append_str(&s->sql, "card_owner_words w CROSS JOIN cards c "
-                                       "ON c.card_id = w.card_id");
+            bd_buf_append_str(&s->sql, "card_owner_words w CROSS JOIN cards c ON c.id = w.id");
         return r == BD_OK ? owner_word_where(s, q->where, &w, c) : r;
     }
     bd_result r = bd_buf_append_str(&s->sql, "cards c");

@@ -366,13 +366,13 @@ const char *const bd_sqlite_migrations[] = {
      "INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_email_hashes', '1');"),
     /* (issue 31: scenario 5) owner-word counts per expiry, card_counts kind 2 */
     OWNER_WORD_COUNT_REBUILD,
-    /* (issue 31: scenario 5) card_owner_words names its cards by card id, not row id, so
-     * that its key is the order of a page sorted by expiry (ties by card id, the order of
-     * every card page): a page then reads its own rows and no more, where the cards of the
-     * first expiry dates were each read and sorted. The PostgreSQL store's key is the
-     * same since its migration 16. */
-    /* The table is made again in C (cards.c, sq_owner_words_note), only while it still
-     * names cards by row id. */
+    /* (issue 31: scenario 5) card_owner_words is keyed by card id, not row id, so that its
+     * key is the order of a page sorted by expiry (ties by card id, the order of every card
+     * page): a page then reads its own rows and no more, where the cards of the first
+     * expiry dates were each read and sorted. The row id stays beside the key, for the
+     * page's join to cards. The PostgreSQL store's key is the same since its migration 16.
+     * The table is made again in C (cards.c, sq_owner_words_note), only while it is still
+     * keyed by row id. */
     ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_owner_words_by_card', '1');"),
 };
 /* clang-format on */

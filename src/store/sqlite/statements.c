@@ -68,8 +68,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
         "?18, ?19, ?20) ON CONFLICT(card_id) DO NOTHING",
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
-    [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, card_id) "
-                              "VALUES (?1, ?2, ?3)",
+    [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, "
+                              "card_id, id) VALUES (?1, ?2, ?3, ?4)",
     [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, ?3) "
                          "ON CONFLICT(kind, key) DO UPDATE SET n = n + excluded.n",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
