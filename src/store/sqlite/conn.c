@@ -239,13 +239,32 @@ static bd_result exec_sql(void *s, const char *sql)
  * with temp_store=MEMORY (one list); bench/import_limits.py sweeps it again each run. */
 #define SORT_CACHE_KIB "2048"
 
+int64_t sq_sort_memory_begin(sqlite_store *s)
+{
+    sqlite3_stmt *st;
+    int64_t was = 0;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA cache_size", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            was = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sq_exec(s, "PRAGMA cache_size=-" SORT_CACHE_KIB);
+    return was;
+}
+
+bd_result sq_sort_memory_end(sqlite_store *s, int64_t was)
+{
+    char pragma[48];
+    snprintf(pragma, sizeof pragma, "PRAGMA cache_size=%lld", (long long)was);
+    return sq_exec(s, pragma);
+}
+
 /* Builds the indexes of ddl by sorting, with the sorter's memory set for it. */
 static bd_result build_indexes(sqlite_store *s, const char *ddl)
 {
-    bd_result r = sq_exec(s, "PRAGMA cache_size=-" SORT_CACHE_KIB);
-    if (r == BD_OK)
-        r = sq_exec(s, ddl);
-    bd_result back = sq_exec(s, "PRAGMA cache_size=-" BULK_CACHE_KIB);
+    int64_t was = sq_sort_memory_begin(s);
+    bd_result r = sq_exec(s, ddl);
+    bd_result back = sq_sort_memory_end(s, was);
     return r != BD_OK ? r : back;
 }
 

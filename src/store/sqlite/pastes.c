@@ -147,8 +147,12 @@ bd_result sq_email_hashes_sync(bd_store *base, int64_t *added)
             return BD_ERR_STORE;
         sqlite3_bind_int64(put, 1, upto);
         sqlite3_bind_int64(put, 2, end);
+        int64_t was = sq_sort_memory_begin(s);
         rc = sqlite3_step(put);
         sq_done(put);
+        bd_result back = sq_sort_memory_end(s, was);
+        if (rc == SQLITE_DONE && back != BD_OK)
+            return back;
         if (rc != SQLITE_DONE)
             return sq_map_rc(rc);
         *added = sqlite3_changes(s->db);

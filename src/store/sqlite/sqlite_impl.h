@@ -219,6 +219,12 @@ bd_result sq_changes_flush(sqlite_store *s);
 bd_result sq_card_count_add(sqlite_store *s, int kind, const char *a, size_t alen,
                             const char *b, size_t blen);
 bd_result sq_card_counts_flush(sqlite_store *s);
+/* The page cache set small around a statement that sorts many rows (conn.c): SQLite's
+ * sorter keeps runs of the cache's size in memory, so with a bulk writer's 1 GiB cache a
+ * large sort held up to that much beside the cache itself. begin returns the setting to
+ * give back to end. */
+int64_t sq_sort_memory_begin(sqlite_store *s);
+bd_result sq_sort_memory_end(sqlite_store *s, int64_t was);
 /* Finishes migration 21 (cards.c): card_owner_words by card id. */
 bd_result sq_owner_words_note(sqlite_store *s);
 void sq_card_counts_forget(sqlite_store *s);
