@@ -218,18 +218,7 @@ static bd_result end(pg_store *p)
     } else if (PQputCopyEnd(p->conn, NULL) != 1) {
         r = copy_failed(p, "copy end");
     }
-    PGresult *res;
-    while ((res = PQgetResult(p->conn)) != NULL) {
-        if (r == BD_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
-            r = pg_failed(p, res);
-        else
-            PQclear(res);
-        if (PQstatus(p->conn) == CONNECTION_BAD)
-            break;
-    }
-    if (r == BD_OK && PQstatus(p->conn) == CONNECTION_BAD)
-        r = BD_ERR_BUSY;
-    return r;
+    return pg_copy_outcome(p, r);
 }
 
 bd_result pg_copy_land_bulk(pg_store *p, bool cards, int64_t first_id)

@@ -26,14 +26,19 @@ bd_result pg_copy_in(pg_store *p, const char *copy_sql, const bd_buf *rows)
     sent = sent && PQputCopyData(p->conn, (const char *)&trailer, 2) == 1;
     if (PQputCopyEnd(p->conn, sent ? NULL : "breachd: the rows could not be sent") != 1)
         sent = false;
-    bd_result r = sent ? BD_OK : BD_ERR_BUSY;
+    return pg_copy_outcome(p, sent ? BD_OK : BD_ERR_BUSY);
+}
+
+bd_result pg_copy_outcome(pg_store *p, bd_result r)
+{
+    PGresult *res;
     while ((res = PQgetResult(p->conn)) != NULL) {
         if (r == BD_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
             r = pg_failed(p, res);
         else
             PQclear(res);
         if (PQstatus(p->conn) == CONNECTION_BAD)
-            return BD_ERR_BUSY;
+            break;
     }
-    return r;
+    return r == BD_OK && PQstatus(p->conn) == CONNECTION_BAD ? BD_ERR_BUSY : r;
 }

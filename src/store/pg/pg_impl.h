@@ -357,6 +357,9 @@ extern const char pg_copy_binary_header[PG_COPY_HEADER_LEN];
  * header, rows (each with its field count, as pg_copy_put_* write them), the trailer
  * (copy_in.c). BD_ERR_BUSY when the connection was lost, pg_failed's mapping otherwise. */
 bd_result pg_copy_in(pg_store *p, const char *copy_sql, const bd_buf *rows);
+/* After PQputCopyEnd: reads a COPY's results to the end, r unless the server refused it
+ * (pg_failed's mapping) or the connection was lost (BD_ERR_BUSY) (copy_in.c). */
+bd_result pg_copy_outcome(pg_store *p, bd_result r);
 bd_result pg_copy_put_int(bd_buf *b, int64_t v, int size);
 bd_result pg_copy_put_bytes(bd_buf *b, bd_slice v);
 /* A record's columns from ok to dedup (the records table's, in copy.c's RECORD_COLUMNS
