@@ -488,6 +488,41 @@ static int64_t count_of(const char *sql)
     return n;
 }
 
+/* Each record lands in its own breach whatever the order of the breaches: 3,000 of them,
+ * more than the connection's breach cache holds at once (records.c), put in an order that
+ * sends every breach around it twice. */
+TEST(test_sqlite_records_of_many_breaches_land_in_their_own)
+{
+    bd_store *s = fresh();
+    enum { N = 3000 };
+    char uuid[BD_UUID_LEN + 1], email[32];
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    for (int i = 0; i < N; i++) {
+        snprintf(uuid, sizeof uuid, "%08x-1111-4111-8111-111111111111", (unsigned)i);
+        snprintf(email, sizeof email, "Breach %d", i); /* names are unique */
+        bd_breach_in b = {.source_name = bd_slice_from(email), .date_leaked = 20200101,
+                          .pwned_count = -1};
+        memcpy(b.uuid, uuid, BD_UUID_LEN + 1);
+        bool ins;
+        CHECK_INT(bd_store_breach_put(s, &b, &ins), BD_OK);
+    }
+    for (int k = 0; k < 2 * N; k++) {
+        int i = (int)(((unsigned)k * 7919u) % N); /* 7919 is prime: every breach, twice */
+        snprintf(uuid, sizeof uuid, "%08x-1111-4111-8111-111111111111", (unsigned)i);
+        snprintf(email, sizeof email, "%08x@d.example", (unsigned)i);
+        add_record(s, uuid, email, "d.example", NULL, k);
+    }
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_close(s);
+    CHECK_INT(count_of("SELECT count(*) FROM records"), 2 * N);
+    CHECK_INT(count_of("SELECT count(*) FROM records r JOIN breaches b ON b.id = r.breach_id "
+                       "WHERE substr(b.uuid, 1, 8) = substr(r.email, 1, 8)"),
+              2 * N);
+    CHECK_INT(count_of("SELECT count(*) FROM (SELECT breach_id FROM records GROUP BY breach_id "
+                       "HAVING count(*) = 2)"),
+              N);
+}
+
 /* Whether the store's files hold text (the main file and its log). */
 static bool file_holds(const char *text)
 {
@@ -620,6 +655,7 @@ int main(void)
     RUN(test_sqlite_shared_read_view_lasts_its_window);
     RUN(test_sqlite_rare_filter_value_drives_the_lookup);
     RUN(test_sqlite_decides_duplicates_at_the_put);
+    RUN(test_sqlite_records_of_many_breaches_land_in_their_own);
     RUN(test_sqlite_erasure_leaves_no_count_of_an_emptied_domain);
     RUN(test_sqlite_upgrade_gives_old_keys_an_exact_lookup_budget_of_20);
     RUN(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);

@@ -120,7 +120,8 @@ enum {
 };
 
 #define DYN_CACHE 32
-#define BREACH_CACHE 256 /* a power of two */
+#define BREACH_CACHE 1024 /* a power of two */
+#define BREACH_PROBES 8   /* slots a breach may take from its hash on */
 
 /* A breach an import looked up (records.c): "" uuid when empty. */
 typedef struct {
