@@ -47,7 +47,8 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
 {
     (void)flags, (void)start, (void)end;
     owner_word_put *w = ctx;
-    sqlite3_stmt *st = sq_fixed(w->s, Q_CARD_OWNER_WORD_PUT);
+    sqlite3_stmt *st =
+        sq_fixed(w->s, w->s->bulk_cards ? Q_CARD_OWNER_WORD_STAGE : Q_CARD_OWNER_WORD_PUT);
     if (!st) {
         w->r = BD_ERR_STORE;
         return SQLITE_ERROR;

@@ -70,6 +70,9 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CARD_WORDS_PUT] = "INSERT INTO cards_words(rowid, owner, bank) VALUES (?1, ?2, ?3)",
     [Q_CARD_OWNER_WORD_PUT] = "INSERT OR IGNORE INTO card_owner_words(word, expire_date, "
                               "card_id, id) VALUES (?1, ?2, ?3, ?4)",
+    /* a bulk card load's owner words, in put order (conn.c: sq_bulk_begin and _end) */
+    [Q_CARD_OWNER_WORD_STAGE] = "INSERT INTO temp.owner_words_staged(word, expire_date, "
+                                "card_id, id) VALUES (?1, ?2, ?3, ?4)",
     [Q_CARD_COUNT_ADD] = "INSERT INTO card_counts(kind, key, n) VALUES (?1, ?2, ?3) "
                          "ON CONFLICT(kind, key) DO UPDATE SET n = n + excluded.n",
     [Q_CARD_COUNT_SUM] = "SELECT coalesce(sum(n), 0) FROM card_counts "
