@@ -12,8 +12,10 @@
 
 _Static_assert(sizeof ((importer *)0)->ident_key == crypto_shorthash_KEYBYTES, "SipHash key");
 
-/* 2^25 identities (a 512 MiB table at most); past them every touched breach is recounted. */
-#define MAX_IDENTITIES (1u << 25)
+/* 2^23 identities: a 128 MiB table at most (192 MiB while it doubles), so that with the
+ * bulk writer's page cache (store/sqlite/conn.c) an import stays within 1 GiB whatever
+ * the file's size (docs/OPERATIONS.md). Past them every touched breach is recounted. */
+#define MAX_IDENTITIES (1u << 23)
 
 void bd_import_tally_begin(importer *im, int64_t last_id)
 {

@@ -163,8 +163,12 @@ static bd_result check_schema(sqlite_store *s, const char *path, int flags, char
     return BD_OK;
 }
 
-/* A bulk writer's page cache: 1 GiB (allocated only as used). */
-#define BULK_CACHE_KIB "1048576"
+/* A bulk writer's page cache: 768 MiB (allocated only as used). With the identity tally's
+ * 192 MiB at most (ingest/tally.c) and the reader's buffers an import stays within 1 GiB
+ * whatever the file's size: 10M records --bulk peaked at 1.49 GB with a 1 GiB cache, 1.02
+ * GB with this one, 0.89 GB with 640 MiB, which spilled pages the load needed again (system
+ * time 10 -> 21 -> 32 s; bench/RESULTS.md, "SQLite --bulk at 10M records"). */
+#define BULK_CACHE_KIB "786432"
 
 /* The settings of the connection's role: a reader only reads; a writer loads in bulk. */
 static void set_role(sqlite_store *s, int flags)
@@ -176,7 +180,7 @@ static void set_role(sqlite_store *s, int flags)
     if (flags & BD_STORE_SMALL_WRITES)
         return; /* a reader's settings, writes allowed */
     /* bulk writers: fold the WAL back every 256 MiB, not every 4 MiB (each fsyncs);
-     * a 1 GiB page cache (allocated only as used) keeps the random-key index pages
+     * a large page cache (allocated only as used) keeps the random-key index pages
      * of a few million records in memory, where import cost grows once they spill */
     sq_exec(s, "PRAGMA wal_autocheckpoint=16384; PRAGMA cache_size=-" BULK_CACHE_KIB "; "
                "PRAGMA mmap_size=0");
