@@ -83,6 +83,38 @@ bd_result pg_copy_password_row(bd_buf *b, const uint8_t *ok, const bd_record_in 
     return res;
 }
 
+bd_result pg_copy_domain_row(bd_buf *b, const uint8_t *ok, int64_t id, int32_t date,
+                             const bd_record_in *r)
+{
+    if (!r->email_domain.ptr)
+        return BD_OK;
+    /* PG_RECORD_PRESENT_SQL's bits over the columns pg_copy_record_columns writes: a field
+     * is NULL there exactly when its slice's ptr is NULL */
+    const bd_slice *field[] = {&r->email,         &r->phone_key,       &r->user_name_key,
+                               &r->ip_address,    &r->ssn_hmac,        &r->password_hmac,
+                               &r->password_hash, &r->bitcoin_address, &r->website_domain};
+    static const int BIT[] = {0, 2, 3, 4, 5, 6, 7, 8, 9}; /* bit 1 is always set */
+    int present = 1 << 1;
+    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
+        if (field[i]->ptr)
+            present |= 1 << BIT[i];
+    size_t mark = b->len;
+    bd_result res = pg_copy_put_u16(b, 5);
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, r->email_domain);
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, id, 8);
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, date, 4);
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, present, 2);
+    if (res != BD_OK)
+        bd_buf_truncate(b, mark);
+    return res;
+}
+
 /* A C string field; "" is NULL when empty_is_null. */
 static bd_result put_str(bd_buf *b, const char *v, bool empty_is_null)
 {

@@ -151,6 +151,7 @@ typedef enum {
     PG_STAGE_CARD_WORDS,
     PG_STAGE_OWNER_WORDS,
     PG_STAGE_PASSWORDS_BULK, /* a bulk record load's password hashes, by record key */
+    PG_STAGE_RECORD_DOMAINS, /* a bulk record load's record_domains rows */
     PG_STAGE__COUNT
 } pg_stage_kind;
 
@@ -168,6 +169,7 @@ typedef struct {
     bd_buf password_rows;          /* a bulk record load's password hashes, not yet sent */
     int64_t passwords_staged;      /* ... and how many it sent (bulk.c counts those that
                                       went in at its end) */
+    bd_buf domain_rows;            /* a bulk record load's record_domains rows, not yet sent */
     bd_slice *wordv;               /* scratch: one card's owner words, sorted */
     size_t wordv_cap;
     /* breaches found missing in this transaction: a put naming one fails without ending
@@ -206,6 +208,7 @@ typedef struct pg_store {
     uint64_t version;  /* data_version of the open read view, once read */
     bool bulk_records; /* records stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_id; /* ... the records with a greater id are the load's */
+    int64_t bulk_next_id;  /* ... the id the load gives its next record */
     bool bulk_cards;          /* cards stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_card_id; /* ... the cards with a greater id are the load's */
     int64_t bulk_next_card_id;  /* the last id the load gave a card */
@@ -368,6 +371,11 @@ bd_result pg_copy_record_columns(bd_buf *b, const uint8_t *ok, int64_t breach_id
                                  const bd_record_in *r);
 /* A bulk-loaded record's password row (ok, dedup, pw_sha1, pw_ntlm); nothing on failure. */
 bd_result pg_copy_password_row(bd_buf *b, const uint8_t *ok, const bd_record_in *r);
+/* A bulk-loaded record's record_domains row (domain, ok, id, breach_date, present: the
+ * bits of PG_RECORD_PRESENT_SQL); none for a record without an email domain; nothing on
+ * failure. */
+bd_result pg_copy_domain_row(bd_buf *b, const uint8_t *ok, int64_t id, int32_t date,
+                             const bd_record_in *r);
 /* A card's columns, in copy.c's CARD_COLUMNS order. */
 bd_result pg_copy_card_columns(bd_buf *b, const bd_card_in *c);
 /* A bulk-loaded card's rows of card_words (col, word, id, pos) into cs->word_rows and, for a
@@ -404,11 +412,6 @@ extern const char *const pg_card_indexes;
 #define PG_RECORD_PRESENT_SQL_9 "(" PG_RECORD_PRESENT_BITS_9 ")::smallint"
 #define PG_RECORD_PRESENT_SQL                                                                      \
     "(" PG_RECORD_PRESENT_BITS_9 " | ((website_domain IS NOT NULL)::int << 9))::smallint"
-/* The records with an id past $1 get their lookup rows (a bulk load's end). */
-#define PG_RECORD_DOMAINS_OF_LOAD                                                                  \
-    "INSERT INTO record_domains(domain, ok, id, breach_date, present) SELECT email_domain, ok, "   \
-    "id, breach_date, " PG_RECORD_PRESENT_SQL " FROM records WHERE id > $1 "                      \
-    "AND email_domain IS NOT NULL"
 
 /* The owner key (owner.c): what records are distributed by in a Citus cluster, and so
  * what an email search and an email's erasure name besides the email. */
