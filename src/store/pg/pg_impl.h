@@ -488,6 +488,8 @@ bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ct
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid, int64_t counted);
 bd_result pg_breach_records(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id);
+bd_result pg_breach_records_past(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1], size_t count,
+                                 int64_t after, int64_t *n);
 bd_result pg_records_last_id(bd_store *s, int64_t *id);
 bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
 bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);
