@@ -342,7 +342,9 @@ bd_result pg_copy_flush(pg_store *p)
 }
 
 /* The server says nothing during a COPY unless it is failing (an error, or the end of the
- * connection) or has a notice: then the COPY ends now, and the put reports a failure. */
+ * connection) or has a notice: then the COPY ends now, and the put reports a failure. Looked
+ * at as each chunk goes to libpq, not at every row: a poll per row was 5% of a 1M-record bulk
+ * load's client CPU, on a machine whose two cores the parse and the server share. */
 static bd_result check_server(pg_store *p)
 {
     struct pollfd fd = {.fd = PQsocket(p->conn), .events = POLLIN};
@@ -379,8 +381,9 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
         return r;
     }
     p->copy.staged++;
-    if (b->len >= PG_COPY_CHUNK)
-        r = send_out(p);
+    if (b->len < PG_COPY_CHUNK)
+        return BD_OK;
+    r = send_out(p);
     return r == BD_OK ? check_server(p) : r;
 }
 
