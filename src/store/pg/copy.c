@@ -342,9 +342,10 @@ bd_result pg_copy_flush(pg_store *p)
 }
 
 /* The server says nothing during a COPY unless it is failing (an error, or the end of the
- * connection) or has a notice: then the COPY ends now, and the put reports a failure. Looked
- * at as each chunk goes to libpq, not at every row: a poll per row was 5% of a 1M-record bulk
- * load's client CPU, on a machine whose two cores the parse and the server share. */
+ * connection) or has a notice: then the COPY ends now, and the put reports a failure. A bulk
+ * load, one transaction lost whole on any failure, looks only as each chunk goes to libpq,
+ * not at every row: a poll per row was 5% of a 1M-record bulk load's client CPU, on a
+ * machine whose two cores the parse and the server share. */
 static bd_result check_server(pg_store *p)
 {
     struct pollfd fd = {.fd = PQsocket(p->conn), .events = POLLIN};
@@ -381,10 +382,12 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
         return r;
     }
     p->copy.staged++;
-    if (b->len < PG_COPY_CHUNK)
-        return BD_OK;
-    r = send_out(p);
-    return r == BD_OK ? check_server(p) : r;
+    bool full = b->len >= PG_COPY_CHUNK;
+    if (full)
+        r = send_out(p);
+    if (r != BD_OK)
+        return r;
+    return full || !(p->bulk_records || p->bulk_cards) ? check_server(p) : BD_OK;
 }
 
 bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_went_in)
