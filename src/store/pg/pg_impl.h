@@ -393,9 +393,8 @@ void pg_copy_landed_record(pg_store *p, const PGresult *res, int i);
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
 /* bd_store_distribute (citus.c) */
 bd_result pg_distribute(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx);
-/* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
+/* CREATE INDEX statements of the record lookup indexes. */
 extern const char *const pg_record_indexes;
-extern const char *const pg_domain_count_rebuild;
 /* CREATE INDEX statements of the card lookup indexes, which a bulk card load may drop and
  * rebuild like the record ones (card_put keeps the word and count tables meanwhile). */
 extern const char *const pg_card_indexes;
