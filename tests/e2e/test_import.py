@@ -126,10 +126,10 @@ class Import(unittest.TestCase):
         # A bulk load gives its records their ids itself and streams their domain lookup
         # rows (PostgreSQL: record_domains) beside them; the duplicates it removes at its end
         # (of stored records and of its own) take their lookup rows with them, and the
-        # breaches' identity counts are settled for all touched breaches at once. A domain
-        # search, with and without a field filter (on PostgreSQL routed through the lookup
-        # rows, as on a Citus coordinator), the counts and the totals must be what a plain
-        # import of the same files gives.
+        # breaches' identity counts are settled for all touched breaches at once, from the
+        # records it kept of each. A domain search, with and without a field filter (on
+        # PostgreSQL routed through the lookup rows, as on a Citus coordinator), the counts,
+        # the change log and the totals must be what a plain import of the same files gives.
         other = "33333333-3333-4333-8333-333333333333"
         first = [{"breach_uuid": BREACH, "email": "u%d@dup.example" % i, "password": "pw%d" % i}
                  for i in range(5)]
@@ -165,13 +165,19 @@ class Import(unittest.TestCase):
                 srv = Server(ctl)
                 try:
                     seen[bulk] = [srv.get(path, key=key) for path in paths]
+                    st, log = srv.get("/v7/changes?since=0&limit=1000", key=key)
+                    self.assertEqual(st, 200, log)
+                    seen[bulk].append([{k: v for k, v in c.items() if k not in ("seq", "at")}
+                                       for c in log["changes"]])
                 finally:
                     self.assertEqual(srv.stop(), 0)
             finally:
                 ctl.cleanup()
         found = [body.get("records_found") for _, body in seen[False][:4]]
         self.assertEqual(found, [12, 5, 7, 4])
-        self.assertEqual([body["pwned_count"] for _, body in seen[False][4:]], [9, 4])
+        self.assertEqual([body["pwned_count"] for _, body in seen[False][4:6]], [9, 4])
+        added = [(c["breach_id"], c["count"]) for c in seen[False][6] if c["kind"] == "records_added"]
+        self.assertEqual(added, [(BREACH, 5), (BREACH, 4), (other, 4)])
         self.assertEqual(seen[True], seen[False])
 
     def test_bad_lines_are_reported_by_number_and_the_rest_imported(self):

@@ -326,19 +326,31 @@ static const char BREACH_RECORDS_PAST[] =
     "SELECT u.i, c.n FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
     "JOIN breaches b ON b.uuid = u.uuid JOIN (SELECT breach_id, count(*) AS n FROM records "
     "WHERE id > $2 GROUP BY breach_id) c ON c.breach_id = b.id";
+/* The same from a bulk load's own counts of the records past $2 (load_counts.c: breach ids
+ * and counts as the arrays $3 and $4), when the import was that load. */
+static const char BREACH_RECORDS_COUNTED[] =
+    "SELECT u.i, c.n FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
+    "JOIN breaches b ON b.uuid = u.uuid "
+    "JOIN unnest($3::bigint[], $4::bigint[]) AS c(breach_id, n) ON c.breach_id = b.id "
+    "WHERE $2::bigint IS NOT NULL";
 static const char BREACH_RECORDS_OLDER[] =
     "SELECT u.i FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
     "JOIN breaches b ON b.uuid = u.uuid "
     "WHERE EXISTS (SELECT 1 FROM records r WHERE r.breach_id = b.id AND r.id <= $2)";
 
-/* Runs one of the statements above; sets n[i] of each row's i (its first column) to its
- * second column, or to -1 when it has one column. */
+/* Runs one of the statements above with the uuids, after and, when ids is not NULL, the
+ * load's counts (ids, ns); sets n[i] of each row's i (its first column) to its second
+ * column, or to -1 when it has one column. */
 static bd_result records_past_rows(pg_store *p, const char *sql, const char *uuids, int64_t after,
-                                   size_t count, int64_t *n)
+                                   const char *ids, const char *ns, size_t count, int64_t *n)
 {
     pg_params pp = {0};
     pg_param_str(&pp, uuids);
     pg_param_int(&pp, after);
+    if (ids) {
+        pg_param_str(&pp, ids);
+        pg_param_str(&pp, ns);
+    }
     PGresult *res;
     bd_result r = pg_run_sql(p, sql, &pp, false, &res);
     if (r != BD_OK)
@@ -376,11 +388,22 @@ bd_result pg_breach_records_past(bd_store *s, const char (*uuids)[BD_UUID_LEN + 
         r = r == BD_OK ? pg_array_text(&arr, bd_slice_from(uuids[i])) : r;
     }
     r = r == BD_OK ? bd_buf_append_char(&arr, '}') : r;
+    bd_buf ids, ns;
+    bd_buf_init(&ids, 1u << 30);
+    bd_buf_init(&ns, 1u << 30);
+    bool known = false;
     if (r == BD_OK)
-        r = records_past_rows(p, BREACH_RECORDS_PAST, arr.data, after, count, n);
+        r = pg_load_counts_arrays(p, after, &ids, &ns, &known);
+    if (r == BD_OK && known)
+        r = records_past_rows(p, BREACH_RECORDS_COUNTED, arr.data, after, ids.data, ns.data,
+                              count, n);
+    else if (r == BD_OK)
+        r = records_past_rows(p, BREACH_RECORDS_PAST, arr.data, after, NULL, NULL, count, n);
     if (r == BD_OK && after > 0)
-        r = records_past_rows(p, BREACH_RECORDS_OLDER, arr.data, after, count, n);
+        r = records_past_rows(p, BREACH_RECORDS_OLDER, arr.data, after, NULL, NULL, count, n);
     bd_buf_free(&arr);
+    bd_buf_free(&ids);
+    bd_buf_free(&ns);
     return r;
 }
 

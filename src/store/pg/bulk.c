@@ -129,6 +129,7 @@ bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
     p->bulk_first_id = pg_int(res, 0, 0);
     p->bulk_next_id = pg_int(res, 0, 1);
     PQclear(res);
+    pg_load_counts_begin(p, p->bulk_first_id);
     r = drop_indexes(p, pg_record_indexes);
     if (r == BD_OK)
         r = pg_exec(p, DEDUP_KEY_DROP "; " DOMAIN_KEY_DROP);
@@ -150,16 +151,19 @@ static bd_result remove_load_duplicates(pg_store *p)
     bd_result r = pg_run_sql(p,
                              "WITH d AS (DELETE FROM records r USING records o WHERE r.id > $1 "
                              "AND o.ok = r.ok AND o.dedup = r.dedup AND o.id < r.id "
-                             "RETURNING r.id), "
+                             "RETURNING r.id, r.breach_id), "
                              "rd AS (DELETE FROM record_domains WHERE id > $1 "
                              "AND id IN (SELECT id FROM d)) "
-                             "SELECT count(*) FROM d",
+                             "SELECT breach_id, count(*) FROM d GROUP BY breach_id",
                              &pp, false, &res);
-    if (r == BD_OK) {
-        pg_copy_note_duplicates(p, pg_int(res, 0, 0));
-        PQclear(res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) { /* by breach, for the load's counts */
+        pg_copy_note_duplicates(p, pg_int(res, i, 1));
+        pg_load_counts_add(p, pg_int(res, i, 0), -pg_int(res, i, 1));
     }
-    return r;
+    PQclear(res);
+    return BD_OK;
 }
 
 /* A load into an empty table can have no duplicate but among its own rows, and usually has

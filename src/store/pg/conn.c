@@ -30,6 +30,7 @@ void pg_close(bd_store *s)
     bd_buf_free(&p->copy.owner_word_rows);
     bd_buf_free(&p->copy.password_rows);
     bd_buf_free(&p->copy.domain_rows);
+    pg_load_counts_free(p);
     bd_range_acc_free(&p->ranges);
     bd_buf_free(&p->range_rows);
     free(p->copy.wordv);

@@ -454,8 +454,13 @@ bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_rec
     bd_buf *b = &p->copy.out;
     uint8_t ok[PG_OWNER_KEY_LEN];
     pg_owner_key(r, ok);
-    if (p->bulk_records)
-        return row_end(p, mark, put_bulk_record(p, ok, breach_id, date, r));
+    if (p->bulk_records) {
+        res = row_end(p, mark, put_bulk_record(p, ok, breach_id, date, r));
+        if (res == BD_OK)
+            pg_load_counts_add(p, breach_id, 1);
+        return res;
+    }
+    pg_load_counts_forget(p); /* a record past a bulk load's, which its counts do not hold */
     res = pg_copy_record_columns(b, ok, breach_id, date, r);
     const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
     const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;

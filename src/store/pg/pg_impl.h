@@ -178,6 +178,21 @@ typedef struct {
     int next_missing;
 } pg_copy_state;
 
+/* A bulk record load's records per breach (load_counts.c): what it put into each, less the
+ * duplicates its end removed, i.e. the records past `after` (its first id) by breach. Known
+ * from the load's begin to its transaction's end; forgotten by any other record put, and
+ * when the table cannot grow (then the records are counted in the table instead). */
+struct pg_load_count {
+    int64_t breach_id; /* 0: free slot */
+    int64_t n;
+};
+typedef struct {
+    struct pg_load_count *slot;
+    size_t cap, used;
+    bool known;
+    int64_t after;
+} pg_load_counts;
+
 /* A card search being written (cards.c, cards_sql.c): its SQL, the elements of its values
  * array, and the scratch its word conditions need. One per connection, reset by each search,
  * so a search reuses the storage of the one before. */
@@ -237,6 +252,7 @@ typedef struct pg_store {
     bd_buf where; /* ... and for a WHERE clause it uses twice, or a page's keys (records.c) */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
+    pg_load_counts load_counts; /* a bulk record load's, for the change log and settling */
     /* set at connect (conn.c) to copy.c's: every statement first ends an open COPY and moves
      * its rows (exec.c), and a reset connection forgets its staging table; hooks, so that
      * the statement runner below copy.c never calls up into it */
@@ -388,6 +404,17 @@ bd_slice pg_copy_binary_field(const PGresult *res, int row, int col);
 /* Tells the landed callback of row i of a binary result with copy.c's landed record columns
  * (what watches match on, from the third column on). */
 void pg_copy_landed_record(pg_store *p, const PGresult *res, int i);
+
+/* load_counts.c: begin (the load's records are those past after), add n records of a
+ * breach (n < 0: removed), forget (the transaction ended, or another record put), free. */
+void pg_load_counts_begin(pg_store *p, int64_t after);
+void pg_load_counts_add(pg_store *p, int64_t breach_id, int64_t n);
+void pg_load_counts_forget(pg_store *p);
+void pg_load_counts_free(pg_store *p);
+/* *known: whether the counts are known for the records past after; if so, the breach ids
+ * and their counts (breaches left with none left out) as two array literals, in one order,
+ * appended to ids and ns. */
+bd_result pg_load_counts_arrays(pg_store *p, int64_t after, bd_buf *ids, bd_buf *ns, bool *known);
 
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
