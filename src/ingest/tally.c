@@ -128,10 +128,8 @@ void bd_import_tally_record(importer *im, const bd_record_in *r, bool inserted)
 
 bd_result bd_import_tally_settle(importer *im)
 {
-    bd_result r = BD_OK;
-    for (size_t i = 0; i < im->ntouched && r == BD_OK; i++)
-        r = bd_store_breach_settle_count(im->s, im->touched[i], &im->tally[i]);
-    return r;
+    return bd_store_breach_settle_counts(im->s, (const char(*)[BD_UUID_LEN + 1]) im->touched,
+                                         im->tally, im->ntouched);
 }
 
 void bd_import_tally_end(importer *im)

@@ -149,6 +149,13 @@ bd_result bd_store_breach_refresh_count(bd_store *s, const char *uuid)
     return s->ops->breach_refresh_count(s, uuid, -1);
 }
 
+/* The import's own count when every record of the breach (n, the least id min_id) is one
+ * it inserted; -1 (recount) otherwise. */
+static int64_t settled_count(const bd_breach_tally *t, int64_t n, int64_t min_id)
+{
+    return n == t->inserted && (n == 0 || min_id > t->last_id_before) ? t->identities : -1;
+}
+
 bd_result bd_store_breach_settle_count(bd_store *s, const char *uuid, const bd_breach_tally *t)
 {
     int64_t counted = -1;
@@ -157,10 +164,36 @@ bd_result bd_store_breach_settle_count(bd_store *s, const char *uuid, const bd_b
         bd_result r = s->ops->breach_records(s, uuid, &n, &min_id);
         if (r != BD_OK)
             return r;
-        if (n == t->inserted && (n == 0 || min_id > t->last_id_before))
-            counted = t->identities;
+        counted = settled_count(t, n, min_id);
     }
     return s->ops->breach_refresh_count(s, uuid, counted);
+}
+
+bd_result bd_store_breach_settle_counts(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1],
+                                        const bd_breach_tally *t, size_t n)
+{
+    bool counted = false;   /* the import counted some breach's identities ... */
+    bool one_import = true; /* ... and every tally is of one import (begun after one id) */
+    for (size_t i = 0; i < n; i++) {
+        counted = counted || t[i].identities >= 0;
+        one_import = one_import && t[i].last_id_before == t[0].last_id_before;
+    }
+    if (!s->ops->breach_records_past || !counted || !one_import) {
+        bd_result r = BD_OK;
+        for (size_t i = 0; i < n && r == BD_OK; i++)
+            r = bd_store_breach_settle_count(s, uuids[i], &t[i]);
+        return r;
+    }
+    int64_t *records = calloc(n, sizeof *records);
+    if (!records)
+        return BD_ERR_NOMEM;
+    bd_result r = s->ops->breach_records_past(s, uuids, n, t[0].last_id_before, records);
+    for (size_t i = 0; i < n && r == BD_OK; i++) {
+        bool own = t[i].identities >= 0 && records[i] == t[i].inserted; /* -1: older ones */
+        r = s->ops->breach_refresh_count(s, uuids[i], own ? t[i].identities : -1);
+    }
+    free(records);
+    return r;
 }
 
 bd_result bd_store_records_last_id(bd_store *s, int64_t *id)

@@ -211,6 +211,10 @@ typedef struct {
  * many as it inserted), so the records are not read again; else as
  * bd_store_breach_refresh_count. */
 bd_result bd_store_breach_settle_count(bd_store *s, const char *uuid, const bd_breach_tally *t);
+/* The same for n breaches (uuids[i] with t[i]), their records counted at once where the
+ * store can. */
+bd_result bd_store_breach_settle_counts(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1],
+                                        const bd_breach_tally *t, size_t n);
 /* The greatest record id so far; 0 when there is none. */
 bd_result bd_store_records_last_id(bd_store *s, int64_t *id);
 

@@ -35,6 +35,11 @@ typedef struct bd_store_ops {
     bd_result (*breach_refresh_count)(bd_store *s, const char *uuid, int64_t counted);
     /* how many records a breach has, and the smallest record id among them (0: none) */
     bd_result (*breach_records)(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id);
+    /* optional, for count breaches at once where that costs less than breach_records for
+     * each: n[i], how many records breach uuids[i] has when none has an id at or below
+     * after (else -1); NULL: breach_records for each */
+    bd_result (*breach_records_past)(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1],
+                                     size_t count, int64_t after, int64_t *n);
     bd_result (*records_last_id)(bd_store *s, int64_t *id);
     bd_result (*breach_by_name)(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
     bd_result (*breaches_of_email)(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);

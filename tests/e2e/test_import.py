@@ -4,7 +4,7 @@ import os
 import re
 import unittest
 
-from harness import Ctl, Server, fixture
+from harness import STORE, Ctl, Server, fixture
 
 BREACH = "22222222-2222-4222-8222-222222222222"
 SECRETS = [b"S3cr3t-Passw0rd!", "pässwörd-unicode".encode(), b"123-45-6789", b"123456789",
@@ -121,6 +121,64 @@ class Import(unittest.TestCase):
                         self.assertEqual(srv.stop(), 0)
                 finally:
                     ctl.cleanup()
+
+    def test_a_bulk_load_with_duplicates_into_a_stored_breach_answers_as_a_plain_import(self):
+        # A bulk load gives its records their ids itself and streams their domain lookup
+        # rows (PostgreSQL: record_domains) beside them; the duplicates it removes at its end
+        # (of stored records and of its own) take their lookup rows with them, and the
+        # breaches' identity counts are settled for all touched breaches at once, from the
+        # records it kept of each. A domain search, with and without a field filter (on
+        # PostgreSQL routed through the lookup rows, as on a Citus coordinator), the counts,
+        # the change log and the totals must be what a plain import of the same files gives.
+        other = "33333333-3333-4333-8333-333333333333"
+        first = [{"breach_uuid": BREACH, "email": "u%d@dup.example" % i, "password": "pw%d" % i}
+                 for i in range(5)]
+        second = (first[1:3]  # stored already
+                  + [{"breach_uuid": BREACH, "email": "v%d@dup.example" % i, "user_name": "v%d" % i}
+                     for i in range(4)]
+                  + [{"breach_uuid": other, "email": "w%d@dup.example" % i, "ip_address": "192.0.2.%d" % i}
+                     for i in range(3)]
+                  + [{"breach_uuid": other, "user_name": "nodomain"}])
+        second += second[2:5]  # loaded twice in the same file
+        files = ["".join(json.dumps(r) + "\n" for r in f) for f in (first, second)]
+        paths = ["/v7/breach-search?type=email_domain&account=dup.example",
+                 "/v7/breach-search?type=email_domain&account=dup.example&password=yes",
+                 "/v7/breach-search?type=email_domain&account=dup.example&password=no",
+                 "/v7/breach-search?type=email_domain&account=dup.example&username=yes",
+                 "/v7/breaches/" + BREACH, "/v7/breaches/" + other]
+        seen = {}
+        for bulk in (False, True):
+            ctl = Ctl().init()
+            try:
+                if STORE == "pg":
+                    ctl.sql("ALTER DATABASE %s SET breachd.routed_searches = on" % ctl.dbname)
+                ctl.import_("breaches", fixture("breaches.jsonl"))
+                ctl.import_("records", ctl.write("a.jsonl", files[0]))
+                p = ctl.import_("records", ctl.write("b.jsonl", files[1]),
+                                extra=("--bulk",) if bulk else ())
+                self.assertIn("read 13, imported 8, duplicates 5, rejected 0", self.summary(p))
+                if STORE == "pg":  # a lookup row per record with an email domain, no more
+                    self.assertEqual(ctl.sql("SELECT count(*) FROM record_domains"), [["12"]])
+                self.assertIn("total: 13 breach records",
+                              ctl.run("stats", check=0).stdout.decode())
+                key = ctl.key("same")
+                srv = Server(ctl)
+                try:
+                    seen[bulk] = [srv.get(path, key=key) for path in paths]
+                    st, log = srv.get("/v7/changes?since=0&limit=1000", key=key)
+                    self.assertEqual(st, 200, log)
+                    seen[bulk].append([{k: v for k, v in c.items() if k not in ("seq", "at")}
+                                       for c in log["changes"]])
+                finally:
+                    self.assertEqual(srv.stop(), 0)
+            finally:
+                ctl.cleanup()
+        found = [body.get("records_found") for _, body in seen[False][:4]]
+        self.assertEqual(found, [12, 5, 7, 4])
+        self.assertEqual([body["pwned_count"] for _, body in seen[False][4:6]], [9, 4])
+        added = [(c["breach_id"], c["count"]) for c in seen[False][6] if c["kind"] == "records_added"]
+        self.assertEqual(added, [(BREACH, 5), (BREACH, 4), (other, 4)])
+        self.assertEqual(seen[True], seen[False])
 
     def test_bad_lines_are_reported_by_number_and_the_rest_imported(self):
         lines = RECORDS.splitlines()

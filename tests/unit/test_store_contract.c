@@ -250,6 +250,42 @@ TEST(test_breach_settle_count_takes_an_import_s_count_only_when_the_breach_is_al
     CHECK_STR(breach_list(s, 0), "New/20200101/3,Mid/20150101/0,Old/20100101/100");
 }
 
+TEST(test_breach_settle_counts_decides_for_each_breach_as_one_at_a_time)
+{
+    /* Settled together (PostgreSQL counts the import's records once for all of them), each
+     * breach gets what bd_store_breach_settle_count would give it alone. */
+    bd_store *s = fresh();
+    breaches(s);
+    const char uuids[2][BD_UUID_LEN + 1] = {NEW, MID};
+    put_email(s, NEW, "ann@a.example", 1);
+    put_email(s, NEW, "ann@a.example", 2);
+    put_email(s, NEW, "bob@a.example", 3);
+    /* New all the import's (a made-up 7, to tell it from a recount); Mid none of it */
+    bd_breach_tally t[2] = {{.inserted = 3, .identities = 7, .last_id_before = 0},
+                            {.inserted = 0, .identities = 0, .last_id_before = 0}};
+    CHECK_INT(bd_store_breach_settle_counts(s, uuids, t, 2), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/7,Mid/20150101/0,Old/20100101/100");
+    /* a later import: New holds records from before it (recounted: 3), Mid only its own
+     * (its made-up 5 taken) */
+    int64_t last = -1;
+    CHECK_INT(bd_store_records_last_id(s, &last), BD_OK);
+    put_email(s, NEW, "cat@a.example", 4);
+    put_email(s, MID, "eve@a.example", 5);
+    t[0] = (bd_breach_tally){.inserted = 1, .identities = 1, .last_id_before = last};
+    t[1] = (bd_breach_tally){.inserted = 1, .identities = 5, .last_id_before = last};
+    CHECK_INT(bd_store_breach_settle_counts(s, uuids, t, 2), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/3,Mid/20150101/5,Old/20100101/100");
+    /* more inserted than Mid holds (some were duplicates): recounted */
+    t[1].inserted = 2;
+    CHECK_INT(bd_store_breach_settle_counts(s, uuids, t, 2), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/3,Mid/20150101/1,Old/20100101/100");
+    /* tallies of imports begun after different ids: one at a time, the same outcome */
+    t[0] = (bd_breach_tally){.inserted = 4, .identities = 8, .last_id_before = 0};
+    t[1] = (bd_breach_tally){.inserted = 1, .identities = 6, .last_id_before = last};
+    CHECK_INT(bd_store_breach_settle_counts(s, uuids, t, 2), BD_OK);
+    CHECK_STR(breach_list(s, 0), "New/20200101/8,Mid/20150101/6,Old/20100101/100");
+}
+
 /* ---- records ----------------------------------------------------------------------- */
 
 TEST(test_record_put_reports_duplicates_and_a_missing_breach)
@@ -529,6 +565,7 @@ static void suite(void)
     RUN_CONTRACT(test_breach_by_id_is_the_breach_of_a_record);
     RUN_CONTRACT(test_breach_refresh_count_counts_distinct_identities_and_keeps_an_imported_count);
     RUN_CONTRACT(test_breach_settle_count_takes_an_import_s_count_only_when_the_breach_is_all_its_own);
+    RUN_CONTRACT(test_breach_settle_counts_decides_for_each_breach_as_one_at_a_time);
     RUN_CONTRACT(test_record_put_reports_duplicates_and_a_missing_breach);
     RUN_CONTRACT(test_record_values_come_back_as_put);
     RUN_CONTRACT(test_record_search_finds_each_field_by_its_lookup_key);

@@ -315,6 +315,98 @@ bd_result pg_breach_records(bd_store *s, const char *uuid, int64_t *n, int64_t *
     return BD_OK;
 }
 
+/* BREACH_RECORDS of many breaches (a text array, in its order), for an import's settling:
+ * how many records of each have an id past $2, grouped in one scan of those ids (the
+ * import's own records), and which have any at or below it, a probe per breach that stops
+ * at the first (none when $2 is 0: the store held no record). After a bulk load of 1M
+ * records over 200 breaches into an empty store: 0.2 s, where an index scan counting each
+ * breach took 0.59 s in all; one grouped count over the breaches' records was planned as
+ * the same index scans (a table the load filled has no statistics yet). */
+static const char BREACH_RECORDS_PAST[] =
+    "SELECT u.i, c.n FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
+    "JOIN breaches b ON b.uuid = u.uuid JOIN (SELECT breach_id, count(*) AS n FROM records "
+    "WHERE id > $2 GROUP BY breach_id) c ON c.breach_id = b.id";
+/* The same from a bulk load's own counts of the records past $2 (load_counts.c: breach ids
+ * and counts as the arrays $3 and $4), when the import was that load. */
+static const char BREACH_RECORDS_COUNTED[] =
+    "SELECT u.i, c.n FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
+    "JOIN breaches b ON b.uuid = u.uuid "
+    "JOIN unnest($3::bigint[], $4::bigint[]) AS c(breach_id, n) ON c.breach_id = b.id "
+    "WHERE $2::bigint IS NOT NULL";
+static const char BREACH_RECORDS_OLDER[] =
+    "SELECT u.i FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i) "
+    "JOIN breaches b ON b.uuid = u.uuid "
+    "WHERE EXISTS (SELECT 1 FROM records r WHERE r.breach_id = b.id AND r.id <= $2)";
+
+/* Runs one of the statements above with the uuids, after and, when ids is not NULL, the
+ * load's counts (ids, ns); sets n[i] of each row's i (its first column) to its second
+ * column, or to -1 when it has one column. */
+static bd_result records_past_rows(pg_store *p, const char *sql, const char *uuids, int64_t after,
+                                   const char *ids, const char *ns, size_t count, int64_t *n)
+{
+    pg_params pp = {0};
+    pg_param_str(&pp, uuids);
+    pg_param_int(&pp, after);
+    if (ids) {
+        pg_param_str(&pp, ids);
+        pg_param_str(&pp, ns);
+    }
+    PGresult *res;
+    bd_result r = pg_run_sql(p, sql, &pp, false, &res);
+    if (r != BD_OK)
+        return r;
+    for (int row = 0, rows = PQntuples(res); row < rows; row++) {
+        int64_t i = pg_int(res, row, 0) - 1;
+        if (i >= 0 && (size_t)i < count)
+            n[i] = PQnfields(res) > 1 ? pg_int(res, row, 1) : -1;
+    }
+    PQclear(res);
+    return BD_OK;
+}
+
+bd_result pg_breach_records_past(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1], size_t count,
+                                 int64_t after, int64_t *n)
+{
+    pg_store *p = pg_of(s);
+    bd_result r = BD_OK;
+    /* Citus would join the distributed records with the array on the coordinator: one
+     * routed count per breach instead */
+    for (size_t i = 0; p->citus && i < count && r == BD_OK; i++) {
+        int64_t min_id = 0;
+        r = pg_breach_records(s, uuids[i], &n[i], &min_id);
+        if (n[i] > 0 && min_id <= after)
+            n[i] = -1;
+    }
+    if (p->citus)
+        return r;
+    bd_buf arr;
+    bd_buf_init(&arr, 1u << 30);
+    r = bd_buf_append_char(&arr, '{');
+    for (size_t i = 0; i < count && r == BD_OK; i++) {
+        n[i] = 0;
+        r = i ? bd_buf_append_char(&arr, ',') : BD_OK;
+        r = r == BD_OK ? pg_array_text(&arr, bd_slice_from(uuids[i])) : r;
+    }
+    r = r == BD_OK ? bd_buf_append_char(&arr, '}') : r;
+    bd_buf ids, ns;
+    bd_buf_init(&ids, 1u << 30);
+    bd_buf_init(&ns, 1u << 30);
+    bool known = false;
+    if (r == BD_OK)
+        r = pg_load_counts_arrays(p, after, &ids, &ns, &known);
+    if (r == BD_OK && known)
+        r = records_past_rows(p, BREACH_RECORDS_COUNTED, arr.data, after, ids.data, ns.data,
+                              count, n);
+    else if (r == BD_OK)
+        r = records_past_rows(p, BREACH_RECORDS_PAST, arr.data, after, NULL, NULL, count, n);
+    if (r == BD_OK && after > 0)
+        r = records_past_rows(p, BREACH_RECORDS_OLDER, arr.data, after, NULL, NULL, count, n);
+    bd_buf_free(&arr);
+    bd_buf_free(&ids);
+    bd_buf_free(&ns);
+    return r;
+}
+
 static const pg_stmt RECORDS_LAST_ID = {PG_Q_RECORDS_LAST_ID,
                                         "SELECT coalesce(max(id), 0) FROM records"};
 

@@ -23,11 +23,18 @@ static bd_result drop_indexes(pg_store *p, const char *ddl)
 #define DEDUP_KEY_DROP "ALTER TABLE records DROP CONSTRAINT records_dedup_key"
 #define DEDUP_KEY_ADD "ALTER TABLE records ADD CONSTRAINT records_dedup_key UNIQUE (ok, dedup)"
 
-/* The domains' lookup rows (record_domains), which a bulk record load adds at its end from
- * the records that stayed, and whose key it then builds by sorting once. */
+/* The domains' lookup rows (record_domains), which a bulk record load streams beside its
+ * records (copy.c), and whose key it builds at its end by sorting once. */
 #define DOMAIN_KEY_DROP "ALTER TABLE record_domains DROP CONSTRAINT record_domains_pkey"
 #define DOMAIN_KEY_ADD                                                                             \
     "ALTER TABLE record_domains ADD PRIMARY KEY (domain, breach_date, id) INCLUDE (ok, present)"
+
+/* The domains' counts, counted again from their lookup rows (one per record with an email
+ * domain, as the records' rebuild in schema.c counts them): a third of the records' size. */
+#define DOMAIN_COUNT_REBUILD                                                                       \
+    "DELETE FROM domain_counts;"                                                                   \
+    "INSERT INTO domain_counts(domain, n) SELECT domain, count(*) FROM record_domains "            \
+    "GROUP BY domain"
 
 /* The word tables' keys, which a bulk card load builds once at its end: it puts each word
  * row once (copy.c), so nothing needs them to be unique meanwhile. */
@@ -107,12 +114,22 @@ bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
         p->bulk_first_card_id = p->bulk_next_card_id = last;
         return r;
     }
+    /* The load's records get their ids here, so that their record_domains rows can go in
+     * beside them: from the identity's next value, which is past every id it ever gave
+     * (an id is never given twice, as with the sequence: the email hashes' progress,
+     * pastes.c, is an id), and the sequence is set past them at the end. The records
+     * past the greatest id now are the load's, as the writer lock keeps other writers out. */
     PGresult *res;
-    bd_result r = pg_run_sql(p, "SELECT coalesce(max(id), 0) FROM records", NULL, false, &res);
+    bd_result r = pg_run_sql(p,
+                             "SELECT coalesce(max(id), 0), "
+                             "nextval(pg_get_serial_sequence('records', 'id')) FROM records",
+                             NULL, false, &res);
     if (r != BD_OK)
         return r;
     p->bulk_first_id = pg_int(res, 0, 0);
+    p->bulk_next_id = pg_int(res, 0, 1);
     PQclear(res);
+    pg_load_counts_begin(p, p->bulk_first_id);
     r = drop_indexes(p, pg_record_indexes);
     if (r == BD_OK)
         r = pg_exec(p, DEDUP_KEY_DROP "; " DOMAIN_KEY_DROP);
@@ -122,8 +139,9 @@ bd_result pg_bulk_begin(bd_store *s, bd_bulk_kind kind)
 
 /* A bulk record load streams the records into their table (copy.c) without the dedup key,
  * and removes the duplicates at its end: every record of the load (an id past the first)
- * whose dedup hash an earlier record holds, stored before or loaded earlier. One hash join
- * instead of a key probe per record; the key is then built by sorting once. (DEDUP_KEY_*) */
+ * whose dedup hash an earlier record holds, stored before or loaded earlier, with its
+ * record_domains row. One hash join instead of a key probe per record; the key is then
+ * built by sorting once. (DEDUP_KEY_*) */
 
 static bd_result remove_load_duplicates(pg_store *p)
 {
@@ -131,14 +149,21 @@ static bd_result remove_load_duplicates(pg_store *p)
     pg_param_int(&pp, p->bulk_first_id);
     PGresult *res;
     bd_result r = pg_run_sql(p,
-                             "DELETE FROM records r USING records o WHERE r.id > $1 "
-                             "AND o.ok = r.ok AND o.dedup = r.dedup AND o.id < r.id",
+                             "WITH d AS (DELETE FROM records r USING records o WHERE r.id > $1 "
+                             "AND o.ok = r.ok AND o.dedup = r.dedup AND o.id < r.id "
+                             "RETURNING r.id, r.breach_id), "
+                             "rd AS (DELETE FROM record_domains WHERE id > $1 "
+                             "AND id IN (SELECT id FROM d)) "
+                             "SELECT breach_id, count(*) FROM d GROUP BY breach_id",
                              &pp, false, &res);
-    if (r == BD_OK) {
-        pg_copy_note_duplicates(p, pg_changes(res));
-        PQclear(res);
+    if (r != BD_OK)
+        return r;
+    for (int i = 0, n = PQntuples(res); i < n; i++) { /* by breach, for the load's counts */
+        pg_copy_note_duplicates(p, pg_int(res, i, 1));
+        pg_load_counts_add(p, pg_int(res, i, 0), -pg_int(res, i, 1));
     }
-    return r;
+    PQclear(res);
+    return BD_OK;
 }
 
 /* A load into an empty table can have no duplicate but among its own rows, and usually has
@@ -235,16 +260,17 @@ bd_result pg_bulk_end(bd_store *s, bd_bulk_kind kind)
         r = pg_exec(p, DEDUP_KEY_ADD);
     if (r == BD_OK) /* by the key just built: the survivors of the load count passwords */
         r = pg_copy_count_bulk_passwords(p, p->bulk_first_id, unique);
-    if (r == BD_OK) {
-        pg_params pp = {0};
-        pg_param_int(&pp, p->bulk_first_id);
-        r = pg_run_sql(p, PG_RECORD_DOMAINS_OF_LOAD, &pp, false, NULL);
+    if (r == BD_OK && p->bulk_next_id > 1) { /* 0 is out of the sequence's range */
+        pg_params last = {0};
+        pg_param_int(&last, p->bulk_next_id - 1);
+        r = pg_run_sql(p, "SELECT setval(pg_get_serial_sequence('records', 'id'), $1)", &last,
+                       false, NULL);
     }
     if (r == BD_OK)
         r = pg_exec(p, pg_record_indexes);
     if (r == BD_OK)
         r = pg_exec(p, DOMAIN_KEY_ADD);
-    return r == BD_OK ? pg_exec(p, pg_domain_count_rebuild) : r;
+    return r == BD_OK ? pg_exec(p, DOMAIN_COUNT_REBUILD) : r;
 }
 
 /* After an import: autovacuum would vacuum and analyze the tables a minute or more later,

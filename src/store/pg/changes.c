@@ -24,6 +24,13 @@ static const pg_stmt CHANGES_RECORDS = {
     "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW ", 4, b.uuid, NULL, "
     "c.n FROM (SELECT breach_id, count(*) AS n FROM records WHERE id > $1 GROUP BY breach_id) c "
     "JOIN breaches b ON b.id = c.breach_id ORDER BY b.id"};
+/* The same from a bulk load's own counts (load_counts.c; breach ids and counts as arrays):
+ * its records are the transaction's, and counting them in the table was 0.17 s of a
+ * 1M-record load. */
+static const char CHANGES_RECORDS_COUNTED[] =
+    "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW ", 4, b.uuid, NULL, c.n "
+    "FROM unnest($1::bigint[], $2::bigint[]) AS c(breach_id, n) "
+    "JOIN breaches b ON b.id = c.breach_id ORDER BY b.id";
 static const pg_stmt CHANGES_CARDS = {
     PG_Q_CHANGES_CARDS, "INSERT INTO changes(at, kind, subject, name, n) SELECT " NOW
                         ", 6, leak_id, leak_name, count(*) FROM cards WHERE id > $1 "
@@ -64,11 +71,32 @@ static bd_result added_since(pg_store *p, const pg_stmt *q, int64_t from)
     return pg_run(p, q, &pp, NULL);
 }
 
+/* The records the transaction added, by breach, into the change log. */
+static bd_result records_added(pg_store *p)
+{
+    bd_buf ids, ns;
+    bd_buf_init(&ids, 1u << 30);
+    bd_buf_init(&ns, 1u << 30);
+    bool known = false;
+    bd_result r = pg_load_counts_arrays(p, p->tx_records_from, &ids, &ns, &known);
+    if (r == BD_OK && known) {
+        pg_params pp = {0};
+        pg_param_str(&pp, ids.data);
+        pg_param_str(&pp, ns.data);
+        r = pg_run_sql(p, CHANGES_RECORDS_COUNTED, &pp, false, NULL);
+    } else if (r == BD_OK) {
+        r = added_since(p, &CHANGES_RECORDS, p->tx_records_from);
+    }
+    bd_buf_free(&ids);
+    bd_buf_free(&ns);
+    return r;
+}
+
 bd_result pg_changes_flush(pg_store *p)
 {
     bd_result r = BD_OK;
     if (p->tx_records_from >= 0)
-        r = added_since(p, &CHANGES_RECORDS, p->tx_records_from);
+        r = records_added(p);
     if (r == BD_OK && p->tx_cards_from >= 0)
         r = added_since(p, &CHANGES_CARDS, p->tx_cards_from);
     return r;
@@ -78,6 +106,7 @@ void pg_changes_forget(pg_store *p)
 {
     p->tx_records_from = -1;
     p->tx_cards_from = -1;
+    pg_load_counts_forget(p);
 }
 
 bd_result pg_change_breach(pg_store *p, bd_change_kind kind, const char *uuid, int64_t n)

@@ -29,6 +29,8 @@ void pg_close(bd_store *s)
     bd_buf_free(&p->copy.word_rows);
     bd_buf_free(&p->copy.owner_word_rows);
     bd_buf_free(&p->copy.password_rows);
+    bd_buf_free(&p->copy.domain_rows);
+    pg_load_counts_free(p);
     bd_range_acc_free(&p->ranges);
     bd_buf_free(&p->range_rows);
     free(p->copy.wordv);
@@ -89,6 +91,7 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
     bd_buf_init(&p->copy.word_rows, 1u << 30);
     bd_buf_init(&p->copy.owner_word_rows, 1u << 30);
     bd_buf_init(&p->copy.password_rows, 1u << 30);
+    bd_buf_init(&p->copy.domain_rows, 1u << 30);
     p->conn = connect_uri(uri);
     bd_result r = BD_ERR_BUSY;
     if (PQstatus(p->conn) != CONNECTION_OK) {

@@ -17,7 +17,8 @@
  * before the next COPY starts. A transaction that puts more than PG_COPY_MOVE_ROWS rows (a
  * --bulk load is one transaction) moves them in steps of that size, so a staging table
  * never holds a whole load. A bulk record load skips the staging table: its records stream
- * into their table, and its end removes the duplicates (conn.c). */
+ * into their table with ids of the load's own, their record_domains rows beside them, and
+ * its end removes the duplicates (bulk.c). */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +141,13 @@ static const struct {
     [PG_STAGE_CARDS] = {CARD_STAGE_CREATE,
                         "COPY pg_temp.bd_card_staging FROM STDIN (FORMAT binary)",
                         "TRUNCATE pg_temp.bd_card_staging"},
-    [PG_STAGE_RECORDS_BULK] = {NULL, "COPY records(" RECORD_COLUMNS ") FROM STDIN (FORMAT binary)",
+    [PG_STAGE_RECORDS_BULK] = {NULL,
+                               "COPY records(id, " RECORD_COLUMNS ") FROM STDIN (FORMAT binary)",
                                NULL},
+    [PG_STAGE_RECORD_DOMAINS] = {NULL,
+                                 "COPY record_domains(domain, ok, id, breach_date, present) "
+                                 "FROM STDIN (FORMAT binary)",
+                                 NULL},
     [PG_STAGE_CARDS_BULK] = {NULL, "COPY cards(id, " CARD_COLUMNS ") FROM STDIN (FORMAT binary)",
                              NULL},
     [PG_STAGE_CARD_WORDS] = {NULL, "COPY card_words(col, word, id, pos) FROM STDIN (FORMAT binary)",
@@ -317,7 +323,10 @@ bd_result pg_copy_flush(pg_store *p)
     if (p->copy.kind == PG_STAGE_RECORDS_BULK) { /* in their table already */
         if (r == BD_OK)
             r = copy_rows(p, PG_STAGE_PASSWORDS_BULK, &p->copy.password_rows);
+        if (r == BD_OK)
+            r = copy_rows(p, PG_STAGE_RECORD_DOMAINS, &p->copy.domain_rows);
         bd_buf_reset(&p->copy.password_rows);
+        bd_buf_reset(&p->copy.domain_rows);
         return r;
     }
     if (p->copy.kind == PG_STAGE_CARDS_BULK) {
@@ -333,7 +342,10 @@ bd_result pg_copy_flush(pg_store *p)
 }
 
 /* The server says nothing during a COPY unless it is failing (an error, or the end of the
- * connection) or has a notice: then the COPY ends now, and the put reports a failure. */
+ * connection) or has a notice: then the COPY ends now, and the put reports a failure. A bulk
+ * load, one transaction lost whole on any failure, looks only as each chunk goes to libpq,
+ * not at every row: a poll per row was 5% of a 1M-record bulk load's client CPU, on a
+ * machine whose two cores the parse and the server share. */
 static bd_result check_server(pg_store *p)
 {
     struct pollfd fd = {.fd = PQsocket(p->conn), .events = POLLIN};
@@ -370,9 +382,12 @@ static bd_result row_end(pg_store *p, size_t mark, bd_result r)
         return r;
     }
     p->copy.staged++;
-    if (b->len >= PG_COPY_CHUNK)
+    bool full = b->len >= PG_COPY_CHUNK;
+    if (full)
         r = send_out(p);
-    return r == BD_OK ? check_server(p) : r;
+    if (r != BD_OK)
+        return r;
+    return full || !(p->bulk_records || p->bulk_cards) ? check_server(p) : BD_OK;
 }
 
 bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_went_in)
@@ -400,34 +415,59 @@ bd_result pg_copy_count_bulk_passwords(pg_store *p, int64_t first_id, bool all_w
     return r == BD_OK ? pg_exec(p, STAGE[PG_STAGE_PASSWORDS_BULK].truncate) : r;
 }
 
+/* A bulk-loaded record: its id (the load's next, bulk.c), its columns, and beside them,
+ * waiting in memory until the records' COPY ends (at most PG_COPY_MOVE_ROWS records'
+ * worth), its record_domains row and its password hashes by its record key (ok, dedup):
+ * only the records that survive the load's dedup count theirs. The end's dedup removes the
+ * domain rows of the records it removes. On failure none of it stays. */
+static bd_result put_bulk_record(pg_store *p, const uint8_t *ok, int64_t breach_id, int32_t date,
+                                 const bd_record_in *r)
+{
+    pg_copy_state *cs = &p->copy;
+    size_t domains_mark = cs->domain_rows.len;
+    int64_t id = p->bulk_next_id;
+    bd_result res = pg_copy_put_int(&cs->out, id, 8);
+    if (res == BD_OK)
+        res = pg_copy_record_columns(&cs->out, ok, breach_id, date, r);
+    if (res == BD_OK)
+        res = pg_copy_domain_row(&cs->domain_rows, ok, id, date, r);
+    if (res == BD_OK && r->has_ranges) {
+        res = pg_copy_password_row(&cs->password_rows, ok, r);
+        if (res == BD_OK)
+            cs->passwords_staged++;
+    }
+    if (res != BD_OK) {
+        bd_buf_truncate(&cs->domain_rows, domains_mark);
+        return res;
+    }
+    p->bulk_next_id = id + 1;
+    return BD_OK;
+}
+
 bd_result pg_copy_put(pg_store *p, int64_t breach_id, int32_t date, const bd_record_in *r)
 {
     size_t mark;
-    bd_result res = p->bulk_records
-                        ? row_begin(p, PG_STAGE_RECORDS_BULK, RECORD_FIELDS - 3, &mark)
-                        : row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
+    bd_result res = p->bulk_records ? row_begin(p, PG_STAGE_RECORDS_BULK, RECORD_FIELDS - 2, &mark)
+                                    : row_begin(p, PG_STAGE_RECORDS, RECORD_FIELDS, &mark);
     if (res != BD_OK)
         return res;
     bd_buf *b = &p->copy.out;
     uint8_t ok[PG_OWNER_KEY_LEN];
     pg_owner_key(r, ok);
+    if (p->bulk_records) {
+        res = row_end(p, mark, put_bulk_record(p, ok, breach_id, date, r));
+        if (res == BD_OK)
+            pg_load_counts_add(p, breach_id, 1);
+        return res;
+    }
+    pg_load_counts_forget(p); /* a record past a bulk load's, which its counts do not hold */
     res = pg_copy_record_columns(b, ok, breach_id, date, r);
-    /* A bulk-loaded record's password hashes wait, by its record key (ok, dedup), for its
-     * end: only the records that survive the load's dedup count theirs. */
-    if (res == BD_OK && p->bulk_records && r->has_ranges) {
-        res = pg_copy_password_row(&p->copy.password_rows, ok, r);
-        if (res == BD_OK)
-            p->copy.passwords_staged++;
-    }
-
-    if (!p->bulk_records) {
-        const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
-        const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;
-        if (res == BD_OK)
-            res = pg_copy_put_bytes(b, (bd_slice){sha1, sizeof r->password_sha1});
-        if (res == BD_OK)
-            res = pg_copy_put_bytes(b, (bd_slice){ntlm, sizeof r->password_ntlm});
-    }
+    const char *sha1 = r->has_ranges ? (const char *)r->password_sha1 : NULL;
+    const char *ntlm = r->has_ranges ? (const char *)r->password_ntlm : NULL;
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, (bd_slice){sha1, sizeof r->password_sha1});
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, (bd_slice){ntlm, sizeof r->password_ntlm});
     return row_end(p, mark, res);
 }
 
@@ -503,6 +543,7 @@ void pg_copy_end_transaction(pg_store *p, bool committed)
     p->copy.staged = 0;
     p->copy.passwords_staged = 0;
     bd_buf_reset(&p->copy.password_rows);
+    bd_buf_reset(&p->copy.domain_rows);
     bd_buf_reset(&p->copy.word_rows);
     bd_buf_reset(&p->copy.owner_word_rows);
     for (int k = 0; k < PG_STAGE__COUNT; k++) {

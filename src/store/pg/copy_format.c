@@ -11,32 +11,39 @@ bd_result pg_copy_put_u16(bd_buf *b, uint16_t v)
     return bd_buf_append(b, &n, sizeof n);
 }
 
-static bd_result put_u32(bd_buf *b, uint32_t v)
+/* Appends a field: its 4-byte length word (UINT32_MAX: NULL), then its n bytes at p, in one
+ * reservation. A record is some 25 fields, and two appends for each were 6% of a 1M-record
+ * bulk load's client samples. */
+static bd_result put_field(bd_buf *b, uint32_t len_word, const void *p, size_t n)
 {
-    uint32_t n = htonl(v);
-    return bd_buf_append(b, &n, sizeof n);
+    bd_result r = bd_buf_reserve(b, 4 + n);
+    if (r != BD_OK)
+        return r;
+    char *at = b->data + b->len;
+    uint32_t w = htonl(len_word);
+    memcpy(at, &w, sizeof w);
+    if (n)
+        memcpy(at + sizeof w, p, n);
+    b->len += sizeof w + n;
+    b->data[b->len] = '\0';
+    return BD_OK;
 }
 
 bd_result pg_copy_put_int(bd_buf *b, int64_t v, int size)
 {
-    bd_result r = put_u32(b, (uint32_t)size);
-    if (r == BD_OK && size == 8)
-        r = put_u32(b, (uint32_t)((uint64_t)v >> 32));
-    if (r == BD_OK && size >= 4)
-        r = put_u32(b, (uint32_t)v);
-    if (r == BD_OK && size == 2)
-        r = pg_copy_put_u16(b, (uint16_t)v);
-    return r;
+    uint8_t be[8];
+    for (int i = 0; i < size; i++) /* big-endian: the last byte is the lowest */
+        be[i] = (uint8_t)((uint64_t)v >> (8 * (size - 1 - i)));
+    return put_field(b, (uint32_t)size, be, (size_t)size);
 }
 
 bd_result pg_copy_put_bytes(bd_buf *b, bd_slice v)
 {
     if (!v.ptr)
-        return put_u32(b, UINT32_MAX);
+        return put_field(b, UINT32_MAX, NULL, 0);
     if (v.len > INT32_MAX)
         return BD_ERR_LIMIT;
-    bd_result r = put_u32(b, (uint32_t)v.len);
-    return r == BD_OK ? bd_buf_append(b, v.ptr, v.len) : r;
+    return put_field(b, (uint32_t)v.len, v.ptr, v.len);
 }
 
 bd_result pg_copy_record_columns(bd_buf *b, const uint8_t *ok, int64_t breach_id, int32_t date,
@@ -78,6 +85,38 @@ bd_result pg_copy_password_row(bd_buf *b, const uint8_t *ok, const bd_record_in 
     if (res == BD_OK)
         res = pg_copy_put_bytes(
             b, (bd_slice){(const char *)r->password_ntlm, sizeof r->password_ntlm});
+    if (res != BD_OK)
+        bd_buf_truncate(b, mark);
+    return res;
+}
+
+bd_result pg_copy_domain_row(bd_buf *b, const uint8_t *ok, int64_t id, int32_t date,
+                             const bd_record_in *r)
+{
+    if (!r->email_domain.ptr)
+        return BD_OK;
+    /* PG_RECORD_PRESENT_SQL's bits over the columns pg_copy_record_columns writes: a field
+     * is NULL there exactly when its slice's ptr is NULL */
+    const bd_slice *field[] = {&r->email,         &r->phone_key,       &r->user_name_key,
+                               &r->ip_address,    &r->ssn_hmac,        &r->password_hmac,
+                               &r->password_hash, &r->bitcoin_address, &r->website_domain};
+    static const int BIT[] = {0, 2, 3, 4, 5, 6, 7, 8, 9}; /* bit 1 is always set */
+    int present = 1 << 1;
+    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
+        if (field[i]->ptr)
+            present |= 1 << BIT[i];
+    size_t mark = b->len;
+    bd_result res = pg_copy_put_u16(b, 5);
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, r->email_domain);
+    if (res == BD_OK)
+        res = pg_copy_put_bytes(b, (bd_slice){(const char *)ok, PG_OWNER_KEY_LEN});
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, id, 8);
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, date, 4);
+    if (res == BD_OK)
+        res = pg_copy_put_int(b, present, 2);
     if (res != BD_OK)
         bd_buf_truncate(b, mark);
     return res;

@@ -40,6 +40,7 @@ const bd_store_ops bd_pg_ops = {
     .breach_exists = pg_breach_exists,
     .breach_refresh_count = pg_breach_refresh_count,
     .breach_records = pg_breach_records,
+    .breach_records_past = pg_breach_records_past,
     .records_last_id = pg_records_last_id,
     .breach_by_name = pg_breach_by_name,
     .breaches_of_email = pg_breaches_of_email,

@@ -151,6 +151,7 @@ typedef enum {
     PG_STAGE_CARD_WORDS,
     PG_STAGE_OWNER_WORDS,
     PG_STAGE_PASSWORDS_BULK, /* a bulk record load's password hashes, by record key */
+    PG_STAGE_RECORD_DOMAINS, /* a bulk record load's record_domains rows */
     PG_STAGE__COUNT
 } pg_stage_kind;
 
@@ -168,6 +169,7 @@ typedef struct {
     bd_buf password_rows;          /* a bulk record load's password hashes, not yet sent */
     int64_t passwords_staged;      /* ... and how many it sent (bulk.c counts those that
                                       went in at its end) */
+    bd_buf domain_rows;            /* a bulk record load's record_domains rows, not yet sent */
     bd_slice *wordv;               /* scratch: one card's owner words, sorted */
     size_t wordv_cap;
     /* breaches found missing in this transaction: a put naming one fails without ending
@@ -175,6 +177,21 @@ typedef struct {
     char missing[PG_COPY_MISSING][BD_UUID_LEN + 1];
     int next_missing;
 } pg_copy_state;
+
+/* A bulk record load's records per breach (load_counts.c): what it put into each, less the
+ * duplicates its end removed, i.e. the records past `after` (its first id) by breach. Known
+ * from the load's begin to its transaction's end; forgotten by any other record put, and
+ * when the table cannot grow (then the records are counted in the table instead). */
+struct pg_load_count {
+    int64_t breach_id; /* 0: free slot */
+    int64_t n;
+};
+typedef struct {
+    struct pg_load_count *slot;
+    size_t cap, used;
+    bool known;
+    int64_t after;
+} pg_load_counts;
 
 /* A card search being written (cards.c, cards_sql.c): its SQL, the elements of its values
  * array, and the scratch its word conditions need. One per connection, reset by each search,
@@ -206,6 +223,7 @@ typedef struct pg_store {
     uint64_t version;  /* data_version of the open read view, once read */
     bool bulk_records; /* records stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_id; /* ... the records with a greater id are the load's */
+    int64_t bulk_next_id;  /* ... the id the load gives its next record */
     bool bulk_cards;          /* cards stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_card_id; /* ... the cards with a greater id are the load's */
     int64_t bulk_next_card_id;  /* the last id the load gave a card */
@@ -234,6 +252,7 @@ typedef struct pg_store {
     bd_buf where; /* ... and for a WHERE clause it uses twice, or a page's keys (records.c) */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
+    pg_load_counts load_counts; /* a bulk record load's, for the change log and settling */
     /* set at connect (conn.c) to copy.c's: every statement first ends an open COPY and moves
      * its rows (exec.c), and a reset connection forgets its staging table; hooks, so that
      * the statement runner below copy.c never calls up into it */
@@ -368,6 +387,11 @@ bd_result pg_copy_record_columns(bd_buf *b, const uint8_t *ok, int64_t breach_id
                                  const bd_record_in *r);
 /* A bulk-loaded record's password row (ok, dedup, pw_sha1, pw_ntlm); nothing on failure. */
 bd_result pg_copy_password_row(bd_buf *b, const uint8_t *ok, const bd_record_in *r);
+/* A bulk-loaded record's record_domains row (domain, ok, id, breach_date, present: the
+ * bits of PG_RECORD_PRESENT_SQL); none for a record without an email domain; nothing on
+ * failure. */
+bd_result pg_copy_domain_row(bd_buf *b, const uint8_t *ok, int64_t id, int32_t date,
+                             const bd_record_in *r);
 /* A card's columns, in copy.c's CARD_COLUMNS order. */
 bd_result pg_copy_card_columns(bd_buf *b, const bd_card_in *c);
 /* A bulk-loaded card's rows of card_words (col, word, id, pos) into cs->word_rows and, for a
@@ -381,13 +405,23 @@ bd_slice pg_copy_binary_field(const PGresult *res, int row, int col);
  * (what watches match on, from the third column on). */
 void pg_copy_landed_record(pg_store *p, const PGresult *res, int i);
 
+/* load_counts.c: begin (the load's records are those past after), add n records of a
+ * breach (n < 0: removed), forget (the transaction ended, or another record put), free. */
+void pg_load_counts_begin(pg_store *p, int64_t after);
+void pg_load_counts_add(pg_store *p, int64_t breach_id, int64_t n);
+void pg_load_counts_forget(pg_store *p);
+void pg_load_counts_free(pg_store *p);
+/* *known: whether the counts are known for the records past after; if so, the breach ids
+ * and their counts (breaches left with none left out) as two array literals, in one order,
+ * appended to ids and ns. */
+bd_result pg_load_counts_arrays(pg_store *p, int64_t after, bd_buf *ids, bd_buf *ns, bool *known);
+
 /* Schema: brings the database to the newest version (schema.c). */
 bd_result pg_migrate(pg_store *p, bool create, const char *shown_uri, char *why, size_t whylen);
 /* bd_store_distribute (citus.c) */
 bd_result pg_distribute(bd_store *s, bool *clustered, bd_layout_cb cb, void *ctx);
-/* CREATE INDEX statements of the record lookup indexes, and the domain count rebuild. */
+/* CREATE INDEX statements of the record lookup indexes. */
 extern const char *const pg_record_indexes;
-extern const char *const pg_domain_count_rebuild;
 /* CREATE INDEX statements of the card lookup indexes, which a bulk card load may drop and
  * rebuild like the record ones (card_put keeps the word and count tables meanwhile). */
 extern const char *const pg_card_indexes;
@@ -404,11 +438,6 @@ extern const char *const pg_card_indexes;
 #define PG_RECORD_PRESENT_SQL_9 "(" PG_RECORD_PRESENT_BITS_9 ")::smallint"
 #define PG_RECORD_PRESENT_SQL                                                                      \
     "(" PG_RECORD_PRESENT_BITS_9 " | ((website_domain IS NOT NULL)::int << 9))::smallint"
-/* The records with an id past $1 get their lookup rows (a bulk load's end). */
-#define PG_RECORD_DOMAINS_OF_LOAD                                                                  \
-    "INSERT INTO record_domains(domain, ok, id, breach_date, present) SELECT email_domain, ok, "   \
-    "id, breach_date, " PG_RECORD_PRESENT_SQL " FROM records WHERE id > $1 "                      \
-    "AND email_domain IS NOT NULL"
 
 /* The owner key (owner.c): what records are distributed by in a Citus cluster, and so
  * what an email search and an email's erasure name besides the email. */
@@ -485,6 +514,8 @@ bd_result pg_breach_get(bd_store *s, const char *uuid, bd_breach_cb cb, void *ct
 bd_result pg_breach_exists(bd_store *s, const char *uuid, bool *exists);
 bd_result pg_breach_refresh_count(bd_store *s, const char *uuid, int64_t counted);
 bd_result pg_breach_records(bd_store *s, const char *uuid, int64_t *n, int64_t *min_id);
+bd_result pg_breach_records_past(bd_store *s, const char (*uuids)[BD_UUID_LEN + 1], size_t count,
+                                 int64_t after, int64_t *n);
 bd_result pg_records_last_id(bd_store *s, int64_t *id);
 bd_result pg_breach_by_name(bd_store *s, bd_slice name, bd_breach_cb cb, void *ctx);
 bd_result pg_breaches_of_email(bd_store *s, bd_slice email, bd_breach_cb cb, void *ctx);

@@ -347,7 +347,6 @@ static const char *const MIGRATIONS[] = {
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
 
 const char *const pg_record_indexes = RECORD_INDEXES RECORD_INDEX_BY_WEBSITE;
-const char *const pg_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 /* The card indexes as they are now, which a bulk load drops and builds again */
 const char *const pg_card_indexes =
     CARD_INDEXES_BY_NUMBER_AND_DATE CARD_INDEX_BY_LEAK CARD_INDEXES_2 CARD_INDEX_BY_CVV_HMAC;
