@@ -44,6 +44,13 @@ static bd_result run_with_text(sqlite_store *s, int q, const char *text)
  * the per-domain counts it brought to zero: a domain of one person names that person. */
 static const char ERASE_SETUP[] = "PRAGMA secure_delete=ON";
 static const char ERASE_EMPTY_DOMAINS[] = "DELETE FROM domain_counts WHERE n <= 0";
+/* The email hashes are made for the records past an id (meta email_hashes_upto, pastes.c).
+ * SQLite gives a new record the id past the greatest left, so once the newest records are
+ * erased the next import's ids are ones the hashes already went past, and its emails were
+ * never hashed: the mark comes back to the greatest id left with the erasure. */
+static const char ERASE_HASH_MARK[] =
+    "UPDATE meta SET value = CAST(min(CAST(value AS INTEGER), "
+    "(SELECT coalesce(max(id), 0) FROM records)) AS TEXT) WHERE key = 'email_hashes_upto'";
 
 /* Starts an erasure's transaction, with secure_delete on. */
 static bd_result erase_begin(sqlite_store *s)
@@ -122,6 +129,8 @@ bd_result sq_erase_email(bd_store *base, const char *email, bd_stats_cb cb, void
     if (r == BD_OK)
         r = sq_exec(s, ERASE_EMPTY_DOMAINS);
     if (r == BD_OK)
+        r = sq_exec(s, ERASE_HASH_MARK);
+    if (r == BD_OK)
         r = sq_alerts_erase_email(s, email);
     free(affected.uuids);
     r = erase_end(s, r);
@@ -153,6 +162,8 @@ bd_result sq_erase_breach(bd_store *base, const char *uuid, int64_t *records_rem
         r = BD_ERR_NOT_FOUND;
     if (r == BD_OK)
         r = sq_exec(s, ERASE_EMPTY_DOMAINS);
+    if (r == BD_OK)
+        r = sq_exec(s, ERASE_HASH_MARK);
     if (r == BD_OK)
         r = sq_alerts_erase_breach(s, uuid);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name the erased breach */
