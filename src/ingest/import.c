@@ -274,6 +274,11 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     }
     if (r == BD_OK && write)
         r = bd_store_begin(s);
+    /* A dry run looks its records' breaches up: in one read, not a lock taken and dropped
+     * per lookup (a SQLite store's file locks were a sixth of a 1M-record dry run) */
+    bool reading = r == BD_OK && !write;
+    if (reading)
+        r = bd_store_read_begin(s);
     if (r == BD_OK && write && o->kind == BD_IMPORT_RECORDS) {
         int64_t last_id = 0;
         r = bd_store_records_last_id(s, &last_id);
@@ -411,6 +416,8 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         }
     }
     bd_watch_matcher_close(watches);
+    if (reading)
+        bd_store_read_end(s);
     if (o->progress)
         fputs("\r\033[K", o->progress);
     c->read += local.read;
