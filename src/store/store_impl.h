@@ -158,6 +158,8 @@ struct bd_store {
 };
 
 /* The landed row (bd_store_on_landed) of a record or card as it was put. */
+/* A record's lookup key of each field (bd_field order; ptr NULL where it has none). */
+void bd_record_keys(const bd_record_in *r, bd_slice key[BD_FIELD_COUNT]);
 void bd_landed_of_record(const bd_record_in *r, int64_t breach_id, bd_landed_row *out);
 void bd_landed_of_card(const bd_card_in *c, bd_landed_row *out);
 

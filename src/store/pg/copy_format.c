@@ -95,16 +95,14 @@ bd_result pg_copy_domain_row(bd_buf *b, const uint8_t *ok, int64_t id, int32_t d
 {
     if (!r->email_domain.ptr)
         return BD_OK;
-    /* PG_RECORD_PRESENT_SQL's bits over the columns pg_copy_record_columns writes: a field
-     * is NULL there exactly when its slice's ptr is NULL */
-    const bd_slice *field[] = {&r->email,         &r->phone_key,       &r->user_name_key,
-                               &r->ip_address,    &r->ssn_hmac,        &r->password_hmac,
-                               &r->password_hash, &r->bitcoin_address, &r->website_domain};
-    static const int BIT[] = {0, 2, 3, 4, 5, 6, 7, 8, 9}; /* bit 1 is always set */
-    int present = 1 << 1;
-    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++)
-        if (field[i]->ptr)
-            present |= 1 << BIT[i];
+    /* PG_RECORD_PRESENT_SQL's bits: bit f when the record has field f, over the columns
+     * pg_copy_record_columns writes (NULL there exactly when the key's ptr is NULL) */
+    bd_slice key[BD_FIELD_COUNT];
+    bd_record_keys(r, key);
+    int present = 0;
+    for (int f = 0; f < BD_FIELD_COUNT; f++)
+        if (key[f].ptr)
+            present |= 1 << f;
     size_t mark = b->len;
     bd_result res = pg_copy_put_u16(b, 5);
     if (res == BD_OK)

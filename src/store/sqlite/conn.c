@@ -263,11 +263,12 @@ bd_result sq_sort_memory_end(sqlite_store *s, int64_t was)
     return sq_exec(s, pragma);
 }
 
-/* Builds the indexes of ddl by sorting, with the sorter's memory set for it. */
-static bd_result build_indexes(sqlite_store *s, const char *ddl)
+/* Runs sql that sorts (index builds, an INSERT in key order) with the sorter's memory set
+ * for it. */
+static bd_result sorted_exec(sqlite_store *s, const char *sql)
 {
     int64_t was = sq_sort_memory_begin(s);
-    bd_result r = sq_exec(s, ddl);
+    bd_result r = sq_exec(s, sql);
     bd_result back = sq_sort_memory_end(s, was);
     return r != BD_OK ? r : back;
 }
@@ -367,14 +368,14 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
     sqlite_store *s = S(base);
     if (kind == BD_BULK_RECORDS) {
         s->bulk_records = false;
-        bd_result r = build_indexes(s, bd_sqlite_record_indexes);
+        bd_result r = sorted_exec(s, bd_sqlite_record_indexes);
         return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
     }
     s->bulk_cards = false;
     sq_card_counts_forget(s); /* recounted from the tables below */
-    bd_result r = build_indexes(s, OWNER_WORDS_LAND);
+    bd_result r = sorted_exec(s, OWNER_WORDS_LAND);
     if (r == BD_OK)
-        r = build_indexes(s, bd_sqlite_card_indexes);
+        r = sorted_exec(s, bd_sqlite_card_indexes);
     if (r == BD_OK)
         r = sq_exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"
                        "DELETE FROM card_counts;"
