@@ -189,10 +189,12 @@ attach)
   ;;
 dropdb)
   [ -n "${3:-}" ] || usage
-  psql_on "$2/coord" postgres "DROP DATABASE IF EXISTS \"$3\" WITH (FORCE)" >/dev/null
+  # every node at once: each drop mostly waits for Citus's maintenance daemon to leave
   for w in $(workers "$2"); do
-    psql_on "$2/$w" postgres "DROP DATABASE IF EXISTS \"$3\" WITH (FORCE)" >/dev/null 2>&1 || true
+    psql_on "$2/$w" postgres "DROP DATABASE IF EXISTS \"$3\" WITH (FORCE)" >/dev/null 2>&1 &
   done
+  psql_on "$2/coord" postgres "DROP DATABASE IF EXISTS \"$3\" WITH (FORCE)" >/dev/null
+  wait || true
   ;;
 pause)
   [ -n "${3:-}" ] || usage
@@ -221,7 +223,9 @@ stop)
 run)
   shift
   [ $# -gt 0 ] || usage
-  run_dir=$(mktemp -d -u /tmp/breachd-citus-XXXXXX)
+  # in memory when it can (scripts/scratch-base.sh): CREATE and DROP DATABASE write
+  # hundreds of files on each node for every test's store
+  run_dir=$(mktemp -d -u "$("$here/scratch-base.sh")/breachd-citus-XXXXXX")
   trap '"$0" stop "$run_dir"' EXIT
   uri=$("$0" start "$run_dir")
   BREACHD_PG_URI=$uri BREACHD_TEST_PG_URI=$uri BREACHD_PG_DIR=$run_dir/coord \

@@ -24,9 +24,11 @@ set -euo pipefail
 cmd=${1:-}; dir=${2:-}
 usage() { echo "usage: $0 start|stop|pause|resume DIR | standby PRIMARY_DIR DIR | run|run-standby CMD..." >&2; exit 2; }
 [ -n "$cmd" ] && [ -n "$dir" ] || usage
+# run and run-standby put their clusters where scripts/scratch-base.sh says (memory when it can).
+scratch() { "$(dirname "$0")/scratch-base.sh"; }
 if [ "$cmd" = run ]; then
   shift
-  run_dir=$(mktemp -d -u /tmp/breachd-pg-XXXXXX)
+  run_dir=$(mktemp -d -u "$(scratch)/breachd-pg-XXXXXX")
   trap '"$0" stop "$run_dir"' EXIT
   uri=$("$0" start "$run_dir")
   BREACHD_PG_URI=$uri BREACHD_TEST_PG_URI=$uri BREACHD_PG_DIR=$run_dir "$@"
@@ -34,8 +36,8 @@ if [ "$cmd" = run ]; then
 fi
 if [ "$cmd" = run-standby ]; then
   shift
-  run_dir=$(mktemp -d -u /tmp/breachd-pg-XXXXXX)
-  standby_dir=$(mktemp -d -u /tmp/breachd-pg-standby-XXXXXX)
+  run_dir=$(mktemp -d -u "$(scratch)/breachd-pg-XXXXXX")
+  standby_dir=$(mktemp -d -u "$(scratch)/breachd-pg-standby-XXXXXX")
   trap '"$0" stop "$standby_dir"; "$0" stop "$run_dir"' EXIT
   uri=$("$0" start "$run_dir")
   standby_uri=$("$0" standby "$run_dir" "$standby_dir")
