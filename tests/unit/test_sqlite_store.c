@@ -523,6 +523,34 @@ TEST(test_sqlite_records_of_many_breaches_land_in_their_own)
               N);
 }
 
+/* A transaction that adds more rows than changes.c counts with the cache as it is
+ * (SORTED_FLUSH_ROWS, 262,144) logs them with the sorter's memory instead: the same counts,
+ * per breach, in the change log. */
+TEST(test_sqlite_change_log_of_a_large_transaction_counts_every_record)
+{
+    bd_store *s = fresh();
+    enum { N = 262144 + 3001 };
+    static const char *const uuids[3] = {"aaaaaaaa-1111-4111-8111-111111111111",
+                                         "bbbbbbbb-1111-4111-8111-111111111111",
+                                         "cccccccc-1111-4111-8111-111111111111"};
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    for (int b = 0; b < 3; b++)
+        add_breach(s, uuids[b], 20200101 + b);
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    char email[32];
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    for (int k = 0; k < N; k++) {
+        snprintf(email, sizeof email, "%08x@d.example", (unsigned)k);
+        add_record(s, uuids[k % 3], email, "d.example", NULL, k);
+    }
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    bd_store_close(s);
+    CHECK_INT(count_of("SELECT count(*) FROM changes WHERE kind = 4"), 3);
+    CHECK_INT(count_of("SELECT sum(n) FROM changes WHERE kind = 4"), N);
+    CHECK_INT(count_of("SELECT n FROM changes WHERE kind = 4 AND subject LIKE 'aaaaaaaa%'"),
+              (N + 2) / 3);
+}
+
 /* Whether the store's files hold text (the main file and its log). */
 static bool file_holds(const char *text)
 {
@@ -661,6 +689,7 @@ int main(void)
     RUN(test_sqlite_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
     RUN(test_sqlite_upgrade_keys_and_masks_the_cvvs_kept_in_clear);
     RUN(test_sqlite_upgrade_moves_bin_watches_to_type_10_for_website_domain);
+    RUN(test_sqlite_change_log_of_a_large_transaction_counts_every_record);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
