@@ -325,12 +325,17 @@ $(BUILD)/pg_floor: bench/pg_floor.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libpq) -lpthread
 
-bench: all $(BUILD)/pg_floor
+# One connection, one request at a time, each timed (the one-connection runs of bench/run.py)
+$(BUILD)/one_conn: bench/one_conn.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+bench: all $(BUILD)/pg_floor $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label full --records 1000000 --cards 1000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
 
-bench-quick: all $(BUILD)/pg_floor
+bench-quick: all $(BUILD)/pg_floor $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label quick --records 50000 --cards 50000 \
 	  --duration 6 --warmup 2 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
@@ -339,7 +344,7 @@ bench-quick: all $(BUILD)/pg_floor
 # figures in RESULTS.md. About 30 minutes and 40 GB in /tmp; the store is built with
 # import --bulk only (a plain import of 10M lines takes hours). The generated corpus
 # (~7 minutes, 9 GB) is kept for the next run.
-bench-growth: all
+bench-growth: all $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label growth --records 10000000 --cards 10000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --bulk-only --compare-with full \
@@ -484,11 +489,11 @@ bench_ab = set -e; \
 	  --duration $(4) --warmup $(5) --ratio-runs 3 --baseline-build "$$dir/build" \
 	  --baseline-label "$(BASE) ($$rev)" --build $(BUILD) $(BENCH_ARGS)
 
-bench-ab: all
+bench-ab: all $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	@$(call bench_ab,ab,1000000,1000000,20,5)
 
-bench-ab-quick: all
+bench-ab-quick: all $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	@$(call bench_ab,ab-quick,50000,50000,6,2)
 

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 
+import one_conn_paths
 import pg_floors
 from procs import (all_tasks_cpu, is_pg, log, machine_cpu, machine_info, pg_uri_db,
                    proc_cpu_seconds, proc_parent, proc_status, psql, run_child, sh,
@@ -98,6 +99,7 @@ class Bench:
         self.breachd = os.path.join(bindir, "breachd")
         # PostgreSQL alone (bench/pg_floor.c, built by the bench targets)
         self.floor_bin = os.path.join(ROOT, a.build, "pg_floor")
+        self.one_conn_bin = os.path.join(ROOT, a.build, "one_conn")
         self.r["binaries"] = self.binaries
         if a.baseline_build:
             # A/B: the baseline's server only; the store is built by the candidate's breachctl
@@ -330,6 +332,14 @@ class Bench:
                os.path.join(LUA, script), "http://127.0.0.1:%d" % port]
         if args:
             cmd += ["--", *args]
+        # One connection: bench/one_conn times every request on its own (wrk's one-
+        # connection percentiles did not add up with its own rate: RESULTS.md, the growth
+        # run's notes); the same paths, from the same sample files.
+        one = one_conn_paths.write(self.corpus, script, self.work) if conns == 1 else None
+        if one and os.access(self.one_conn_bin, os.X_OK):
+            cmd = [self.one_conn_bin, str(port), str(seconds), one[0], self.key]
+            if one[1]:
+                cmd.append(str(args[0] if args else one[1]))
         # On PostgreSQL the database server's CPU (postmaster and its backends) is counted
         # apart from breachd's and from "other processes".
         db_pid = self.db_pid if server_pid else None
