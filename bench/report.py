@@ -389,11 +389,13 @@ def section(r):
     timeout_notes(w, rows, "")
     if r.get("unloaded"):
         w("")
-        w("The same scenarios over **one connection** (wrk `-t1 -c1`, %d s after the warm-up): "
+        one = any(v.get("tool") == "one_conn" for v in r["unloaded"].values())
+        w("The same scenarios over **one connection** (%s, %d s after the warm-up): "
           "the latency of a request that does not queue behind 63 others. With 64 "
           "connections a request's mean latency is 64 ÷ throughput (Little's law), so the "
           "64-connection p99 of a scenario that saturates the cores measures the queue."
-          % max(3, p["duration"] // 2))
+          % ("`bench/one_conn`: one request at a time, each timed on its own" if one
+             else "wrk `-t1 -c1`", max(3, p["duration"] // 2)))
         w("")
         w("| scenario | req/s, 1 connection | p50 ms | p90 ms | p99 ms | max ms | 64 ÷ req/s at 64 connections |")
         w("|---|--:|--:|--:|--:|--:|--:|")

@@ -368,6 +368,7 @@ class Bench:
         srv_cpu = srv1 - srv0
         db_cpu = db1 - db0
         return {
+            "tool": os.path.basename(cmd[0]),
             "rps": round(j["requests"] / dur, 1),
             "requests": j["requests"],
             "seconds": round(dur, 2),
