@@ -353,7 +353,7 @@ bench-growth: all $(BUILD)/one_conn
 # Issue 15: scenario 1 on a PostgreSQL primary with a hot standby: one breachd, one with
 # --shared-limits, and one or two (primary + standby) behind nginx, alternating; writes the
 # cluster section of bench/RESULTS.md. About 6 minutes.
-bench-cluster: all
+bench-cluster: all $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/cluster.py --records 1000000 --cards 1000 --duration 10 --warmup 3 \
 	  --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
@@ -364,7 +364,7 @@ bench-cluster: all
 # alternating each round; rows and bytes per shard and the shards each request touches.
 # Writes the citus section of bench/RESULTS.md. About 12 minutes at the default size.
 CITUS_N ?= 200000
-bench-citus: all
+bench-citus: all $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/citus.py --records $(CITUS_N) --cards $(CITUS_N) --duration 10 --warmup 2 \
 	  --rounds 3 --build $(BUILD) $(BENCH_ARGS)

@@ -409,13 +409,19 @@ class NoCors(ServerTest):
 
 
 class BadFlags(unittest.TestCase):
+    # one store for every start: each is refused before it serves, and a store per start
+    # cost the Citus suite 20 s
+    @classmethod
+    def setUpClass(cls):
+        cls.ctl = Ctl().init()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ctl.cleanup()
+
     def start(self, *flags):
-        ctl = Ctl().init()
-        try:
-            return subprocess.run([binary("breachd"), *ctl.store_args(), "--listen",
-                                   "127.0.0.1:0", *flags], capture_output=True, timeout=30)
-        finally:
-            ctl.cleanup()
+        return subprocess.run([binary("breachd"), *self.ctl.store_args(), "--listen",
+                               "127.0.0.1:0", *flags], capture_output=True, timeout=30)
 
     def test_bad_values_stop_the_server_at_start(self):
         for flags in (("--empty-search-status", "500"), ("--empty-search-status", "ok"),
