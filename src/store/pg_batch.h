@@ -1,9 +1,10 @@
 /* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with a connection of its
  * own, in non-blocking mode, that answers the email searches a fixed statement answers (no
- * filter, no tenant's scope; a first page or a page after a position) for requests that
- * wait without holding an HTTP worker. Whatever lookups are waiting when the connection is
- * free go out as one statement (unnest of the emails WITH ORDINALITY, LATERAL per email:
- * each email's page and first-page count exactly as the fixed statements give them), so a
+ * filter, no tenant's scope; a first page or a page after a position) and the card BIN
+ * pages (a lone 6-digit BIN prefix, newest first, with its count) for requests that wait
+ * without holding an HTTP worker. Whatever lookups of one kind are waiting when the
+ * connection is free go out as one statement (unnest of the keys WITH ORDINALITY, LATERAL
+ * per key: each key's page and count exactly as the synchronous statements give them), so a
  * lone lookup goes out at once and a busy server answers many per round trip.
  *
  * A lookup is the caller's (it lives until its done callback has run, which is the last
@@ -25,9 +26,17 @@
 typedef struct bd_pg_batch bd_pg_batch;
 struct bd_pg_rows; /* a batch's result, shared by its lookups */
 
+typedef enum {
+    BD_PG_LOOKUP_EMAIL, /* an email's page of records (email, has_after, after_*) */
+    BD_PG_LOOKUP_BIN,   /* a BIN's page of cards, newest first (bin, offset), always counted */
+} bd_pg_lookup_kind;
+
 typedef struct bd_pg_lookup {
     /* in */
+    bd_pg_lookup_kind kind;
     bd_slice email; /* the lookup key, borrowed until done */
+    char bin[7];
+    int64_t offset;
     bool has_after; /* a page after (after_date, after_id); else a first page, counted */
     int32_t after_date;
     int64_t after_id;
@@ -62,6 +71,10 @@ bool bd_pg_batch_enter(bd_pg_batch *b);
 void bd_pg_batch_leave(bd_pg_batch *b);
 /* Calls cb for each row of a done lookup, in search order, until cb returns non-zero. */
 void bd_pg_batch_each(const bd_pg_lookup *lk, bd_record_cb cb, void *ctx);
+void bd_pg_batch_each_card(const bd_pg_lookup *lk, bd_card_cb cb, void *ctx);
+/* Whether the dispatcher answers q as a BIN lookup: a lone plain 6-digit BIN prefix in
+ * createdAt order, newest first. On true, bin holds the BIN. */
+bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7]);
 /* Gives the lookup's share of its batch's result back (after each; idempotent). */
 void bd_pg_batch_release(bd_pg_lookup *lk);
 /* Inside a read view on a PostgreSQL store s: the view takes version as the data version of

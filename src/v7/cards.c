@@ -1,11 +1,14 @@
 /* GET {base}/credit-card-search: query language, sort and page-based paging. */
 #include <microhttpd.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "v7/handlers.h"
 #include "http/scope.h"
 #include "http/accept.h"
+#include "http/pg_dispatch.h"
 #include "http/request.h"
+#include "store/pg_batch.h"
 #include "v7/search_csv.h"
 #include "ingest/mask.h"
 #include "query/plan.h"
@@ -199,6 +202,134 @@ static bool take_exact_lookup(bd_req *rq)
     return false;
 }
 
+/* Runs the search in one read view and writes the page, as JSON or (rq->csv) as CSV rows.
+ * With lk, the page is the one the lookup dispatcher read (store/pg_batch.h): its cards,
+ * count and data version stand for the store's search. */
+static void run_card_search(bd_req *rq, const bd_card_query *q, int64_t page, int64_t size,
+                            bd_pg_lookup *lk)
+{
+    int64_t total = 0;
+    card_page cp = {.rq = rq, .page = page, .size = size, .found = &total};
+    bd_result r = bd_store_read_begin(rq->store);
+    if (r == BD_OK && lk) {
+        r = lk->result;
+        if (r == BD_OK) {
+            if (lk->has_version)
+                bd_pg_batch_note_version(rq->store, lk->version);
+            total = lk->found;
+            bd_pg_batch_each_card(lk, write_card, &cp);
+        }
+        bd_pg_batch_release(lk);
+    } else if (r == BD_OK) {
+        r = bd_store_card_search(rq->store, q, &total, write_card, &cp);
+    }
+    bd_store_read_end(rq->store);
+    if (r != BD_OK) {
+        bd_reply_store_error(rq, r);
+        return;
+    }
+    if (rq->csv) {
+        if (!cp.head)
+            write_csv_head(&cp);
+        rq->records = cp.in_page;
+        if (cp.failed)
+            bd_reply_error(rq, 500, "internal_error",
+                           "the response could not be built; quote request id %s to support",
+                           rq->request_id);
+        return;
+    }
+    if (!cp.head)
+        write_head(&cp);
+    rq->records = cp.in_page;
+    bd_json *w = &rq->json;
+    bd_json_array_end(w);
+    bd_json_object_end(w);
+    bd_reply_finish(rq);
+}
+
+/* ---- waiting for the lookup dispatcher -------------------------------------------------- */
+
+/* A BIN page handed to the lookup dispatcher: what it needs on resumption. The query's
+ * conditions live in the plan's own memory, which the deferral owns. */
+typedef struct {
+    bd_deferred base;
+    bd_card_query q;
+    bd_card_plan plan;
+    int64_t page, size;
+    bd_pg_lookup lk;
+    struct bd_pg_batch *batch;
+} deferred_cards;
+
+static void cards_lookup_done(bd_pg_lookup *lk)
+{
+    deferred_cards *d = lk->ctx;
+    MHD_resume_connection(d->base.conn);
+}
+
+static bool cards_start(bd_deferred *base)
+{
+    deferred_cards *d = (deferred_cards *)base;
+    if (bd_pg_batch_submit(d->batch, &d->lk))
+        return true;
+    d->lk.result = BD_ERR_UNSUPPORTED; /* searched on the request's thread */
+    return false;
+}
+
+static void cards_finish(bd_deferred *base, void *rqp)
+{
+    deferred_cards *d = (deferred_cards *)base;
+    bool here = d->lk.result == BD_ERR_UNSUPPORTED;
+    if (here)
+        bd_pg_batch_release(&d->lk);
+    run_card_search(rqp, &d->q, d->page, d->size, here ? NULL : &d->lk);
+}
+
+static void cards_free(bd_deferred *base)
+{
+    deferred_cards *d = (deferred_cards *)base;
+    bd_pg_batch_release(&d->lk);
+    bd_pg_batch_leave(d->batch);
+    bd_card_plan_free(&d->plan);
+    free(d);
+}
+
+typedef enum {
+    CARDS_HERE,     /* searched on this thread, as always */
+    CARDS_ALONE,    /* ... the dispatcher's kind, alone: bd_pg_batch_leave after it */
+    CARDS_DEFERRED, /* handed to the dispatcher (rq->deferred), with the plan */
+} card_route;
+
+/* Hands a BIN page to the dispatcher when it takes it and other searches are in progress. */
+static card_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_query *q,
+                              const bd_card_plan *plan, int64_t page, int64_t size)
+{
+    struct bd_pg_batch *b = bd_server_pg_batch(srv);
+    char bin[7];
+    if (!rq->can_defer || !b || !bd_pg_batch_bin_page(q, bin) || !bd_pg_batch_open(b))
+        return CARDS_HERE;
+    if (bd_pg_batch_enter(b))
+        return CARDS_ALONE;
+    deferred_cards *d = calloc(1, sizeof *d);
+    if (!d) {
+        bd_pg_batch_leave(b);
+        return CARDS_HERE;
+    }
+    d->base = (bd_deferred){NULL, cards_start, cards_finish, cards_free};
+    d->q = *q;
+    d->plan = *plan;
+    d->page = page;
+    d->size = size;
+    d->batch = b;
+    d->lk.kind = BD_PG_LOOKUP_BIN;
+    memcpy(d->lk.bin, bin, sizeof d->lk.bin);
+    d->lk.offset = q->offset;
+    d->lk.limit = q->limit;
+    d->lk.done = cards_lookup_done;
+    d->lk.ctx = d;
+    rq->deferred = &d->base;
+    return CARDS_DEFERRED;
+}
+
 void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
     (void)arg;
@@ -242,32 +373,11 @@ void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     q.offset = page * size;
     q.limit = (int)size;
-    int64_t total = 0;
-    card_page cp = {.rq = rq, .page = page, .size = size, .found = &total};
-    r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_card_search(rq->store, &q, &total, write_card, &cp);
-    bd_store_read_end(rq->store);
+    card_route route = defer_cards(srv, rq, &q, &plan, page, size);
+    if (route == CARDS_DEFERRED)
+        return; /* answered when the dispatcher is done; the plan is the deferral's now */
+    run_card_search(rq, &q, page, size, NULL);
     bd_card_plan_free(&plan);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (rq->csv) {
-        if (!cp.head)
-            write_csv_head(&cp);
-        rq->records = cp.in_page;
-        if (cp.failed)
-            bd_reply_error(rq, 500, "internal_error",
-                           "the response could not be built; quote request id %s to support",
-                           rq->request_id);
-        return;
-    }
-    if (!cp.head)
-        write_head(&cp);
-    rq->records = cp.in_page;
-    bd_json *w = &rq->json;
-    bd_json_array_end(w);
-    bd_json_object_end(w);
-    bd_reply_finish(rq);
+    if (route == CARDS_ALONE)
+        bd_pg_batch_leave(bd_server_pg_batch(srv));
 }

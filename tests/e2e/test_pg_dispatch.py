@@ -160,5 +160,122 @@ class Dispatch(ServerTest):
         self.assertIsNone(metric(self.srv, "breachd_pg_batch_lookups_total"))
 
 
+def bin_cards():
+    """CSV of 75 cards on three BINs, every column filled on some, createdAt ties among them
+    (the page's order breaks them by card id), a 12-digit number among them."""
+    rows = ["id,createdAt,bank,number,owner,cvv,expireDate,cvssScore,leakId,leakName,"
+            "leakPublishDate,leakDiscoverDate,leakSize,leakTags"]
+    bins = ("411111", "555555", "400000")
+    for i in range(75):
+        b = bins[i % 3]
+        digits = b + "%010d" % (i * 7919 % 10 ** 10) if i % 11 else b + "%06d" % i
+        day = 1 + (i // 2) % 28  # two cards a day: ties on createdAt
+        full = i % 4 == 0
+        rows.append(",".join([
+            "k%03d" % (74 - i), "2024-03-%02d 08:00:00" % day,
+            "Bank %d" % (i % 5) if full else "", digits, "Owner %d" % i if i % 2 else "",
+            "%03d" % (i % 1000) if full else "", "2027-%02d-28" % (1 + i % 12) if i % 3 else "",
+            "%.1f" % (i % 10) if full else "", "L%d" % (i % 2) if full else "",
+            "Leak %d" % (i % 2) if full else "", "2024-01-02" if full else "",
+            "2024-01-03" if full else "", str(i) if full else "", '"a,b"' if full else ""]))
+    return "\n".join(rows) + "\n"
+
+
+@unittest.skipIf(CITUS_DIR, "the dispatcher stands aside where searches are routed")
+class DispatchCards(ServerTest):
+    """Card BIN pages (a lone 6-digit BIN, newest first) through the dispatcher: every reply
+    the synchronous path's, byte for byte; other card searches still answered as before."""
+
+    @classmethod
+    def populate(cls, ctl):
+        ctl.import_("cards", ctl.write("cards.csv", bin_cards()))
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.off = Server(cls.ctl, "--pg-dispatch", "off")
+        cls.always = Server(cls.ctl, "--pg-dispatch", "always")
+
+    @classmethod
+    def tearDownClass(cls):
+        rcs = (cls.off.stop(), cls.always.stop())
+        super().tearDownClass()
+        assert rcs == (0, 0), rcs
+
+    def same(self, params, headers=None):
+        path = "/v7/credit-card-search?" + urllib.parse.urlencode(params, doseq=True)
+        replies = []
+        for srv in (self.always, self.off):
+            st, hdrs, body = srv.request(path, key=self.key, headers=headers)
+            for h in ("x-request-id", "date", "x-ratelimit-remaining", "x-ratelimit-reset"):
+                hdrs.pop(h, None)
+            replies.append((st, hdrs, body))
+        self.assertEqual(replies[0], replies[1], path)
+        return replies[0]
+
+    def test_every_bin_page_is_the_synchronous_one(self):
+        before = metric(self.always, "breachd_pg_batch_lookups_total")
+        st, _, body = self.same({"query": "number:411111*"})
+        self.assertEqual(st, 200)
+        page = json.loads(body)
+        self.assertEqual((page["totalElements"], page["numberOfElements"]), (25, 20))
+        created = [c["createdAt"] for c in page["content"]]
+        self.assertEqual(created, sorted(created, reverse=True))
+        dispatched = 1
+        for params in ({"query": "number:555555*", "size": "7", "page": "2"},
+                       {"query": "number:555555*", "size": "7", "page": "3"},  # a short page
+                       {"query": "number:555555*", "size": "7", "page": "9"},  # past the end
+                       {"query": "number:400000*", "size": "1000"},
+                       {"query": "number:411111*", "sort": "createdAt,desc", "size": "3"},
+                       {"query": "number:999999*"}):  # a BIN without cards: its count is 0
+            self.assertEqual(self.same(params)[0], 200, params)
+            dispatched += 1
+        self.assertEqual(self.same({"query": "number:411111*"}, {"Accept": "text/csv"})[0], 200)
+        dispatched += 1
+        # not BIN pages the dispatcher reads, still answered: oldest first, a BIN with a last
+        # four, a shorter prefix, a BIN and a word
+        for params in ({"query": "number:411111*", "sort": "createdAt,asc"},
+                       {"query": "number:411111*0000"}, {"query": "number:4111*"},
+                       {"query": "number:411111* AND owner:owner"}):
+            self.assertEqual(self.same(params)[0], 200, params)
+        if STORE == "pg":
+            self.assertEqual(metric(self.always, "breachd_pg_batch_lookups_total") - before,
+                             dispatched)
+
+    @pg_only
+    def test_waiting_bin_pages_share_statements(self):
+        names = ("breachd_pg_batch_lookups_total", "breachd_pg_batches_total")
+        n, bins = 24, ("411111", "555555", "400000", "999999")
+        want = {}
+        for b in bins:
+            st, _, body = self.off.request("/v7/credit-card-search?query=number:%s*&size=5" % b,
+                                           key=self.key)
+            want[b] = json.loads(body)
+        for _ in range(5):  # as test_waiting_searches_share_statements: until one overlaps
+            before = [metric(self.srv, m) for m in names]
+            socks = [socket.create_connection(("127.0.0.1", self.srv.port), timeout=30)
+                     for _ in range(n)]
+            for i, sock in enumerate(socks):
+                sock.sendall(("GET /v7/credit-card-search?query=number:%s*&size=5 HTTP/1.1\r\n"
+                              "Host: 127.0.0.1\r\nx-api-key: %s\r\nConnection: close\r\n\r\n"
+                              % (bins[i % 4], self.key)).encode())
+            for i, sock in enumerate(socks):
+                raw = b""
+                while True:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    raw += chunk
+                sock.close()
+                head, _, body = raw.partition(b"\r\n\r\n")
+                self.assertEqual(int(head.split(b" ", 2)[1]), 200)
+                self.assertEqual(json.loads(body), want[bins[i % 4]])
+            lookups, batches = (metric(self.srv, m) - b for m, b in zip(names, before))
+            if lookups > n // 2 and batches < lookups:
+                break
+        self.assertGreater(lookups, n // 2)
+        self.assertLess(batches, lookups)
+
+
 if __name__ == "__main__":
     unittest.main()

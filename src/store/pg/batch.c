@@ -1,10 +1,12 @@
 /* The lookup dispatcher (store/pg_batch.h): one thread, one connection of its own in
  * non-blocking mode, one statement in flight. Submitters queue a lookup under a mutex and
  * wake the thread through an eventfd when it sleeps; the thread polls the eventfd and the
- * connection's socket. Whenever no statement is in flight and lookups wait, it takes them
- * all (up to BATCH_MAX, first pages and pages after a position in separate statements) and
- * sends one prepared statement, binary results. When the result is in, each lookup gets its
- * rows (by ordinal), its count and the data version, then its done callback. */
+ * connection's socket. Whenever no statement is in flight and lookups wait, it takes those
+ * of the first one's kind (up to BATCH_MAX; email first pages, email pages after a
+ * position and BIN pages are three statements) and sends one prepared statement, binary
+ * results for records and text for cards (their reading is the synchronous path's). When the
+ * result is in, each lookup gets its rows (by ordinal), its count and the data version,
+ * then its done callback. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 
 #include "core/buf.h"
 #include "core/log.h"
+#include "store/card_sql.h"
 #include "store/pg/batch_sql.h"
 #include "store/pg/pg_impl.h"
 #include "store/pg_batch.h"
@@ -24,6 +27,19 @@
 #define BATCH_MAX 256
 #define FIRST_NAME "bdbatch1"
 #define NEXT_NAME "bdbatch2"
+#define BIN_NAME "bdbatch3"
+
+/* The statements, each a kind of flight: what a lookup needs is one of them. */
+typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_KINDS } flight_kind;
+static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME};
+static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4};
+/* where a row's ordinal is: binary for records, text for cards */
+static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16};
+
+static flight_kind kind_of(const bd_pg_lookup *lk)
+{
+    return lk->kind == BD_PG_LOOKUP_BIN ? FLIGHT_BIN : lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
+}
 
 struct bd_pg_rows {
     PGresult *res;
@@ -50,10 +66,12 @@ struct bd_pg_batch {
     bool warned;
     bd_pg_lookup *flight[BATCH_MAX];
     int nflight;
-    bool flight_next; /* the statement in flight is the after-a-position one */
+    flight_kind kind; /* the statement in flight */
     bool retried;
     PGresult *got; /* the result read, before the end of the statement */
-    bd_buf emails, lims, dates, ids;
+    /* the statement's array parameters: the keys (emails or BINs), their limits, then the
+     * after-position's dates and ids, or the BINs' range ends and offsets */
+    bd_buf keys, lims, third, fourth;
 };
 
 static void wake(bd_pg_batch *b)
@@ -103,6 +121,20 @@ void bd_pg_batch_each(const bd_pg_lookup *lk, bd_record_cb cb, void *ctx)
 {
     if (lk->rows && lk->n > 0)
         pg_record_rows(lk->rows->res, lk->first, lk->n, cb, ctx);
+}
+
+void bd_pg_batch_each_card(const bd_pg_lookup *lk, bd_card_cb cb, void *ctx)
+{
+    if (lk->rows && lk->n > 0)
+        pg_card_rows(lk->rows->res, lk->first, lk->n, cb, ctx);
+}
+
+bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7])
+{
+    if (!q->where || !pg_card_bin_page(q) || !q->sort[0].descending)
+        return false;
+    memcpy(bin, q->where->bin, 7);
+    return true;
 }
 
 static void rows_release(struct bd_pg_rows *r)
@@ -202,10 +234,10 @@ static bd_result connect_store(bd_pg_batch *b)
     }
     if (!b->prepared) {
         PQsetnonblocking(p->conn, 0);
-        const char *names[2] = {FIRST_NAME, NEXT_NAME};
-        const char *sql[2] = {pg_email_batch_first_sql, pg_email_batch_next_sql};
-        for (int i = 0; i < 2; i++) {
-            PGresult *pr = PQprepare(p->conn, names[i], sql[i], 0, NULL);
+        const char *sql[FLIGHT_KINDS] = {pg_email_batch_first_sql, pg_email_batch_next_sql,
+                                         pg_bin_batch_sql};
+        for (int i = 0; i < FLIGHT_KINDS; i++) {
+            PGresult *pr = PQprepare(p->conn, FLIGHT_NAMES[i], sql[i], 0, NULL);
             if (PQresultStatus(pr) != PGRES_COMMAND_OK)
                 return pg_failed(p, pr);
             PQclear(pr);
@@ -217,30 +249,40 @@ static bd_result connect_store(bd_pg_batch *b)
     return BD_OK;
 }
 
+/* Appends one lookup's elements to the statement's arrays (sep: "," but for the first). */
+static bd_result add_to_arrays(bd_pg_batch *b, const bd_pg_lookup *lk, const char *sep)
+{
+    bool bin = b->kind == FLIGHT_BIN;
+    bd_result r = bd_buf_append_str(&b->keys, sep);
+    if (r == BD_OK)
+        r = pg_array_text(&b->keys, bin ? bd_slice_from(lk->bin) : lk->email);
+    if (r == BD_OK)
+        r = bd_buf_printf(&b->lims, "%s%d", sep, lk->limit);
+    if (r == BD_OK && bin) {
+        char end[8];
+        bd_card_digits_end(lk->bin, strlen(lk->bin), end);
+        r = bd_buf_printf(&b->third, "%s%s", sep, end);
+        if (r == BD_OK)
+            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->offset);
+    } else if (r == BD_OK && b->kind == FLIGHT_NEXT) {
+        r = bd_buf_printf(&b->third, "%s%d", sep, (int)lk->after_date);
+        if (r == BD_OK)
+            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->after_id);
+    }
+    return r;
+}
+
 /* Sends the statement of the lookups in flight. */
 static bd_result send_flight(bd_pg_batch *b)
 {
-    bd_buf_reset(&b->emails);
-    bd_buf_reset(&b->lims);
-    bd_buf_reset(&b->dates);
-    bd_buf_reset(&b->ids);
     bd_result r = BD_OK;
-    bd_buf *arr[4] = {&b->emails, &b->lims, &b->dates, &b->ids};
-    for (int a = 0; r == BD_OK && a < 4; a++)
+    bd_buf *arr[4] = {&b->keys, &b->lims, &b->third, &b->fourth};
+    for (int a = 0; r == BD_OK && a < 4; a++) {
+        bd_buf_reset(arr[a]);
         r = bd_buf_append_char(arr[a], '{');
-    for (int i = 0; r == BD_OK && i < b->nflight; i++) {
-        const bd_pg_lookup *lk = b->flight[i];
-        const char *sep = i ? "," : "";
-        r = bd_buf_append_str(&b->emails, sep);
-        if (r == BD_OK)
-            r = pg_array_text(&b->emails, lk->email);
-        if (r == BD_OK)
-            r = bd_buf_printf(&b->lims, "%s%d", sep, lk->limit);
-        if (r == BD_OK && b->flight_next)
-            r = bd_buf_printf(&b->dates, "%s%d", sep, (int)lk->after_date);
-        if (r == BD_OK && b->flight_next)
-            r = bd_buf_printf(&b->ids, "%s%lld", sep, (long long)lk->after_id);
     }
+    for (int i = 0; r == BD_OK && i < b->nflight; i++)
+        r = add_to_arrays(b, b->flight[i], i ? "," : "");
     for (int a = 0; r == BD_OK && a < 4; a++)
         r = bd_buf_append(arr[a], "}", 2); /* with its NUL */
     if (r != BD_OK)
@@ -249,10 +291,9 @@ static bd_result send_flight(bd_pg_batch *b)
     if (r != BD_OK)
         return r;
     pg_store *p = pg_of(b->store);
-    const char *values[4] = {b->emails.data, b->lims.data, b->dates.data, b->ids.data};
-    int np = b->flight_next ? 4 : 2;
-    if (!PQsendQueryPrepared(p->conn, b->flight_next ? NEXT_NAME : FIRST_NAME, np, values, NULL,
-                             NULL, 1))
+    const char *values[4] = {b->keys.data, b->lims.data, b->third.data, b->fourth.data};
+    if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[b->kind], FLIGHT_PARAMS[b->kind], values,
+                             NULL, NULL, b->kind == FLIGHT_BIN ? 0 : 1))
         return pg_failed(p, NULL);
     atomic_fetch_add_explicit(&b->batches, 1, memory_order_relaxed);
     return BD_OK;
@@ -264,11 +305,11 @@ static void take_flight(bd_pg_batch *b)
     pthread_mutex_lock(&b->lock);
     b->nflight = 0;
     if (b->head) {
-        b->flight_next = b->head->has_after;
+        b->kind = kind_of(b->head);
         bd_pg_lookup **at = &b->head, *last = NULL;
         while (*at && b->nflight < BATCH_MAX) {
             bd_pg_lookup *lk = *at;
-            if (lk->has_after == b->flight_next) {
+            if (kind_of(lk) == b->kind) {
                 *at = lk->next;
                 b->flight[b->nflight++] = lk;
             } else {
@@ -291,6 +332,16 @@ static void take_flight(bd_pg_batch *b)
     pthread_mutex_unlock(&b->lock);
 }
 
+/* The data version a lookup's rows were read at, from its text column. */
+static void note_version(bd_pg_lookup *lk, bd_slice v)
+{
+    uint64_t ver = 0;
+    for (size_t k = 0; v.ptr && k < v.len && v.ptr[k] >= '0' && v.ptr[k] <= '9'; k++)
+        ver = ver * 10 + (uint64_t)(v.ptr[k] - '0');
+    lk->has_version = v.ptr != NULL;
+    lk->version = ver;
+}
+
 /* Hands the result's rows to the lookups in flight and finishes them. */
 static void distribute(bd_pg_batch *b, PGresult *res)
 {
@@ -302,26 +353,29 @@ static void distribute(bd_pg_batch *b, PGresult *res)
     }
     rows->res = res;
     atomic_init(&rows->refs, b->nflight + 1);
-    int nrows = PQntuples(res), at = 0;
+    int nrows = PQntuples(res), at = 0, ord = ORDINAL_COLUMN[b->kind];
+    bool cards = b->kind == FLIGHT_BIN;
     for (int i = 0; i < b->nflight; i++) {
         bd_pg_lookup *lk = b->flight[i];
         int first = at;
-        while (at < nrows && pg_binary_int(res, at, 18) == i + 1)
+        while (at < nrows && (cards ? pg_int(res, at, ord) : pg_binary_int(res, at, ord)) == i + 1)
             at++;
         lk->result = BD_OK;
         lk->rows = rows;
         lk->first = first;
         lk->n = 0;
-        if (at > first && !PQgetisnull(res, first, 0)) {
+        if (at == first)
+            continue;
+        if (!PQgetisnull(res, first, 0))
             lk->n = at - first;
-            bd_slice v = pg_slice(res, first, 16);
-            uint64_t ver = 0;
-            for (size_t k = 0; v.ptr && k < v.len && v.ptr[k] >= '0' && v.ptr[k] <= '9'; k++)
-                ver = ver * 10 + (uint64_t)(v.ptr[k] - '0');
-            lk->has_version = v.ptr != NULL;
-            lk->version = ver;
-            if (!lk->has_after)
-                lk->found = pg_binary_int(res, first, 17);
+        /* a BIN's count and version come with its page, empty or not (as the synchronous
+         * statement's single row does); an email's with its records only */
+        if (cards || lk->n) {
+            note_version(lk, pg_slice(res, first, ord - 2));
+            if (cards)
+                lk->found = pg_int(res, first, ord - 1);
+            else if (!lk->has_after)
+                lk->found = pg_binary_int(res, first, ord - 1);
         }
     }
     atomic_fetch_add_explicit(&b->lookups, (uint64_t)b->nflight, memory_order_relaxed);
@@ -462,16 +516,16 @@ bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
     atomic_init(&b->batches, 0);
     atomic_init(&b->alone, 0);
     atomic_init(&b->active, 0);
-    bd_buf_init(&b->emails, 1u << 20);
+    bd_buf_init(&b->keys, 1u << 20);
     bd_buf_init(&b->lims, 1u << 16);
-    bd_buf_init(&b->dates, 1u << 16);
-    bd_buf_init(&b->ids, 1u << 16);
+    bd_buf_init(&b->third, 1u << 16);
+    bd_buf_init(&b->fourth, 1u << 16);
     if (pthread_create(&b->thread, NULL, dispatch, b) != 0) {
         close(b->efd);
-        bd_buf_free(&b->emails);
+        bd_buf_free(&b->keys);
         bd_buf_free(&b->lims);
-        bd_buf_free(&b->dates);
-        bd_buf_free(&b->ids);
+        bd_buf_free(&b->third);
+        bd_buf_free(&b->fourth);
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->idle_cv);
         free(b);
@@ -507,10 +561,10 @@ void bd_pg_batch_stop(bd_pg_batch *b)
         bd_store_close(b->store);
     }
     close(b->efd);
-    bd_buf_free(&b->emails);
+    bd_buf_free(&b->keys);
     bd_buf_free(&b->lims);
-    bd_buf_free(&b->dates);
-    bd_buf_free(&b->ids);
+    bd_buf_free(&b->third);
+    bd_buf_free(&b->fourth);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->idle_cv);
     free(b);

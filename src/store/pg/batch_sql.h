@@ -1,6 +1,6 @@
-/* What the lookup dispatcher (batch.c) takes from records_email.c: the batched email pages and
- * the reading of their rows, so that a batched page is the fixed statements' page byte for
- * byte. */
+/* What the lookup dispatcher (batch.c) takes from records_email.c and cards.c: the batched
+ * email and BIN pages and the reading of their rows, so that a batched page is the
+ * synchronous statements' page byte for byte. */
 #ifndef BD_STORE_PG_BATCH_SQL_H
 #define BD_STORE_PG_BATCH_SQL_H
 
@@ -17,5 +17,18 @@ extern const char *const pg_email_batch_next_sql;
 void pg_record_rows(PGresult *res, int first, int n, bd_record_cb cb, void *ctx);
 /* An integer field of a binary result. */
 int64_t pg_binary_int(const PGresult *res, int row, int col);
+
+/* BIN pages in createdAt order, newest first, for many BINs in one statement: $1 the BINs,
+ * $2 each one's limit, $3 its end of range in card_counts (the BIN with its last digit
+ * raised), $4 its offset. Columns 0-13 a card (pg_card_rows), 14 the data version, 15
+ * the BIN's count, 16 its ordinal (from 1); text results. A BIN without cards on the page
+ * gives one row whose card id is NULL. */
+extern const char *const pg_bin_batch_sql;
+/* Whether q is a BIN page (a lone plain 6-digit BIN prefix in createdAt order), which
+ * card_bins and cards_by_bin_created hold in that order. */
+bool pg_card_bin_page(const bd_card_query *q);
+/* Calls cb for rows first .. first+n-1 of a text result whose columns 0-13 are a card, until
+ * it returns non-zero. */
+void pg_card_rows(PGresult *res, int first, int n, bd_card_cb cb, void *ctx);
 
 #endif

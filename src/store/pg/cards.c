@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/pg/batch_sql.h"
 #include "store/pg/cards_sql.h"
 
 /* $20 and $21: the owner's and the bank's words, separated by spaces; $22 the CVV's keyed
@@ -337,9 +338,9 @@ static void order_by(pg_card_sql *c, const bd_card_query *q, bool by_word, bool 
     pg_card_emit(c, first_desc ? "card_id DESC" : "card_id ASC");
 }
 
-static void each_card(PGresult *res, bd_card_cb cb, void *ctx)
+void pg_card_rows(PGresult *res, int first, int n, bd_card_cb cb, void *ctx)
 {
-    for (int i = 0, rows = PQntuples(res); i < rows; i++) {
+    for (int i = first; i < first + n; i++) {
         bd_card_row row;
         row.id = pg_slice(res, i, 0);
         row.created_at = pg_slice(res, i, 1);
@@ -381,9 +382,8 @@ static bool plan_fits_every_value(const bd_card_query *q, bool by_word)
 
 /* ---- pages routed by a lookup table ------------------------------------------------------ */
 
-/* Whether q is a BIN page in createdAt order: a lone plain 6-digit BIN prefix, which
- * card_bins holds in that order (and which a Citus cluster keeps on one shard). */
-static bool bin_page(const bd_card_query *q)
+/* card_bins holds a BIN page in its order, and a Citus cluster keeps it on one shard. */
+bool pg_card_bin_page(const bd_card_query *q)
 {
     const bd_card_cond *k = q->where;
     return k->kind == BD_CC_NUMBER && !k->length && k->min_length <= 12 && !k->last4[0] &&
@@ -424,7 +424,7 @@ static bd_result fetch_page(pg_store *p, const bd_card_query *q, PGresult *ids, 
     if (r == BD_OK)
         r = pg_run_sql(p, c->sql.data, &pp, true, &res);
     if (r == BD_OK) {
-        each_card(res, cb, ctx);
+        pg_card_rows(res, 0, PQntuples(res), cb, ctx);
         PQclear(res);
     }
     return r;
@@ -475,6 +475,24 @@ static bd_result search_routed(pg_store *p, const bd_card_query *q, bool by_bin,
     return r;
 }
 
+/* For the lookup dispatcher (batch_sql.h): each BIN's count as count_from_summary counts a
+ * lone BIN prefix, once per BIN (LATERAL before the page), and its page as the search below
+ * reads it ("c.bin = BIN" is all number_cond writes for a plain 6-digit prefix whose
+ * length is not bounded above 12, every stored number's least). */
+const char *const pg_bin_batch_sql =
+    "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, p.expire_date, "
+    "p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, p.leak_discover_date, p.leak_size, "
+    "p.leak_tags, " PG_DATA_VERSION_SQL ", n.found, k.i "
+    "FROM unnest($1::text[], $2::integer[], $3::text[], $4::bigint[]) WITH ORDINALITY "
+    "AS k(bin, lim, bin_end, off, i) "
+    "CROSS JOIN LATERAL (SELECT coalesce(sum(s.n), 0) AS found FROM card_counts s "
+    "WHERE s.kind = 0 AND s.key >= k.bin AND s.key < k.bin_end) n "
+    "LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, "
+    "c.cvv, c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
+    "c.leak_discover_date, c.leak_size, c.leak_tags FROM cards c WHERE c.bin = k.bin "
+    "ORDER BY c.created_at DESC, c.card_id DESC LIMIT k.lim OFFSET k.off) p ON true "
+    "ORDER BY k.i, p.created_at DESC, p.card_id DESC";
+
 /* ---- searches ---------------------------------------------------------------------------- */
 
 /* The search is one statement, so one round trip and one snapshot: a single row holding
@@ -493,7 +511,7 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     pg_card_sql *c = &p->card;
     pg_card_sql_begin(c);
     bd_buf *word = &c->owner_word;
-    bool by_bin = bin_page(q);
+    bool by_bin = pg_card_bin_page(q);
     if (p->routed && (by_bin || owner_word_page(q, word)))
         return search_routed(p, q, by_bin, found, cb, ctx);
     pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
@@ -532,7 +550,7 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
         pg_note_version(p, pg_slice(res, 0, 14));
         *found = pg_int(res, 0, 15);
         if (!PQgetisnull(res, 0, 0))
-            each_card(res, cb, ctx);
+            pg_card_rows(res, 0, PQntuples(res), cb, ctx);
         PQclear(res);
     }
     return r;
