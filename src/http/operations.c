@@ -100,8 +100,8 @@ static bd_result write_pg_batch(const bd_server *srv, bd_req *rq)
     uint64_t lookups, batches, alone;
     bd_pg_batch_counts(srv->pg_batch, &lookups, &batches, &alone);
     return bd_buf_printf(rq->body,
-                         "# HELP breachd_pg_batch_lookups_total Email searches and card BIN pages "
-                         "answered by the PostgreSQL lookup dispatcher.\n"
+                         "# HELP breachd_pg_batch_lookups_total Email searches and card BIN and owner-word "
+                         "pages answered by the PostgreSQL lookup dispatcher.\n"
                          "# TYPE breachd_pg_batch_lookups_total counter\n"
                          "breachd_pg_batch_lookups_total %llu\n"
                          "# HELP breachd_pg_batches_total Statements the lookup dispatcher "
