@@ -45,7 +45,7 @@ typedef struct bd_pg_lookup {
     bool has_after; /* a page after (after_date, after_id); else a first page, counted */
     int32_t after_date;
     int64_t after_id;
-    int limit;                          /* rows asked for (the page and its probe row) */
+    int limit;                             /* rows asked for (the page and its probe row) */
     void (*done)(struct bd_pg_lookup *lk); /* on the dispatcher's thread, once */
     void *ctx;
     /* out */
@@ -54,7 +54,7 @@ typedef struct bd_pg_lookup {
     uint64_t version;
     int64_t found; /* a first page's count (0 without rows) */
     struct bd_pg_rows *rows;
-    int first, n; /* this lookup's rows of rows */
+    int first, n;              /* this lookup's rows of rows */
     struct bd_pg_lookup *next; /* the dispatcher's queue */
 } bd_pg_lookup;
 

@@ -427,7 +427,8 @@ void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
         return;
     }
     q.where = bd_card_plan_root(&plan);
-    rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
+    rq->csv =
+        bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     q.offset = page * size;
     q.limit = (int)size;
     card_route route = defer_cards(srv, rq, &q, &plan, page, size);

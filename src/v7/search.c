@@ -525,7 +525,8 @@ void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     s.q.scope_tenant = bd_scope_tenant_filter(&rq->key, (int)s.q.field);
     bd_note_account(rq, (int)s.q.field, s.q.key);
     rq->records = 0;
-    rq->csv = bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
+    rq->csv =
+        bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     search_route route = defer_search(srv, rq, &s, (int)limit);
     if (route == SEARCH_DEFERRED)
         return; /* answered when the dispatcher is done (run_search with its lookup) */

@@ -4,9 +4,9 @@
  * connection's socket. Whenever no statement is in flight and lookups wait, it takes those
  * of the first one's kind (up to BATCH_MAX; email first pages, email pages after a
  * position, BIN pages and owner-word pages are four statements) and sends one prepared
- * statement, binary results for records and text for cards (their reading is the synchronous path's). When the
- * result is in, each lookup gets its rows (by ordinal), its count and the data version,
- * then its done callback. */
+ * statement, binary results for records and text for cards (their reading is the synchronous
+ * path's). When the result is in, each lookup gets its rows (by ordinal), its count and the data
+ * version, then its done callback. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -33,8 +33,7 @@
 
 /* The statements, each a kind of flight: what a lookup needs is one of them. */
 typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_OWNER, FLIGHT_KINDS } flight_kind;
-static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME,
-                                                       OWNER_NAME};
+static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME};
 static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5};
 /* where a row's ordinal is: binary for records, text for cards */
 static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16};
@@ -62,9 +61,9 @@ struct bd_pg_batch {
     pthread_mutex_t lock;
     pthread_cond_t idle_cv; /* signalled when nothing is queued or in flight */
     int efd;
-    bool sleeping;          /* the thread is (about to be) in poll: wake it */
+    bool sleeping; /* the thread is (about to be) in poll: wake it */
     bool draining, stopping;
-    bool refuse;            /* the store routes searches: lookups are refused */
+    bool refuse; /* the store routes searches: lookups are refused */
     bd_pg_lookup *head, *tail;
     int busy; /* lookups taken by the thread, not yet done */
     atomic_uint_fast64_t lookups, batches, alone;
@@ -189,8 +188,7 @@ void bd_pg_batch_leave(bd_pg_batch *b)
     atomic_fetch_sub_explicit(&b->active, 1, memory_order_acq_rel);
 }
 
-void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches,
-                        uint64_t *alone)
+void bd_pg_batch_counts(const bd_pg_batch *b, uint64_t *lookups, uint64_t *batches, uint64_t *alone)
 {
     *alone = atomic_load_explicit(&b->alone, memory_order_relaxed);
     *lookups = atomic_load_explicit(&b->lookups, memory_order_relaxed);
@@ -244,8 +242,9 @@ static bd_result connect_store(bd_pg_batch *b)
         pthread_mutex_lock(&b->lock);
         b->refuse = true;
         pthread_mutex_unlock(&b->lock);
-        bd_log(BD_LOG_INFO, "store", "lookup dispatcher: searches are routed on this store; "
-                                     "email searches run on the request's thread");
+        bd_log(BD_LOG_INFO, "store",
+               "lookup dispatcher: searches are routed on this store; "
+               "email searches run on the request's thread");
         return BD_ERR_UNSUPPORTED;
     }
     if (!b->prepared) {
@@ -328,8 +327,8 @@ static bd_result send_flight(bd_pg_batch *b)
     for (int a = 0; a < MAX_ARRAYS; a++)
         values[a] = arr[a].data;
     bool cards = b->kind == FLIGHT_BIN || b->kind == FLIGHT_OWNER;
-    if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[b->kind], FLIGHT_PARAMS[b->kind], values,
-                             NULL, NULL, cards ? 0 : 1))
+    if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[b->kind], FLIGHT_PARAMS[b->kind], values, NULL,
+                             NULL, cards ? 0 : 1))
         return pg_failed(p, NULL);
     atomic_fetch_add_explicit(&b->batches, 1, memory_order_relaxed);
     return BD_OK;

@@ -459,8 +459,9 @@ static bd_result search_routed(pg_store *p, const bd_card_query *q, bool by_bin,
     pg_param_int(&pp, q->limit);
     pg_param_int(&pp, q->offset);
     if (c->err == BD_OK)
-        c->err = bd_buf_printf(&c->sql, " LIMIT $%d OFFSET $%d) AS l ON true ORDER BY l.k %s, "
-                                        "l.card_id %s",
+        c->err = bd_buf_printf(&c->sql,
+                               " LIMIT $%d OFFSET $%d) AS l ON true ORDER BY l.k %s, "
+                               "l.card_id %s",
                                pp.n - 1, pp.n, desc ? "DESC" : "ASC", desc ? "DESC" : "ASC");
     PGresult *ids;
     bd_result r = c->err;
@@ -530,14 +531,14 @@ bool pg_card_owner_page(const bd_card_query *q, bd_buf *word, bd_buf *lo, bd_buf
 {
     if (!owner_word_page(q, word) || q->sort[0].descending || q->where->nkids != 2)
         return false;
-    const bd_card_cond *r = q->where->kids[0]->kind == BD_CC_RANGE ? q->where->kids[0]
-                                                                     : q->where->kids[1];
+    const bd_card_cond *r =
+        q->where->kids[0]->kind == BD_CC_RANGE ? q->where->kids[0] : q->where->kids[1];
     /* the synchronous count falls back to card_owner_words past this (owner_word_count) */
     if (word->len + 1 + r->low.len + 1 > OWNER_KEY_MAX ||
         word->len + 1 + r->high.len + 1 > OWNER_KEY_MAX)
         return false;
-    bd_result e = half_open(lo, r->low.ptr ? r->low : (bd_slice){"", 0},
-                            r->low.ptr && !r->low_inclusive);
+    bd_result e =
+        half_open(lo, r->low.ptr ? r->low : (bd_slice){"", 0}, r->low.ptr && !r->low_inclusive);
     if (e == BD_OK)
         e = half_open(hi, r->high.ptr ? r->high : bd_slice_from(EXPIRY_AFTER_ALL),
                       r->high.ptr && r->high_inclusive);
@@ -566,14 +567,13 @@ bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd
     if (p->routed && (by_bin || owner_word_page(q, word)))
         return search_routed(p, q, by_bin, found, cb, ctx);
     pg_card_emit(c, "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, "
-                     "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
-                     "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL
-                     ", (");
+                    "p.expire_date, p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, "
+                    "p.leak_discover_date, p.leak_size, p.leak_tags, " PG_DATA_VERSION_SQL ", (");
     count_query(c, q, word);
     pg_card_emit(c, ") FROM (SELECT 1) AS o LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, "
-                     "c.bank, c.number_masked, c.owner, c.cvv, c.expire_date, c.cvss, c.leak_id, "
-                     "c.leak_name, c.leak_publish_date, c.leak_discover_date, c.leak_size, "
-                     "c.leak_tags FROM ");
+                    "c.bank, c.number_masked, c.owner, c.cvv, c.expire_date, c.cvss, c.leak_id, "
+                    "c.leak_name, c.leak_publish_date, c.leak_discover_date, c.leak_size, "
+                    "c.leak_tags FROM ");
     /* An owner word in expiry order: card_owner_words is in that order already, so the page
      * is the first entries of one index range. */
     bool by_word = q->nsort && q->sort[0].column == BD_CARD_EXPIRE_DATE &&
