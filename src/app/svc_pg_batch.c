@@ -1,6 +1,6 @@
 /* pg-batch: on a PostgreSQL store with --pg-dispatch on (the default), the lookup
  * dispatcher (store/pg_batch.h): an email search that a fixed statement answers, or a card
- * BIN or owner-word page, waits for it with its connection suspended, and the searches of one kind waiting
+ * BIN page, waits for it with its connection suspended, and the searches of one kind waiting
  * at one moment go out as one statement (a search alone runs on its own thread, unless
  * --pg-dispatch always). Started before the listener, so the server knows it when it
  * listens; drained

@@ -99,22 +99,22 @@ static bd_result write_pg_batch(const bd_server *srv, bd_req *rq)
         return BD_OK;
     uint64_t lookups, batches, alone;
     bd_pg_batch_counts(srv->pg_batch, &lookups, &batches, &alone);
-    return bd_buf_printf(
-        rq->body,
-        "# HELP breachd_pg_batch_lookups_total Email searches and card BIN and owner-word "
-        "pages answered by the PostgreSQL lookup dispatcher.\n"
-        "# TYPE breachd_pg_batch_lookups_total counter\n"
-        "breachd_pg_batch_lookups_total %llu\n"
-        "# HELP breachd_pg_batches_total Statements the lookup dispatcher "
-        "sent.\n"
-        "# TYPE breachd_pg_batches_total counter\n"
-        "breachd_pg_batches_total %llu\n"
-        "# HELP breachd_pg_batch_alone_total Searches the dispatcher "
-        "would have taken that found no other in progress and ran on their "
-        "own thread.\n"
-        "# TYPE breachd_pg_batch_alone_total counter\n"
-        "breachd_pg_batch_alone_total %llu\n",
-        (unsigned long long)lookups, (unsigned long long)batches, (unsigned long long)alone);
+    return bd_buf_printf(rq->body,
+                         "# HELP breachd_pg_batch_lookups_total Email searches and card BIN pages "
+                         "answered by the PostgreSQL lookup dispatcher.\n"
+                         "# TYPE breachd_pg_batch_lookups_total counter\n"
+                         "breachd_pg_batch_lookups_total %llu\n"
+                         "# HELP breachd_pg_batches_total Statements the lookup dispatcher "
+                         "sent.\n"
+                         "# TYPE breachd_pg_batches_total counter\n"
+                         "breachd_pg_batches_total %llu\n"
+                         "# HELP breachd_pg_batch_alone_total Searches the dispatcher "
+                         "would have taken that found no other in progress and ran on their "
+                         "own thread.\n"
+                         "# TYPE breachd_pg_batch_alone_total counter\n"
+                         "breachd_pg_batch_alone_total %llu\n",
+                         (unsigned long long)lookups, (unsigned long long)batches,
+                         (unsigned long long)alone);
 }
 
 void bd_handle_metrics(bd_server *srv, bd_req *rq, bd_slice arg)

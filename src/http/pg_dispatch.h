@@ -1,7 +1,7 @@
 /* The server's PostgreSQL lookup dispatcher (store/pg_batch.h), set by its service
  * (app/svc_pg_batch.c) before the listener starts and cleared after it stopped: an email
  * search that a fixed statement answers then waits for it with its connection suspended,
- * holding no worker thread; so does a card BIN or owner-word page (v7/cards.c). */
+ * holding no worker thread; so does a card BIN page (v7/cards.c). */
 #ifndef BD_HTTP_PG_DISPATCH_H
 #define BD_HTTP_PG_DISPATCH_H
 

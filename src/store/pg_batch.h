@@ -1,9 +1,7 @@
 /* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with a connection of its
  * own, in non-blocking mode, that answers the email searches a fixed statement answers (no
- * filter, no tenant's scope; a first page or a page after a position), the card BIN pages
- * (a lone 6-digit BIN prefix, newest first, with its count) and the owner-word pages (an
- * owner word within one expiry range, oldest expiry first, with its count) for requests that
- * wait
+ * filter, no tenant's scope; a first page or a page after a position) and the card BIN
+ * pages (a lone 6-digit BIN prefix, newest first, with its count) for requests that wait
  * without holding an HTTP worker. Whatever lookups of one kind are waiting when the
  * connection is free go out as one statement (unnest of the keys WITH ORDINALITY, LATERAL
  * per key: each key's page and count exactly as the synchronous statements give them), so a
@@ -22,7 +20,6 @@
 #include <stdint.h>
 
 #include "core/result.h"
-#include "core/buf.h"
 #include "core/slice.h"
 #include "store/store.h"
 
@@ -32,15 +29,13 @@ struct bd_pg_rows; /* a batch's result, shared by its lookups */
 typedef enum {
     BD_PG_LOOKUP_EMAIL, /* an email's page of records (email, has_after, after_*) */
     BD_PG_LOOKUP_BIN,   /* a BIN's page of cards, newest first (bin, offset), always counted */
-    BD_PG_LOOKUP_OWNER, /* an owner word's page of cards by expiry (key, lo, hi, offset), counted */
 } bd_pg_lookup_kind;
 
 typedef struct bd_pg_lookup {
     /* in */
     bd_pg_lookup_kind kind;
-    bd_slice key; /* the email or the owner word, borrowed until done */
+    bd_slice email; /* the lookup key, borrowed until done */
     char bin[7];
-    bd_slice lo, hi; /* an owner word's expiry range [lo, hi), borrowed until done */
     int64_t offset;
     bool has_after; /* a page after (after_date, after_id); else a first page, counted */
     int32_t after_date;
@@ -80,9 +75,6 @@ void bd_pg_batch_each_card(const bd_pg_lookup *lk, bd_card_cb cb, void *ctx);
 /* Whether the dispatcher answers q as a BIN lookup: a lone plain 6-digit BIN prefix in
  * createdAt order, newest first. On true, bin holds the BIN. */
 bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7]);
-/* Whether it answers q as an owner-word lookup: one owner word and one expiry range, in
- * expiry order, oldest first. On true, word, lo and hi hold the lookup's key and range. */
-bool bd_pg_batch_owner_page(const bd_card_query *q, bd_buf *word, bd_buf *lo, bd_buf *hi);
 /* Gives the lookup's share of its batch's result back (after each; idempotent). */
 void bd_pg_batch_release(bd_pg_lookup *lk);
 /* Inside a read view on a PostgreSQL store s: the view takes version as the data version of

@@ -249,9 +249,8 @@ static void run_card_search(bd_req *rq, const bd_card_query *q, int64_t page, in
 
 /* ---- waiting for the lookup dispatcher -------------------------------------------------- */
 
-/* A BIN or owner-word page handed to the lookup dispatcher: what it needs on resumption.
- * The query's conditions live in the plan's own memory, which the deferral owns; an owner
- * word's key and expiry range in its buffers. */
+/* A BIN page handed to the lookup dispatcher: what it needs on resumption. The query's
+ * conditions live in the plan's own memory, which the deferral owns. */
 typedef struct {
     bd_deferred base;
     bd_card_query q;
@@ -259,16 +258,7 @@ typedef struct {
     int64_t page, size;
     bd_pg_lookup lk;
     struct bd_pg_batch *batch;
-    bd_buf word, lo, hi;
 } deferred_cards;
-
-static void deferred_cards_free(deferred_cards *d)
-{
-    bd_buf_free(&d->word);
-    bd_buf_free(&d->lo);
-    bd_buf_free(&d->hi);
-    free(d);
-}
 
 static void cards_lookup_done(bd_pg_lookup *lk)
 {
@@ -300,7 +290,7 @@ static void cards_free(bd_deferred *base)
     bd_pg_batch_release(&d->lk);
     bd_pg_batch_leave(d->batch);
     bd_card_plan_free(&d->plan);
-    deferred_cards_free(d);
+    free(d);
 }
 
 typedef enum {
@@ -309,69 +299,20 @@ typedef enum {
     CARDS_DEFERRED, /* handed to the dispatcher (rq->deferred), with the plan */
 } card_route;
 
-/* Whether q may be an owner word within one expiry range, oldest first: worth a deferral's
- * buffers to ask bd_pg_batch_owner_page. */
-static bool maybe_owner_page(const bd_card_query *q)
-{
-    return q->nsort == 1 && q->sort[0].column == BD_CARD_EXPIRE_DATE && !q->sort[0].descending &&
-           q->where->kind == BD_CC_AND && q->where->nkids == 2;
-}
-
-static deferred_cards *new_deferral(void)
-{
-    deferred_cards *d = calloc(1, sizeof *d);
-    if (d) {
-        bd_buf_init(&d->word, 1024);
-        bd_buf_init(&d->lo, 1024);
-        bd_buf_init(&d->hi, 1024);
-    }
-    return d;
-}
-
-/* A deferral of q as an owner-word lookup, or NULL when q is not one (or no memory). */
-static deferred_cards *owner_lookup(const bd_card_query *q)
-{
-    deferred_cards *d = new_deferral();
-    if (!d || !bd_pg_batch_owner_page(q, &d->word, &d->lo, &d->hi)) {
-        if (d)
-            deferred_cards_free(d);
-        return NULL;
-    }
-    d->lk.kind = BD_PG_LOOKUP_OWNER;
-    d->lk.key = (bd_slice){d->word.data, d->word.len};
-    d->lk.lo = (bd_slice){d->lo.data, d->lo.len};
-    d->lk.hi = (bd_slice){d->hi.data, d->hi.len};
-    return d;
-}
-
-/* Hands a BIN or owner-word page to the dispatcher when it takes it and other searches are
- * in progress. A BIN page is known from q alone; an owner word's key and range are worked
- * out into the deferral's buffers first, so only such a search allocates before it knows
- * whether it is alone. */
+/* Hands a BIN page to the dispatcher when it takes it and other searches are in progress. */
 static card_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_query *q,
                               const bd_card_plan *plan, int64_t page, int64_t size)
 {
     struct bd_pg_batch *b = bd_server_pg_batch(srv);
-    if (!rq->can_defer || !b || !bd_pg_batch_open(b))
-        return CARDS_HERE;
     char bin[7];
-    deferred_cards *d = NULL;
-    bool by_bin = bd_pg_batch_bin_page(q, bin);
-    if (!by_bin && (!maybe_owner_page(q) || !(d = owner_lookup(q))))
+    if (!rq->can_defer || !b || !bd_pg_batch_bin_page(q, bin) || !bd_pg_batch_open(b))
         return CARDS_HERE;
-    if (bd_pg_batch_enter(b)) {
-        if (d)
-            deferred_cards_free(d);
+    if (bd_pg_batch_enter(b))
         return CARDS_ALONE;
-    }
-    if (by_bin) {
-        d = new_deferral();
-        if (!d) {
-            bd_pg_batch_leave(b);
-            return CARDS_HERE;
-        }
-        d->lk.kind = BD_PG_LOOKUP_BIN;
-        memcpy(d->lk.bin, bin, sizeof d->lk.bin);
+    deferred_cards *d = calloc(1, sizeof *d);
+    if (!d) {
+        bd_pg_batch_leave(b);
+        return CARDS_HERE;
     }
     d->base = (bd_deferred){NULL, cards_start, cards_finish, cards_free};
     d->q = *q;
@@ -379,6 +320,8 @@ static card_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_q
     d->page = page;
     d->size = size;
     d->batch = b;
+    d->lk.kind = BD_PG_LOOKUP_BIN;
+    memcpy(d->lk.bin, bin, sizeof d->lk.bin);
     d->lk.offset = q->offset;
     d->lk.limit = q->limit;
     d->lk.done = cards_lookup_done;

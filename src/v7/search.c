@@ -473,7 +473,7 @@ static search_route defer_search(struct bd_server *srv, bd_req *rq, const search
         rebase(&d->s.account_key.key, s, &d->s);
     d->limit = limit;
     d->batch = b;
-    d->lk.key = d->s.q.key;
+    d->lk.email = d->s.q.key;
     d->lk.has_after = d->s.q.has_after;
     d->lk.after_date = d->s.q.after_date;
     d->lk.after_id = d->s.q.after_id;

@@ -242,45 +242,6 @@ class DispatchCards(ServerTest):
             self.assertEqual(metric(self.always, "breachd_pg_batch_lookups_total") - before,
                              dispatched)
 
-    def test_every_owner_word_page_is_the_synchronous_one(self):
-        before = metric(self.always, "breachd_pg_batch_lookups_total")
-        by_expiry = {"sort": "expireDate,asc"}
-        st, _, body = self.same(dict(by_expiry, query="owner:owner AND expireDate:[2027-01-01 TO *]"))
-        self.assertEqual(st, 200)
-        page = json.loads(body)
-        self.assertEqual((page["totalElements"], page["numberOfElements"]), (25, 20))
-        dates = [c["expireDate"] for c in page["content"]]
-        self.assertEqual(dates, sorted(dates))
-        dispatched = 1
-        for params in ({"query": "owner:owner AND expireDate:[2027-01-01 TO *]", "size": "4",
-                        "page": "5"},
-                       {"query": "owner:owner AND expireDate:[2027-01-01 TO *]", "size": "4",
-                        "page": "6"},  # a short page
-                       {"query": "owner:owner AND expireDate:[2027-01-01 TO *]", "page": "9"},
-                       {"query": "owner:owner AND expireDate:[2027-03-28 TO 2027-06-28]"},
-                       {"query": "owner:owner AND expireDate:{2027-03-28 TO 2027-06-28}"},
-                       {"query": "owner:owner AND expireDate:[* TO 2027-05-28}"},
-                       {"query": "expireDate:{2027-02-28 TO *] AND owner:OWNER"},
-                       {"query": "owner:nobody AND expireDate:[2027-01-01 TO *]"}):
-            self.assertEqual(self.same(dict(by_expiry, **params))[0], 200, params)
-            dispatched += 1
-        self.assertEqual(self.same(dict(by_expiry, query="owner:owner AND expireDate:[2027-01-01 TO *]"),
-                                   {"Accept": "text/csv"})[0], 200)
-        dispatched += 1
-        # not the dispatcher's, still answered: newest first, two ranges, a word prefix, two words
-        for params in ({"query": "owner:owner AND expireDate:[2027-01-01 TO *]",
-                        "sort": "expireDate,desc"},
-                       {"query": "owner:owner AND expireDate:[2027-01-01 TO *] AND "
-                                 "expireDate:[* TO 2027-09-01]", "sort": "expireDate,asc"},
-                       {"query": "owner:own* AND expireDate:[2027-01-01 TO *]",
-                        "sort": "expireDate,asc"},
-                       {"query": "owner:\"owner 13\" AND expireDate:[2027-01-01 TO *]",
-                        "sort": "expireDate,asc"}):
-            self.assertEqual(self.same(params)[0], 200, params)
-        if STORE == "pg":
-            self.assertEqual(metric(self.always, "breachd_pg_batch_lookups_total") - before,
-                             dispatched)
-
     @pg_only
     def test_waiting_bin_pages_share_statements(self):
         names = ("breachd_pg_batch_lookups_total", "breachd_pg_batches_total")

@@ -3,10 +3,10 @@
  * wake the thread through an eventfd when it sleeps; the thread polls the eventfd and the
  * connection's socket. Whenever no statement is in flight and lookups wait, it takes those
  * of the first one's kind (up to BATCH_MAX; email first pages, email pages after a
- * position, BIN pages and owner-word pages are four statements) and sends one prepared
- * statement, binary results for records and text for cards (their reading is the synchronous
- * path's). When the result is in, each lookup gets its rows (by ordinal), its count and the data
- * version, then its done callback. */
+ * position and BIN pages are three statements) and sends one prepared statement, binary
+ * results for records and text for cards (their reading is the synchronous path's). When the
+ * result is in, each lookup gets its rows (by ordinal), its count and the data version,
+ * then its done callback. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,26 +28,17 @@
 #define FIRST_NAME "bdbatch1"
 #define NEXT_NAME "bdbatch2"
 #define BIN_NAME "bdbatch3"
-#define OWNER_NAME "bdbatch4"
-#define MAX_ARRAYS 5
 
 /* The statements, each a kind of flight: what a lookup needs is one of them. */
-typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_OWNER, FLIGHT_KINDS } flight_kind;
-static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME};
-static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5};
+typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_KINDS } flight_kind;
+static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME};
+static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4};
 /* where a row's ordinal is: binary for records, text for cards */
-static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16};
+static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16};
 
 static flight_kind kind_of(const bd_pg_lookup *lk)
 {
-    switch (lk->kind) {
-    case BD_PG_LOOKUP_BIN:
-        return FLIGHT_BIN;
-    case BD_PG_LOOKUP_OWNER:
-        return FLIGHT_OWNER;
-    default:
-        return lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
-    }
+    return lk->kind == BD_PG_LOOKUP_BIN ? FLIGHT_BIN : lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
 }
 
 struct bd_pg_rows {
@@ -78,10 +69,9 @@ struct bd_pg_batch {
     flight_kind kind; /* the statement in flight */
     bool retried;
     PGresult *got; /* the result read, before the end of the statement */
-    /* the statement's array parameters: the keys (emails, BINs or words), their limits, then
-     * the after-position's dates and ids, the BINs' range ends and offsets, or the words'
-     * least expiries, offsets and expiry bounds */
-    bd_buf arrays[MAX_ARRAYS];
+    /* the statement's array parameters: the keys (emails or BINs), their limits, then the
+     * after-position's dates and ids, or the BINs' range ends and offsets */
+    bd_buf keys, lims, third, fourth;
 };
 
 static void wake(bd_pg_batch *b)
@@ -145,11 +135,6 @@ bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7])
         return false;
     memcpy(bin, q->where->bin, 7);
     return true;
-}
-
-bool bd_pg_batch_owner_page(const bd_card_query *q, bd_buf *word, bd_buf *lo, bd_buf *hi)
-{
-    return q->where && pg_card_owner_page(q, word, lo, hi);
 }
 
 static void rows_release(struct bd_pg_rows *r)
@@ -250,7 +235,7 @@ static bd_result connect_store(bd_pg_batch *b)
     if (!b->prepared) {
         PQsetnonblocking(p->conn, 0);
         const char *sql[FLIGHT_KINDS] = {pg_email_batch_first_sql, pg_email_batch_next_sql,
-                                         pg_bin_batch_sql, pg_owner_batch_sql};
+                                         pg_bin_batch_sql};
         for (int i = 0; i < FLIGHT_KINDS; i++) {
             PGresult *pr = PQprepare(p->conn, FLIGHT_NAMES[i], sql[i], 0, NULL);
             if (PQresultStatus(pr) != PGRES_COMMAND_OK)
@@ -264,71 +249,51 @@ static bd_result connect_store(bd_pg_batch *b)
     return BD_OK;
 }
 
-/* Appends a text element to an array parameter. */
-static bd_result add_text(bd_buf *a, const char *sep, bd_slice v)
-{
-    bd_result r = bd_buf_append_str(a, sep);
-    return r == BD_OK ? pg_array_text(a, v) : r;
-}
-
 /* Appends one lookup's elements to the statement's arrays (sep: "," but for the first). */
 static bd_result add_to_arrays(bd_pg_batch *b, const bd_pg_lookup *lk, const char *sep)
 {
-    bd_buf *a = b->arrays;
     bool bin = b->kind == FLIGHT_BIN;
-    bd_result r = add_text(&a[0], sep, bin ? bd_slice_from(lk->bin) : lk->key);
+    bd_result r = bd_buf_append_str(&b->keys, sep);
     if (r == BD_OK)
-        r = bd_buf_printf(&a[1], "%s%d", sep, lk->limit);
-    if (r != BD_OK)
-        return r;
-    switch (b->kind) {
-    case FLIGHT_BIN: {
+        r = pg_array_text(&b->keys, bin ? bd_slice_from(lk->bin) : lk->email);
+    if (r == BD_OK)
+        r = bd_buf_printf(&b->lims, "%s%d", sep, lk->limit);
+    if (r == BD_OK && bin) {
         char end[8];
         bd_card_digits_end(lk->bin, strlen(lk->bin), end);
-        r = add_text(&a[2], sep, bd_slice_from(end));
-        break;
-    }
-    case FLIGHT_OWNER:
-        r = add_text(&a[2], sep, lk->lo);
+        r = bd_buf_printf(&b->third, "%s%s", sep, end);
         if (r == BD_OK)
-            r = add_text(&a[4], sep, lk->hi);
-        break;
-    case FLIGHT_NEXT:
-        r = bd_buf_printf(&a[2], "%s%d", sep, (int)lk->after_date);
+            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->offset);
+    } else if (r == BD_OK && b->kind == FLIGHT_NEXT) {
+        r = bd_buf_printf(&b->third, "%s%d", sep, (int)lk->after_date);
         if (r == BD_OK)
-            r = bd_buf_printf(&a[3], "%s%lld", sep, (long long)lk->after_id);
-        return r;
-    default:
-        return r;
+            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->after_id);
     }
-    return r == BD_OK ? bd_buf_printf(&a[3], "%s%lld", sep, (long long)lk->offset) : r;
+    return r;
 }
 
 /* Sends the statement of the lookups in flight. */
 static bd_result send_flight(bd_pg_batch *b)
 {
     bd_result r = BD_OK;
-    bd_buf *arr = b->arrays;
-    for (int a = 0; r == BD_OK && a < MAX_ARRAYS; a++) {
-        bd_buf_reset(&arr[a]);
-        r = bd_buf_append_char(&arr[a], '{');
+    bd_buf *arr[4] = {&b->keys, &b->lims, &b->third, &b->fourth};
+    for (int a = 0; r == BD_OK && a < 4; a++) {
+        bd_buf_reset(arr[a]);
+        r = bd_buf_append_char(arr[a], '{');
     }
     for (int i = 0; r == BD_OK && i < b->nflight; i++)
         r = add_to_arrays(b, b->flight[i], i ? "," : "");
-    for (int a = 0; r == BD_OK && a < MAX_ARRAYS; a++)
-        r = bd_buf_append(&arr[a], "}", 2); /* with its NUL */
+    for (int a = 0; r == BD_OK && a < 4; a++)
+        r = bd_buf_append(arr[a], "}", 2); /* with its NUL */
     if (r != BD_OK)
         return r;
     r = connect_store(b);
     if (r != BD_OK)
         return r;
     pg_store *p = pg_of(b->store);
-    const char *values[MAX_ARRAYS];
-    for (int a = 0; a < MAX_ARRAYS; a++)
-        values[a] = arr[a].data;
-    bool cards = b->kind == FLIGHT_BIN || b->kind == FLIGHT_OWNER;
+    const char *values[4] = {b->keys.data, b->lims.data, b->third.data, b->fourth.data};
     if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[b->kind], FLIGHT_PARAMS[b->kind], values, NULL,
-                             NULL, cards ? 0 : 1))
+                             NULL, b->kind == FLIGHT_BIN ? 0 : 1))
         return pg_failed(p, NULL);
     atomic_fetch_add_explicit(&b->batches, 1, memory_order_relaxed);
     return BD_OK;
@@ -389,7 +354,7 @@ static void distribute(bd_pg_batch *b, PGresult *res)
     rows->res = res;
     atomic_init(&rows->refs, b->nflight + 1);
     int nrows = PQntuples(res), at = 0, ord = ORDINAL_COLUMN[b->kind];
-    bool cards = b->kind == FLIGHT_BIN || b->kind == FLIGHT_OWNER;
+    bool cards = b->kind == FLIGHT_BIN;
     for (int i = 0; i < b->nflight; i++) {
         bd_pg_lookup *lk = b->flight[i];
         int first = at;
@@ -403,7 +368,7 @@ static void distribute(bd_pg_batch *b, PGresult *res)
             continue;
         if (!PQgetisnull(res, first, 0))
             lk->n = at - first;
-        /* a card page's count and version come with it, empty or not (as the synchronous
+        /* a BIN's count and version come with its page, empty or not (as the synchronous
          * statement's single row does); an email's with its records only */
         if (cards || lk->n) {
             note_version(lk, pg_slice(res, first, ord - 2));
@@ -551,12 +516,16 @@ bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
     atomic_init(&b->batches, 0);
     atomic_init(&b->alone, 0);
     atomic_init(&b->active, 0);
-    for (int a = 0; a < MAX_ARRAYS; a++)
-        bd_buf_init(&b->arrays[a], a ? 1u << 16 : 1u << 20);
+    bd_buf_init(&b->keys, 1u << 20);
+    bd_buf_init(&b->lims, 1u << 16);
+    bd_buf_init(&b->third, 1u << 16);
+    bd_buf_init(&b->fourth, 1u << 16);
     if (pthread_create(&b->thread, NULL, dispatch, b) != 0) {
         close(b->efd);
-        for (int a = 0; a < MAX_ARRAYS; a++)
-            bd_buf_free(&b->arrays[a]);
+        bd_buf_free(&b->keys);
+        bd_buf_free(&b->lims);
+        bd_buf_free(&b->third);
+        bd_buf_free(&b->fourth);
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->idle_cv);
         free(b);
@@ -592,8 +561,10 @@ void bd_pg_batch_stop(bd_pg_batch *b)
         bd_store_close(b->store);
     }
     close(b->efd);
-    for (int a = 0; a < MAX_ARRAYS; a++)
-        bd_buf_free(&b->arrays[a]);
+    bd_buf_free(&b->keys);
+    bd_buf_free(&b->lims);
+    bd_buf_free(&b->third);
+    bd_buf_free(&b->fourth);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->idle_cv);
     free(b);

@@ -6,8 +6,6 @@
 
 #include <libpq-fe.h>
 
-#include "core/buf.h"
-
 #include "store/store.h"
 
 /* Columns 0-15 a record (RECORD_ROW_COLUMNS' order), 16 the data version, 17 a first page's
@@ -29,14 +27,6 @@ extern const char *const pg_bin_batch_sql;
 /* Whether q is a BIN page (a lone plain 6-digit BIN prefix in createdAt order), which
  * card_bins and cards_by_bin_created hold in that order. */
 bool pg_card_bin_page(const bd_card_query *q);
-/* An owner word's page in expiry order, oldest first, for many words: $1 the words, $2 each
- * one's limit, $3 the least expiry (inclusive), $4 the offset, $5 the expiry bound
- * (exclusive); the columns as pg_bin_batch_sql's. */
-extern const char *const pg_owner_batch_sql;
-/* Whether q is an owner word within one expiry range, oldest first, which card_owner_words
- * holds in that order and card_counts counts: on true, word holds the word as the index
- * splits it, and lo and hi the range as [lo, hi) in byte order. */
-bool pg_card_owner_page(const bd_card_query *q, bd_buf *word, bd_buf *lo, bd_buf *hi);
 /* Calls cb for rows first .. first+n-1 of a text result whose columns 0-13 are a card, until
  * it returns non-zero. */
 void pg_card_rows(PGresult *res, int first, int n, bd_card_cb cb, void *ctx);

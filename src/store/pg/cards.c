@@ -494,57 +494,6 @@ const char *const pg_bin_batch_sql =
     "ORDER BY c.created_at DESC, c.card_id DESC LIMIT k.lim OFFSET k.off) p ON true "
     "ORDER BY k.i, p.created_at DESC, p.card_id DESC";
 
-/* An owner word's page in expiry order, oldest first, for many words in one statement (the
- * lookup dispatcher's, batch_sql.h): each word's count off card_counts and its page off
- * card_owner_words, as owner_word_count and the search below read them, with the word's one
- * expiry range as a half-open [lo, hi) that pg_card_owner_page made of its bounds. */
-const char *const pg_owner_batch_sql =
-    "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, p.expire_date, "
-    "p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, p.leak_discover_date, p.leak_size, "
-    "p.leak_tags, " PG_DATA_VERSION_SQL ", n.found, k.i "
-    "FROM unnest($1::text[], $2::integer[], $3::text[], $4::bigint[], $5::text[]) "
-    "WITH ORDINALITY AS k(word, lim, lo, off, hi, i) "
-    "CROSS JOIN LATERAL (SELECT coalesce(sum(s.n), 0) AS found FROM card_counts s "
-    "WHERE s.kind = 2 AND s.key >= k.word || ' ' AND s.key < k.word || '!' "
-    "AND s.key >= k.word || ' ' || k.lo AND s.key < k.word || ' ' || k.hi) n "
-    "LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, "
-    "c.cvv, c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
-    "c.leak_discover_date, c.leak_size, c.leak_tags "
-    "FROM card_owner_words w JOIN cards c ON c.card_id = w.card_id WHERE w.word = k.word "
-    "AND w.expire_date >= k.lo AND w.expire_date < k.hi "
-    "ORDER BY w.expire_date ASC, w.card_id ASC LIMIT k.lim OFFSET k.off) p ON true "
-    "ORDER BY k.i, p.expire_date ASC, p.card_id ASC";
-
-/* Past every stored expiry date (they are ASCII dates): U+10FFFF, the greatest character. */
-#define EXPIRY_AFTER_ALL "\xF4\x8F\xBF\xBF"
-
-/* A bound as its half-open form: in byte order, x > v is x >= v + "\x01" (the least string
- * after v; text holds no NUL) and x <= v is x < v + "\x01". */
-static bd_result half_open(bd_buf *out, bd_slice v, bool plus_one)
-{
-    bd_buf_reset(out);
-    bd_result r = bd_buf_append(out, v.ptr, v.len);
-    return r == BD_OK && plus_one ? bd_buf_append_char(out, '\x01') : r;
-}
-
-bool pg_card_owner_page(const bd_card_query *q, bd_buf *word, bd_buf *lo, bd_buf *hi)
-{
-    if (!owner_word_page(q, word) || q->sort[0].descending || q->where->nkids != 2)
-        return false;
-    const bd_card_cond *r =
-        q->where->kids[0]->kind == BD_CC_RANGE ? q->where->kids[0] : q->where->kids[1];
-    /* the synchronous count falls back to card_owner_words past this (owner_word_count) */
-    if (word->len + 1 + r->low.len + 1 > OWNER_KEY_MAX ||
-        word->len + 1 + r->high.len + 1 > OWNER_KEY_MAX)
-        return false;
-    bd_result e =
-        half_open(lo, r->low.ptr ? r->low : (bd_slice){"", 0}, r->low.ptr && !r->low_inclusive);
-    if (e == BD_OK)
-        e = half_open(hi, r->high.ptr ? r->high : bd_slice_from(EXPIRY_AFTER_ALL),
-                      r->high.ptr && r->high_inclusive);
-    return e == BD_OK;
-}
-
 /* ---- searches ---------------------------------------------------------------------------- */
 
 /* The search is one statement, so one round trip and one snapshot: a single row holding
