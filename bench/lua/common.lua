@@ -32,7 +32,8 @@ function M.urlencode(s)
   end))
 end
 
--- Request builders (paths only; M.get turns a path into a request string).
+-- Request builders (paths only; M.get turns a path into a request string). bench/one_conn_paths.py
+-- builds the same paths for the one-connection runs: a change here goes there too.
 function M.email_path(email)
   return M.base .. "/breach-search?type=email&account=" .. M.urlencode(email)
     .. "&number_of_records=1"
