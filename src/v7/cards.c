@@ -6,9 +6,8 @@
 #include "v7/handlers.h"
 #include "http/scope.h"
 #include "http/accept.h"
-#include "http/pg_dispatch.h"
 #include "http/request.h"
-#include "store/pg_batch.h"
+#include "v7/pg_wait.h"
 #include "v7/search_csv.h"
 #include "ingest/mask.h"
 #include "query/plan.h"
@@ -252,82 +251,51 @@ static void run_card_search(bd_req *rq, const bd_card_query *q, int64_t page, in
 /* A BIN page handed to the lookup dispatcher: what it needs on resumption. The query's
  * conditions live in the plan's own memory, which the deferral owns. */
 typedef struct {
-    bd_deferred base;
+    bd_pg_wait w; /* first: the deferral */
     bd_card_query q;
     bd_card_plan plan;
     int64_t page, size;
-    bd_pg_lookup lk;
-    struct bd_pg_batch *batch;
 } deferred_cards;
-
-static void cards_lookup_done(bd_pg_lookup *lk)
-{
-    deferred_cards *d = lk->ctx;
-    MHD_resume_connection(d->base.conn);
-}
-
-static bool cards_start(bd_deferred *base)
-{
-    deferred_cards *d = (deferred_cards *)base;
-    if (bd_pg_batch_submit(d->batch, &d->lk))
-        return true;
-    d->lk.result = BD_ERR_UNSUPPORTED; /* searched on the request's thread */
-    return false;
-}
 
 static void cards_finish(bd_deferred *base, void *rqp)
 {
     deferred_cards *d = (deferred_cards *)base;
-    bool here = d->lk.result == BD_ERR_UNSUPPORTED;
-    if (here)
-        bd_pg_batch_release(&d->lk);
-    run_card_search(rqp, &d->q, d->page, d->size, here ? NULL : &d->lk);
+    run_card_search(rqp, &d->q, d->page, d->size, bd_pg_wait_lookup(&d->w));
 }
 
 static void cards_free(bd_deferred *base)
 {
     deferred_cards *d = (deferred_cards *)base;
-    bd_pg_batch_release(&d->lk);
-    bd_pg_batch_leave(d->batch);
+    bd_pg_wait_end(&d->w);
     bd_card_plan_free(&d->plan);
     free(d);
 }
 
-typedef enum {
-    CARDS_HERE,     /* searched on this thread, as always */
-    CARDS_ALONE,    /* ... the dispatcher's kind, alone: bd_pg_batch_leave after it */
-    CARDS_DEFERRED, /* handed to the dispatcher (rq->deferred), with the plan */
-} card_route;
-
-/* Hands a BIN page to the dispatcher when it takes it and other searches are in progress. */
-static card_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_query *q,
-                              const bd_card_plan *plan, int64_t page, int64_t size)
+/* Hands a BIN page to the dispatcher when it takes it and other searches are in progress;
+ * the plan is then the deferral's. */
+static bd_pg_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_query *q,
+                               const bd_card_plan *plan, int64_t page, int64_t size)
 {
-    struct bd_pg_batch *b = bd_server_pg_batch(srv);
     char bin[7];
-    if (!rq->can_defer || !b || !bd_pg_batch_bin_page(q, bin) || !bd_pg_batch_open(b))
-        return CARDS_HERE;
-    if (bd_pg_batch_enter(b))
-        return CARDS_ALONE;
+    struct bd_pg_batch *b;
+    bd_pg_route route = bd_pg_wait_route(srv, rq, bd_pg_batch_bin_page(q, bin), &b);
+    if (route != BD_PG_WAIT)
+        return route;
     deferred_cards *d = calloc(1, sizeof *d);
     if (!d) {
         bd_pg_batch_leave(b);
-        return CARDS_HERE;
+        return BD_PG_HERE;
     }
-    d->base = (bd_deferred){NULL, cards_start, cards_finish, cards_free};
     d->q = *q;
     d->plan = *plan;
     d->page = page;
     d->size = size;
-    d->batch = b;
-    d->lk.kind = BD_PG_LOOKUP_BIN;
-    memcpy(d->lk.bin, bin, sizeof d->lk.bin);
-    d->lk.offset = q->offset;
-    d->lk.limit = q->limit;
-    d->lk.done = cards_lookup_done;
-    d->lk.ctx = d;
-    rq->deferred = &d->base;
-    return CARDS_DEFERRED;
+    d->w.lk.kind = BD_PG_LOOKUP_BIN;
+    memcpy(d->w.lk.bin, bin, sizeof d->w.lk.bin);
+    d->w.lk.offset = q->offset;
+    d->w.lk.limit = q->limit;
+    bd_pg_wait_init(&d->w, rq, b, cards_finish, cards_free);
+    return BD_PG_WAIT;
 }
 
 void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
@@ -374,11 +342,11 @@ void bd_handle_card_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
         bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
     q.offset = page * size;
     q.limit = (int)size;
-    card_route route = defer_cards(srv, rq, &q, &plan, page, size);
-    if (route == CARDS_DEFERRED)
+    bd_pg_route route = defer_cards(srv, rq, &q, &plan, page, size);
+    if (route == BD_PG_WAIT)
         return; /* answered when the dispatcher is done; the plan is the deferral's now */
     run_card_search(rq, &q, page, size, NULL);
     bd_card_plan_free(&plan);
-    if (route == CARDS_ALONE)
-        bd_pg_batch_leave(bd_server_pg_batch(srv));
+    if (route == BD_PG_ALONE)
+        bd_pg_wait_alone_end(srv);
 }

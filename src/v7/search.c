@@ -10,14 +10,13 @@
 #include "auth/lookup_log.h"
 #include "auth/token.h"
 #include "http/accept.h"
-#include "http/pg_dispatch.h"
 #include "http/scope.h"
 #include "v7/record_view.h"
 #include "http/request.h"
 #include "v7/search_csv.h"
 #include "v7/search_token.h"
 #include "ingest/normalize.h"
-#include "store/pg_batch.h"
+#include "v7/pg_wait.h"
 
 /* Filters that take a specific value besides yes/no (the interface names these five). */
 static bool takes_value(bd_id_type t)
@@ -385,11 +384,9 @@ static void run_search(bd_req *rq, search *s, int limit, bd_pg_lookup *lk)
 
 /* A search handed to the lookup dispatcher: what it needs on resumption. */
 typedef struct {
-    bd_deferred base;
+    bd_pg_wait w; /* first: the deferral */
     search s;
     int limit;
-    bd_pg_lookup lk;
-    struct bd_pg_batch *batch;
 } deferred_search;
 
 /* Whether the dispatcher answers q: an email search with no filter and no tenant's scope,
@@ -412,77 +409,44 @@ static void rebase(bd_slice *v, const search *from, search *to)
         v->ptr = (const char *)to + (v->ptr - lo);
 }
 
-static void lookup_done(bd_pg_lookup *lk)
-{
-    deferred_search *d = lk->ctx;
-    MHD_resume_connection(d->base.conn);
-}
-
-static bool deferred_start(bd_deferred *base)
-{
-    deferred_search *d = (deferred_search *)base;
-    if (bd_pg_batch_submit(d->batch, &d->lk))
-        return true;
-    d->lk.result = BD_ERR_UNSUPPORTED; /* searched on the request's thread */
-    return false;
-}
-
 static void deferred_finish(bd_deferred *base, void *rqp)
 {
     deferred_search *d = (deferred_search *)base;
-    bd_req *rq = rqp;
-    if (d->lk.result == BD_ERR_UNSUPPORTED) {
-        bd_pg_batch_release(&d->lk);
-        run_search(rq, &d->s, d->limit, NULL);
-    } else {
-        run_search(rq, &d->s, d->limit, &d->lk);
-    }
+    run_search(rqp, &d->s, d->limit, bd_pg_wait_lookup(&d->w));
 }
 
 static void deferred_free(bd_deferred *base)
 {
     deferred_search *d = (deferred_search *)base;
-    bd_pg_batch_release(&d->lk);
-    bd_pg_batch_leave(d->batch);
+    bd_pg_wait_end(&d->w);
     free(d);
 }
 
-typedef enum {
-    SEARCH_HERE,     /* searched on this thread, as always */
-    SEARCH_ALONE,    /* ... the dispatcher's kind, alone: bd_pg_batch_leave after it */
-    SEARCH_DEFERRED, /* handed to the dispatcher (rq->deferred) */
-} search_route;
-
 /* Hands the search to the dispatcher when it takes it and others are in progress. */
-static search_route defer_search(struct bd_server *srv, bd_req *rq, const search *s, int limit)
+static bd_pg_route defer_search(struct bd_server *srv, bd_req *rq, const search *s, int limit)
 {
-    struct bd_pg_batch *b = bd_server_pg_batch(srv);
-    if (!rq->can_defer || !b || !dispatchable(&s->q) || !bd_pg_batch_open(b))
-        return SEARCH_HERE;
-    if (bd_pg_batch_enter(b))
-        return SEARCH_ALONE;
+    struct bd_pg_batch *b;
+    bd_pg_route route = bd_pg_wait_route(srv, rq, dispatchable(&s->q), &b);
+    if (route != BD_PG_WAIT)
+        return route;
     deferred_search *d = calloc(1, sizeof *d);
     if (!d) {
         bd_pg_batch_leave(b);
-        return SEARCH_HERE;
+        return BD_PG_HERE;
     }
-    d->base = (bd_deferred){NULL, deferred_start, deferred_finish, deferred_free};
     memcpy(&d->s, s, sizeof *s);
     rebase(&d->s.q.key, s, &d->s);
     if (s->named)
         rebase(&d->s.account_key.key, s, &d->s);
     d->limit = limit;
-    d->batch = b;
-    d->lk.email = d->s.q.key;
-    d->lk.has_after = d->s.q.has_after;
-    d->lk.after_date = d->s.q.after_date;
-    d->lk.after_id = d->s.q.after_id;
-    d->lk.limit = limit + 1;
-    d->lk.done = lookup_done;
-    d->lk.ctx = d;
+    d->w.lk.email = d->s.q.key;
+    d->w.lk.has_after = d->s.q.has_after;
+    d->w.lk.after_date = d->s.q.after_date;
+    d->w.lk.after_id = d->s.q.after_id;
+    d->w.lk.limit = limit + 1;
     d->s.q.limit = limit + 1;
-    rq->deferred = &d->base;
-    return SEARCH_DEFERRED;
+    bd_pg_wait_init(&d->w, rq, b, deferred_finish, deferred_free);
+    return BD_PG_WAIT;
 }
 
 void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
@@ -527,10 +491,10 @@ void bd_handle_breach_search(struct bd_server *srv, bd_req *rq, bd_slice arg)
     rq->records = 0;
     rq->csv =
         bd_accept_prefers_csv(MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, "Accept"));
-    search_route route = defer_search(srv, rq, &s, (int)limit);
-    if (route == SEARCH_DEFERRED)
+    bd_pg_route route = defer_search(srv, rq, &s, (int)limit);
+    if (route == BD_PG_WAIT)
         return; /* answered when the dispatcher is done (run_search with its lookup) */
     run_search(rq, &s, (int)limit, NULL);
-    if (route == SEARCH_ALONE)
-        bd_pg_batch_leave(bd_server_pg_batch(srv));
+    if (route == BD_PG_ALONE)
+        bd_pg_wait_alone_end(srv);
 }
