@@ -240,6 +240,8 @@ int main(int argc, char **argv) {
     int fd = connect_loopback(port);
     size_t cap = 1 << 20, n = 0;
     uint64_t *lat = malloc(cap * sizeof *lat);
+    if (!lat)
+        die("out of memory");
     growbuf in = {0}, body = {0}, req = {0};
     char follow[MAX_PATH_LEN + MAX_TOKEN_LEN + 32] = "";
     long long first_pages = 0, followed = 0, non_2xx = 0, bytes = 0;
