@@ -8,6 +8,7 @@
 
 #include "auth/key_types.h"
 #include "core/log.h"
+#include "core/sha256.h"
 
 bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32])
 {
@@ -25,7 +26,7 @@ bd_result bd_key_generate(char text[BD_KEY_TEXT_LEN + 1], uint8_t hash[32])
 
 void bd_key_hash(bd_slice key, uint8_t out[32])
 {
-    crypto_hash_sha256(out, (const unsigned char *)key.ptr, key.len);
+    bd_sha256(key.ptr, key.len, out);
 }
 
 bool bd_plan_rate(const char *plan, int64_t *per_hour)

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sha256.h"
+
 bd_result bd_secret_create(const char *path, char *why, size_t whylen)
 {
     if (sodium_init() < 0)
@@ -84,17 +86,17 @@ void bd_keyed_hash(const uint8_t secret[BD_SECRET_LEN], const char *label, const
     static _Thread_local struct {
         bool set;
         uint8_t secret[BD_SECRET_LEN];
-        crypto_auth_hmacsha256_state keyed;
+        bd_hmac_sha256_state keyed;
     } cache;
     if (!cache.set || sodium_memcmp(cache.secret, secret, BD_SECRET_LEN) != 0) {
-        crypto_auth_hmacsha256_init(&cache.keyed, secret, BD_SECRET_LEN);
+        bd_hmac_sha256_init(&cache.keyed, secret, BD_SECRET_LEN);
         memcpy(cache.secret, secret, BD_SECRET_LEN);
         cache.set = true;
     }
-    crypto_auth_hmacsha256_state st = cache.keyed;
-    crypto_auth_hmacsha256_update(&st, (const unsigned char *)label, strlen(label) + 1);
-    crypto_auth_hmacsha256_update(&st, data, len);
-    crypto_auth_hmacsha256_final(&st, out);
+    bd_hmac_sha256_state st = cache.keyed;
+    bd_hmac_sha256_update(&st, label, strlen(label) + 1);
+    bd_hmac_sha256_update(&st, data, len);
+    bd_hmac_sha256_final(&st, out);
 }
 
 void bd_card_key(const uint8_t secret[BD_SECRET_LEN], const uint8_t sha256[32],

@@ -5,7 +5,6 @@
 
 #include <jansson.h>
 #include <math.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +12,7 @@
 
 #include "core/date.h"
 #include "core/pwhash.h"
+#include "core/sha256.h"
 #include "core/utf8.h"
 #include "core/uuid.h"
 #include "ingest/cvv.h"
@@ -359,16 +359,16 @@ bd_result bd_import_check_breach(importer *im, staged *out)
             return bd_check_reject(im, "uuid must look like 3f2b8c1e-0d4a-4e1b-9c7d-2a5e6f708192");
     } else {
         /* Derived from the breach's identity, so importing the same file again finds it. */
-        crypto_hash_sha256_state st;
-        uint8_t h[32];
-        crypto_hash_sha256_init(&st);
-        crypto_hash_sha256_update(&st, (const uint8_t *)"breach", 7);
-        crypto_hash_sha256_update(&st, (const uint8_t *)b.source_name.ptr, b.source_name.len);
-        crypto_hash_sha256_update(&st, (const uint8_t *)"", 1);
+        bd_sha256_state st;
+        uint8_t h[BD_SHA256_LEN];
+        bd_sha256_init(&st);
+        bd_sha256_update(&st, "breach", 7);
+        bd_sha256_update(&st, b.source_name.ptr, b.source_name.len);
+        bd_sha256_update(&st, "", 1);
         if (b.site_domain.ptr)
-            crypto_hash_sha256_update(&st, (const uint8_t *)b.site_domain.ptr, b.site_domain.len);
-        crypto_hash_sha256_update(&st, (const uint8_t *)&b.date_leaked, sizeof b.date_leaked);
-        crypto_hash_sha256_final(&st, h);
+            bd_sha256_update(&st, b.site_domain.ptr, b.site_domain.len);
+        bd_sha256_update(&st, &b.date_leaked, sizeof b.date_leaked);
+        bd_sha256_final(&st, h);
         bd_uuid_from_bytes(h, b.uuid);
         generated = true;
     }
@@ -401,12 +401,12 @@ static bd_result identity(importer *im, const char *name, bd_id_type t, norm_val
     return BD_OK;
 }
 
-static void dedup_add(crypto_hash_sha256_state *st, bd_slice v)
+static void dedup_add(bd_sha256_state *st, bd_slice v)
 {
     uint32_t len = v.ptr ? (uint32_t)v.len : UINT32_MAX;
-    crypto_hash_sha256_update(st, (const uint8_t *)&len, sizeof len);
+    bd_sha256_update(st, &len, sizeof len);
     if (v.ptr)
-        crypto_hash_sha256_update(st, (const uint8_t *)v.ptr, v.len);
+        bd_sha256_update(st, v.ptr, v.len);
 }
 
 bd_result bd_import_check_record(importer *im, staged *out)
@@ -544,16 +544,16 @@ bd_result bd_import_check_record(importer *im, staged *out)
         }
     }
 
-    crypto_hash_sha256_state st;
-    uint8_t h[32];
-    crypto_hash_sha256_init(&st);
+    bd_sha256_state st;
+    uint8_t h[BD_SHA256_LEN];
+    bd_sha256_init(&st);
     dedup_add(&st, bd_slice_from(rec.breach_uuid));
     bd_slice parts[] = {rec.user_name,     rec.first_name,    rec.last_name,  rec.email,
                         rec.email_domain,  rec.phone_number,  rec.ip_address, rec.bitcoin_address,
                         rec.password_hmac, rec.password_hash, rec.ssn_hmac,   rec.other_attributes};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         dedup_add(&st, parts[i]);
-    crypto_hash_sha256_final(&st, h);
+    bd_sha256_final(&st, h);
     memcpy(rec.dedup, h, sizeof rec.dedup);
 
     out->u.record = rec;

@@ -6,6 +6,7 @@
 
 #include "core/date.h"
 #include "core/pwhash.h"
+#include "core/sha256.h"
 #include "core/uuid.h"
 #include "ingest/cvv.h"
 #include "ingest/import_impl.h"
@@ -69,7 +70,7 @@ bd_result bd_import_check_card(importer *im, staged *out)
     memcpy(c.last4, digits + n - 4, 4);
     c.length = (int)n;
     uint8_t sha[32];
-    crypto_hash_sha256(sha, (const uint8_t *)digits, n);
+    bd_sha256(digits, n, sha);
     bd_card_key(im->secret, sha, c.number_hmac);
 
     bd_datetime d;
@@ -125,21 +126,22 @@ bd_result bd_import_check_card(importer *im, staged *out)
         c.id[v.len] = '\0';
     } else {
         /* Keyed, so the id reveals nothing of the number; stable, so a re-import matches. */
-        crypto_auth_hmacsha256_state st;
-        uint8_t mac[32];
-        crypto_auth_hmacsha256_init(&st, im->secret, BD_SECRET_LEN);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)"card-id", 8);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)digits, n);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.created_at, 20);
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)c.expire_date, 11);
+        bd_hmac_sha256_state st;
+        uint8_t mac[BD_SHA256_LEN];
+        bd_hmac_sha256_init(&st, im->secret, BD_SECRET_LEN);
+        bd_hmac_sha256_update(&st, "card-id", 8);
+        bd_hmac_sha256_update(&st, digits, n);
+        bd_hmac_sha256_update(&st, c.created_at, 20);
+        bd_hmac_sha256_update(&st, c.expire_date, 11);
         bd_slice parts[] = {c.leak_id, cvv, c.owner};
         for (size_t i = 0; i < 3; i++) {
             uint32_t len = parts[i].ptr ? (uint32_t)parts[i].len : UINT32_MAX;
-            crypto_auth_hmacsha256_update(&st, (const uint8_t *)&len, sizeof len);
+            bd_hmac_sha256_update(&st, &len, sizeof len);
             if (parts[i].ptr)
-                crypto_auth_hmacsha256_update(&st, (const uint8_t *)parts[i].ptr, parts[i].len);
+                bd_hmac_sha256_update(&st, parts[i].ptr, parts[i].len);
         }
-        crypto_auth_hmacsha256_final(&st, mac);
+        bd_hmac_sha256_final(&st, mac);
+        sodium_memzero(&st, sizeof st); /* it held the secret's padded key */
         bd_uuid_from_bytes(mac, c.id);
     }
     sodium_memzero(digits, sizeof digits);

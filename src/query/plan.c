@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sha256.h"
+
 static size_t count_nodes(const bd_query_node *n, size_t *kids)
 {
     size_t total = 1;
@@ -61,7 +63,7 @@ static const bd_card_cond *plan_node(planner *p, const bd_query_node *n)
     case BD_QUERY_HASH: {
         uint8_t sha[32];
         if (n->kind == BD_QUERY_NUMBER_EXACT) {
-            crypto_hash_sha256(sha, (const uint8_t *)n->value.ptr, n->value.len);
+            bd_sha256(n->value.ptr, n->value.len, sha);
         } else {
             size_t got = 0;
             sodium_hex2bin(sha, sizeof sha, n->value.ptr, n->value.len, NULL, &got, NULL);

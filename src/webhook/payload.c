@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sha256.h"
 #include "ingest/watch_spec.h"
 
 void bd_alert_write_json(bd_json *w, const bd_alert_row *a, bool with_delivery)
@@ -82,14 +83,14 @@ bool bd_alert_triage_parse(bd_slice s, int *triage)
 
 void bd_webhook_sign(bd_slice secret, int64_t timestamp, bd_slice body, char out[68])
 {
-    crypto_auth_hmacsha256_state st;
-    uint8_t mac[crypto_auth_hmacsha256_BYTES];
+    bd_hmac_sha256_state st;
+    uint8_t mac[BD_SHA256_LEN];
     char ts[24];
     int n = snprintf(ts, sizeof ts, "%lld.", (long long)timestamp);
-    crypto_auth_hmacsha256_init(&st, (const unsigned char *)secret.ptr, secret.len);
-    crypto_auth_hmacsha256_update(&st, (const unsigned char *)ts, (unsigned long long)n);
-    crypto_auth_hmacsha256_update(&st, (const unsigned char *)body.ptr, body.len);
-    crypto_auth_hmacsha256_final(&st, mac);
+    bd_hmac_sha256_init(&st, secret.ptr, secret.len);
+    bd_hmac_sha256_update(&st, ts, (size_t)n);
+    bd_hmac_sha256_update(&st, body.ptr, body.len);
+    bd_hmac_sha256_final(&st, mac);
     sodium_memzero(&st, sizeof st);
     out[0] = 'v';
     out[1] = '1';

@@ -14,26 +14,27 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "core/sha256.h"
 #include "store/pg/pg_impl.h"
 
 static void digest(const char *tag, const unsigned char *v, size_t len, bool hex,
                    uint8_t out[PG_OWNER_KEY_LEN])
 {
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    crypto_hash_sha256_update(&st, (const unsigned char *)tag, strlen(tag));
-    crypto_hash_sha256_update(&st, (const unsigned char *)":", 1);
+    bd_sha256_state st;
+    bd_sha256_init(&st);
+    bd_sha256_update(&st, tag, strlen(tag));
+    bd_sha256_update(&st, ":", 1);
     if (hex) {
         char h[3];
         for (size_t i = 0; i < len; i++) {
             sodium_bin2hex(h, sizeof h, v + i, 1);
-            crypto_hash_sha256_update(&st, (const unsigned char *)h, 2);
+            bd_sha256_update(&st, h, 2);
         }
     } else {
-        crypto_hash_sha256_update(&st, v, len);
+        bd_sha256_update(&st, v, len);
     }
-    uint8_t full[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256_final(&st, full);
+    uint8_t full[BD_SHA256_LEN];
+    bd_sha256_final(&st, full);
     memcpy(out, full, PG_OWNER_KEY_LEN);
 }
 
