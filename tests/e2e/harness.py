@@ -290,8 +290,8 @@ class ServerTest(unittest.TestCase):
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
 SCHEMA_VERSION = 21
 # The newest PostgreSQL schema version (22 watches' alert format, 23 records' website_domain,
-# 24 pastes; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 24
+# 24 pastes, 25 card counts held in their key; src/store/pg/schema.c).
+PG_SCHEMA_VERSION = 25
 # Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups), 16 (the console's
 # alert triage and signed-out sessions) and 17 (watches' alert format) back out: a way back
 # replays them, and SQLite adds a column only to a table that lacks it.
