@@ -1,11 +1,13 @@
-/* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with a connection of its
- * own, in non-blocking mode, that answers the email searches a fixed statement answers (no
- * filter, no tenant's scope; a first page or a page after a position) and the card BIN
- * pages (a lone 6-digit BIN prefix, newest first, with its count) for requests that wait
- * without holding an HTTP worker. Whatever lookups of one kind are waiting when the
- * connection is free go out as one statement (unnest of the keys WITH ORDINALITY, LATERAL
- * per key: each key's page and count exactly as the synchronous statements give them), so a
- * lone lookup goes out at once and a busy server answers many per round trip.
+/* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with connections of its
+ * own (one per core; all but the first for owner words' pages alone), in non-blocking mode,
+ * that answers the email searches a fixed statement answers (no filter, no tenant's scope;
+ * a first page or a page after a position), the card BIN pages (a lone 6-digit BIN prefix,
+ * newest first, with its count) and an owner word's cards in expiry order (one word and one
+ * expiry range, with its count) for requests that wait without holding an HTTP worker.
+ * Whatever lookups of one kind are waiting when a connection is free go out as one statement
+ * (unnest of the keys WITH ORDINALITY, LATERAL per key: each key's page and count exactly as the
+ * synchronous statements give them), so a lone lookup goes out at once and a busy server answers
+ * many per round trip.
  *
  * A lookup is the caller's (it lives until its done callback has run, which is the last
  * thing the dispatcher does with it, on the dispatcher's thread). A failure is the store
@@ -29,13 +31,16 @@ struct bd_pg_rows; /* a batch's result, shared by its lookups */
 typedef enum {
     BD_PG_LOOKUP_EMAIL, /* an email's page of records (email, has_after, after_*) */
     BD_PG_LOOKUP_BIN,   /* a BIN's page of cards, newest first (bin, offset), always counted */
+    BD_PG_LOOKUP_OWNER, /* an owner word's page of cards in expiry order (email: the word,
+                         * low, high, offset), always counted */
 } bd_pg_lookup_kind;
 
 typedef struct bd_pg_lookup {
     /* in */
     bd_pg_lookup_kind kind;
-    bd_slice email; /* the lookup key, borrowed until done */
+    bd_slice email; /* the lookup key (an email, or an owner word), borrowed until done */
     char bin[7];
+    bd_slice low, high; /* an owner word's expiry range (NULL ptr: open), borrowed */
     int64_t offset;
     bool has_after; /* a page after (after_date, after_id); else a first page, counted */
     int32_t after_date;
@@ -75,6 +80,9 @@ void bd_pg_batch_each_card(const bd_pg_lookup *lk, bd_card_cb cb, void *ctx);
 /* Whether the dispatcher answers q as a BIN lookup: a lone plain 6-digit BIN prefix in
  * createdAt order, newest first. On true, bin holds the BIN. */
 bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7]);
+/* Whether the dispatcher answers q as an owner word's page (pg_card_owner_batch_page's
+ * shape). On true, word, low and high point into q's conditions. */
+bool bd_pg_batch_owner_page(const bd_card_query *q, bd_slice *word, bd_slice *low, bd_slice *high);
 /* Gives the lookup's share of its batch's result back (after each; idempotent). */
 void bd_pg_batch_release(bd_pg_lookup *lk);
 /* Inside a read view on a PostgreSQL store s: the view takes version as the data version of

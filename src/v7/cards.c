@@ -248,8 +248,9 @@ static void run_card_search(bd_req *rq, const bd_card_query *q, int64_t page, in
 
 /* ---- waiting for the lookup dispatcher -------------------------------------------------- */
 
-/* A BIN page handed to the lookup dispatcher: what it needs on resumption. The query's
- * conditions live in the plan's own memory, which the deferral owns. */
+/* A BIN page or an owner word's page handed to the lookup dispatcher: what it needs on
+ * resumption. The query's conditions live in the plan's own memory, which the deferral
+ * owns (the lookup borrows the owner word and its range from them). */
 typedef struct {
     bd_pg_wait w; /* first: the deferral */
     bd_card_query q;
@@ -271,14 +272,17 @@ static void cards_free(bd_deferred *base)
     free(d);
 }
 
-/* Hands a BIN page to the dispatcher when it takes it and other searches are in progress;
- * the plan is then the deferral's. */
+/* Hands a BIN page or an owner word's page to the dispatcher when it takes it and other
+ * searches are in progress; the plan is then the deferral's. */
 static bd_pg_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_query *q,
                                const bd_card_plan *plan, int64_t page, int64_t size)
 {
     char bin[7];
+    bd_slice word, low, high;
     struct bd_pg_batch *b;
-    bd_pg_route route = bd_pg_wait_route(srv, rq, bd_pg_batch_bin_page(q, bin), &b);
+    bool by_bin = bd_pg_batch_bin_page(q, bin);
+    bool by_owner = !by_bin && bd_pg_batch_owner_page(q, &word, &low, &high);
+    bd_pg_route route = bd_pg_wait_route(srv, rq, by_bin || by_owner, &b);
     if (route != BD_PG_WAIT)
         return route;
     deferred_cards *d = calloc(1, sizeof *d);
@@ -290,8 +294,15 @@ static bd_pg_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_
     d->plan = *plan;
     d->page = page;
     d->size = size;
-    d->w.lk.kind = BD_PG_LOOKUP_BIN;
-    memcpy(d->w.lk.bin, bin, sizeof d->w.lk.bin);
+    if (by_bin) {
+        d->w.lk.kind = BD_PG_LOOKUP_BIN;
+        memcpy(d->w.lk.bin, bin, sizeof d->w.lk.bin);
+    } else {
+        d->w.lk.kind = BD_PG_LOOKUP_OWNER;
+        d->w.lk.email = word; /* in the plan's memory, now the deferral's */
+        d->w.lk.low = low;
+        d->w.lk.high = high;
+    }
     d->w.lk.offset = q->offset;
     d->w.lk.limit = q->limit;
     bd_pg_wait_init(&d->w, rq, b, cards_finish, cards_free);

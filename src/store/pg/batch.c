@@ -1,12 +1,13 @@
-/* The lookup dispatcher (store/pg_batch.h): one thread, one connection of its own in
- * non-blocking mode, one statement in flight. Submitters queue a lookup under a mutex and
- * wake the thread through an eventfd when it sleeps; the thread polls the eventfd and the
- * connection's socket. Whenever no statement is in flight and lookups wait, it takes those
- * of the first one's kind (up to BATCH_MAX; email first pages, email pages after a
- * position and BIN pages are three statements) and sends one prepared statement, binary
- * results for records and text for cards (their reading is the synchronous path's). When the
- * result is in, each lookup gets its rows (by ordinal), its count and the data version,
- * then its done callback. */
+/* The lookup dispatcher (store/pg_batch.h): one thread and a lane per core (at most
+ * LANES_MAX), each lane a connection of its own in non-blocking mode with one statement in
+ * flight at most. Submitters queue a lookup under a mutex and wake the thread through an
+ * eventfd when it sleeps with a lane free; the thread polls the eventfd and the busy lanes'
+ * sockets. Whenever a lane is free and lookups it takes wait (lane_takes), it takes those of
+ * the first one's kind (up to BATCH_MAX; email first pages, email pages after a position,
+ * BIN pages and owner words' pages are four statements) and sends one prepared statement,
+ * binary results for records and text for cards (their reading is the synchronous path's).
+ * When the result is in, each lookup gets its rows (by ordinal), its count and the data
+ * version, then its done callback. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,17 +29,35 @@
 #define FIRST_NAME "bdbatch1"
 #define NEXT_NAME "bdbatch2"
 #define BIN_NAME "bdbatch3"
+#define OWNER_NAME "bdbatch4"
 
 /* The statements, each a kind of flight: what a lookup needs is one of them. */
-typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_KINDS } flight_kind;
-static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME};
-static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4};
+typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_OWNER, FLIGHT_KINDS } flight_kind;
+static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME};
+static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5};
 /* where a row's ordinal is: binary for records, text for cards */
-static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16};
+static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16};
+#define ARRAYS 5 /* a statement's array parameters at most */
+/* Connections, each with a statement in flight at most: one per core (PostgreSQL runs a
+ * statement on one core, and the heavier batched pages, an owner word's, kept one backend
+ * busy while the other core idled), at most LANES_MAX. */
+#define LANES_MAX 4
 
 static flight_kind kind_of(const bd_pg_lookup *lk)
 {
-    return lk->kind == BD_PG_LOOKUP_BIN ? FLIGHT_BIN : lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
+    switch (lk->kind) {
+    case BD_PG_LOOKUP_BIN:
+        return FLIGHT_BIN;
+    case BD_PG_LOOKUP_OWNER:
+        return FLIGHT_OWNER;
+    default:
+        return lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
+    }
+}
+
+static bool cards_flight(flight_kind k)
+{
+    return k == FLIGHT_BIN || k == FLIGHT_OWNER;
 }
 
 struct bd_pg_rows {
@@ -46,13 +65,29 @@ struct bd_pg_rows {
     atomic_int refs;
 };
 
+/* One connection of the dispatcher's and the statement in flight on it. */
+typedef struct {
+    bd_store *store;
+    bool prepared;
+    bool inflight;
+    bd_pg_lookup *flight[BATCH_MAX];
+    int nflight;
+    flight_kind kind; /* the statement in flight */
+    bool retried;
+    PGresult *got; /* the result read, before the end of the statement */
+    /* the statement's array parameters: the keys (emails, BINs or owner words), their
+     * limits, then the after-position's dates and ids, the BINs' range ends and offsets, or
+     * the owner words' expiry ranges' ends and offsets */
+    bd_buf arr[ARRAYS];
+} lane;
+
 struct bd_pg_batch {
     const char *db;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t idle_cv; /* signalled when nothing is queued or in flight */
     int efd;
-    bool sleeping; /* the thread is (about to be) in poll: wake it */
+    bool sleeping; /* the thread is (about to be) in poll with a lane free: wake it */
     bool draining, stopping;
     bool refuse; /* the store routes searches: lookups are refused */
     bd_pg_lookup *head, *tail;
@@ -61,17 +96,9 @@ struct bd_pg_batch {
     atomic_int active; /* searches between enter and leave */
     bool always;       /* a search alone is dispatched too */
     /* the thread's own */
-    bd_store *store;
-    bool prepared;
     bool warned;
-    bd_pg_lookup *flight[BATCH_MAX];
-    int nflight;
-    flight_kind kind; /* the statement in flight */
-    bool retried;
-    PGresult *got; /* the result read, before the end of the statement */
-    /* the statement's array parameters: the keys (emails or BINs), their limits, then the
-     * after-position's dates and ids, or the BINs' range ends and offsets */
-    bd_buf keys, lims, third, fourth;
+    int nlanes;
+    lane lanes[LANES_MAX];
 };
 
 static void wake(bd_pg_batch *b)
@@ -137,6 +164,11 @@ bool bd_pg_batch_bin_page(const bd_card_query *q, char bin[7])
     return true;
 }
 
+bool bd_pg_batch_owner_page(const bd_card_query *q, bd_slice *word, bd_slice *low, bd_slice *high)
+{
+    return pg_card_owner_batch_page(q, word, low, high);
+}
+
 static void rows_release(struct bd_pg_rows *r)
 {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
@@ -191,127 +223,163 @@ static void finish_lookup(bd_pg_batch *b, bd_pg_lookup *lk)
     pthread_mutex_unlock(&b->lock);
 }
 
-static void fail_flight(bd_pg_batch *b, bd_result r)
+static void fail_flight(bd_pg_batch *b, lane *l, bd_result r)
 {
-    for (int i = 0; i < b->nflight; i++) {
-        b->flight[i]->result = r;
-        finish_lookup(b, b->flight[i]);
+    for (int i = 0; i < l->nflight; i++) {
+        l->flight[i]->result = r;
+        finish_lookup(b, l->flight[i]);
     }
-    b->nflight = 0;
+    l->nflight = 0;
 }
 
-/* The connection, opened or reset, set up and with both statements prepared. */
-static bd_result connect_store(bd_pg_batch *b)
+/* The lane's connection, opened or reset, set up and with the statements prepared. */
+static bd_result connect_store(bd_pg_batch *b, lane *l)
 {
     char why[512] = "";
-    if (!b->store) {
-        if (bd_store_open(b->db, BD_STORE_READ, &b->store, why, sizeof why) != BD_OK) {
+    if (!l->store) {
+        if (bd_store_open(b->db, BD_STORE_READ, &l->store, why, sizeof why) != BD_OK) {
             if (!b->warned)
                 bd_log(BD_LOG_ERROR, "store", "lookup dispatcher: %s", why);
             b->warned = true;
-            b->store = NULL;
+            l->store = NULL;
             return BD_ERR_BUSY;
         }
-        b->prepared = false;
+        l->prepared = false;
     }
-    pg_store *p = pg_of(b->store);
+    pg_store *p = pg_of(l->store);
     if (PQstatus(p->conn) != CONNECTION_OK) {
         PQsetnonblocking(p->conn, 0); /* the setup's statements are synchronous */
         PQreset(p->conn);
         memset(p->prepared, 0, sizeof p->prepared);
-        b->prepared = false;
+        l->prepared = false;
         if (PQstatus(p->conn) != CONNECTION_OK || pg_session_setup(p) != BD_OK)
             return BD_ERR_BUSY;
     }
     if (p->routed) { /* the fixed statements name the owner key there: searched as before */
         pthread_mutex_lock(&b->lock);
+        bool said = b->refuse;
         b->refuse = true;
         pthread_mutex_unlock(&b->lock);
-        bd_log(BD_LOG_INFO, "store",
-               "lookup dispatcher: searches are routed on this store; "
-               "email searches run on the request's thread");
+        if (!said)
+            bd_log(BD_LOG_INFO, "store",
+                   "lookup dispatcher: searches are routed on this store; "
+                   "email and card searches run on the request's thread");
         return BD_ERR_UNSUPPORTED;
     }
-    if (!b->prepared) {
+    if (!l->prepared) {
         PQsetnonblocking(p->conn, 0);
         const char *sql[FLIGHT_KINDS] = {pg_email_batch_first_sql, pg_email_batch_next_sql,
-                                         pg_bin_batch_sql};
+                                         pg_bin_batch_sql, pg_owner_batch_sql};
         for (int i = 0; i < FLIGHT_KINDS; i++) {
             PGresult *pr = PQprepare(p->conn, FLIGHT_NAMES[i], sql[i], 0, NULL);
             if (PQresultStatus(pr) != PGRES_COMMAND_OK)
                 return pg_failed(p, pr);
             PQclear(pr);
         }
-        b->prepared = true;
+        l->prepared = true;
     }
     b->warned = false;
     PQsetnonblocking(p->conn, 1);
     return BD_OK;
 }
 
-/* Appends one lookup's elements to the statement's arrays (sep: "," but for the first). */
-static bd_result add_to_arrays(bd_pg_batch *b, const bd_pg_lookup *lk, const char *sep)
+/* Appends a text element to an array literal, after sep. */
+static bd_result add_text(bd_buf *a, const char *sep, bd_slice v)
 {
-    bool bin = b->kind == FLIGHT_BIN;
-    bd_result r = bd_buf_append_str(&b->keys, sep);
+    bd_result r = bd_buf_append_str(a, sep);
+    return r == BD_OK ? pg_array_text(a, v) : r;
+}
+
+/* Appends one lookup's elements to the statement's arrays (sep: "," but for the first). */
+static bd_result add_to_arrays(lane *l, const bd_pg_lookup *lk, const char *sep)
+{
+    bool bin = l->kind == FLIGHT_BIN;
+    bd_result r = add_text(&l->arr[0], sep, bin ? bd_slice_from(lk->bin) : lk->email);
     if (r == BD_OK)
-        r = pg_array_text(&b->keys, bin ? bd_slice_from(lk->bin) : lk->email);
-    if (r == BD_OK)
-        r = bd_buf_printf(&b->lims, "%s%d", sep, lk->limit);
+        r = bd_buf_printf(&l->arr[1], "%s%d", sep, lk->limit);
     if (r == BD_OK && bin) {
         char end[8];
         bd_card_digits_end(lk->bin, strlen(lk->bin), end);
-        r = bd_buf_printf(&b->third, "%s%s", sep, end);
+        r = bd_buf_printf(&l->arr[2], "%s%s", sep, end);
         if (r == BD_OK)
-            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->offset);
-    } else if (r == BD_OK && b->kind == FLIGHT_NEXT) {
-        r = bd_buf_printf(&b->third, "%s%d", sep, (int)lk->after_date);
+            r = bd_buf_printf(&l->arr[3], "%s%lld", sep, (long long)lk->offset);
+    } else if (r == BD_OK && l->kind == FLIGHT_OWNER) {
+        /* the open ends as pg_owner_batch_sql takes them */
+        r = add_text(&l->arr[2], sep, lk->low.ptr ? lk->low : (bd_slice){"", 0});
         if (r == BD_OK)
-            r = bd_buf_printf(&b->fourth, "%s%lld", sep, (long long)lk->after_id);
+            r = add_text(&l->arr[3], sep, lk->high.ptr ? lk->high : (bd_slice){"~", 1});
+        if (r == BD_OK)
+            r = bd_buf_printf(&l->arr[4], "%s%lld", sep, (long long)lk->offset);
+    } else if (r == BD_OK && l->kind == FLIGHT_NEXT) {
+        r = bd_buf_printf(&l->arr[2], "%s%d", sep, (int)lk->after_date);
+        if (r == BD_OK)
+            r = bd_buf_printf(&l->arr[3], "%s%lld", sep, (long long)lk->after_id);
     }
     return r;
 }
 
-/* Sends the statement of the lookups in flight. */
-static bd_result send_flight(bd_pg_batch *b)
+/* Sends the statement of the lane's lookups in flight. */
+static bd_result send_flight(bd_pg_batch *b, lane *l)
 {
     bd_result r = BD_OK;
-    bd_buf *arr[4] = {&b->keys, &b->lims, &b->third, &b->fourth};
-    for (int a = 0; r == BD_OK && a < 4; a++) {
-        bd_buf_reset(arr[a]);
-        r = bd_buf_append_char(arr[a], '{');
+    for (int a = 0; r == BD_OK && a < ARRAYS; a++) {
+        bd_buf_reset(&l->arr[a]);
+        r = bd_buf_append_char(&l->arr[a], '{');
     }
-    for (int i = 0; r == BD_OK && i < b->nflight; i++)
-        r = add_to_arrays(b, b->flight[i], i ? "," : "");
-    for (int a = 0; r == BD_OK && a < 4; a++)
-        r = bd_buf_append(arr[a], "}", 2); /* with its NUL */
+    for (int i = 0; r == BD_OK && i < l->nflight; i++)
+        r = add_to_arrays(l, l->flight[i], i ? "," : "");
+    for (int a = 0; r == BD_OK && a < ARRAYS; a++)
+        r = bd_buf_append(&l->arr[a], "}", 2); /* with its NUL */
     if (r != BD_OK)
         return r;
-    r = connect_store(b);
+    r = connect_store(b, l);
     if (r != BD_OK)
         return r;
-    pg_store *p = pg_of(b->store);
-    const char *values[4] = {b->keys.data, b->lims.data, b->third.data, b->fourth.data};
-    if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[b->kind], FLIGHT_PARAMS[b->kind], values, NULL,
-                             NULL, b->kind == FLIGHT_BIN ? 0 : 1))
+    pg_store *p = pg_of(l->store);
+    const char *values[ARRAYS];
+    for (int a = 0; a < ARRAYS; a++)
+        values[a] = l->arr[a].data;
+    if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[l->kind], FLIGHT_PARAMS[l->kind], values, NULL,
+                             NULL, cards_flight(l->kind) ? 0 : 1))
         return pg_failed(p, NULL);
     atomic_fetch_add_explicit(&b->batches, 1, memory_order_relaxed);
     return BD_OK;
 }
 
-/* Takes the waiting lookups of one kind (the kind of the first) into flight. */
-static void take_flight(bd_pg_batch *b)
+/* Whether a lane takes lookups of kind k: the first lane every kind; the others only an
+ * owner word's pages, the one kind whose statement is heavy enough that one backend's core
+ * bounds it (scenario 5: 10,008-10,488 req/s on one lane, 12,551-12,871 on two). Email
+ * searches and BIN pages stay on one connection, where they share the most statements
+ * (on two lanes scenario 1 lost 5% and the p99 of scenarios 1 and 4 grew by half). */
+static bool lane_takes(const bd_pg_batch *b, const lane *l, flight_kind k)
+{
+    return l == &b->lanes[0] || k == FLIGHT_OWNER;
+}
+
+/* The first waiting lookup the lane takes, or NULL; under the lock. */
+static bd_pg_lookup *first_for(const bd_pg_batch *b, const lane *l)
+{
+    for (bd_pg_lookup *lk = b->head; lk; lk = lk->next)
+        if (lane_takes(b, l, kind_of(lk)))
+            return lk;
+    return NULL;
+}
+
+/* Takes the waiting lookups of one kind (the kind of the first the lane takes) into the
+ * lane's flight. */
+static void take_flight(bd_pg_batch *b, lane *l)
 {
     pthread_mutex_lock(&b->lock);
-    b->nflight = 0;
-    if (b->head) {
-        b->kind = kind_of(b->head);
+    l->nflight = 0;
+    bd_pg_lookup *first = first_for(b, l);
+    if (first) {
+        l->kind = kind_of(first);
         bd_pg_lookup **at = &b->head, *last = NULL;
-        while (*at && b->nflight < BATCH_MAX) {
+        while (*at && l->nflight < BATCH_MAX) {
             bd_pg_lookup *lk = *at;
-            if (kind_of(lk) == b->kind) {
+            if (kind_of(lk) == l->kind) {
                 *at = lk->next;
-                b->flight[b->nflight++] = lk;
+                l->flight[l->nflight++] = lk;
             } else {
                 last = lk;
                 at = &lk->next;
@@ -342,21 +410,21 @@ static void note_version(bd_pg_lookup *lk, bd_slice v)
     lk->version = ver;
 }
 
-/* Hands the result's rows to the lookups in flight and finishes them. */
-static void distribute(bd_pg_batch *b, PGresult *res)
+/* Hands the result's rows to the lane's lookups in flight and finishes them. */
+static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
 {
     struct bd_pg_rows *rows = malloc(sizeof *rows);
     if (!rows) {
         PQclear(res);
-        fail_flight(b, BD_ERR_NOMEM);
+        fail_flight(b, l, BD_ERR_NOMEM);
         return;
     }
     rows->res = res;
-    atomic_init(&rows->refs, b->nflight + 1);
-    int nrows = PQntuples(res), at = 0, ord = ORDINAL_COLUMN[b->kind];
-    bool cards = b->kind == FLIGHT_BIN;
-    for (int i = 0; i < b->nflight; i++) {
-        bd_pg_lookup *lk = b->flight[i];
+    atomic_init(&rows->refs, l->nflight + 1);
+    int nrows = PQntuples(res), at = 0, ord = ORDINAL_COLUMN[l->kind];
+    bool cards = cards_flight(l->kind);
+    for (int i = 0; i < l->nflight; i++) {
+        bd_pg_lookup *lk = l->flight[i];
         int first = at;
         while (at < nrows && (cards ? pg_int(res, at, ord) : pg_binary_int(res, at, ord)) == i + 1)
             at++;
@@ -368,7 +436,7 @@ static void distribute(bd_pg_batch *b, PGresult *res)
             continue;
         if (!PQgetisnull(res, first, 0))
             lk->n = at - first;
-        /* a BIN's count and version come with its page, empty or not (as the synchronous
+        /* a card page's count and version come with it, empty or not (as the synchronous
          * statement's single row does); an email's with its records only */
         if (cards || lk->n) {
             note_version(lk, pg_slice(res, first, ord - 2));
@@ -378,107 +446,141 @@ static void distribute(bd_pg_batch *b, PGresult *res)
                 lk->found = pg_binary_int(res, first, ord - 1);
         }
     }
-    atomic_fetch_add_explicit(&b->lookups, (uint64_t)b->nflight, memory_order_relaxed);
-    int n = b->nflight;
-    b->nflight = 0;
+    atomic_fetch_add_explicit(&b->lookups, (uint64_t)l->nflight, memory_order_relaxed);
+    int n = l->nflight;
+    l->nflight = 0;
     for (int i = 0; i < n; i++)
-        finish_lookup(b, b->flight[i]);
+        finish_lookup(b, l->flight[i]);
     rows_release(rows);
 }
 
 /* A statement's outcome: its result, or its failure (a lost connection: the batch is sent
  * once more on a new one, as worth_retrying does for a synchronous statement). True when a
  * statement is in flight again. */
-static bool statement_done(bd_pg_batch *b, PGresult *res)
+static bool statement_done(bd_pg_batch *b, lane *l, PGresult *res)
 {
-    pg_store *p = pg_of(b->store);
+    pg_store *p = pg_of(l->store);
     if (res && PQresultStatus(res) == PGRES_TUPLES_OK) {
-        distribute(b, res);
+        distribute(b, l, res);
         return false;
     }
     bd_result r = pg_failed(p, res);
-    if (r == BD_ERR_BUSY && PQstatus(p->conn) == CONNECTION_BAD && !b->retried) {
-        b->retried = true;
-        r = send_flight(b);
+    if (r == BD_ERR_BUSY && PQstatus(p->conn) == CONNECTION_BAD && !l->retried) {
+        l->retried = true;
+        r = send_flight(b, l);
         if (r == BD_OK)
             return true;
     }
     if (PQstatus(p->conn) != CONNECTION_OK)
         r = BD_ERR_BUSY;
-    fail_flight(b, r);
+    fail_flight(b, l, r);
     return false;
 }
 
-/* Reads what the server sent; true while the statement (or its retry) is in flight. */
-static bool read_result(bd_pg_batch *b)
+/* Reads what the server sent on the lane; true while its statement (or its retry) is in
+ * flight. */
+static bool read_result(bd_pg_batch *b, lane *l)
 {
-    PGconn *c = pg_of(b->store)->conn;
+    PGconn *c = pg_of(l->store)->conn;
     if (!PQconsumeInput(c)) {
-        PQclear(b->got);
-        b->got = NULL;
-        return statement_done(b, NULL);
+        PQclear(l->got);
+        l->got = NULL;
+        return statement_done(b, l, NULL);
     }
     while (!PQisBusy(c)) {
         PGresult *res = PQgetResult(c);
         if (!res) { /* the statement is over */
-            PGresult *got = b->got;
-            b->got = NULL;
-            return statement_done(b, got);
+            PGresult *got = l->got;
+            l->got = NULL;
+            return statement_done(b, l, got);
         }
-        PQclear(b->got); /* one result is expected; a later one (an error) wins */
-        b->got = res;
+        PQclear(l->got); /* one result is expected; a later one (an error) wins */
+        l->got = res;
     }
     return true;
+}
+
+/* Gives each free lane the lookups waiting, a kind at a time. True when any went out. */
+static bool fill_lanes(bd_pg_batch *b)
+{
+    bool sent = false;
+    for (int i = 0; i < b->nlanes; i++) {
+        lane *l = &b->lanes[i];
+        if (l->inflight)
+            continue;
+        take_flight(b, l);
+        if (!l->nflight)
+            continue; /* nothing this lane takes waits */
+        l->retried = false;
+        bd_result r = send_flight(b, l);
+        if (r == BD_ERR_BUSY && l->store && PQstatus(pg_of(l->store)->conn) == CONNECTION_BAD) {
+            l->retried = true;
+            r = send_flight(b, l); /* reset in connect_store */
+        }
+        if (r != BD_OK)
+            fail_flight(b, l, r);
+        else
+            l->inflight = true;
+        sent = true;
+    }
+    return sent;
 }
 
 static void *dispatch(void *arg)
 {
     bd_pg_batch *b = arg;
-    bool inflight = false;
-    connect_store(b); /* at once, so the first lookup does not wait for it */
+    for (int i = 0; i < b->nlanes; i++)
+        connect_store(b, &b->lanes[i]); /* at once, so the first lookup does not wait */
     for (;;) {
-        if (!inflight) {
-            take_flight(b);
-            if (b->nflight) {
-                b->retried = false;
-                bd_result r = send_flight(b);
-                if (r == BD_ERR_BUSY && b->store &&
-                    PQstatus(pg_of(b->store)->conn) == CONNECTION_BAD) {
-                    b->retried = true;
-                    r = send_flight(b); /* reset in connect_store */
-                }
-                if (r != BD_OK)
-                    fail_flight(b, r);
-                else
-                    inflight = true;
-                continue;
-            }
-            pthread_mutex_lock(&b->lock);
-            if (b->head) {
-                pthread_mutex_unlock(&b->lock);
-                continue;
-            }
-            if (b->stopping) {
-                pthread_mutex_unlock(&b->lock);
-                break;
-            }
-            b->sleeping = true;
+        if (fill_lanes(b))
+            continue;
+        /* Nothing a free lane takes waits. A free lane means a lookup queued from now on
+         * must wake the thread; with none free the thread looks at the queue again when a
+         * statement ends. */
+        int busy = 0;
+        bool takes = false;
+        pthread_mutex_lock(&b->lock);
+        for (int i = 0; i < b->nlanes; i++) {
+            busy += b->lanes[i].inflight;
+            takes = takes || (!b->lanes[i].inflight && first_for(b, &b->lanes[i]));
+        }
+        if (takes) { /* queued meanwhile */
             pthread_mutex_unlock(&b->lock);
+            continue;
         }
-        struct pollfd fds[2] = {{b->efd, POLLIN, 0}, {-1, POLLIN, 0}};
+        if (!busy && b->stopping) {
+            pthread_mutex_unlock(&b->lock);
+            break;
+        }
+        b->sleeping = busy < b->nlanes;
+        pthread_mutex_unlock(&b->lock);
+        struct pollfd fds[1 + LANES_MAX];
+        lane *at[1 + LANES_MAX];
         int nfds = 1;
-        PGconn *c = inflight ? pg_of(b->store)->conn : NULL;
-        if (c) {
-            fds[1].fd = PQsocket(c);
-            int fl = PQflush(c);
-            fds[1].events = (short)(POLLIN | (fl == 1 ? POLLOUT : 0));
-            nfds = fds[1].fd >= 0 ? 2 : 1;
-            if (nfds == 1) { /* no socket: the connection is gone */
-                inflight = statement_done(b, NULL);
+        fds[0] = (struct pollfd){b->efd, POLLIN, 0};
+        bool gone = false;
+        for (int i = 0; i < b->nlanes; i++) {
+            lane *l = &b->lanes[i];
+            if (!l->inflight)
+                continue;
+            PGconn *c = pg_of(l->store)->conn;
+            int fd = PQsocket(c);
+            if (fd < 0) { /* no socket: the connection is gone */
+                l->inflight = statement_done(b, l, NULL);
+                gone = true;
                 continue;
             }
+            int fl = PQflush(c);
+            fds[nfds] = (struct pollfd){fd, (short)(POLLIN | (fl == 1 ? POLLOUT : 0)), 0};
+            at[nfds++] = l;
         }
-        int n = poll(fds, (nfds_t)nfds, inflight ? 1000 : -1);
+        if (gone) {
+            pthread_mutex_lock(&b->lock);
+            b->sleeping = false;
+            pthread_mutex_unlock(&b->lock);
+            continue;
+        }
+        int n = poll(fds, (nfds_t)nfds, busy ? 1000 : -1);
         if (n < 0 && errno != EINTR)
             break;
         if (fds[0].revents & POLLIN) {
@@ -486,16 +588,28 @@ static void *dispatch(void *arg)
             ssize_t got = read(b->efd, &v, sizeof v);
             (void)got;
         }
-        if (!inflight) {
-            pthread_mutex_lock(&b->lock);
-            b->sleeping = false;
-            pthread_mutex_unlock(&b->lock);
-            continue;
-        }
-        if (nfds == 2 && fds[1].revents)
-            inflight = read_result(b);
+        pthread_mutex_lock(&b->lock);
+        b->sleeping = false;
+        pthread_mutex_unlock(&b->lock);
+        for (int k = 1; k < nfds; k++)
+            if (fds[k].revents)
+                at[k]->inflight = read_result(b, at[k]);
     }
     return NULL;
+}
+
+static void lanes_free(bd_pg_batch *b)
+{
+    for (int i = 0; i < LANES_MAX; i++) {
+        lane *l = &b->lanes[i];
+        PQclear(l->got);
+        if (l->store) {
+            PQsetnonblocking(pg_of(l->store)->conn, 0);
+            bd_store_close(l->store);
+        }
+        for (int a = 0; a < ARRAYS; a++)
+            bd_buf_free(&l->arr[a]);
+    }
 }
 
 bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
@@ -505,6 +619,8 @@ bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
         return NULL;
     b->db = db;
     b->always = always;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    b->nlanes = cores < 1 ? 1 : cores > LANES_MAX ? LANES_MAX : (int)cores;
     b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (b->efd < 0) {
         free(b);
@@ -516,16 +632,13 @@ bd_pg_batch *bd_pg_batch_start(const char *db, bool always)
     atomic_init(&b->batches, 0);
     atomic_init(&b->alone, 0);
     atomic_init(&b->active, 0);
-    bd_buf_init(&b->keys, 1u << 20);
-    bd_buf_init(&b->lims, 1u << 16);
-    bd_buf_init(&b->third, 1u << 16);
-    bd_buf_init(&b->fourth, 1u << 16);
+    /* the keys' array holds up to BATCH_MAX emails; the others numbers or short text */
+    for (int i = 0; i < LANES_MAX; i++)
+        for (int a = 0; a < ARRAYS; a++)
+            bd_buf_init(&b->lanes[i].arr[a], a == 0 ? 1u << 20 : 1u << 16);
     if (pthread_create(&b->thread, NULL, dispatch, b) != 0) {
         close(b->efd);
-        bd_buf_free(&b->keys);
-        bd_buf_free(&b->lims);
-        bd_buf_free(&b->third);
-        bd_buf_free(&b->fourth);
+        lanes_free(b);
         pthread_mutex_destroy(&b->lock);
         pthread_cond_destroy(&b->idle_cv);
         free(b);
@@ -555,16 +668,8 @@ void bd_pg_batch_stop(bd_pg_batch *b)
     pthread_mutex_unlock(&b->lock);
     wake(b);
     pthread_join(b->thread, NULL);
-    PQclear(b->got);
-    if (b->store) {
-        PQsetnonblocking(pg_of(b->store)->conn, 0);
-        bd_store_close(b->store);
-    }
     close(b->efd);
-    bd_buf_free(&b->keys);
-    bd_buf_free(&b->lims);
-    bd_buf_free(&b->third);
-    bd_buf_free(&b->fourth);
+    lanes_free(b);
     pthread_mutex_destroy(&b->lock);
     pthread_cond_destroy(&b->idle_cv);
     free(b);

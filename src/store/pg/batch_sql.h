@@ -27,6 +27,17 @@ extern const char *const pg_bin_batch_sql;
 /* Whether q is a BIN page (a lone plain 6-digit BIN prefix in createdAt order), which
  * card_bins and cards_by_bin_created hold in that order. */
 bool pg_card_bin_page(const bd_card_query *q);
+/* An owner word's pages in expiry order, oldest first, for many words in one statement: $1
+ * the words, $2 each one's limit, $3 its range's low end ('' when open), $4 its high end
+ * ('~' when open), $5 its offset. Columns as pg_bin_batch_sql's (15 the word's count within
+ * its range). */
+extern const char *const pg_owner_batch_sql;
+/* Whether q is an owner word's page the batched statement answers as the synchronous one
+ * does: "owner:WORD AND expireDate:[LOW TO HIGH]" (one plain lower-case word, one range
+ * whose ends are open or inclusive) in expiry order, oldest first. On true, word, low and
+ * high point into q's conditions (low or high NULL: open). */
+bool pg_card_owner_batch_page(const bd_card_query *q, bd_slice *word, bd_slice *low,
+                              bd_slice *high);
 /* Calls cb for rows first .. first+n-1 of a text result whose columns 0-13 are a card, until
  * it returns non-zero. */
 void pg_card_rows(PGresult *res, int first, int n, bd_card_cb cb, void *ctx);

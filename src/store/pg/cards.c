@@ -494,6 +494,75 @@ const char *const pg_bin_batch_sql =
     "ORDER BY c.created_at DESC, c.card_id DESC LIMIT k.lim OFFSET k.off) p ON true "
     "ORDER BY k.i, p.created_at DESC, p.card_id DESC";
 
+/* Owner words the batched statement takes: the index's own split of a lower-case ASCII
+ * letter-and-digit word is the word itself (pg_card_words, unicode61), so the request's
+ * thread needs no tokenizer; any other word is searched synchronously. Short enough that
+ * each card_counts key stays within OWNER_KEY_MAX, where the synchronous count reads it. */
+#define OWNER_BATCH_WORD_MAX 64
+#define OWNER_BATCH_BOUND_MAX 32
+
+static bool plain_word(bd_slice v)
+{
+    if (v.len == 0 || v.len > OWNER_BATCH_WORD_MAX)
+        return false;
+    for (size_t i = 0; i < v.len; i++) {
+        char ch = v.ptr[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            return false;
+    }
+    return true;
+}
+
+bool pg_card_owner_batch_page(const bd_card_query *q, bd_slice *word, bd_slice *low, bd_slice *high)
+{
+    const bd_card_cond *k = q->where, *w = NULL, *range = NULL;
+    if (!k || k->kind != BD_CC_AND || q->nsort != 1 || q->sort[0].column != BD_CARD_EXPIRE_DATE ||
+        q->sort[0].descending)
+        return false;
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *kid = k->kids[i];
+        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
+            !kid->prefix && !w)
+            w = kid;
+        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE && !range)
+            range = kid;
+        else
+            return false;
+    }
+    if (!w || !range || !plain_word(w->words[0]))
+        return false;
+    if (range->low.ptr && (!range->low_inclusive || range->low.len > OWNER_BATCH_BOUND_MAX))
+        return false;
+    if (range->high.ptr && (!range->high_inclusive || range->high.len > OWNER_BATCH_BOUND_MAX))
+        return false;
+    *word = w->words[0];
+    *low = range->low;
+    *high = range->high;
+    return true;
+}
+
+/* An owner word's pages in expiry order for many words in one statement, each as the
+ * synchronous statement reads it (owner_word_count, owner_word_where, order_by): the count
+ * summed off card_counts' keys "word expiry" within the word's range, the page the first
+ * entries of card_owner_words' range joined to their cards. An open low end is '' and an
+ * open high end '~', past every date (the keys and dates compare in the C collation). */
+const char *const pg_owner_batch_sql =
+    "SELECT p.card_id, p.created_at, p.bank, p.number_masked, p.owner, p.cvv, p.expire_date, "
+    "p.cvss, p.leak_id, p.leak_name, p.leak_publish_date, p.leak_discover_date, p.leak_size, "
+    "p.leak_tags, " PG_DATA_VERSION_SQL ", n.found, k.i "
+    "FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::bigint[]) "
+    "WITH ORDINALITY AS k(word, lim, low, high, off, i) "
+    "CROSS JOIN LATERAL (SELECT coalesce(sum(s.n), 0) AS found FROM card_counts s "
+    "WHERE s.kind = 2 AND s.key >= k.word || ' ' || k.low AND s.key <= k.word || ' ' || k.high "
+    "AND s.key < k.word || '!') n "
+    "LEFT JOIN LATERAL (SELECT c.card_id, c.created_at, c.bank, c.number_masked, c.owner, "
+    "c.cvv, c.expire_date, c.cvss, c.leak_id, c.leak_name, c.leak_publish_date, "
+    "c.leak_discover_date, c.leak_size, c.leak_tags "
+    "FROM card_owner_words w JOIN cards c ON c.card_id = w.card_id "
+    "WHERE w.word = k.word AND w.expire_date >= k.low AND w.expire_date <= k.high "
+    "ORDER BY w.expire_date ASC, c.card_id ASC LIMIT k.lim OFFSET k.off) p ON true "
+    "ORDER BY k.i, p.expire_date ASC NULLS FIRST, p.card_id ASC";
+
 /* ---- searches ---------------------------------------------------------------------------- */
 
 /* The search is one statement, so one round trip and one snapshot: a single row holding
