@@ -285,11 +285,9 @@ static bd_pg_route defer_cards(struct bd_server *srv, bd_req *rq, const bd_card_
     bd_pg_route route = bd_pg_wait_route(srv, rq, by_bin || by_owner, &b);
     if (route != BD_PG_WAIT)
         return route;
-    deferred_cards *d = calloc(1, sizeof *d);
-    if (!d) {
-        bd_pg_batch_leave(b);
+    deferred_cards *d = bd_pg_wait_new(b, sizeof *d);
+    if (!d)
         return BD_PG_HERE;
-    }
     d->q = *q;
     d->plan = *plan;
     d->page = page;

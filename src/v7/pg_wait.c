@@ -1,5 +1,6 @@
 /* The waiting shared by the searches the lookup dispatcher answers (v7/pg_wait.h). */
 #include <microhttpd.h>
+#include <stdlib.h>
 
 #include "http/pg_dispatch.h"
 #include "v7/pg_wait.h"
@@ -11,6 +12,14 @@ bd_pg_route bd_pg_wait_route(struct bd_server *srv, const bd_req *rq, bool takes
     if (!rq->can_defer || !*b || !takes || !bd_pg_batch_open(*b))
         return BD_PG_HERE;
     return bd_pg_batch_enter(*b) ? BD_PG_ALONE : BD_PG_WAIT;
+}
+
+void *bd_pg_wait_new(struct bd_pg_batch *b, size_t size)
+{
+    void *d = calloc(1, size);
+    if (!d)
+        bd_pg_batch_leave(b);
+    return d;
 }
 
 void bd_pg_wait_alone_end(struct bd_server *srv)

@@ -6,6 +6,7 @@
 #define BD_V7_PG_WAIT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "http/request.h"
 #include "store/pg_batch.h"
@@ -27,10 +28,12 @@ typedef enum {
 
 /* Where a search runs that the dispatcher would take (takes: it is of the dispatcher's
  * kind): BD_PG_WAIT with *b set when the request can wait, the dispatcher takes lookups and
- * others are in progress. A BD_PG_WAIT that then gives up (no memory) calls
- * bd_pg_batch_leave(*b). */
+ * others are in progress; the deferral then comes from bd_pg_wait_new. */
 bd_pg_route bd_pg_wait_route(struct bd_server *srv, const bd_req *rq, bool takes,
                              struct bd_pg_batch **b);
+/* After BD_PG_WAIT: a zeroed deferral of size bytes (its first member a bd_pg_wait), or
+ * NULL when out of memory, the dispatcher left already (the search then runs here). */
+void *bd_pg_wait_new(struct bd_pg_batch *b, size_t size);
 /* After a BD_PG_ALONE search. */
 void bd_pg_wait_alone_end(struct bd_server *srv);
 /* Sets w up to wait on b and makes it the request's deferral: its start submits the lookup

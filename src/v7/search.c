@@ -429,11 +429,9 @@ static bd_pg_route defer_search(struct bd_server *srv, bd_req *rq, const search 
     bd_pg_route route = bd_pg_wait_route(srv, rq, dispatchable(&s->q), &b);
     if (route != BD_PG_WAIT)
         return route;
-    deferred_search *d = calloc(1, sizeof *d);
-    if (!d) {
-        bd_pg_batch_leave(b);
+    deferred_search *d = bd_pg_wait_new(b, sizeof *d);
+    if (!d)
         return BD_PG_HERE;
-    }
     memcpy(&d->s, s, sizeof *s);
     rebase(&d->s.q.key, s, &d->s);
     if (s->named)

@@ -16,6 +16,27 @@ from test_search import BREACHES, records
 pg_only = unittest.skipIf(STORE != "pg", "PostgreSQL store only")
 
 
+def burst(port, key, paths):
+    """Each path on a connection of its own, every request written before any reply is read
+    (so that the searches wait together); the replies' statuses and JSON bodies in order."""
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in paths]
+    for sock, path in zip(socks, paths):
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: %s\r\n"
+                      "Connection: close\r\n\r\n" % (path, key)).encode())
+    replies = []
+    for sock in socks:
+        raw = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+        sock.close()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        replies.append((int(head.split(b" ", 2)[1]), json.loads(body)))
+    return replies
+
+
 def metric(srv, name):
     st, _, body = srv.request("/metrics")
     assert st == 200, st
@@ -124,25 +145,10 @@ class Dispatch(WithOffAndAlways):
     def burst(self, n):
         """n searches written before any reply is read, so that they wait together; each
         answered with its own record."""
-        socks = [socket.create_connection(("127.0.0.1", self.srv.port), timeout=30)
-                 for _ in range(n)]
-        for i, sock in enumerate(socks):
-            path = "/v7/breach-search?" + urllib.parse.urlencode(
-                {"type": "email", "account": "user%02d@bigcorp.example" % i})
-            sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: %s\r\n"
-                          "Connection: close\r\n\r\n" % (path, self.key)).encode())
-        results = []
-        for sock in socks:
-            raw = b""
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                raw += chunk
-            sock.close()
-            head, _, body = raw.partition(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            results.append((status, json.loads(body)["data"][0]["breached_data"]["email"]))
+        paths = ["/v7/breach-search?" + urllib.parse.urlencode(
+            {"type": "email", "account": "user%02d@bigcorp.example" % i}) for i in range(n)]
+        results = [(st, body["data"][0]["breached_data"]["email"])
+                   for st, body in burst(self.srv.port, self.key, paths)]
         self.assertEqual(results, [(200, "user%02d@bigcorp.example" % i) for i in range(n)])
 
     @pg_only
@@ -297,23 +303,10 @@ class DispatchCards(WithOffAndAlways):
         # five times, each answered exactly, until one does.
         for _ in range(5):
             before = [metric(self.always, m) for m in names]
-            socks = [socket.create_connection(("127.0.0.1", self.always.port), timeout=30)
-                     for _ in range(n)]
-            for i, sock in enumerate(socks):
-                sock.sendall(("GET /v7/credit-card-search?query=number:%s*&size=5 HTTP/1.1\r\n"
-                              "Host: 127.0.0.1\r\nx-api-key: %s\r\nConnection: close\r\n\r\n"
-                              % (bins[i % 4], self.key)).encode())
-            for i, sock in enumerate(socks):
-                raw = b""
-                while True:
-                    chunk = sock.recv(65536)
-                    if not chunk:
-                        break
-                    raw += chunk
-                sock.close()
-                head, _, body = raw.partition(b"\r\n\r\n")
-                self.assertEqual(int(head.split(b" ", 2)[1]), 200)
-                self.assertEqual(json.loads(body), want[bins[i % 4]])
+            paths = ["/v7/credit-card-search?query=number:%s*&size=5" % bins[i % 4]
+                     for i in range(n)]
+            self.assertEqual(burst(self.always.port, self.key, paths),
+                             [(200, want[bins[i % 4]]) for i in range(n)])
             lookups, batches = (metric(self.always, m) - b for m, b in zip(names, before))
             self.assertEqual(lookups, n)
             if batches < lookups:

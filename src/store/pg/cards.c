@@ -207,29 +207,43 @@ static bool count_from_summary(pg_card_sql *c, const bd_card_query *q)
     return true;
 }
 
+/* The shape of "owner:WORD AND expireDate:[...]" alone: k ANDs one owner word (one term, not
+ * a prefix) with expiry ranges and nothing else. On true, *w is the word's condition, *range
+ * the first range and *ranges their number (at least 1). */
+static bool owner_and_expiry(const bd_card_cond *k, const bd_card_cond **w,
+                             const bd_card_cond **range, size_t *ranges)
+{
+    *w = *range = NULL;
+    *ranges = 0;
+    if (!k || k->kind != BD_CC_AND)
+        return false;
+    for (size_t i = 0; i < k->nkids; i++) {
+        const bd_card_cond *kid = k->kids[i];
+        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
+            !kid->prefix && !*w)
+            *w = kid;
+        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE) {
+            if (!*range)
+                *range = kid;
+            (*ranges)++;
+        } else
+            return false;
+    }
+    return *w && *ranges;
+}
+
 /* Whether k is "owner:WORD AND expireDate:[...]": one owner word (one word once split the
  * way the index splits it) and expiry ranges, all ANDed. Such a query is answered off
  * card_owner_words, which holds only cards with an expiry, as a range always needs one.
  * On true, word holds the word. */
 static bool owner_word_with_expiry(const bd_card_cond *k, bd_buf *word)
 {
-    const bd_card_cond *w = NULL;
-    size_t ranges = 0;
+    const bd_card_cond *w, *range;
+    size_t ranges;
     bd_buf_reset(word);
-    if (k->kind != BD_CC_AND)
-        return false;
-    for (size_t i = 0; i < k->nkids; i++) {
-        const bd_card_cond *kid = k->kids[i];
-        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
-            !kid->prefix && !w)
-            w = kid;
-        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE)
-            ranges++;
-        else
-            return false;
-    }
     int n = 0;
-    return w && ranges && pg_card_words(w->words[0], word, &n) == BD_OK && n == 1;
+    return owner_and_expiry(k, &w, &range, &ranges) &&
+           pg_card_words(w->words[0], word, &n) == BD_OK && n == 1;
 }
 
 /* " WHERE ..." over card_owner_words (as w) for a query owner_word_with_expiry accepted. */
@@ -515,21 +529,10 @@ static bool plain_word(bd_slice v)
 
 bool pg_card_owner_batch_page(const bd_card_query *q, bd_slice *word, bd_slice *low, bd_slice *high)
 {
-    const bd_card_cond *k = q->where, *w = NULL, *range = NULL;
-    if (!k || k->kind != BD_CC_AND || q->nsort != 1 || q->sort[0].column != BD_CARD_EXPIRE_DATE ||
-        q->sort[0].descending)
-        return false;
-    for (size_t i = 0; i < k->nkids; i++) {
-        const bd_card_cond *kid = k->kids[i];
-        if (kid->kind == BD_CC_WORDS && kid->column == BD_CARD_OWNER && kid->nwords == 1 &&
-            !kid->prefix && !w)
-            w = kid;
-        else if (kid->kind == BD_CC_RANGE && kid->column == BD_CARD_EXPIRE_DATE && !range)
-            range = kid;
-        else
-            return false;
-    }
-    if (!w || !range || !plain_word(w->words[0]))
+    const bd_card_cond *w, *range;
+    size_t ranges;
+    if (q->nsort != 1 || q->sort[0].column != BD_CARD_EXPIRE_DATE || q->sort[0].descending ||
+        !owner_and_expiry(q->where, &w, &range, &ranges) || ranges != 1 || !plain_word(w->words[0]))
         return false;
     if (range->low.ptr && (!range->low_inclusive || range->low.len > OWNER_BATCH_BOUND_MAX))
         return false;
