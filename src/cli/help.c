@@ -99,9 +99,10 @@ static const bd_help_opt *const BREACHD_OPTS[] = {
                          "serve /range/ from it (default: $CACHE_DIRECTORY, set by "
                          "systemd's CacheDirectory=, else none)."},
     &(const bd_help_opt){"--pg-dispatch", "on|off|always", BD_HELP_SETTING, "on",
-                         "PostgreSQL: email searches, BIN pages and owner words' pages wait "
-                         "for one dispatcher thread, which answers those waiting together in "
-                         "one statement (on: unless one is alone)."},
+                         "PostgreSQL: email searches, BIN pages, owner words' pages and the "
+                         "catalog's and status's data version wait for one dispatcher thread, "
+                         "which answers those waiting together in one statement (on: unless "
+                         "one is alone)."},
     &O_WEBHOOK_ALLOW,
     &(const bd_help_opt){"--trusted-proxy", "CIDR", BD_HELP_REPEAT | BD_HELP_SETTING, NULL,
                          "A reverse proxy's address or range (10.0.0.5, fd00::/8): from it, the "

@@ -3,7 +3,8 @@
  * that answers the email searches a fixed statement answers (no filter, no tenant's scope;
  * a first page or a page after a position), the card BIN pages (a lone 6-digit BIN prefix,
  * newest first, with its count) and an owner word's cards in expiry order (one word and one
- * expiry range, with its count) for requests that wait without holding an HTTP worker.
+ * expiry range, with its count) for requests that wait without holding an HTTP worker, and
+ * the data version alone (the catalog's and the status's replies are kept per version).
  * Whatever lookups of one kind are waiting when a connection is free go out as one statement
  * (unnest of the keys WITH ORDINALITY, LATERAL per key: each key's page and count exactly as the
  * synchronous statements give them), so a lone lookup goes out at once and a busy server answers
@@ -29,10 +30,13 @@ typedef struct bd_pg_batch bd_pg_batch;
 struct bd_pg_rows; /* a batch's result, shared by its lookups */
 
 typedef enum {
-    BD_PG_LOOKUP_EMAIL, /* an email's page of records (email, has_after, after_*) */
-    BD_PG_LOOKUP_BIN,   /* a BIN's page of cards, newest first (bin, offset), always counted */
-    BD_PG_LOOKUP_OWNER, /* an owner word's page of cards in expiry order (email: the word,
-                         * low, high, offset), always counted */
+    BD_PG_LOOKUP_EMAIL,   /* an email's page of records (email, has_after, after_*) */
+    BD_PG_LOOKUP_BIN,     /* a BIN's page of cards, newest first (bin, offset), always counted */
+    BD_PG_LOOKUP_OWNER,   /* an owner word's page of cards in expiry order (email: the word,
+                           * low, high, offset), always counted */
+    BD_PG_LOOKUP_VERSION, /* the data version alone (version), for a reply kept per version:
+                           * the lookups waiting when it is sent share one read, made after
+                           * each of them was queued, so never older than its request */
 } bd_pg_lookup_kind;
 
 typedef struct bd_pg_lookup {

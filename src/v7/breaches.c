@@ -6,9 +6,9 @@
 #include "v7/handlers.h"
 #include "core/date.h"
 #include "core/uuid.h"
-#include "http/reply_cache.h"
 #include "http/request.h"
 #include "http/server_impl.h"
+#include "v7/kept_reply.h"
 
 /* The interface types these fields as strings, so an absent value is written as "". */
 static void text(bd_json *w, const char *key, bd_slice v)
@@ -58,64 +58,44 @@ static int write_list_item(void *ctx, const bd_breach_row *b)
 }
 
 /* The catalog reply, inside an open read view. */
-static void write_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx)
+static bd_result write_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx)
 {
     bd_reply_begin(rq, 200);
     bd_json_array_begin(&rq->json);
     rq->records = 0;
     bd_result r = bd_store_breach_list(rq->store, limit, cb, ctx);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
+    if (r != BD_OK)
+        return r;
     bd_json_array_end(&rq->json);
     bd_reply_finish(rq);
+    return BD_OK;
 }
 
-/* The catalog is the same bytes for every key until the data version moves: a worker
- * keeps it (per number_of_records) and sends it as it is. The version is read first, in
- * the read view of the list, so a reply kept under a version is never older than it. */
+static bd_result build_catalog(bd_req *rq, int64_t limit)
+{
+    return write_list(rq, (int)limit, write_list_item, rq);
+}
+
+/* The catalog is the same bytes for every key until the data version moves: a worker keeps
+ * it per number_of_records and sends it as it is. */
+static const bd_kept_reply_kind CATALOG = {build_catalog, true, true};
+
 void bd_handle_breach_list(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
-    (void)srv;
     (void)arg;
     static const char *const allowed[] = {"number_of_records", NULL};
     int64_t limit;
     if (!bd_params_check(rq, allowed, NULL) ||
         !bd_param_int(rq, "number_of_records", 1, 1000, 0, &limit))
         return;
-    if (!rq->replies) {
-        bd_reply_breach_list(rq, (int)limit, write_list_item, rq);
-        return;
-    }
-    int64_t version = 0;
-    bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_change_version(rq->store, &version);
-    const bd_cached_reply *kept = r == BD_OK ? bd_reply_cache_get(rq->replies, version, limit) : NULL;
-    if (r == BD_OK && !kept)
-        write_list(rq, (int)limit, write_list_item, rq);
-    bd_store_read_end(rq->store);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (!kept && rq->status == 200)
-        kept = bd_reply_cache_put(rq->replies, version, limit,
-                                  (bd_slice){rq->body->data, rq->body->len}, rq->records,
-                                  rq->worker ? rq->worker->gzip : NULL);
-    if (kept) {
-        rq->status = 200;
-        rq->records = kept->records;
-        rq->cached = kept;
-    }
+    bd_reply_kept(srv, rq, &CATALOG, limit);
 }
 
 void bd_reply_breach_list(bd_req *rq, int limit, bd_breach_cb cb, void *ctx)
 {
     bd_result r = bd_store_read_begin(rq->store);
     if (r == BD_OK)
-        write_list(rq, limit, cb, ctx);
+        r = write_list(rq, limit, cb, ctx);
     bd_store_read_end(rq->store);
     if (r != BD_OK)
         bd_reply_store_error(rq, r);

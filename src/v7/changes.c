@@ -2,8 +2,8 @@
  * landed and how much there is; and the change log since a cursor, for pipelines that
  * mirror or watch the corpus. Both read the log (store.h), never the corpus. */
 #include "v7/handlers.h"
-#include "http/reply_cache.h"
 #include "http/server_impl.h"
+#include "v7/kept_reply.h"
 
 /* The reply cache's variants of the status (the catalog's are its number_of_records): a
  * key's without a tenant, and a tenant key's. */
@@ -44,42 +44,26 @@ static void write_status(bd_req *rq, const bd_store_status *st, bool tenant)
     bd_reply_finish(rq);
 }
 
+static bd_result build_status(bd_req *rq, int64_t variant)
+{
+    bd_store_status st = {0};
+    bd_result r = bd_store_status_get(rq->store, &st);
+    if (r == BD_OK)
+        write_status(rq, &st, variant == STATUS_VARIANT_TENANT);
+    return r;
+}
+
 /* The status changes only with the log: kept per data version like the catalog, so a
  * poller costs one index lookup, not a pass over the log. */
+static const bd_kept_reply_kind STATUS = {build_status, false, false};
+
 void bd_handle_status(struct bd_server *srv, bd_req *rq, bd_slice arg)
 {
-    (void)srv;
     (void)arg;
     if (!bd_params_check(rq, NULL, NULL))
         return;
-    int64_t version = 0;
-    bd_store_status st = {0};
-    const bd_cached_reply *kept = NULL;
-    bool tenant = rq->key.tenant_id != 0;
-    int variant = tenant ? STATUS_VARIANT_TENANT : STATUS_VARIANT;
-    bd_result r = bd_store_read_begin(rq->store);
-    if (r == BD_OK)
-        r = bd_store_change_version(rq->store, &version);
-    if (r == BD_OK)
-        kept = bd_reply_cache_get(rq->replies, version, variant);
-    if (r == BD_OK && !kept)
-        r = bd_store_status_get(rq->store, &st);
-    bd_store_read_end(rq->store);
-    if (r != BD_OK) {
-        bd_reply_store_error(rq, r);
-        return;
-    }
-    if (!kept) {
-        write_status(rq, &st, tenant);
-        /* kept under the version read first: the status may be newer, never older */
-        if (rq->status == 200)
-            kept = bd_reply_cache_put(rq->replies, version, variant,
-                                      (bd_slice){rq->body->data, rq->body->len}, -1, NULL);
-    }
-    if (kept) {
-        rq->status = 200;
-        rq->cached = kept;
-    }
+    bd_reply_kept(srv, rq, &STATUS,
+                  rq->key.tenant_id != 0 ? STATUS_VARIANT_TENANT : STATUS_VARIANT);
 }
 
 static const char *kind_name(bd_change_kind k)

@@ -173,6 +173,79 @@ class Dispatch(WithOffAndAlways):
         self.assertIsNone(metric(self.srv, "breachd_pg_batch_lookups_total"))
 
 
+@unittest.skipIf(CITUS_DIR, "the dispatcher stands aside where searches are routed")
+class DispatchKept(WithOffAndAlways):
+    """The replies a worker keeps per data version (the catalog, the status): the version is
+    read by the dispatcher, one read for the requests waiting together; each reply is the
+    synchronous path's, byte for byte, and never older than an import that ended before the
+    request."""
+    PATHS = ("/v7/breaches", "/v7/breaches?number_of_records=2", "/v7/status")
+
+    @classmethod
+    def populate(cls, ctl):
+        ctl.import_("breaches", ctl.write("b.jsonl", "\n".join(json.dumps(b) for b in BREACHES)))
+
+    def fetch(self, srv, path, headers=None):
+        st, hdrs, body = srv.request(path, key=self.key, headers=headers)
+        for h in ("x-request-id", "date", "x-ratelimit-remaining", "x-ratelimit-reset"):
+            hdrs.pop(h, None)
+        return st, hdrs, body
+
+    def test_every_kept_reply_is_the_synchronous_one(self):
+        before = metric(self.always, "breachd_pg_batch_lookups_total")
+        sent = 0
+        for path in self.PATHS:
+            for _ in range(2):  # built, then sent as kept
+                a = self.fetch(self.always, path)
+                self.assertEqual(a, self.fetch(self.off, path), path)
+                self.assertEqual(a[0], 200, path)
+                sent += 1
+            etag = a[1]["etag"]
+            st, _, body = self.fetch(self.always, path, {"If-None-Match": etag})
+            self.assertEqual((st, body), (304, b""), path)
+            sent += 1
+        whole = json.loads(self.fetch(self.always, self.PATHS[0])[2])
+        self.assertGreaterEqual(len(whole), 4)
+        self.assertEqual(json.loads(self.fetch(self.always, self.PATHS[1])[2]), whole[:2])
+        sent += 2
+        if STORE == "pg":
+            self.assertEqual(metric(self.always, "breachd_pg_batch_lookups_total") - before,
+                             sent)
+
+    def test_an_import_is_seen_by_the_next_request(self):
+        """A reply kept under the version before an import is not sent after it: the next
+        request's version is read after it was made."""
+        for srv in (self.always, self.srv):
+            _, _, body = self.fetch(srv, "/v7/breaches")  # kept now
+            names = [b["source_name"] for b in json.loads(body)]
+            version = json.loads(self.fetch(srv, "/v7/status")[2])["data_version"]
+            new = "Late%d" % len(names)
+            self.ctl.import_("breaches", self.ctl.write(
+                "late.jsonl", json.dumps({"source_name": new, "date_leaked": "2025-01-01"})))
+            _, _, body = self.fetch(srv, "/v7/breaches")
+            self.assertEqual(sorted(b["source_name"] for b in json.loads(body)),
+                             sorted(names + [new]))
+            self.assertGreater(json.loads(self.fetch(srv, "/v7/status")[2])["data_version"],
+                               version)
+
+    @pg_only
+    def test_waiting_requests_share_one_read(self):
+        names = ("breachd_pg_batch_lookups_total", "breachd_pg_batches_total")
+        want = {p: json.loads(self.fetch(self.off, p)[2]) for p in self.PATHS}
+        n = 24
+        # as with the BIN pages: whether the waiting ones share a read is the scheduler's
+        for _ in range(5):
+            before = [metric(self.always, m) for m in names]
+            paths = [self.PATHS[i % 3] for i in range(n)]
+            self.assertEqual(burst(self.always.port, self.key, paths),
+                             [(200, want[p]) for p in paths])
+            lookups, batches = (metric(self.always, m) - b for m, b in zip(names, before))
+            self.assertEqual(lookups, n)
+            if batches < lookups:
+                break
+        self.assertLess(batches, lookups)
+
+
 def bin_cards():
     """CSV of 75 cards on three BINs, every column filled on some, createdAt ties among them
     (the page's order breaks them by card id), a 12-digit number among them."""

@@ -4,9 +4,9 @@
  * eventfd when it sleeps with a lane free; the thread polls the eventfd and the busy lanes'
  * sockets. Whenever a lane is free and lookups it takes wait (lane_takes), it takes those of
  * the first one's kind (up to BATCH_MAX; email first pages, email pages after a position,
- * BIN pages and owner words' pages are four statements) and sends one prepared statement,
- * binary results for records and text for cards (their reading is the synchronous path's).
- * When the result is in, each lookup gets its rows (by ordinal), its count and the data
+ * BIN pages, owner words' pages and the data version are five statements) and sends one prepared
+ * statement, binary results for records and text for cards (their reading is the synchronous
+ * path's). When the result is in, each lookup gets its rows (by ordinal), its count and the data
  * version, then its done callback. */
 #include <errno.h>
 #include <poll.h>
@@ -151,12 +151,13 @@ void pg_batch_fail_flight(bd_pg_batch *b, lane *l, bd_result r)
 
 /* Whether a lane takes lookups of kind k: the first lane every kind; the others only an
  * owner word's pages, the one kind whose statement is heavy enough that one backend's core
- * bounds it (scenario 5: 10,008-10,488 req/s on one lane, 12,551-12,871 on two). Email
+ * bounds it (scenario 5: 10,008-10,488 req/s on one lane, 12,551-12,871 on two), and the
+ * data version, so cheap that a reply kept per version should not wait behind a page. Email
  * searches and BIN pages stay on one connection, where they share the most statements
  * (on two lanes scenario 1 lost 5% and the p99 of scenarios 1 and 4 grew by half). */
 static bool lane_takes(const bd_pg_batch *b, const lane *l, flight_kind k)
 {
-    return l == &b->lanes[0] || k == FLIGHT_OWNER;
+    return l == &b->lanes[0] || k == FLIGHT_OWNER || k == FLIGHT_VERSION;
 }
 
 /* The first waiting lookup the lane takes, or NULL; under the lock. */

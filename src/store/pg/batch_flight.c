@@ -14,11 +14,13 @@
 #define NEXT_NAME "bdbatch2"
 #define BIN_NAME "bdbatch3"
 #define OWNER_NAME "bdbatch4"
+#define VERSION_NAME "bdbatch5"
 
-static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME};
-static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5};
-/* where a row's ordinal is: binary for records, text for cards */
-static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16};
+static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME,
+                                                       VERSION_NAME};
+static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5, 0};
+/* where a row's ordinal is: binary for records, text for cards (the version has none) */
+static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16, -1};
 
 void pg_batch_rows_release(struct bd_pg_rows *r)
 {
@@ -64,7 +66,8 @@ bd_result pg_batch_connect(bd_pg_batch *b, lane *l)
     if (!l->prepared) {
         PQsetnonblocking(p->conn, 0);
         const char *sql[FLIGHT_KINDS] = {pg_email_batch_first_sql, pg_email_batch_next_sql,
-                                         pg_bin_batch_sql, pg_owner_batch_sql};
+                                         pg_bin_batch_sql, pg_owner_batch_sql,
+                                         PG_CHANGE_VERSION_SQL};
         for (int i = 0; i < FLIGHT_KINDS; i++) {
             PGresult *pr = PQprepare(p->conn, FLIGHT_NAMES[i], sql[i], 0, NULL);
             if (PQresultStatus(pr) != PGRES_COMMAND_OK)
@@ -88,6 +91,8 @@ static bd_result add_text(bd_buf *a, const char *sep, bd_slice v)
 /* Appends one lookup's elements to the statement's arrays (sep: "," but for the first). */
 static bd_result add_to_arrays(lane *l, const bd_pg_lookup *lk, const char *sep)
 {
+    if (l->kind == FLIGHT_VERSION)
+        return BD_OK; /* a statement without parameters */
     bool bin = l->kind == FLIGHT_BIN;
     bd_result r = add_text(&l->arr[0], sep, bin ? bd_slice_from(lk->bin) : lk->email);
     if (r == BD_OK)
@@ -134,7 +139,7 @@ bd_result pg_batch_send(bd_pg_batch *b, lane *l)
     for (int a = 0; a < ARRAYS; a++)
         values[a] = l->arr[a].data;
     if (!PQsendQueryPrepared(p->conn, FLIGHT_NAMES[l->kind], FLIGHT_PARAMS[l->kind], values, NULL,
-                             NULL, cards_flight(l->kind) ? 0 : 1))
+                             NULL, text_flight(l->kind) ? 0 : 1))
         return pg_failed(p, NULL);
     atomic_fetch_add_explicit(&b->batches, 1, memory_order_relaxed);
     return BD_OK;
@@ -150,9 +155,35 @@ static void note_version(bd_pg_lookup *lk, bd_slice v)
     lk->version = ver;
 }
 
+/* Finishes the lane's lookups in flight, each with its result set already. */
+static void finish_flight(bd_pg_batch *b, lane *l)
+{
+    atomic_fetch_add_explicit(&b->lookups, (uint64_t)l->nflight, memory_order_relaxed);
+    int n = l->nflight;
+    l->nflight = 0;
+    for (int i = 0; i < n; i++)
+        pg_batch_finish_lookup(b, l->flight[i]);
+}
+
+/* The data version read once for every version lookup in flight. */
+static void distribute_version(bd_pg_batch *b, lane *l, PGresult *res)
+{
+    bd_slice v = PQntuples(res) == 1 ? pg_slice(res, 0, 0) : (bd_slice){NULL, 0};
+    for (int i = 0; i < l->nflight; i++) {
+        l->flight[i]->result = v.ptr ? BD_OK : BD_ERR_STORE;
+        note_version(l->flight[i], v);
+    }
+    PQclear(res);
+    finish_flight(b, l);
+}
+
 /* Hands the result's rows to the lane's lookups in flight and finishes them. */
 static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
 {
+    if (l->kind == FLIGHT_VERSION) {
+        distribute_version(b, l, res);
+        return;
+    }
     struct bd_pg_rows *rows = malloc(sizeof *rows);
     if (!rows) {
         PQclear(res);
@@ -186,11 +217,7 @@ static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
                 lk->found = pg_binary_int(res, first, ord - 1);
         }
     }
-    atomic_fetch_add_explicit(&b->lookups, (uint64_t)l->nflight, memory_order_relaxed);
-    int n = l->nflight;
-    l->nflight = 0;
-    for (int i = 0; i < n; i++)
-        pg_batch_finish_lookup(b, l->flight[i]);
+    finish_flight(b, l);
     pg_batch_rows_release(rows);
 }
 

@@ -14,7 +14,14 @@
 
 #define BATCH_MAX 256
 /* The statements, each a kind of flight: what a lookup needs is one of them. */
-typedef enum { FLIGHT_FIRST, FLIGHT_NEXT, FLIGHT_BIN, FLIGHT_OWNER, FLIGHT_KINDS } flight_kind;
+typedef enum {
+    FLIGHT_FIRST,
+    FLIGHT_NEXT,
+    FLIGHT_BIN,
+    FLIGHT_OWNER,
+    FLIGHT_VERSION,
+    FLIGHT_KINDS
+} flight_kind;
 #define ARRAYS 5 /* a statement's array parameters at most */
 /* Connections, each with a statement in flight at most: one per core (PostgreSQL runs a
  * statement on one core, and the heavier batched pages, an owner word's, kept one backend
@@ -28,6 +35,8 @@ static inline flight_kind kind_of(const bd_pg_lookup *lk)
         return FLIGHT_BIN;
     case BD_PG_LOOKUP_OWNER:
         return FLIGHT_OWNER;
+    case BD_PG_LOOKUP_VERSION:
+        return FLIGHT_VERSION;
     default:
         return lk->has_after ? FLIGHT_NEXT : FLIGHT_FIRST;
     }
@@ -36,6 +45,13 @@ static inline flight_kind kind_of(const bd_pg_lookup *lk)
 static inline bool cards_flight(flight_kind k)
 {
     return k == FLIGHT_BIN || k == FLIGHT_OWNER;
+}
+
+/* Whether a statement's result is text (cards and the version: their reading is the
+ * synchronous path's) rather than binary (records). */
+static inline bool text_flight(flight_kind k)
+{
+    return cards_flight(k) || k == FLIGHT_VERSION;
 }
 
 struct bd_pg_rows {

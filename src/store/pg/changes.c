@@ -41,8 +41,7 @@ static const pg_stmt CHANGES_LIST = {PG_Q_CHANGES_LIST,
                                      "FROM changes c LEFT JOIN breaches b ON c.kind <> 6 "
                                      "AND b.uuid = c.subject WHERE c.seq > $1 "
                                      "ORDER BY c.seq LIMIT $2"};
-static const pg_stmt CHANGE_VERSION = {PG_Q_CHANGE_VERSION,
-                                       "SELECT coalesce(max(seq), 0) FROM changes"};
+static const pg_stmt CHANGE_VERSION = {PG_Q_CHANGE_VERSION, PG_CHANGE_VERSION_SQL};
 static const pg_stmt STATUS = {
     PG_Q_STATUS,
     "SELECT coalesce(max(seq), 0), coalesce(max(at), 0), "

@@ -590,6 +590,9 @@ void pg_silence_notices(PGconn *conn);
 /* The meta table's read statement (meta.c), run by the data version and the breach
  * cache check too. */
 extern const pg_stmt pg_meta_get_stmt;
+/* The data version as the change log holds it (changes.c), which the lookup dispatcher reads
+ * too for the replies kept per version. */
+#define PG_CHANGE_VERSION_SQL "SELECT coalesce(max(seq), 0) FROM changes"
 
 /* The operations table of ops.c, and the members conn.c, txn.c, views.c and meta.c
  * implement. */
