@@ -24,6 +24,9 @@ T_S2_P99_MS = T_S5_P99_MS = 20.0
 T_IMPORT_RECORDS, T_IMPORT_CARDS = 200_000, 100_000
 T_RSS_MIB = 64.0
 T_GROWTH = 1.5  # scenario 1 and 4 latency at 10M within this factor of 1M
+# issue 31: every scenario's one-connection p50 and p99 at 10M within this factor of 1M, on
+# both stores
+T_GROWTH_C1 = 1.3
 T_AB_RATIO = 0.95  # A/B (issue 14): the candidate's req/s within 5% of the baseline's
 # scenarios also measured with a single connection (latency without queueing)
 UNLOADED = ("s1", "s2", "s4", "s5")
@@ -98,10 +101,36 @@ def evaluate(r):
                            % (sid[1], q[:3], how, base["label"]),
                            "%.2f x (%.2f vs %.2f ms)" % (f, run[q], was),
                            "<= %.1f x" % T_GROWTH, f <= T_GROWTH, run)
+        evaluate_growth_c1(r, base, target)
     pg = r.get("pg")
     if pg is not None:
         evaluate_pg(r, pg, target)
     r["targets"] = t
+
+def evaluate_growth_c1(r, base, target):
+    """Issue 31's growth target: each scenario's one-connection p50 and p99 against the base
+    run's, per store; a scenario either run lacks is reported as not measured."""
+    pg = r.get("pg") or {}
+    for store, runs, was_runs in (("SQLite", r.get("unloaded", {}),
+                                   {k[:-3]: v for k, v in base.items() if k.endswith("_c1")}),
+                                  ("PostgreSQL", pg.get("unloaded", {}),
+                                   {k[:-3]: v for k, v in (base.get("pg") or {}).items()
+                                    if k.endswith("_c1")})):
+        if store == "PostgreSQL" and "pg" not in r:
+            continue
+        for sid in UNLOADED:
+            what = "Growth (%s): scenario %s, 1 connection, p50 and p99 vs the %s run" % (
+                store, sid[1], base["label"])
+            run, was = runs.get(sid), was_runs.get(sid)
+            if not run or not was:
+                target(what, "not measured", "<= %.1f x each" % T_GROWTH_C1, False)
+                continue
+            f = {q: run[q] / was[q] if was[q] else float("inf") for q in ("p50_ms", "p99_ms")}
+            target(what, "p50 %.2f x (%.3f vs %.3f ms), p99 %.2f x (%.3f vs %.3f ms)"
+                   % (f["p50_ms"], run["p50_ms"], was["p50_ms"],
+                      f["p99_ms"], run["p99_ms"], was["p99_ms"]),
+                   "<= %.1f x each" % T_GROWTH_C1, max(f.values()) <= T_GROWTH_C1, run)
+
 
 def evaluate_pg(r, pg, target):
     """Issue 14's four PostgreSQL targets; not measured (an error) counts as missed."""
