@@ -2,6 +2,7 @@
 #include "core/json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,13 +110,32 @@ void bd_json_key_quoted(bd_json *w, const char *quoted_colon, size_t n)
     w->after_key = true;
 }
 
+/* Whether all eight bytes of v are verbatim: no byte below 0x20, none equal to the quote
+ * or the backslash, none with the high bit set. Each test is the "some byte is zero (or
+ * below n)" word trick, exact for whether any byte matches, which is all that is asked;
+ * an answer of false sends the bytes through the byte-wise look. */
+static inline bool word_verbatim(uint64_t v)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t quote = v ^ (ones * '"'), slash = v ^ (ones * '\\');
+    uint64_t hit =
+        ((v - ones * 0x20) & ~v) | ((quote - ones) & ~quote) | ((slash - ones) & ~slash) | v;
+    return (hit & high) == 0;
+}
+
 /* Length of the prefix of s that needs no escaping: printable ASCII other than the quote
- * and backslash, and well-formed UTF-8. */
+ * and backslash, and well-formed UTF-8. Eight bytes at a time while they are plain ASCII
+ * (most of what a reply holds). */
 static size_t verbatim_prefix(bd_slice s)
 {
     const unsigned char *p = (const unsigned char *)s.ptr;
     size_t i = 0;
     while (i < s.len) {
+        uint64_t v;
+        if (s.len - i >= 8 && (memcpy(&v, p + i, 8), word_verbatim(v))) {
+            i += 8;
+            continue;
+        }
         if (verbatim(p[i])) {
             i++;
             continue;

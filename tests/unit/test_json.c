@@ -52,6 +52,52 @@ TEST(test_json_escapes_quotes_backslashes_and_controls)
     bd_buf_free(&b);
 }
 
+/* The writer looks at eight bytes at a time while they need no escape: each byte that needs
+ * a look, at every position of strings from 1 to 24 bytes (inside the first word, across a
+ * word's end, in the bytes past the last whole word), comes out as the byte-wise rule says. */
+TEST(test_json_escapes_at_every_position_of_a_word)
+{
+    static const struct {
+        const char *in, *out;
+    } special[] = {
+        {"\"", "\\\""},
+        {"\\", "\\\\"},
+        {"\x1f", "\\u001f"},
+        {"\x01", "\\u0001"},
+        {"\n", "\\n"},
+        {"\x7f", "\x7f"},
+        {" ", " "},
+        {"!", "!"},
+        {"\xc3\xa9", "\xc3\xa9"},
+        {"\xff", "\xef\xbf\xbd"},
+        {"\x80", "\xef\xbf\xbd"},
+    };
+    bd_buf b;
+    bd_buf_init(&b, 1024);
+    char in[32], want[64];
+    for (size_t k = 0; k < sizeof special / sizeof special[0]; k++) {
+        size_t sl = strlen(special[k].in);
+        for (size_t len = sl; len <= 24; len++) {
+            for (size_t at = 0; at + sl <= len; at++) {
+                memset(in, 'a', len);
+                memcpy(in + at, special[k].in, sl);
+                size_t n = 0;
+                want[n++] = '"';
+                memset(want + n, 'a', at);
+                n += at;
+                memcpy(want + n, special[k].out, strlen(special[k].out));
+                n += strlen(special[k].out);
+                memset(want + n, 'a', len - at - sl);
+                n += len - at - sl;
+                want[n++] = '"';
+                want[n] = '\0';
+                CHECK_STR(render_string(in, len, &b), want);
+            }
+        }
+    }
+    bd_buf_free(&b);
+}
+
 TEST(test_json_passes_valid_utf8_through)
 {
     bd_buf b;
@@ -251,6 +297,7 @@ int main(void)
 {
     RUN(test_json_object_members_are_comma_separated);
     RUN(test_json_escapes_quotes_backslashes_and_controls);
+    RUN(test_json_escapes_at_every_position_of_a_word);
     RUN(test_json_passes_valid_utf8_through);
     RUN(test_json_replaces_invalid_utf8_bytes);
     RUN(test_json_limit_is_sticky);
