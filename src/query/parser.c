@@ -341,7 +341,11 @@ bd_result bd_query_parse(const char *text, size_t len, bd_query **out, bd_query_
         query_fail(err, 0, "out of memory");
         goto out_free;
     }
-    *p = (parser){.q = q, .err = err};
+    /* field by field: the lexer's value buffers (16 KiB) are written before they are read */
+    p->q = q;
+    p->err = err;
+    p->cur = p->prev = (query_token){.kind = TOK_END};
+    p->terms = 0;
     query_lex_init(&p->lx, text ? text : "", len);
     if ((r = parse_query(p)) != BD_OK)
         goto out_free;
