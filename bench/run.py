@@ -951,9 +951,14 @@ def main():
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     a.growth_base = read_figures(a.results, a.compare_with) if a.compare_with else None
     bench = Bench(a)
-    need = (a.records + a.cards) * 1800 // 1048576 + 200  # MiB: corpus, two stores, roughly
+    # MiB, roughly, from the 10M run's sizes per line: the corpus 270 B (unless one is
+    # reused), a SQLite store 750 B (two of them unless --bulk-only), a PostgreSQL store 1,500 B
+    # and its WAL, as much again up to max_wal_size (8 GB)
+    lines = a.records + a.cards
+    reused = a.corpus and os.path.exists(os.path.join(a.corpus, "manifest.json"))
+    need = lines * ((0 if reused else 280) + 800 * (1 if a.bulk_only else 2)) // 1048576 + 200
     if not a.no_pg:
-        need += (a.records + a.cards) * 2500 // 1048576 + 100  # a PostgreSQL store at a time
+        need += lines * 1600 // 1048576 + min(8192, lines * 1600 // 1048576)
     free = shutil.disk_usage(bench.work).free // 1048576
     if free < need:
         raise SystemExit("bench: %s has %d MiB free, about %d MiB needed" % (bench.work, free,
