@@ -160,8 +160,8 @@ static const char *page_of(bd_store *s, bd_record_query *q, int64_t *found)
 TEST(test_pg_routed_domain_search_pages_as_the_one_statement_search)
 {
     char param[256], u[1024], why[512];
-    snprintf(param, sizeof param,
-             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    snprintf(param, sizeof param, "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don",
+             schema);
     uri_with(u, sizeof u, param);
     bd_store *routed = NULL;
     CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
@@ -233,8 +233,8 @@ static int count_row(void *ctx, const bd_record_row *row)
 TEST(test_pg_routed_domain_search_of_the_largest_page)
 {
     char param[256], u[1024], why[512];
-    snprintf(param, sizeof param,
-             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    snprintf(param, sizeof param, "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don",
+             schema);
     uri_with(u, sizeof u, param);
     bd_store *routed = NULL;
     CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
@@ -268,15 +268,17 @@ TEST(test_pg_routed_domain_search_of_the_largest_page)
 TEST(test_pg_email_search_runs_fixed_statements_and_pages_as_the_generated_one)
 {
     char param[256], u[1024], why[512];
-    snprintf(param, sizeof param,
-             "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don", schema);
+    snprintf(param, sizeof param, "options=-csearch_path%%3D%s%%20-cbreachd.routed_searches%%3Don",
+             schema);
     uri_with(u, sizeof u, param);
     bd_store *routed = NULL;
     CHECK_INT(bd_pg_open(u, BD_STORE_READ, &routed, why, sizeof why), BD_OK);
     const char *b4 = "44444444-4444-4444-8444-444444444444";
     put_breach(b4, "Four", 20190101, -1);
     for (int i = 0; i < 9; i++) /* three breaches, so the order has dates and ids to follow */
-        put_email(i % 3 == 0 ? B1 : i % 3 == 1 ? b4 : "33333333-3333-4333-8333-333333333333",
+        put_email(i % 3 == 0   ? B1
+                  : i % 3 == 1 ? b4
+                               : "33333333-3333-4333-8333-333333333333",
                   "same@fixed.example", 800 + i);
     put_email(B1, "other@fixed.example", 809);
     static const int limits[] = {1, 2, 4, 100};
@@ -361,7 +363,7 @@ static void put_identity(const char *field, const char *v, int n, bool streamed)
  * whichever identity it has; all records of one email share the key an email search names. */
 TEST(test_pg_owner_keys_are_the_ones_migration_8_computes)
 {
-    static const char *const FIELDS[] = {"email", "user", "phone", "ip", "bitcoin",
+    static const char *const FIELDS[] = {"email", "user", "phone",    "ip", "bitcoin",
                                          "ssn",   "hash", "password", NULL};
     int n = 9000;
     for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
@@ -372,7 +374,8 @@ TEST(test_pg_owner_keys_are_the_ones_migration_8_computes)
              pg_owner_key_sql);
     CHECK_INT(admin_count(sql), 0);
     CHECK(admin_count("SELECT count(*) FROM records") >= 18); /* the check above saw rows */
-    CHECK_INT(admin_count("SELECT count(DISTINCT ok) FROM records WHERE email = 'Owner-Ключ-1'"), 1);
+    CHECK_INT(admin_count("SELECT count(DISTINCT ok) FROM records WHERE email = 'Owner-Ключ-1'"),
+              1);
     CHECK_INT(admin_count("SELECT count(*) FROM records WHERE email = 'Owner-Ключ-1' AND ok = "
                           "encode(substr(sha256(convert_to('email:Owner-Ключ-1', 'UTF8')), 1, "
                           "16), 'hex')::uuid"),
@@ -596,6 +599,38 @@ static void check_failed_connect(const char *bad, const char *secret)
         TEST_FAIL("password in why: %s", why);
 }
 
+/* One setting of a store's session, as SHOW gives it. */
+static void session_setting(bd_store *s, const char *name, char *out, size_t cap)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SHOW %s", name);
+    PGresult *res = PQexec(pg_of(s)->conn, sql);
+    CHECK_INT(PQresultStatus(res), PGRES_TUPLES_OK);
+    snprintf(out, cap, "%s", PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "?");
+    PQclear(res);
+}
+
+/* A reading session plans no parallel workers (a page's LIMIT given as a parameter was
+ * estimated at a tenth of the rows, and at 10M cards an owner word's page got a Gather
+ * Merge whose worker took 4.5 ms to start) and no JIT; a writing session keeps the
+ * cluster's parallel setting, for an import's set-wide statements. */
+TEST(test_pg_reading_sessions_plan_without_parallel_workers_or_jit)
+{
+    bd_store *r = open_as("bdtest-read", BD_STORE_READ, BD_OK);
+    char v[64];
+    session_setting(r, "max_parallel_workers_per_gather", v, sizeof v);
+    CHECK_STR(v, "0");
+    session_setting(r, "jit", v, sizeof v);
+    CHECK_STR(v, "off");
+    bd_store_close(r);
+    PGresult *res = PQexec(admin, "SELECT reset_val FROM pg_settings "
+                                  "WHERE name = 'max_parallel_workers_per_gather'");
+    CHECK_INT(PQresultStatus(res), PGRES_TUPLES_OK);
+    session_setting(st, "max_parallel_workers_per_gather", v, sizeof v);
+    CHECK_STR(v, PQgetvalue(res, 0, 0));
+    PQclear(res);
+}
+
 TEST(test_pg_failed_connect_never_shows_the_password)
 {
     check_failed_connect("postgresql://breachd:Sup3rSecret@/breachd?host=/nonexistent-bd-dir",
@@ -638,6 +673,7 @@ int main(void)
         RUN(test_pg_owner_keys_are_the_ones_migration_8_computes);
         RUN(test_pg_bulk_card_load_builds_the_card_indexes_again);
         RUN(test_pg_backup_is_refused_and_there_is_no_log_to_truncate);
+        RUN(test_pg_reading_sessions_plan_without_parallel_workers_or_jit);
         RUN(test_pg_write_transactions_hold_the_writer_lock_and_reads_do_not);
         RUN(test_pg_lost_connection_outside_a_transaction_is_reconnected_at_once);
         RUN(test_pg_lost_connection_inside_transaction_stays_busy_until_rollback);

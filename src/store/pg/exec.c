@@ -147,8 +147,7 @@ static const pg_params no_params;
  * server thread answered its first request after a restart with a 503. */
 static bool worth_retrying(const pg_store *p, bd_result r)
 {
-    return r == BD_ERR_BUSY && PQstatus(p->conn) == CONNECTION_BAD && !p->in_tx &&
-           !p->copy.open;
+    return r == BD_ERR_BUSY && PQstatus(p->conn) == CONNECTION_BAD && !p->in_tx && !p->copy.open;
 }
 
 static bd_result run_once(pg_store *p, const pg_stmt *q, const pg_params *pp, PGresult **res)
@@ -234,10 +233,10 @@ static bd_result run_sql_once(pg_store *p, const char *sql, const pg_params *pp,
     if (r != BD_OK)
         return r;
     if (!prepare)
-        return finish(
-            p, PQexecParams(p->conn, sql, pp->n, NULL, pp->values, pp->lengths, pp->formats,
-                         pp->result_format),
-            res);
+        return finish(p,
+                      PQexecParams(p->conn, sql, pp->n, NULL, pp->values, pp->lengths, pp->formats,
+                                   pp->result_format),
+                      res);
     int slot = dyn_slot(p, sql, &r);
     if (slot < 0)
         return r;
@@ -342,11 +341,19 @@ void pg_silence_notices(PGconn *conn)
  *                    cross the line. At 300,000 records and cards no statement of
  *                    scenarios 1, 4 and 5 did (pg_stat_statements: nothing compiled, with
  *                    or without the setting; bench/RESULTS.md, "general-purpose cluster").
- *   random_page_cost, effective_cache_size, work_mem, parallel workers: not set. They
- *                    describe the storage, the memory and the cores, which breachd cannot
- *                    know, and the plans of its lookups are index scans whichever values
- *                    they hold (the general-purpose benchmark run keeps PostgreSQL's
- *                    random_page_cost of 4 to show it: bench/RESULTS.md).
+ *   max_parallel_workers_per_gather
+ *                    set to 0 on a reading session: a search reads one page, and a
+ *                    parallel worker costs milliseconds to start. A generic plan estimates a
+ *                    LIMIT given as a parameter at a tenth of the rows, which at 10M cards
+ *                    made an owner word's page a Gather Merge with one worker: 4.5 ms a
+ *                    page instead of 0.24 (bench/RESULTS.md, the growth run's notes).
+ *                    Writing sessions keep the cluster's setting (an import's set-wide
+ *                    statements are where parallel plans can pay).
+ *   random_page_cost, effective_cache_size, work_mem: not set. They describe the storage
+ *                    and the memory, which breachd cannot know, and the plans of its
+ *                    lookups are index scans whichever values they hold (the
+ *                    general-purpose benchmark run keeps PostgreSQL's random_page_cost of 4
+ *                    to show it: bench/RESULTS.md).
  * On a Citus coordinator plan_cache_mode keeps its default: Citus plans a statement for
  * the values it runs with (a generic plan of a parameterised INSERT ... SELECT is "could not
  * create distributed plan"), and its router keeps the plan of a lookup by distribution
@@ -382,10 +389,12 @@ bd_result pg_session_settings(pg_store *p)
 {
     /* UTF-8 on the wire whatever the database's encoding: what the program hashes into
      * owner keys (owner.c) is what SQL hashes back (schema.c) */
-    char set[256];
+    char set[512];
     snprintf(set, sizeof set, "%s%s%s%s", SESSION_SETTINGS, p->citus ? CITUS_SESSION : "",
              p->citus ? (p->read_only ? "" : CITUS_WRITES) : GENERIC_PLANS,
-             p->read_only ? "; SET default_transaction_read_only = on" : "");
+             p->read_only ? "; SET default_transaction_read_only = on; "
+                            "SET max_parallel_workers_per_gather = 0"
+                          : "");
     return pg_exec(p, set);
 }
 
