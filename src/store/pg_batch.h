@@ -1,14 +1,14 @@
 /* The PostgreSQL lookup dispatcher (store/pg/batch.c): one thread with connections of its
- * own (one per core; all but the first for owner words' pages alone), in non-blocking mode,
- * that answers the email searches a fixed statement answers (no filter, no tenant's scope;
- * a first page or a page after a position), the card BIN pages (a lone 6-digit BIN prefix,
- * newest first, with its count) and an owner word's cards in expiry order (one word and one
- * expiry range, with its count) for requests that wait without holding an HTTP worker, and
- * the data version alone (the catalog's and the status's replies are kept per version).
- * Whatever lookups of one kind are waiting when a connection is free go out as one statement
- * (unnest of the keys WITH ORDINALITY, LATERAL per key: each key's page and count exactly as the
- * synchronous statements give them), so a lone lookup goes out at once and a busy server answers
- * many per round trip.
+ * own (one per core; all but the first for owner words' pages and data versions alone), in
+ * non-blocking mode, that answers for requests that wait without holding an HTTP worker:
+ * the email searches a fixed statement answers (no filter, no tenant's scope; a first page
+ * or a page after a position), the card BIN pages (a lone 6-digit BIN prefix, newest first,
+ * with its count), an owner word's cards in expiry order (one word and one expiry range,
+ * with its count), and the data version alone (the catalog's and the status's replies are
+ * kept per version). Whatever lookups of one kind are waiting when a connection is free go
+ * out as one statement (unnest of the keys WITH ORDINALITY, LATERAL per key: each key's page
+ * and count exactly as the synchronous statements give them), so a lone lookup goes out at
+ * once and a busy server answers many per round trip.
  *
  * A lookup is the caller's (it lives until its done callback has run, which is the last
  * thing the dispatcher does with it, on the dispatcher's thread). A failure is the store

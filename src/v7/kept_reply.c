@@ -9,7 +9,7 @@
 
 /* The kept reply for the data version (read here when has_version is false, inside the read
  * view of the build so that a reply kept under a version is never older than it), or the
- * reply built and kept. */
+ * reply built and kept (a worker without a reply cache, out of memory, builds every one). */
 static void answer(bd_req *rq, const bd_kept_reply_kind *k, int64_t variant, bool has_version,
                    int64_t version)
 {
@@ -65,15 +65,6 @@ static void kept_free(bd_deferred *base)
 
 void bd_reply_kept(struct bd_server *srv, bd_req *rq, const bd_kept_reply_kind *k, int64_t variant)
 {
-    if (!rq->replies) {
-        bd_result r = bd_store_read_begin(rq->store);
-        if (r == BD_OK)
-            r = k->build(rq, variant);
-        bd_store_read_end(rq->store);
-        if (r != BD_OK)
-            bd_reply_store_error(rq, r);
-        return;
-    }
     struct bd_pg_batch *b;
     bd_pg_route route = bd_pg_wait_route(srv, rq, true, &b);
     if (route == BD_PG_WAIT) {

@@ -24,8 +24,8 @@ typedef struct {
 } bd_kept_reply_kind;
 
 /* Replies with the reply of kind k for variant (what tells apart replies of one resource),
- * kept per data version; without a reply cache, built afresh. k lives as long as the
- * program (the deferral keeps a pointer to it). */
+ * kept per data version (without a reply cache, built afresh each time). k lives as long
+ * as the program (the deferral keeps a pointer to it). */
 void bd_reply_kept(struct bd_server *srv, bd_req *rq, const bd_kept_reply_kind *k, int64_t variant);
 
 #endif
