@@ -22,8 +22,8 @@
  * memory, no default VFS): readers then open with the default one. */
 const char *sq_map_vfs(void);
 
-/* Pages this process's readers took from the whole-file mappings, the main files' pages
- * they read with xRead instead, and the mappings they made (for the tests). */
+/* Pages the calling thread's readers took from the whole-file mappings, the main files'
+ * pages they read with xRead instead, and the mappings they made (for the tests). */
 void sq_map_vfs_counts(uint64_t *mapped, uint64_t *read, uint64_t *made);
 
 #endif
