@@ -11,6 +11,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -247,6 +248,9 @@ class Server:
                 self.proc.wait()
                 raise AssertionError("breachd did not stop within 15 s of SIGTERM")
         self.stderr.close()
+        if self.proc.returncode != 0:  # what the server said goes with the failure it causes
+            sys.stderr.write("breachd exited %d; the end of its log:\n%s\n"
+                             % (self.proc.returncode, self.log()[-4000:]))
         return self.proc.returncode
 
     def log(self):
