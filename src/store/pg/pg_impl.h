@@ -156,21 +156,21 @@ typedef enum {
 } pg_stage_kind;
 
 typedef struct {
-    bool open;                     /* a COPY into a staging table is in progress */
-    pg_stage_kind kind;            /* ... into this one */
-    bool table[PG_STAGE__COUNT];   /* the staging table exists on this connection */
-    bool dirty[PG_STAGE__COUNT];   /* it holds rows this transaction already moved */
-    int64_t staged;                /* rows sent by the open COPY */
-    int64_t pending_late;          /* duplicates this transaction found (moves, dedup) */
-    int64_t late;                  /* ... by transactions committed since the last take */
-    bd_buf out;                    /* rows not yet handed to libpq */
-    bd_buf word_rows;              /* a bulk card load's card_words rows ... */
-    bd_buf owner_word_rows;        /* ... and card_owner_words rows, not yet sent */
-    bd_buf password_rows;          /* a bulk record load's password hashes, not yet sent */
-    int64_t passwords_staged;      /* ... and how many it sent (bulk.c counts those that
-                                      went in at its end) */
-    bd_buf domain_rows;            /* a bulk record load's record_domains rows, not yet sent */
-    bd_slice *wordv;               /* scratch: one card's owner words, sorted */
+    bool open;                   /* a COPY into a staging table is in progress */
+    pg_stage_kind kind;          /* ... into this one */
+    bool table[PG_STAGE__COUNT]; /* the staging table exists on this connection */
+    bool dirty[PG_STAGE__COUNT]; /* it holds rows this transaction already moved */
+    int64_t staged;              /* rows sent by the open COPY */
+    int64_t pending_late;        /* duplicates this transaction found (moves, dedup) */
+    int64_t late;                /* ... by transactions committed since the last take */
+    bd_buf out;                  /* rows not yet handed to libpq */
+    bd_buf word_rows;            /* a bulk card load's card_words rows ... */
+    bd_buf owner_word_rows;      /* ... and card_owner_words rows, not yet sent */
+    bd_buf password_rows;        /* a bulk record load's password hashes, not yet sent */
+    int64_t passwords_staged;    /* ... and how many it sent (bulk.c counts those that
+                                    went in at its end) */
+    bd_buf domain_rows;          /* a bulk record load's record_domains rows, not yet sent */
+    bd_slice *wordv;             /* scratch: one card's owner words, sorted */
     size_t wordv_cap;
     /* breaches found missing in this transaction: a put naming one fails without ending
      * the COPY (no other writer can add a breach while the writer lock is held) */
@@ -217,17 +217,17 @@ typedef struct pg_store {
     } dyn[PG_DYN_CACHE];
     uint64_t tick;
     pg_card_sql card; /* the card search being written */
-    bool in_tx;   /* between begin and commit/rollback */
-    bool in_read; /* between read_begin and read_end */
+    bool in_tx;       /* between begin and commit/rollback */
+    bool in_read;     /* between read_begin and read_end */
     bool has_version;
-    uint64_t version;  /* data_version of the open read view, once read */
-    bool bulk_records; /* records stream into their table; bulk_end dedups and recounts */
-    int64_t bulk_first_id; /* ... the records with a greater id are the load's */
-    int64_t bulk_next_id;  /* ... the id the load gives its next record */
-    bool bulk_cards;          /* cards stream into their table; bulk_end dedups and recounts */
+    uint64_t version;           /* data_version of the open read view, once read */
+    bool bulk_records;          /* records stream into their table; bulk_end dedups and recounts */
+    int64_t bulk_first_id;      /* ... the records with a greater id are the load's */
+    int64_t bulk_next_id;       /* ... the id the load gives its next record */
+    bool bulk_cards;            /* cards stream into their table; bulk_end dedups and recounts */
     int64_t bulk_first_card_id; /* ... the cards with a greater id are the load's */
     int64_t bulk_next_card_id;  /* the last id the load gave a card */
-    bool read_only;    /* opened BD_STORE_READ: every transaction is read-only */
+    bool read_only;             /* opened BD_STORE_READ: every transaction is read-only */
     /* Searches that a lookup table routes (a domain's, a BIN page, an owner word's page in
      * expiry order) run as two statements, each on one shard of a Citus cluster or a few,
      * instead of one: on a Citus coordinator, or where the session has
@@ -248,8 +248,8 @@ typedef struct pg_store {
     bool breach_cache_loaded;
     uint64_t written_version;  /* the data version after this connection's last write */
     bool breach_cache_checked; /* against it, in the open write transaction */
-    bd_buf sql;   /* scratch for generated SQL */
-    bd_buf where; /* ... and for a WHERE clause it uses twice, or a page's keys (records.c) */
+    bd_buf sql;                /* scratch for generated SQL */
+    bd_buf where;    /* ... and for a WHERE clause it uses twice, or a page's keys (records.c) */
     bd_buf words[2]; /* a staged card's owner and bank words */
     pg_copy_state copy;
     pg_load_counts load_counts; /* a bulk record load's, for the change log and settling */
@@ -321,6 +321,9 @@ bd_result pg_session_setup(pg_store *p);
 int64_t pg_changes(PGresult *res);
 /* Field (row, col) of a result: a slice into res (ptr NULL for SQL NULL), or a number. */
 bd_slice pg_slice(const PGresult *res, int row, int col);
+/* An integer as PostgreSQL prints one (an optional minus, then digits), read up to the
+ * first other byte; 0 when there is no digit. Out of int64_t's range: its nearest end. */
+int64_t pg_int_text(const char *v);
 int64_t pg_int(const PGresult *res, int row, int col);
 
 /* Runs a write as its own transaction when none is open, so that it bumps the data
@@ -463,8 +466,7 @@ bd_result pg_queue_depths(bd_store *s, bd_store_queues *out);
 
 /* The operations, by file. */
 bd_result pg_watch_add(bd_store *s, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
-bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb,
-                        void *ctx);
+bd_result pg_watch_list(bd_store *s, int64_t key_id, int64_t live_at, bd_watch_cb cb, void *ctx);
 bd_result pg_watch_remove(bd_store *s, int64_t key_id, int64_t id);
 bd_result pg_watch_generation(bd_store *s, int64_t *gen);
 bd_result pg_alert_add(bd_store *s, const bd_alert_in *a);
@@ -505,8 +507,7 @@ bd_result pg_job_result(bd_store *s, const char *uuid, int64_t chunk_no, bd_buf 
 /* records.c: bulk lookups */
 bd_result pg_record_ids(bd_store *s, bd_field field, const bd_slice *keys, size_t n, int limit,
                         bd_record_id_cb cb, void *ctx, int64_t scope_tenant);
-bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb,
-                           void *ctx);
+bd_result pg_records_by_id(bd_store *s, const int64_t *ids, size_t n, bd_record_cb cb, void *ctx);
 bd_result pg_job_expire(bd_store *s, int64_t before, int64_t *removed);
 bd_result pg_breach_list(bd_store *s, int limit, bd_breach_cb cb, void *ctx);
 bd_result pg_breach_by_id(bd_store *s, int64_t id, bd_breach_cb cb, void *ctx);
@@ -538,7 +539,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
 
 bd_result pg_card_put(bd_store *s, const bd_card_in *c, bool *inserted);
 bd_result pg_card_search(bd_store *s, const bd_card_query *q, int64_t *found, bd_card_cb cb,
-                          void *ctx);
+                         void *ctx);
 bd_result pg_cvv_upgrade(bd_store *s, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
 /* The CVV migration's note: taken away, with the index of plain CVVs, when no card holds one
  * (called by pg_migration_notes, in the migration's transaction). */
@@ -569,8 +570,7 @@ bd_result pg_erase_email(bd_store *s, const char *email, bd_stats_cb cb, void *c
 bd_result pg_erase_breach(bd_store *s, const char *uuid, int64_t *records_removed);
 bd_result pg_truncate_log(bd_store *s, int64_t wait_ms);
 bd_result pg_backup(bd_store *s, const char *dest, int dest_fd);
-bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb,
-                       void *ctx);
+bd_result pg_range_get(bd_store *s, bd_range_mode mode, uint32_t prefix, bd_range_cb cb, void *ctx);
 bd_result pg_range_load(bd_store *s, bd_range_mode mode, const uint8_t *hash, uint32_t count);
 bd_result pg_range_export(bd_store *s, uint64_t *version, bd_range_bucket_cb cb, void *ctx);
 /* Merges the hashes the open transaction wrote into their buckets (before its commit; after
@@ -599,8 +599,8 @@ extern const pg_stmt pg_meta_get_stmt;
 extern const bd_store_ops bd_pg_ops;
 /* Opens a connection whose base carries ops (the store front's bd_pg_open passes its
  * table); the failure's reason in why. */
-bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_store **out,
-                     char *why, size_t whylen);
+bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_store **out, char *why,
+                     size_t whylen);
 void pg_close(bd_store *s);
 bd_result pg_meta_get(bd_store *s, const char *key, char *out, size_t outcap);
 bd_result pg_meta_set(bd_store *s, const char *key, const char *value);
@@ -625,7 +625,7 @@ bd_result pg_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id);
 bd_result pg_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
 bd_result pg_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
 bd_result pg_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
-                           void *ctx);
+                         void *ctx);
 bd_result pg_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted);
 
 #endif

@@ -224,8 +224,7 @@ static bd_result numbered_param(void *ctx, bd_buf *b, bd_field f)
  * numbering parameters as it goes. An email search names the email's owner key too (ok,
  * which must live until the statement has run): the one shard of a Citus cluster that
  * holds the email's records (owner.c). */
-static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t *ok,
-                             pg_params *pp)
+static bd_result build_where(bd_buf *b, const bd_record_query *q, const uint8_t *ok, pg_params *pp)
 {
     pg_param_text(pp, q->key);
     bd_result r = bd_buf_printf(b, " WHERE r.%s = $%d", bd_record_key_col(q->field), pp->n);
@@ -275,16 +274,16 @@ static bd_result present_test(bd_buf *b, const bd_record_query *q, const char *t
 static bd_result fetch_page(pg_store *p, const char *oks, const char *ids, bd_record_cb cb,
                             void *ctx)
 {
-    pg_params pp = {0};
+    pg_params pp = {.result_format = 1}; /* no integer printed by PostgreSQL and parsed back */
     pg_param_str(&pp, oks);
     pg_param_str(&pp, ids);
     PGresult *res;
-    bd_result r = pg_run_sql(
-        p,
-        "SELECT " RECORD_ROW_COLUMNS " FROM unnest($2::bigint[], $1::uuid[]) AS k(id, ok) JOIN records r "
-        "ON r.id = k.id AND r.ok = k.ok WHERE r.ok = ANY($1::uuid[]) "
-        "ORDER BY r.breach_date DESC, r.id DESC",
-        &pp, true, &res);
+    bd_result r = pg_run_sql(p,
+                             "SELECT " RECORD_ROW_COLUMNS
+                             " FROM unnest($2::bigint[], $1::uuid[]) AS k(id, ok) JOIN records r "
+                             "ON r.id = k.id AND r.ok = k.ok WHERE r.ok = ANY($1::uuid[]) "
+                             "ORDER BY r.breach_date DESC, r.id DESC",
+                             &pp, true, &res);
     if (r != BD_OK)
         return r;
     pg_record_rows(res, 0, PQntuples(res), cb, ctx);
@@ -379,7 +378,9 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         return search_by_domain(p, q, cb, ctx, found);
     if (pg_plain_email(q))
         return pg_search_email(p, q, cb, ctx, found);
-    pg_params pp = {0};
+    /* Binary results: a page's four integers a row (a domain page: 400) are not printed by
+     * PostgreSQL and parsed back here; its text columns come as they are either way. */
+    pg_params pp = {.result_format = 1};
     bd_buf_reset(&p->where);
     bd_buf_reset(&p->sql);
     uint8_t ok[PG_OWNER_KEY_LEN];
@@ -387,9 +388,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
         pg_email_owner_key(q->key, ok);
     bd_result r = build_where(&p->where, q, ok, &pp);
     if (r == BD_OK)
-        r = bd_buf_append_str(
-            &p->sql,
-            "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL);
+        r = bd_buf_append_str(&p->sql, "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL);
     /* a whole domain is counted from its one row of domain_counts; its key is $1 */
     if (r == BD_OK && found)
         r = bd_record_query_whole_domain(q)
@@ -415,7 +414,7 @@ bd_result pg_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, voi
     if (PQntuples(res) > 0) {
         pg_note_version(p, pg_slice(res, 0, 16));
         if (found && !PQgetisnull(res, 0, 17))
-            *found = pg_int(res, 0, 17);
+            *found = pg_binary_int(res, 0, 17);
     }
     pg_record_rows(res, 0, PQntuples(res), cb, ctx);
     PQclear(res);
