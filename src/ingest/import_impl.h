@@ -27,8 +27,8 @@ typedef struct {
     char (*touched)[BD_UUID_LEN + 1];
     bd_breach_tally *tally;
     size_t ntouched, cap_touched;
-    size_t *touched_at; /* open-addressed index of touched by uuid hash: i + 1, 0 free */
-    size_t touched_slots; /* a power of two, at least twice ntouched (rows interleave breaches) */
+    size_t *touched_at;     /* open-addressed index of touched by uuid hash: i + 1, 0 free */
+    size_t touched_slots;   /* a power of two, at least twice ntouched (rows interleave breaches) */
     int64_t last_id_before; /* the store's greatest record id when the import began */
     bd_u64set idents;       /* (breach, identity) pairs of the inserted records */
     bool counting;          /* idents holds them all (it stops at its limit) */
@@ -54,10 +54,16 @@ typedef struct {
 
 #define STAGE_ROWS 1024
 #define STAGE_ARENA_SOFT (8u << 20) /* a batch closes early past this many bytes of values */
+/* A records import writes in windows: batches of this many rows, each written in the order
+ * of bd_import_order_window (stage_order.c). */
+#define STAGE_WINDOW_ROWS 32768
+#define STAGE_WINDOW_ARENA_SOFT (32u << 20)
 
 typedef struct stage_batch {
-    staged rows[STAGE_ROWS];
-    size_t n;
+    staged *rows;    /* cap of them */
+    uint32_t *order; /* when not NULL: the rows' indexes in the order they are written */
+    size_t cap, n;
+    size_t soft; /* the batch closes once its arena holds this many bytes */
     bd_buf arena;
     uint64_t bytes_read; /* the reader's position after the batch, for progress */
     bool last;           /* the reader is done; end says how */
@@ -73,6 +79,9 @@ bd_result bd_import_check_card(importer *im, staged *out);
 /* Turns the arena offsets of every row of a full batch into pointers, once the arena is
  * final. */
 void bd_import_place_all(bd_import_kind kind, stage_batch *b);
+/* Sets b->order (allocated for b->cap rows) to the order a window of records is written in
+ * (stage_order.c). */
+void bd_import_order_window(stage_batch *b);
 
 /* check.c, the field readers shared by the checks of each kind (check.c, check_card.c). */
 /* Sets im->why to the rejection reason; always returns BD_ERR_INVALID. */

@@ -230,27 +230,52 @@ class Import(unittest.TestCase):
             self.assertNotIn(value, p.stderr + p.stdout)
 
     def test_a_file_of_many_batches_keeps_every_row_and_line_number(self):
-        # Rows are checked by one thread in batches of 1,024 and written by another: bad
-        # lines on both sides of a batch edge, and one only the writer can refuse (an
-        # unknown breach), must be reported by their own line and every good row kept.
+        # Records are checked by one thread in windows of 32,768 and written by another,
+        # each window in its own order: bad lines on both sides of a window's edge, and one
+        # only the writer can refuse (an unknown breach), must be reported by their own line
+        # and every good row kept. The lines refused when read come first in a window, in the
+        # file's order; the writer's refusals as it writes.
         unknown = "99999999-9999-4999-8999-999999999999"
-        bad = {1024: "{broken", 1025: json.dumps({"breach_uuid": BREACH, "email": "no-at"}),
-               3000: json.dumps({"breach_uuid": unknown, "email": "z@example.com"})}
+        bad = {32768: "{broken", 32769: json.dumps({"breach_uuid": BREACH, "email": "no-at"}),
+               32000: json.dumps({"breach_uuid": unknown, "email": "z@example.com"})}
         lines = [bad.get(n) or json.dumps({"breach_uuid": BREACH, "email": "u%d@example.com" % n})
-                 for n in range(1, 5001)]
+                 for n in range(1, 40001)]
         f = self.ctl.write("many.jsonl", "\n".join(lines) + "\n")
         for extra in ((), ("--bulk",)):
             p = self.ctl.import_("records", f, check=1, extra=extra)
             err = p.stderr.decode()
-            self.assertIn("many.jsonl:1024: rejected:", err)
-            self.assertIn("many.jsonl:1025: rejected: email:", err)
-            self.assertIn("many.jsonl:3000: rejected: breach %s does not exist" % unknown, err)
-            self.assertEqual(err.count("rejected:"), 3)
-        self.assertIn("read 5000, imported 0, duplicates 4997, rejected 3", self.summary(p))
-        self.assertIn("total: 4997 breach records",
+            self.assertEqual(re.findall(r"many\.jsonl:(\d+): rejected: (\S+)", err),
+                             [("32768", "not"), ("32000", "breach"), ("32769", "email:")])
+            self.assertIn("many.jsonl:32000: rejected: breach %s does not exist" % unknown, err)
+        self.assertIn("read 40000, imported 0, duplicates 39997, rejected 3", self.summary(p))
+        self.assertIn("total: 39997 breach records",
                       self.ctl.run("stats", check=0).stdout.decode())
         p = self.ctl.import_("records", f, check=1, extra=("--strict",))
-        self.assertIn("many.jsonl:1024:", p.stderr.decode())
+        self.assertIn("many.jsonl:32000:", p.stderr.decode())
+
+    def test_records_are_written_by_domain_then_email_and_rejections_reported_in_order(self):
+        # A window of records is written by email domain, then email (src/ingest/
+        # stage_order.c): the records of a domain get neighbouring ids, so a domain's page
+        # reads a few table pages, not one per record. The lines refused when read are
+        # reported in the file's order.
+        rows = [{"email": "zed@b.example"}, "{broken", {"email": "amy@a.example"},
+                {"email": "bob@b.example"}, {"user_name": "carol"}, {"email": "no-at-sign"},
+                {"email": "amy@c.example"}, {"email": "cat@a.example"}]
+        text = "\n".join(r if isinstance(r, str) else json.dumps(dict(r, breach_uuid=BREACH))
+                         for r in rows) + "\n"
+        for extra in ((), ("--bulk",)):
+            ctl = Ctl().init()
+            try:
+                ctl.import_("breaches", fixture("breaches.jsonl"))
+                p = ctl.import_("records", ctl.write("o.jsonl", text), check=1, extra=extra)
+                self.assertEqual(re.findall(r"o\.jsonl:(\d+): rejected", p.stderr.decode()),
+                                 ["2", "6"])
+                self.assertEqual([r[0] for r in ctl.sql(
+                    "SELECT coalesce(email, user_name) FROM records ORDER BY id")],
+                    ["carol", "amy@a.example", "cat@a.example", "bob@b.example",
+                     "zed@b.example", "amy@c.example"], extra)
+            finally:
+                ctl.cleanup()
 
     def test_rows_with_large_values_cross_batches_intact(self):
         # about 12 MB of attribute values: the checker closes batches early by size

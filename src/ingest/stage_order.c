@@ -1,0 +1,60 @@
+/* The order a window of checked records is written in: by email domain, then by email, each
+ * run in line order; the lines refused when read first, in line order, so that they are
+ * reported in the file's order (a line the writer refuses, for a breach that does not exist,
+ * is reported when its turn comes).
+ *
+ * Why: a record's id (SQLite's row id, the order of PostgreSQL's heap) is the order it is
+ * written in. In the file's order a domain page of 100 records reads 100 table pages, each
+ * from a different place of the store, and the more so the larger the store: that page was
+ * half of a domain search's CPU at 1M records, and it grows with the corpus (scenario 2 of
+ * the benchmark, issue 31). Written by domain within a window, a domain's records in that
+ * window get consecutive ids, and a page reads a few table pages; an email's records, the
+ * same. The window bounds what the importer holds (STAGE_WINDOW_ROWS, import_impl.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/import_impl.h"
+
+typedef struct {
+    const staged *row;
+    uint32_t at;
+} order_key;
+
+static int slice_cmp(bd_slice a, bd_slice b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n ? memcmp(a.ptr, b.ptr, n) : 0;
+    return c ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+    const order_key *a = pa, *b = pb;
+    if (a->row->rejected != b->row->rejected)
+        return a->row->rejected ? -1 : 1;
+    if (!a->row->rejected) {
+        const bd_record_in *x = &a->row->u.record, *y = &b->row->u.record;
+        int c = slice_cmp(x->email_domain, y->email_domain);
+        if (!c)
+            c = slice_cmp(x->email, y->email);
+        if (c)
+            return c;
+    }
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+void bd_import_order_window(stage_batch *b)
+{
+    order_key *keys = b->n > 1 ? malloc(b->n * sizeof *keys) : NULL;
+    if (!keys) { /* one row, or no memory for the keys: the file's order is as good */
+        for (size_t i = 0; i < b->n; i++)
+            b->order[i] = (uint32_t)i;
+        return;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        keys[i] = (order_key){&b->rows[i], (uint32_t)i};
+    qsort(keys, b->n, sizeof *keys, key_cmp);
+    for (size_t i = 0; i < b->n; i++)
+        b->order[i] = keys[i].at;
+    free(keys);
+}

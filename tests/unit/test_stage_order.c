@@ -1,0 +1,105 @@
+/* The order a window of checked records is written in (src/ingest/stage_order.c): rejected
+ * lines first, then by email domain and email, each run in line order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/import_impl.h"
+#include "test.h"
+
+static bd_slice s(const char *v)
+{
+    return v ? bd_slice_from(v) : (bd_slice){NULL, 0};
+}
+
+/* A window of records, one per email ("" for a rejected line, NULL for no email). */
+static stage_batch *window(const char *const *emails, size_t n)
+{
+    stage_batch *b = calloc(1, sizeof *b);
+    b->cap = n;
+    b->n = n;
+    b->rows = calloc(n, sizeof *b->rows);
+    b->order = calloc(n, sizeof *b->order);
+    for (size_t i = 0; i < n; i++) {
+        staged *row = &b->rows[i];
+        row->line = i + 1;
+        if (emails[i] && !emails[i][0]) {
+            row->rejected = true;
+            continue;
+        }
+        row->u.record.email = s(emails[i]);
+        const char *at = emails[i] ? strchr(emails[i], '@') : NULL;
+        row->u.record.email_domain = s(at ? at + 1 : NULL);
+    }
+    return b;
+}
+
+static void window_free(stage_batch *b)
+{
+    free(b->rows);
+    free(b->order);
+    free(b);
+}
+
+/* The written order as the lines' numbers, e.g. "3 1 2". */
+static const char *written(const stage_batch *b)
+{
+    static char out[256];
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < b->n && used < sizeof out; i++)
+        used += (size_t)snprintf(out + used, sizeof out - used, i ? " %llu" : "%llu",
+                                 (unsigned long long)b->rows[b->order[i]].line);
+    return out;
+}
+
+TEST(test_a_window_is_written_by_domain_then_email)
+{
+    const char *const emails[] = {"zed@b.example", "amy@a.example", "bob@b.example",
+                                  "amy@c.example", "amy@b.example", "cat@a.example"};
+    stage_batch *b = window(emails, 6);
+    bd_import_order_window(b);
+    CHECK_STR(written(b), "2 6 5 3 1 4");
+    window_free(b);
+}
+
+TEST(test_rejected_lines_come_first_and_equal_keys_keep_the_files_order)
+{
+    const char *const emails[] = {
+        "amy@a.example", "", "bob@a.example", "amy@a.example", NULL, "", NULL};
+    stage_batch *b = window(emails, 7);
+    bd_import_order_window(b);
+    /* the rejected lines 2 and 6, then the records without an email (5, 7), then a.example's
+     * by email, amy's two in their lines' order */
+    CHECK_STR(written(b), "2 6 5 7 1 4 3");
+    window_free(b);
+}
+
+TEST(test_a_longer_domain_sorts_after_its_prefix)
+{
+    const char *const emails[] = {"x@ab.example", "x@a.example", "x@ab.exampl", "y@a.example"};
+    stage_batch *b = window(emails, 4);
+    bd_import_order_window(b);
+    CHECK_STR(written(b), "2 4 3 1");
+    window_free(b);
+}
+
+TEST(test_one_row_and_none)
+{
+    const char *const emails[] = {"amy@a.example"};
+    stage_batch *b = window(emails, 1);
+    bd_import_order_window(b);
+    CHECK_STR(written(b), "1");
+    b->n = 0;
+    bd_import_order_window(b);
+    CHECK_STR(written(b), "");
+    window_free(b);
+}
+
+int main(void)
+{
+    RUN(test_a_window_is_written_by_domain_then_email);
+    RUN(test_rejected_lines_come_first_and_equal_keys_keep_the_files_order);
+    RUN(test_a_longer_domain_sorts_after_its_prefix);
+    RUN(test_one_row_and_none);
+    return TEST_EXIT();
+}
