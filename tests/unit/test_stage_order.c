@@ -1,10 +1,14 @@
 /* The order a window of checked records is written in (src/ingest/stage_order.c): rejected
- * lines first, then by email domain and email, each run in line order. */
+ * lines first, then by email domain, breach and email, each run in line order. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ingest/import_impl.h"
 #include "test.h"
+
+#define BREACH_A "11111111-1111-4111-8111-111111111111"
+#define BREACH_B "22222222-2222-4222-8222-222222222222"
 
 static bd_slice s(const char *v)
 {
@@ -26,6 +30,7 @@ static stage_batch *window(const char *const *emails, size_t n)
             row->rejected = true;
             continue;
         }
+        snprintf(row->u.record.breach_uuid, sizeof row->u.record.breach_uuid, "%s", BREACH_A);
         row->u.record.email = s(emails[i]);
         const char *at = emails[i] ? strchr(emails[i], '@') : NULL;
         row->u.record.email_domain = s(at ? at + 1 : NULL);
@@ -59,6 +64,20 @@ TEST(test_a_window_is_written_by_domain_then_email)
     stage_batch *b = window(emails, 6);
     bd_import_order_window(b);
     CHECK_STR(written(b), "2 6 5 3 1 4");
+    window_free(b);
+}
+
+TEST(test_within_a_domain_each_breach_s_records_go_together)
+{
+    const char *const emails[] = {"amy@a.example", "bob@a.example", "cat@a.example",
+                                  "amy@b.example", "dan@a.example"};
+    stage_batch *b = window(emails, 5);
+    /* lines 1, 3 and 4 from breach B, 2 and 5 from A */
+    snprintf(b->rows[0].u.record.breach_uuid, BD_UUID_LEN + 1, "%s", BREACH_B);
+    snprintf(b->rows[2].u.record.breach_uuid, BD_UUID_LEN + 1, "%s", BREACH_B);
+    snprintf(b->rows[3].u.record.breach_uuid, BD_UUID_LEN + 1, "%s", BREACH_B);
+    bd_import_order_window(b);
+    CHECK_STR(written(b), "2 5 1 3 4");
     window_free(b);
 }
 
@@ -98,6 +117,7 @@ TEST(test_one_row_and_none)
 int main(void)
 {
     RUN(test_a_window_is_written_by_domain_then_email);
+    RUN(test_within_a_domain_each_breach_s_records_go_together);
     RUN(test_rejected_lines_come_first_and_equal_keys_keep_the_files_order);
     RUN(test_a_longer_domain_sorts_after_its_prefix);
     RUN(test_one_row_and_none);
