@@ -48,12 +48,14 @@ def records():
 
 
 def bigcorp_order():
-    """Expected order for the bigcorp domain: breach date newest first, then import order
-    reversed (id descending) within a date."""
+    """Expected order for the bigcorp domain: breach date newest first, then id descending
+    within a date. Ids follow the order records are written in: a file's records by email
+    domain, then breach, then email (src/ingest/stage_order.c), so S3's records of
+    2022-06-01 (the later uuid) come before S2's."""
     rows = [(i, [S1, S2, S3, S4][i % 4]) for i in range(40)]
     date = {S1: 20240110, S2: 20220601, S3: 20220601, S4: 20150303}
-    # ids grow with import order: the 8 named records come first, then user00..user39
-    return [i for i, b in sorted(rows, key=lambda r: (-date[r[1]], -r[0]))]
+    written = {i: n for n, (i, b) in enumerate(sorted(rows, key=lambda r: (r[1], r[0])))}
+    return [i for i, b in sorted(rows, key=lambda r: (-date[r[1]], -written[r[0]]))]
 
 
 class Search(ServerTest):
