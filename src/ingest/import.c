@@ -337,7 +337,7 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     while (r == BD_OK && !eof) {
         stage_batch *b = take(sg);
         for (size_t i = 0; i < b->n && r == BD_OK; i++) {
-            const staged *row = &b->rows[b->order ? b->order[i] : i];
+            const staged *row = b->order ? b->order[i] : &b->rows[i];
             char rwhy[512];
             bool inserted = false;
             bd_result rr;

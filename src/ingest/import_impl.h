@@ -60,8 +60,8 @@ typedef struct {
 #define STAGE_WINDOW_ARENA_SOFT (32u << 20)
 
 typedef struct stage_batch {
-    staged *rows;    /* cap of them */
-    uint32_t *order; /* when not NULL: the rows' indexes in the order they are written */
+    staged *rows;         /* cap of them */
+    const staged **order; /* when not NULL: the rows in the order they are written */
     size_t cap, n;
     size_t soft; /* the batch closes once its arena holds this many bytes */
     bd_buf arena;

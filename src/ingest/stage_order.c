@@ -19,11 +19,6 @@
 
 #include "ingest/import_impl.h"
 
-typedef struct {
-    const staged *row;
-    uint32_t at;
-} order_key;
-
 static int slice_cmp(bd_slice a, bd_slice b)
 {
     size_t n = a.len < b.len ? a.len : b.len;
@@ -31,13 +26,15 @@ static int slice_cmp(bd_slice a, bd_slice b)
     return c ? c : (a.len > b.len) - (a.len < b.len);
 }
 
+/* Compares two entries of a window's order (pointers into its rows): the rows' own array is
+ * in line order, so equal keys compare by address. */
 static int key_cmp(const void *pa, const void *pb)
 {
-    const order_key *a = pa, *b = pb;
-    if (a->row->rejected != b->row->rejected)
-        return a->row->rejected ? -1 : 1;
-    if (!a->row->rejected) {
-        const bd_record_in *x = &a->row->u.record, *y = &b->row->u.record;
+    const staged *a = *(const staged *const *)pa, *b = *(const staged *const *)pb;
+    if (a->rejected != b->rejected)
+        return a->rejected ? -1 : 1;
+    if (!a->rejected) {
+        const bd_record_in *x = &a->u.record, *y = &b->u.record;
         int c = slice_cmp(x->email_domain, y->email_domain);
         if (!c)
             c = strcmp(x->breach_uuid, y->breach_uuid);
@@ -46,21 +43,12 @@ static int key_cmp(const void *pa, const void *pb)
         if (c)
             return c;
     }
-    return (a->at > b->at) - (a->at < b->at);
+    return (a > b) - (a < b);
 }
 
 void bd_import_order_window(stage_batch *b)
 {
-    order_key *keys = b->n > 1 ? malloc(b->n * sizeof *keys) : NULL;
-    if (!keys) { /* one row, or no memory for the keys: the file's order is as good */
-        for (size_t i = 0; i < b->n; i++)
-            b->order[i] = (uint32_t)i;
-        return;
-    }
     for (size_t i = 0; i < b->n; i++)
-        keys[i] = (order_key){&b->rows[i], (uint32_t)i};
-    qsort(keys, b->n, sizeof *keys, key_cmp);
-    for (size_t i = 0; i < b->n; i++)
-        b->order[i] = keys[i].at;
-    free(keys);
+        b->order[i] = &b->rows[i];
+    qsort(b->order, b->n, sizeof *b->order, key_cmp);
 }

@@ -53,7 +53,7 @@ static const char *written(const stage_batch *b)
     out[0] = '\0';
     for (size_t i = 0; i < b->n && used < sizeof out; i++)
         used += (size_t)snprintf(out + used, sizeof out - used, i ? " %llu" : "%llu",
-                                 (unsigned long long)b->rows[b->order[i]].line);
+                                 (unsigned long long)b->order[i]->line);
     return out;
 }
 
