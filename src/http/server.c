@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "http/listener.h"
 #include "http/pg_dispatch.h"
 #include "http/routes.h"
 #include "http/server_impl.h"
@@ -216,8 +217,7 @@ static bool suspend(struct MHD_Connection *conn, conn_state *cs, bd_req *rq)
     bd_req *saved = malloc(sizeof *saved);
     if (!saved) {
         d->free(d);
-        bd_reply_error(rq, 500, "internal_error", "out of memory; request id %s",
-                       rq->request_id);
+        bd_reply_error(rq, 500, "internal_error", "out of memory; request id %s", rq->request_id);
         return false;
     }
     memcpy(saved, rq, sizeof *saved);
@@ -286,7 +286,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             bd_dispatch(srv, &rq, url, method);
             if (rq.deferred && !rq.status && suspend(conn, cs, &rq))
                 return MHD_YES; /* resumed when the work is done */
-            if (rq.deferred) /* a reply written after all: the work is not started */
+            if (rq.deferred)    /* a reply written after all: the work is not started */
                 rq.deferred->free(rq.deferred);
         }
     }
@@ -479,22 +479,30 @@ static bd_result start_daemon(bd_server *srv, char *why, size_t whylen)
     }
     /* TURBO: read and write sockets before asking epoll, saving a round trip per request on
      * busy keep-alive connections. */
+    /* NO_LISTEN_SOCKET: the listener module accepts and hands connections over (ITC lets
+     * it wake the worker it chose) */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC | MHD_USE_TURBO;
+                     MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET;
     if (v6)
         flags |= MHD_USE_IPv6;
     if (srv->pg_batch) /* searches wait for the lookup dispatcher with their connection suspended */
         flags |= MHD_ALLOW_SUSPEND_RESUME;
     if (srv->tls_cert)
         flags |= MHD_USE_TLS;
+    char bind_why[128];
+    if (bd_listener_open((const struct sockaddr *)&addr,
+                         v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in), 1024,
+                         &srv->listener, bind_why, sizeof bind_why) != BD_OK) {
+        snprintf(why, whylen, "cannot listen on %s: %s", cfg->listen, bind_why);
+        return BD_ERR_IO;
+    }
+    unsigned cap = connection_cap(cfg->max_conns);
     struct MHD_OptionItem opts[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, &addr},
         {MHD_OPTION_THREAD_POOL_SIZE, threads, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout, NULL},
-        {MHD_OPTION_CONNECTION_LIMIT, connection_cap(cfg->max_conns), NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, cap, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_conns_per_ip, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_POOL, NULL},
-        {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, srv},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, srv},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, srv},
@@ -505,9 +513,9 @@ static bd_result start_daemon(bd_server *srv, char *why, size_t whylen)
     srv->daemon =
         MHD_start_daemon(flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
                          NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
-    if (!srv->daemon) {
-        snprintf(why, whylen, "cannot listen on %s (in use, or not an address of this host)",
-                 cfg->listen);
+    if (!srv->daemon || bd_listener_start(srv->listener, srv->daemon, cap) != BD_OK) {
+        snprintf(why, whylen, "cannot serve on %s (the HTTP daemon did not start)", cfg->listen);
+        bd_server_close_listener(srv);
         return BD_ERR_IO;
     }
     return BD_OK;
@@ -515,8 +523,7 @@ static bd_result start_daemon(bd_server *srv, char *why, size_t whylen)
 
 uint16_t bd_server_port(const bd_server *srv)
 {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
+    return bd_listener_port(srv->listener);
 }
 
 bd_result bd_server_listen(bd_server *srv, char *why, size_t whylen)
@@ -530,9 +537,8 @@ void bd_server_quiesce(bd_server *srv, unsigned drain_s)
         return;
     /* Stop accepting, then give open connections (requests in flight, and keep-alive
      * clients reading their last reply) time to finish before closing them. */
-    MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
-    if (ls != MHD_INVALID_SOCKET)
-        close(ls);
+    bd_listener_close(srv->listener);
+    srv->listener = NULL;
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
@@ -548,6 +554,8 @@ void bd_server_quiesce(bd_server *srv, unsigned drain_s)
 
 void bd_server_close_listener(bd_server *srv)
 {
+    bd_listener_close(srv->listener); /* first: it hands connections to the daemon */
+    srv->listener = NULL;
     if (srv->daemon)
         MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;

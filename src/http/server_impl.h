@@ -47,6 +47,7 @@ struct bd_server {
     uint8_t secret[BD_SECRET_LEN];
     uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
     struct MHD_Daemon *daemon;
+    struct bd_listener *listener; /* the listening socket and its accept thread */
     bd_keyring *keys;
     bd_limiter *limiter;       /* per API key: its requests, its exact card lookups */
     bd_usage *usage;           /* per API key: requests per day and month, the quota */

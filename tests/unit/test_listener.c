@@ -1,0 +1,154 @@
+/* The listening socket and its accept thread (src/http/listener.c) in front of a real
+ * libmicrohttpd daemon with no listener of its own: connections are served, a full daemon
+ * leaves new ones waiting in the backlog until one closes, and a closed listener refuses. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http/listener.h"
+#include "test.h"
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **state)
+{
+    (void)cls, (void)url, (void)method, (void)version, (void)upload, (void)upload_size;
+    static int seen_head;
+    if (!*state) { /* the head alone: a reply queued now would close the connection */
+        *state = &seen_head;
+        return MHD_YES;
+    }
+    static const char body[] = "hello";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof body - 1, (void *)body, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static struct MHD_Daemon *daemon_without_listener(unsigned cap)
+{
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                                MHD_USE_NO_LISTEN_SOCKET,
+                            0, NULL, NULL, answer, NULL, MHD_OPTION_THREAD_POOL_SIZE, 2u,
+                            MHD_OPTION_CONNECTION_LIMIT, cap, MHD_OPTION_END);
+}
+
+static bd_listener *open_loopback(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bd_listener *l = NULL;
+    char why[128] = "";
+    if (bd_listener_open((struct sockaddr *)&a, sizeof a, 16, &l, why, sizeof why) != BD_OK)
+        TEST_FAIL("bd_listener_open: %s", why);
+    return l;
+}
+
+static int connect_to(uint16_t port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends a request and waits up to wait_ms for the reply; true when it says 200 and hello. */
+static bool served_within(int fd, int wait_ms)
+{
+    static const char req[] = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+    if (send(fd, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1))
+        return false;
+    char got[512];
+    size_t n = 0;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (n < sizeof got - 1 && poll(&p, 1, wait_ms) == 1) {
+        ssize_t r = recv(fd, got + n, sizeof got - 1 - n, 0);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        got[n] = '\0';
+        if (strstr(got, "\r\n\r\nhello"))
+            return strncmp(got, "HTTP/1.1 200", 12) == 0;
+    }
+    return false;
+}
+
+TEST(test_connections_are_served_and_a_closed_listener_refuses)
+{
+    struct MHD_Daemon *d = daemon_without_listener(16);
+    bd_listener *l = open_loopback();
+    CHECK(d && l);
+    uint16_t port = bd_listener_port(l);
+    CHECK(port != 0);
+    CHECK_INT(bd_listener_start(l, d, 16), BD_OK);
+    for (int i = 0; i < 3; i++) {
+        int fd = connect_to(port);
+        CHECK(fd >= 0);
+        CHECK(served_within(fd, 5000));
+        CHECK(served_within(fd, 5000)); /* the same connection, kept alive */
+        close(fd);
+    }
+    bd_listener_close(l);
+    errno = 0;
+    CHECK_INT(connect_to(port), -1);
+    CHECK_INT(errno, ECONNREFUSED);
+    MHD_stop_daemon(d);
+}
+
+TEST(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes)
+{
+    struct MHD_Daemon *d = daemon_without_listener(2);
+    bd_listener *l = open_loopback();
+    CHECK(d && l);
+    CHECK_INT(bd_listener_start(l, d, 2), BD_OK);
+    uint16_t port = bd_listener_port(l);
+    int first = connect_to(port), second = connect_to(port);
+    CHECK(served_within(first, 5000));
+    CHECK(served_within(second, 5000));
+    int third = connect_to(port); /* the kernel takes it; breachd does not, yet */
+    CHECK(third >= 0);
+    CHECK(!served_within(third, 300));
+    close(first);
+    char rest[512]; /* its request is already sent: once accepted, the reply comes */
+    struct pollfd p = {.fd = third, .events = POLLIN};
+    CHECK_INT(poll(&p, 1, 5000), 1);
+    ssize_t r = recv(third, rest, sizeof rest - 1, 0);
+    CHECK(r > 12 && strncmp(rest, "HTTP/1.1 200", 12) == 0);
+    close(second);
+    close(third);
+    bd_listener_close(l);
+    MHD_stop_daemon(d);
+}
+
+TEST(test_a_port_in_use_is_refused_with_the_reason)
+{
+    bd_listener *a = open_loopback();
+    struct sockaddr_in taken = {.sin_family = AF_INET, .sin_port = htons(bd_listener_port(a))};
+    taken.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bd_listener *b = (bd_listener *)1;
+    char why[128] = "";
+    CHECK_INT(bd_listener_open((struct sockaddr *)&taken, sizeof taken, 16, &b, why, sizeof why),
+              BD_ERR_IO);
+    CHECK(b == NULL);
+    CHECK_STR(why, "Address already in use");
+    bd_listener_close(a); /* never started: closing is all it needs */
+}
+
+int main(void)
+{
+    RUN(test_connections_are_served_and_a_closed_listener_refuses);
+    RUN(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes);
+    RUN(test_a_port_in_use_is_refused_with_the_reason);
+    return TEST_EXIT();
+}
