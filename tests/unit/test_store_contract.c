@@ -511,6 +511,43 @@ TEST(test_record_search_found_counts_every_match_whatever_the_page)
     CHECK_INT(seen.rows, 0);
 }
 
+static int take_one_then_stop(void *ctx, const bd_record_row *row)
+{
+    take_record(ctx, row);
+    return 1;
+}
+
+/* A backend may count a first page's matches as it reads past the page (SQLite reads up to
+ * 64 rows ahead) or with a statement of its own: the count is right on both sides of
+ * wherever it switches, and the callback still gets no more than the page, or than it took. */
+TEST(test_record_search_found_is_exact_whatever_the_number_of_matches)
+{
+    bd_store *s = fresh();
+    breaches(s);
+    const int marks[] = {1, 2, 3, 63, 64, 65, 66, 67, 68, 130, 200};
+    int n = 0;
+    for (size_t m = 0; m < sizeof marks / sizeof *marks; m++) {
+        for (; n < marks[m]; n++) {
+            bd_record_in r = record(n % 2 ? OLD : NEW, "many@m.example", n + 1);
+            CHECK(put(s, &r));
+        }
+        for (int limit = 1; limit <= 3; limit++) {
+            bd_record_query q = by(BD_FIELD_EMAIL, "many@m.example");
+            q.limit = limit;
+            int64_t got = -1;
+            memset(&seen, 0, sizeof seen);
+            CHECK_INT(bd_store_record_search(s, &q, take_record, NULL, &got), BD_OK);
+            CHECK_INT(got, n);
+            CHECK_INT(seen.rows, n < limit ? n : limit);
+            got = -1;
+            memset(&seen, 0, sizeof seen);
+            CHECK_INT(bd_store_record_search(s, &q, take_one_then_stop, NULL, &got), BD_OK);
+            CHECK_INT(got, n);
+            CHECK_INT(seen.rows, 1);
+        }
+    }
+}
+
 TEST(test_record_search_found_for_a_whole_domain_counts_each_record_once)
 {
     bd_store *s = fresh();
@@ -573,6 +610,7 @@ static void suite(void)
     RUN_CONTRACT(test_record_search_pages_from_a_keyset_position);
     RUN_CONTRACT(test_record_search_filters_on_present_absent_and_equal_values);
     RUN_CONTRACT(test_record_search_found_counts_every_match_whatever_the_page);
+    RUN_CONTRACT(test_record_search_found_is_exact_whatever_the_number_of_matches);
     RUN_CONTRACT(test_record_search_found_for_a_whole_domain_counts_each_record_once);
     RUN_CONTRACT(test_record_search_found_with_a_keyset_position_is_invalid);
     RUN_CONTRACT(test_stats_count_records_per_breach_newest_first_and_in_total);

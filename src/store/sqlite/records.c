@@ -110,10 +110,9 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
 
 /* The index over each field's lookup key (schema.c), ordered like a search page. */
 static const char *const FIELD_INDEX[BD_FIELD_COUNT] = {
-    "records_by_email",    "records_by_domain", "records_by_phone",
-    "records_by_user",     "records_by_ip",     "records_by_ssn",
-    "records_by_password", "records_by_hash",   "records_by_bitcoin",
-    "records_by_website",
+    "records_by_email",   "records_by_domain",  "records_by_phone",    "records_by_user",
+    "records_by_ip",      "records_by_ssn",     "records_by_password", "records_by_hash",
+    "records_by_bitcoin", "records_by_website",
 };
 
 /* Binds a lookup key of field f: HMAC bytes for password and SSN, text otherwise. */
@@ -280,7 +279,12 @@ static void record_from_cols(sqlite3_stmt *st, bd_record_row *row)
     row->breach_id = sqlite3_column_int64(st, 15);
 }
 
-static bd_result record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx)
+/* Reads a page: cb gets up to q->limit rows. With ahead > 0 the statement may run that many
+ * rows further, counted but not decoded, so that a search of a few more matches than its
+ * page learns its count without a count statement: *counted is then every row the
+ * statement gave, and *complete whether that was all of them. */
+static bd_result record_find(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx,
+                             int ahead, int64_t *counted, bool *complete)
 {
     sqlite_store *s = S(base);
     bd_result r = plan_records(s, q);
@@ -298,49 +302,54 @@ static bd_result record_find(bd_store *base, bd_record_query *q, bd_record_cb cb
     if (!st)
         return BD_ERR_STORE;
     int i = bind_where(st, q, true);
-    sqlite3_bind_int(st, i, q->limit);
+    int64_t bound = (int64_t)q->limit + ahead;
+    sqlite3_bind_int64(st, i, bound);
+    int64_t rows = 0;
+    bool paging = true;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        bd_record_row row;
-        record_from_cols(st, &row);
-        if (cb(ctx, &row))
+        if (++rows > q->limit)
+            paging = false;
+        if (paging) {
+            bd_record_row row;
+            record_from_cols(st, &row);
+            paging = cb(ctx, &row) == 0;
+        }
+        if (!paging && !counted)
             break;
     }
     r = rc == SQLITE_ROW || rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
     sq_done(st);
+    if (counted) {
+        *counted = rows;
+        *complete = rc == SQLITE_DONE && rows < bound;
+    }
     return r;
 }
 
-/* Counts the rows a find hands on, the one its callback stops at included. */
-typedef struct {
-    bd_record_cb cb;
-    void *ctx;
-    int rows;
-} counted_rows;
+/* How far past its page a first page's statement may read to count what it found: an
+ * identity's handful of records then needs no count statement, and a search with more
+ * matches than this reads this many rows more than its count. */
+#define COUNT_AHEAD 64
 
-static int count_row(void *ctx, const bd_record_row *row)
-{
-    counted_rows *c = ctx;
-    c->rows++;
-    return c->cb(c->ctx, row);
-}
-
-/* The page first: a first page that is not full holds every match, so the hot path (an
- * identity with a handful of records) is counted without a count. Both run in the caller's
- * read view. */
+/* The page first, then its count in the same read view: a statement that ran out of rows
+ * within COUNT_AHEAD of the page counted them as it went. A whole domain's count is kept
+ * apart (count_domain) and costs less than reading ahead. */
 bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, void *ctx,
                            int64_t *found)
 {
     if (!found)
-        return record_find(base, q, cb, ctx);
+        return record_find(base, q, cb, ctx, 0, NULL, NULL);
     if (q->has_after)
         return BD_ERR_INVALID;
-    counted_rows c = {cb, ctx, 0};
-    bd_result r = record_find(base, q, count_row, &c);
+    int64_t rows;
+    bool complete;
+    int ahead = bd_record_query_whole_domain(q) ? 0 : COUNT_AHEAD;
+    bd_result r = record_find(base, q, cb, ctx, ahead, &rows, &complete);
     if (r != BD_OK)
         return r;
-    if (c.rows < q->limit) {
-        *found = c.rows;
+    if (complete) {
+        *found = rows;
         return BD_OK;
     }
     return record_count(base, q, found);
@@ -393,8 +402,7 @@ bd_result sq_record_ids(bd_store *base, bd_field field, const bd_slice *keys, si
     return rc == SQLITE_DONE ? BD_OK : sq_map_rc(rc);
 }
 
-bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb,
-                           void *ctx)
+bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_record_cb cb, void *ctx)
 {
     sqlite_store *s = S(base);
     sqlite3_stmt *st = sq_dynamic(s, "SELECT " RECORD_COLS " FROM records r WHERE r.id = ?1");
