@@ -145,7 +145,7 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
         MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
         MHD_add_response_header(resp, "X-Frame-Options", "DENY");
     }
-    if (rq->close)
+    if (rq->close || atomic_load_explicit(&srv->draining, memory_order_relaxed))
         MHD_add_response_header(resp, "Connection", "close");
     MHD_add_response_header(resp, "X-Request-Id", rq->request_id);
     if (rq->allow)

@@ -537,6 +537,7 @@ void bd_server_quiesce(bd_server *srv, unsigned drain_s)
         return;
     /* Stop accepting, then give open connections (requests in flight, and keep-alive
      * clients reading their last reply) time to finish before closing them. */
+    atomic_store_explicit(&srv->draining, true, memory_order_relaxed);
     bd_listener_close(srv->listener);
     srv->listener = NULL;
     struct timespec start, now;

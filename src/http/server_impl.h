@@ -6,6 +6,7 @@
 #define BD_HTTP_SERVER_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -48,6 +49,9 @@ struct bd_server {
     uint8_t id_key[16]; /* keys the request-id hash: ids do not reveal request volume */
     struct MHD_Daemon *daemon;
     struct bd_listener *listener; /* the listening socket and its accept thread */
+    /* set when the drain begins: every reply from then on closes its connection, so that
+     * keep-alive clients leave at their next reply instead of holding the drain open */
+    atomic_bool draining;
     bd_keyring *keys;
     bd_limiter *limiter;       /* per API key: its requests, its exact card lookups */
     bd_usage *usage;           /* per API key: requests per day and month, the quota */

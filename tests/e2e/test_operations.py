@@ -318,6 +318,32 @@ class Signals(unittest.TestCase):
             ctl.cleanup()
 
 
+    def test_a_kept_alive_client_is_told_to_leave_during_the_drain(self):
+        ctl = Ctl().init()
+        try:
+            srv = Server(ctl)
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+            conn.request("GET", "/healthz")
+            resp = conn.getresponse()
+            resp.read()
+            self.assertIsNone(resp.getheader("Connection"))  # kept alive while serving
+            srv.proc.send_signal(signal.SIGTERM)
+            deadline = time.time() + 5
+            while "finishing requests in flight" not in srv.log() and time.time() < deadline:
+                time.sleep(0.02)
+            start = time.time()
+            conn.request("GET", "/healthz")  # the same connection, inside the drain
+            resp = conn.getresponse()
+            self.assertEqual((resp.status, resp.read()), (200, b'{"status":"ok"}'))
+            self.assertEqual(resp.getheader("Connection"), "close")
+            conn.close()
+            self.assertEqual(srv.stop(), 0)
+            # with the client gone the drain ends at once, not at its 5 s bound
+            self.assertLess(time.time() - start, 2.5)
+        finally:
+            ctl.cleanup()
+
+
 class StopUnderLoad(unittest.TestCase):
     """SIGTERM while every worker thread is busy: the stop drains and exits 0. breachd used
     to stop accepting through libmicrohttpd's MHD_quiesce_daemon, whose epoll race aborted
