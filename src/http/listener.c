@@ -34,6 +34,7 @@ struct bd_listener {
     pthread_t thread;
     struct MHD_Daemon *daemon;
     unsigned cap;
+    bool starved; /* the last accept found no descriptor or memory: said once, until one works */
 };
 
 bd_result bd_listener_open(const struct sockaddr *addr, socklen_t addrlen, int backlog,
@@ -91,7 +92,11 @@ static bool accept_ready(bd_listener *l)
         int c = accept4(l->fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                bd_log(BD_LOG_ERROR, "http", "http: accept: %s", strerror(errno));
+                if (!l->starved) /* once: the retries every RETRY_MS would flood the log */
+                    bd_log(BD_LOG_ERROR, "http",
+                           "http: cannot accept a connection (%s); new ones wait until it can",
+                           strerror(errno));
+                l->starved = true;
                 return false;
             }
             /* EAGAIN: nothing more is waiting; ECONNABORTED and the like: that client
@@ -99,6 +104,10 @@ static bool accept_ready(bd_listener *l)
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return true;
             continue;
+        }
+        if (l->starved) {
+            bd_log(BD_LOG_INFO, "http", "http: accepting connections again");
+            l->starved = false;
         }
         /* on refusal (a limit, or no memory) libmicrohttpd has closed the socket itself */
         (void)MHD_add_connection(l->daemon, c, (const struct sockaddr *)&peer, plen);

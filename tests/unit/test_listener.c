@@ -8,9 +8,11 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "http/listener.h"
 #include "test.h"
 
@@ -145,10 +147,50 @@ TEST(test_a_port_in_use_is_refused_with_the_reason)
     bd_listener_close(a); /* never started: closing is all it needs */
 }
 
+TEST(test_out_of_descriptors_it_says_so_once_then_serves_when_it_can)
+{
+    int logp[2];
+    CHECK(pipe(logp) == 0);
+    bd_log_set_fd(logp[1]);
+    struct MHD_Daemon *d = daemon_without_listener(16);
+    bd_listener *l = open_loopback();
+    CHECK_INT(bd_listener_start(l, d, 16), BD_OK);
+    struct rlimit was;
+    getrlimit(RLIMIT_NOFILE, &was);
+    int client = socket(AF_INET, SOCK_STREAM, 0); /* made while there is room */
+    /* no descriptor left for the accept: the client's is the last one the limit allows */
+    struct rlimit tight = {(rlim_t)client + 1, was.rlim_max};
+    CHECK(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(bd_listener_port(l))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK(connect(client, (struct sockaddr *)&a, sizeof a) == 0); /* the kernel's backlog */
+    CHECK(!served_within(client, 300));                           /* ~15 retries meanwhile */
+    CHECK(setrlimit(RLIMIT_NOFILE, &was) == 0);
+    char rest[512];
+    struct pollfd p = {.fd = client, .events = POLLIN};
+    CHECK_INT(poll(&p, 1, 5000), 1);
+    ssize_t r = recv(client, rest, sizeof rest - 1, 0);
+    CHECK(r > 12 && strncmp(rest, "HTTP/1.1 200", 12) == 0);
+    close(client);
+    bd_listener_close(l);
+    MHD_stop_daemon(d);
+    bd_log_set_fd(2);
+    close(logp[1]);
+    char said[4096] = "";
+    ssize_t n = read(logp[0], said, sizeof said - 1);
+    close(logp[0]);
+    said[n > 0 ? n : 0] = '\0';
+    const char *first = strstr(said, "cannot accept a connection (Too many open files)");
+    CHECK(first != NULL);
+    CHECK(first && !strstr(first + 1, "cannot accept")); /* once, not once per retry */
+    CHECK(strstr(said, "accepting connections again") != NULL);
+}
+
 int main(void)
 {
     RUN(test_connections_are_served_and_a_closed_listener_refuses);
     RUN(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes);
     RUN(test_a_port_in_use_is_refused_with_the_reason);
+    RUN(test_out_of_descriptors_it_says_so_once_then_serves_when_it_can);
     return TEST_EXIT();
 }
