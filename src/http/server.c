@@ -1,7 +1,7 @@
-/* libmicrohttpd glue: the daemon and its listener, the per-thread workers, and a request's
- * path through the guard, routing and the reply. The server object's assembly (defaults,
- * secret, parts, free) is in server_open.c, authentication in auth.c, routing in router.c,
- * the connection guard in guard.c. */
+/* libmicrohttpd glue: the daemon, its start and drain, the per-thread workers, and a
+ * request's path through the guard, routing and the reply. The listening socket is
+ * listener.c's, the server object's assembly (defaults, secret, parts, free) server_open.c's,
+ * authentication auth.c's, routing router.c's, the connection guard guard.c's. */
 #include "http/server.h"
 
 #include <arpa/inet.h>
