@@ -60,7 +60,7 @@ DEPS    := $(LIBOBJ:.o=.d) $(MAINS:%.c=$(BUILD)/obj/%.d) $(UNITSRC:%.c=$(BUILD)/
 
 .SECONDARY:
 
-.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-quick bench-growth bench-cluster bench-citus format \
+.PHONY: all test test-pg unit e2e test-sanitize fuzz fuzz-quick fuzz-http check clean bench bench-mhd-floor bench-quick bench-growth bench-cluster bench-citus format \
         tsan valgrind
 
 all: $(BUILD)/breachd $(BUILD)/breachctl
@@ -325,6 +325,12 @@ $(BUILD)/pg_floor: bench/pg_floor.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libpq) -lpthread
 
+# libmicrohttpd alone answering one fixed reply, the floor under the SQLite scenario-1 target
+$(BUILD)/mhd_floor: bench/mhd_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libmicrohttpd) \
+	  -lpthread
+
 # One connection, one request at a time, each timed (the one-connection runs of bench/run.py)
 $(BUILD)/one_conn: bench/one_conn.c
 	@mkdir -p $(dir $@)
@@ -334,6 +340,12 @@ bench: all $(BUILD)/pg_floor $(BUILD)/one_conn
 	bench/install-bench-deps.sh
 	python3 bench/run.py --label full --records 1000000 --cards 1000000 \
 	  --duration 20 --warmup 5 --ratio-runs 3 --build $(BUILD) $(BENCH_ARGS)
+
+# Scenario 1 beside nginx and libmicrohttpd alone (bench/mhd_floor.py), on the store of a
+# kept bench run: make bench-mhd-floor WORKDIR=/tmp/dir (bench/run.py --workdir /tmp/dir)
+bench-mhd-floor: all $(BUILD)/mhd_floor
+	bench/install-bench-deps.sh
+	python3 bench/mhd_floor.py --workdir $(WORKDIR) --build $(BUILD) $(BENCH_ARGS)
 
 bench-quick: all $(BUILD)/pg_floor $(BUILD)/one_conn
 	bench/install-bench-deps.sh
