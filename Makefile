@@ -331,6 +331,11 @@ $(BUILD)/mhd_floor: bench/mhd_floor.c
 	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs libmicrohttpd) \
 	  -lpthread
 
+# SQLite alone answering scenario 1's lookup in a loop (bench/sqlite_floor.c)
+$(BUILD)/sqlite_floor: bench/sqlite_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REQ_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(shell pkg-config --libs sqlite3)
+
 # One connection, one request at a time, each timed (the one-connection runs of bench/run.py)
 $(BUILD)/one_conn: bench/one_conn.c
 	@mkdir -p $(dir $@)
