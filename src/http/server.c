@@ -217,7 +217,8 @@ static bool suspend(struct MHD_Connection *conn, conn_state *cs, bd_req *rq)
     bd_req *saved = malloc(sizeof *saved);
     if (!saved) {
         d->free(d);
-        bd_reply_error(rq, 500, "internal_error", "out of memory; request id %s", rq->request_id);
+        bd_reply_error(rq, 500, "internal_error", "out of memory; request id %s",
+                       rq->request_id);
         return false;
     }
     memcpy(saved, rq, sizeof *saved);
@@ -286,7 +287,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             bd_dispatch(srv, &rq, url, method);
             if (rq.deferred && !rq.status && suspend(conn, cs, &rq))
                 return MHD_YES; /* resumed when the work is done */
-            if (rq.deferred)    /* a reply written after all: the work is not started */
+            if (rq.deferred) /* a reply written after all: the work is not started */
                 rq.deferred->free(rq.deferred);
         }
     }
@@ -478,9 +479,8 @@ static bd_result start_daemon(bd_server *srv, char *why, size_t whylen)
         threads = n > 0 ? (unsigned)n : 1;
     }
     /* TURBO: read and write sockets before asking epoll, saving a round trip per request on
-     * busy keep-alive connections. */
-    /* NO_LISTEN_SOCKET: the listener module accepts and hands connections over (ITC lets
-     * it wake the worker it chose) */
+     * busy keep-alive connections. NO_LISTEN_SOCKET: listener.c accepts and hands
+     * connections over (ITC lets it wake the worker it chose). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC | MHD_USE_TURBO | MHD_USE_NO_LISTEN_SOCKET;
     if (v6)

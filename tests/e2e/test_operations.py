@@ -11,6 +11,7 @@ import threading
 import time
 import unittest
 import urllib.parse
+from unittest import mock
 
 from harness import (SCHEMA_VERSION, STORE, Ctl, Server, ServerTest, binary, downgrade_to_v2,
                      fixture, sqlite_only)
@@ -317,7 +318,6 @@ class Signals(unittest.TestCase):
         finally:
             ctl.cleanup()
 
-
     def test_a_kept_alive_client_is_told_to_leave_during_the_drain(self):
         ctl = Ctl().init()
         try:
@@ -398,20 +398,12 @@ class StopUnderLoad(unittest.TestCase):
         self.assertNotIn("Fatal error", srv.log())
 
     def test_a_stop_under_load_drains_and_exits_zero(self):
-        saved = {k: os.environ.get(k) for k in ("LD_PRELOAD", "ASAN_OPTIONS")}
-        os.environ["LD_PRELOAD"] = self.shim
         # a sanitized build wants its runtime first; the shim only wraps one call
-        os.environ["ASAN_OPTIONS"] = ":".join(
-            o for o in (saved["ASAN_OPTIONS"], "verify_asan_link_order=0") if o)
-        try:
+        asan = ":".join(o for o in (os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0")
+                        if o)
+        with mock.patch.dict(os.environ, {"LD_PRELOAD": self.shim, "ASAN_OPTIONS": asan}):
             for _ in range(4):  # each round met the abort 7 times in 10 before the fix
                 self.stop_once()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
 
 
 class Erase(ServerTest):

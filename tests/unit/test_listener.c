@@ -42,10 +42,16 @@ static struct MHD_Daemon *daemon_without_listener(unsigned cap)
                             MHD_OPTION_CONNECTION_LIMIT, cap, MHD_OPTION_END);
 }
 
+static struct sockaddr_in loopback(uint16_t port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
 static bd_listener *open_loopback(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in a = loopback(0);
     bd_listener *l = NULL;
     char why[128] = "";
     if (bd_listener_open((struct sockaddr *)&a, sizeof a, 16, &l, why, sizeof why) != BD_OK)
@@ -55,8 +61,7 @@ static bd_listener *open_loopback(void)
 
 static int connect_to(uint16_t port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in a = loopback(port);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
@@ -84,6 +89,17 @@ static bool served_within(int fd, int wait_ms)
             return strncmp(got, "HTTP/1.1 200", 12) == 0;
     }
     return false;
+}
+
+/* Whether the reply to a request already sent arrives within 5 s and says 200. */
+static bool reply_arrives(int fd)
+{
+    char got[512];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 5000) != 1)
+        return false;
+    ssize_t r = recv(fd, got, sizeof got - 1, 0);
+    return r > 12 && strncmp(got, "HTTP/1.1 200", 12) == 0;
 }
 
 TEST(test_connections_are_served_and_a_closed_listener_refuses)
@@ -122,11 +138,7 @@ TEST(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes)
     CHECK(third >= 0);
     CHECK(!served_within(third, 300));
     close(first);
-    char rest[512]; /* its request is already sent: once accepted, the reply comes */
-    struct pollfd p = {.fd = third, .events = POLLIN};
-    CHECK_INT(poll(&p, 1, 5000), 1);
-    ssize_t r = recv(third, rest, sizeof rest - 1, 0);
-    CHECK(r > 12 && strncmp(rest, "HTTP/1.1 200", 12) == 0);
+    CHECK(reply_arrives(third)); /* its request is already sent: once accepted, it is served */
     close(second);
     close(third);
     bd_listener_close(l);
@@ -136,8 +148,7 @@ TEST(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes)
 TEST(test_a_port_in_use_is_refused_with_the_reason)
 {
     bd_listener *a = open_loopback();
-    struct sockaddr_in taken = {.sin_family = AF_INET, .sin_port = htons(bd_listener_port(a))};
-    taken.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in taken = loopback(bd_listener_port(a));
     bd_listener *b = (bd_listener *)1;
     char why[128] = "";
     CHECK_INT(bd_listener_open((struct sockaddr *)&taken, sizeof taken, 16, &b, why, sizeof why),
@@ -161,16 +172,11 @@ TEST(test_out_of_descriptors_it_says_so_once_then_serves_when_it_can)
     /* no descriptor left for the accept: the client's is the last one the limit allows */
     struct rlimit tight = {(rlim_t)client + 1, was.rlim_max};
     CHECK(setrlimit(RLIMIT_NOFILE, &tight) == 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(bd_listener_port(l))};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in a = loopback(bd_listener_port(l));
     CHECK(connect(client, (struct sockaddr *)&a, sizeof a) == 0); /* the kernel's backlog */
     CHECK(!served_within(client, 300));                           /* ~15 retries meanwhile */
     CHECK(setrlimit(RLIMIT_NOFILE, &was) == 0);
-    char rest[512];
-    struct pollfd p = {.fd = client, .events = POLLIN};
-    CHECK_INT(poll(&p, 1, 5000), 1);
-    ssize_t r = recv(client, rest, sizeof rest - 1, 0);
-    CHECK(r > 12 && strncmp(rest, "HTTP/1.1 200", 12) == 0);
+    CHECK(reply_arrives(client));
     close(client);
     bd_listener_close(l);
     MHD_stop_daemon(d);
