@@ -590,7 +590,8 @@ typedef struct {
     uint8_t hash[32];
 } bd_lookup_row;
 typedef int (*bd_lookup_cb)(void *ctx, const bd_lookup_row *r);
-/* Inserts n rows in one transaction of its own. */
+/* Inserts n rows in one transaction of its own. They are no data a search reads: on
+ * PostgreSQL the data version stays where it was (SQLite's moves with any commit). */
 bd_result bd_store_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
 /* The rows whose hash equals hash, newest first, at most limit. */
 bd_result bd_store_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,

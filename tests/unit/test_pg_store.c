@@ -6,6 +6,7 @@
  * The run works in a schema of its own, made and dropped here (pg_fixture.h); the tests run
  * in order on one store, each building on what the previous ones left. */
 #include "pg_fixture.h"
+#include "store/pg/hash_bytes.h"
 #include "store/pg/pg_impl.h"
 
 /* The newest PostgreSQL migration (src/store/pg/schema.c; tests/e2e/harness.py has it too). */
@@ -652,6 +653,38 @@ TEST(test_pg_failed_connect_never_shows_the_password)
         TEST_FAIL("password in why: %s", why);
 }
 
+/* The lookup log is no write of the data searches read: its rows go in without moving the
+ * data version, which would empty every server's breach objects at each flush (and, on a
+ * Citus cluster, send each search's breaches to the coordinator again). */
+TEST(test_pg_lookup_rows_leave_the_data_version_where_it_was)
+{
+    const char *version = "SELECT value::bigint FROM meta WHERE key = 'data_version'";
+    int64_t before = admin_count(version);
+    int64_t rows = admin_count("SELECT count(*) FROM lookups");
+    bd_lookup_row add[2] = {{.at = 1000, .key_id = 1, .type = 0, .hash = {1}},
+                            {.at = 1001, .key_id = 1, .type = 0, .hash = {2}}};
+    CHECK_INT(bd_store_lookup_add(st, add, 2), BD_OK);
+    CHECK_INT(admin_count("SELECT count(*) FROM lookups"), rows + 2);
+    CHECK_INT(admin_count(version), before);
+    CHECK(before > 0);
+}
+
+/* Direct reads find a record's Citus shard by PostgreSQL's hash of its owner key: the same
+ * as uuid_hash, which Citus hashes a uuid distribution column with, on owner keys. */
+TEST(test_pg_hash_bytes_is_postgresql_uuid_hash)
+{
+    for (int i = 0; i < 64; i++) {
+        char email[32], sql[160], hex[33];
+        snprintf(email, sizeof email, "hash%d@example.com", i);
+        uint8_t ok[PG_OWNER_KEY_LEN];
+        pg_email_owner_key((bd_slice){email, strlen(email)}, ok);
+        for (int k = 0; k < PG_OWNER_KEY_LEN; k++)
+            snprintf(hex + 2 * k, 3, "%02x", ok[k]);
+        snprintf(sql, sizeof sql, "SELECT uuid_hash('%s'::uuid)", hex);
+        CHECK_INT(pg_hash_bytes(ok, sizeof ok), admin_count(sql));
+    }
+}
+
 int main(void)
 {
     int go = pg_fixture_connect("bdtest");
@@ -680,6 +713,8 @@ int main(void)
         RUN(test_pg_upgrade_names_stored_breaches_and_dates_them_at_the_upgrade);
         RUN(test_pg_upgrade_keys_and_masks_the_cvvs_kept_in_clear);
         RUN(test_pg_failed_connect_never_shows_the_password);
+        RUN(test_pg_lookup_rows_leave_the_data_version_where_it_was);
+        RUN(test_pg_hash_bytes_is_postgresql_uuid_hash);
         bd_store_close(st);
     }
     snprintf(sql, sizeof sql, "DROP SCHEMA %s CASCADE; DROP SCHEMA %s_empty", schema, schema);

@@ -8,7 +8,9 @@
 
 #include "core/log.h"
 #include "store/pg/cards_sql.h"
+#include "store/pg/direct.h"
 #include "store/pg/pg_impl.h"
+#include "store/pg/records_email.h"
 #include "store/pg/uri.h"
 #include "store/uri.h"
 
@@ -19,6 +21,7 @@ void pg_close(bd_store *s)
         return;
     for (int i = 0; i < PG_DYN_CACHE; i++)
         free(p->dyn[i].sql);
+    pg_direct_free(p->direct);
     PQfinish(p->conn);
     bd_buf_free(&p->sql);
     bd_buf_free(&p->where);
@@ -104,6 +107,9 @@ bd_result pg_connect(const char *uri, int flags, const bd_store_ops *ops, bd_sto
         r = pg_migrate(p, flags & BD_STORE_CREATE, shown, why, whylen);
     if (r == BD_OK)
         r = pg_session_settings(p);
+    if (r == BD_OK && p->citus && p->read_only && p->direct_reads &&
+        !(p->direct = pg_direct_new(uri, pg_email_direct_sql)))
+        r = BD_ERR_NOMEM;
     if (r != BD_OK)
         goto fail;
     *out = &p->base;

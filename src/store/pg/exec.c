@@ -324,7 +324,8 @@ bd_result pg_exec(pg_store *p, const char *sql)
 static const pg_stmt ROUTED = {
     PG_Q_ROUTED,
     "SELECT c OR coalesce(current_setting('breachd.routed_searches', true), '') "
-    "IN ('on', 'true', '1'), c "
+    "IN ('on', 'true', '1'), c, "
+    "coalesce(current_setting('breachd.direct_reads', true), '') NOT IN ('off', 'false', '0') "
     "FROM (SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS c) AS e"};
 
 /* libpq would print the server's notices (e.g. "index does not exist, skipping") on stderr;
@@ -395,6 +396,7 @@ bd_result pg_session_detect(pg_store *p)
     if (r == BD_OK) {
         p->routed = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
         p->citus = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
+        p->direct_reads = PQntuples(res) == 1 && PQgetvalue(res, 0, 2)[0] == 't';
         PQclear(res);
     }
     return r;

@@ -236,6 +236,10 @@ typedef struct pg_store {
     /* The database is a Citus coordinator's (the citus extension): pg_session_setup. Where
      * a statement Citus cannot distribute has a form it can, the store uses that form. */
     bool citus;
+    /* a reading session on a coordinator: email searches go to the worker that holds their
+     * shard (direct.c), unless breachd.direct_reads is off; NULL otherwise */
+    struct pg_direct *direct;
+    bool direct_reads; /* breachd.direct_reads is not off (pg_session_detect) */
     bool bulk_plain_said; /* the log said once that --bulk loads as a plain import here */
     /* breaches looked up by record_put, by a hash of their uuid; filled with the newest
      * breaches at the first miss, emptied when a breach is erased or a transaction rolls
@@ -278,7 +282,7 @@ static inline pg_store *pg_of(bd_store *s)
 /* Bound parameters of one statement. Slices and C strings are borrowed: they must live
  * until the statement has run. */
 #define PG_MAX_PARAMS 32
-typedef struct {
+typedef struct pg_params {
     int n;
     const char *values[PG_MAX_PARAMS];
     int lengths[PG_MAX_PARAMS];

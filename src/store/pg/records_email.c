@@ -32,18 +32,24 @@ static int64_t binary_int(const PGresult *res, int row, int col)
  * back binary. Columns: the record's (RECORD_ROW_COLUMNS), the data version (16), the
  * count (17, first page only). Parameters: $1 the email, then the position (date, id) of a
  * next page, the limit, and the owner key last. */
-#define EMAIL_PAGE(count, where)                                                                   \
-    "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL count " FROM records r "                 \
+#define EMAIL_PAGE_AT(version, count, where)                                                       \
+    "SELECT " RECORD_ROW_COLUMNS ", " version count " FROM records r "                             \
     "WHERE r.email = $1" where " ORDER BY r.breach_date DESC, r.id DESC"
+#define EMAIL_PAGE(count, where) EMAIL_PAGE_AT(PG_DATA_VERSION_SQL, count, where)
 #define EMAIL_AFTER " AND (r.breach_date, r.id) < ($2::integer, $3::bigint)"
+#define FIRST_ROUTED(version)                                                                      \
+    EMAIL_PAGE_AT(version, ", count(*) OVER ()", " AND r.ok = $3") " LIMIT $2"
+#define NEXT_ROUTED(version) EMAIL_PAGE_AT(version, "", EMAIL_AFTER " AND r.ok = $5") " LIMIT $4"
 static const pg_stmt EMAIL_FIRST = {PG_Q_EMAIL_FIRST,
                                     EMAIL_PAGE(", count(*) OVER ()", "") " LIMIT $2"};
 static const pg_stmt EMAIL_NEXT = {PG_Q_EMAIL_NEXT, EMAIL_PAGE("", EMAIL_AFTER) " LIMIT $4"};
-static const pg_stmt EMAIL_FIRST_ROUTED = {
-    PG_Q_EMAIL_FIRST_ROUTED,
-    EMAIL_PAGE(", count(*) OVER ()", " AND r.ok = $3") " LIMIT $2"};
-static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED,
-                                          EMAIL_PAGE("", EMAIL_AFTER " AND r.ok = $5") " LIMIT $4"};
+static const pg_stmt EMAIL_FIRST_ROUTED = {PG_Q_EMAIL_FIRST_ROUTED,
+                                           FIRST_ROUTED(PG_DATA_VERSION_SQL)};
+static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED, NEXT_ROUTED(PG_DATA_VERSION_SQL)};
+/* The routed pages as a worker reads them from a shard's table (direct.c names the table),
+ * without the data version's subquery: direct.c reads the version beside them. */
+const char *const pg_email_direct_sql[PG_DIRECT__COUNT] = {FIRST_ROUTED("NULL::text"),
+                                                            NEXT_ROUTED("NULL::text")};
 
 /* Whether q is an email search that a fixed statement answers: no filter of any kind and
  * no tenant's scope. */
@@ -75,11 +81,14 @@ bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb
     const pg_stmt *st = p->routed ? (q->has_after ? &EMAIL_NEXT_ROUTED : &EMAIL_FIRST_ROUTED)
                                   : (q->has_after ? &EMAIL_NEXT : &EMAIL_FIRST);
     PGresult *res;
-    bd_result r = pg_run(p, st, &pp, &res);
-    if (r != BD_OK)
+    bd_result r = BD_ERR_BUSY;
+    if (p->direct) /* the data version comes beside the rows */
+        r = pg_direct_run(p, ok, sizeof ok, q->has_after ? PG_DIRECT_EMAIL_NEXT
+                                                         : PG_DIRECT_EMAIL_FIRST, &pp, &res);
+    if (r != BD_OK && (r = pg_run(p, st, &pp, &res)) != BD_OK)
         return r;
     if (PQntuples(res) > 0) {
-        pg_note_version(p, pg_slice(res, 0, 16));
+        pg_note_version(p, pg_slice(res, 0, 16)); /* a direct read's NULL leaves its own */
         if (found)
             *found = binary_int(res, 0, 17);
     }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "store/pg/direct.h"
 #include "store/pg/pg_impl.h"
 
 /* A record row's columns, in the order pg_record_rows reads
@@ -22,5 +23,9 @@ bool pg_plain_email(const bd_record_query *q);
  * *found (if found). */
 bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb, void *ctx,
                           int64_t *found);
+
+/* The routed email pages as a worker reads them (direct.c): the fixed statements' columns
+ * with a NULL data version, which direct.c reads beside them. */
+extern const char *const pg_email_direct_sql[PG_DIRECT__COUNT];
 
 #endif

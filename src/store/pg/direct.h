@@ -1,0 +1,39 @@
+/* Direct reads on a Citus cluster (issue 37): an email search read on the worker that holds
+ * the email's shard, from the shard's own table, instead of through the coordinator, which
+ * costs every statement a second hop and Citus's planning on two nodes (docs/SCALING.md,
+ * "Direct reads"). In the same round trip the worker's copy of Citus's metadata must still
+ * place the shard there: a shard that moved is read through the coordinator, never where it
+ * was. */
+#ifndef BD_STORE_PG_DIRECT_H
+#define BD_STORE_PG_DIRECT_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/result.h"
+
+struct pg_store;
+struct pg_params;
+typedef struct pg_direct pg_direct;
+
+/* The pages a worker connection reads, each prepared there per shard at its first use: the
+ * template's "FROM records r" names the shard's table instead. */
+typedef enum { PG_DIRECT_EMAIL_FIRST, PG_DIRECT_EMAIL_NEXT, PG_DIRECT__COUNT } pg_direct_q;
+
+/* Direct reads for a store opened at uri (a coordinator's), whose worker connections use the
+ * URI's settings but for the host and port (and a connect timeout of 2 s); sql holds each
+ * page's template (kept, not copied). NULL when out of memory. */
+pg_direct *pg_direct_new(const char *uri, const char *const sql[PG_DIRECT__COUNT]);
+void pg_direct_free(pg_direct *d);
+
+/* Reads page q with pp on the worker that holds the shard of owner key ok, after checking the
+ * shard's placement and reading the store's data version there (pg_note_version), in one
+ * round trip. BD_OK with *res the rows; anything else means the caller reads through the
+ * coordinator (no map, the shard moved, the worker unreachable or failing: that is logged
+ * once, and the worker not tried again for 5 s). The shard map comes from the coordinator
+ * over p's connection, again every 30 s and after a shard was found moved. */
+bd_result pg_direct_run(struct pg_store *p, const uint8_t *ok, size_t ok_len, pg_direct_q q,
+                        const struct pg_params *pp, PGresult **res);
+
+#endif
