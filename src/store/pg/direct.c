@@ -8,12 +8,12 @@
  * The page is read from the shard's own table on that worker (records_<shard>), which
  * PostgreSQL plans once per connection like any prepared statement: through Citus, the
  * worker's planner routed the same statement again at every execution (0.19 ms a bind, more
- * than the read). First, in the same round trip, the worker's copy of Citus's metadata
- * (pg_dist_placement, which Citus changes on every node in the transaction that moves a
- * shard) must still place the shard there; with the data version from the worker's copy of
- * meta. A moved shard is read through the coordinator, and the map read again: a page is
- * never read from a placement Citus has left. Each worker gets one connection per store,
- * opened at its first direct read, in pipeline mode. */
+ * than the read). The same statement reads the data version from the worker's copy of meta
+ * where the worker's copy of Citus's metadata (pg_dist_placement, which Citus changes on
+ * every node in the transaction that moves a shard) still places the shard there, and the
+ * page joined to that one row: a moved shard answers no row, is read through the coordinator
+ * and the map read again, so a page is never read from a placement Citus has left. Each worker gets
+ * one connection per store, opened at its first direct read, in pipeline mode. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -37,11 +37,11 @@ static const char MAP_SQL[] =
     "JOIN pg_dist_node n ON n.groupid = pl.groupid "
     "WHERE s.logicalrelid = 'records'::regclass AND n.isactive AND n.noderole = 'primary' "
     "ORDER BY 1, n.nodeid";
-/* On the worker: the data version, and whether the shard $1 is still placed in group $2. */
+/* On the worker, the pages' v: the data version from the worker's copy of meta, where the
+ * worker's copy of Citus's metadata still places the shard in its group. */
 static const char PLACED_SQL[] =
-    "SELECT value, EXISTS (SELECT 1 FROM pg_catalog.pg_dist_placement "
-    "WHERE shardid = $1::bigint AND groupid = $2::integer) FROM meta_%lld "
-    "WHERE key = 'data_version'";
+    "SELECT value FROM meta_%lld WHERE key = 'data_version' AND EXISTS (SELECT 1 FROM "
+    "pg_catalog.pg_dist_placement WHERE shardid = %lld AND groupid = %d)";
 /* What a worker session needs of pg_session_settings' reading settings (exec.c says why). */
 static const char SESSION_SQL[] =
     "SET client_encoding = 'UTF8'; SET jit = off; SET default_transaction_read_only = on; "
@@ -218,8 +218,7 @@ static const shard *shard_of(const pg_direct *d, int32_t h)
 }
 
 /* A connection to n: the coordinator URI's settings with n's host and port, a short connect
- * timeout, the reading session's settings and the placement statement prepared, in
- * pipeline mode. NULL with why set on failure. */
+ * timeout, the reading session's settings, in pipeline mode. NULL with why set on failure. */
 static PGconn *open_node(const pg_direct *d, node *n, char *why, size_t cap)
 {
     PQconninfoOption *opts = PQconninfoParse(d->uri, NULL);
@@ -251,13 +250,6 @@ static PGconn *open_node(const pg_direct *d, node *n, char *why, size_t cap)
     PGresult *r = PQexec(c, SESSION_SQL);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
-    char sql[512];
-    snprintf(sql, sizeof sql, PLACED_SQL, d->meta_shard);
-    if (ok) {
-        r = PQprepare(c, "bdx_placed", sql, 0, NULL);
-        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-    }
     if (ok && PQenterPipelineMode(c))
         return c;
 fail:
@@ -273,7 +265,7 @@ static void stmt_name(char *out, size_t cap, long long id, pg_direct_q q)
 }
 
 /* Queues the preparation of sh's statements on n's connection when it has none yet: each
- * template with its table named records_<shard>. */
+ * page's template with the shard's table and its placement check. */
 static bd_result prepare_shard(const pg_direct *d, node *n, const shard *sh)
 {
     for (int i = 0; i < n->nprepared; i++)
@@ -287,14 +279,12 @@ static bd_result prepare_shard(const pg_direct *d, node *n, const shard *sh)
         n->prepared = more;
         n->capprepared = cap;
     }
+    char placed[384];
+    snprintf(placed, sizeof placed, PLACED_SQL, d->meta_shard, sh->id, sh->group);
     for (int q = 0; q < PG_DIRECT__COUNT; q++) {
-        const char *at = strstr(d->sql[q], " FROM records r ");
         char name[48], sql[4096];
         stmt_name(name, sizeof name, sh->id, q);
-        int len =
-            at ? snprintf(sql, sizeof sql, "%.*s FROM records_%lld r %s", (int)(at - d->sql[q]),
-                          d->sql[q], sh->id, at + strlen(" FROM records r "))
-               : -1;
+        int len = snprintf(sql, sizeof sql, d->sql[q], placed, sh->id);
         if (len < 0 || (size_t)len >= sizeof sql || !PQsendPrepare(n->conn, name, sql, 0, NULL))
             return BD_ERR_STORE;
     }
@@ -303,10 +293,9 @@ static bd_result prepare_shard(const pg_direct *d, node *n, const shard *sh)
 }
 
 /* What came back for one round trip: each statement's result, then a NULL; then the sync.
- * Two NULLs in a row, or a lost connection, mean no sync is coming. got[] holds the
- * results of the last two statements (the placement, the page); BD_OK when every
- * statement succeeded. */
-static bd_result collect(PGconn *c, PGresult *got[2])
+ * Two NULLs in a row, or a lost connection, mean no sync is coming. *got is the page's
+ * result; BD_OK when every statement succeeded. */
+static bd_result collect(PGconn *c, PGresult **got)
 {
     bool ok = true, was_null = false;
     for (;;) {
@@ -321,12 +310,11 @@ static bd_result collect(PGconn *c, PGresult *got[2])
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_PIPELINE_SYNC) {
             PQclear(r);
-            return ok ? BD_OK : BD_ERR_STORE;
+            return ok && *got ? BD_OK : BD_ERR_STORE;
         }
         if (st == PGRES_TUPLES_OK) {
-            PQclear(got[0]);
-            got[0] = got[1];
-            got[1] = r;
+            PQclear(*got);
+            *got = r;
         } else {
             if (st != PGRES_COMMAND_OK) /* a statement prepared says COMMAND_OK */
                 ok = false;
@@ -348,21 +336,16 @@ static void failed(node *n, const char *why)
     n->said_down = true;
 }
 
-/* One round trip on n's connection: sh's statements prepared if they are not, the
- * placement and data version, the page. */
+/* One round trip on n's connection: sh's statements prepared if they are not, the page. */
 static bd_result round_trip(const pg_direct *d, node *n, const shard *sh, pg_direct_q q,
-                            const pg_params *pp, PGresult *got[2])
+                            const pg_params *pp, PGresult **got)
 {
-    char name[48], shard_id[24], group[16];
-    snprintf(shard_id, sizeof shard_id, "%lld", sh->id);
-    snprintf(group, sizeof group, "%d", sh->group);
-    const char *placed[2] = {shard_id, group};
+    char name[48];
     stmt_name(name, sizeof name, sh->id, q);
     bd_result r = prepare_shard(d, n, sh);
     if (r != BD_OK)
         return r;
-    if (!PQsendQueryPrepared(n->conn, "bdx_placed", 2, placed, NULL, NULL, 0) ||
-        !PQsendQueryPrepared(n->conn, name, pp->n, pp->values, pp->lengths, pp->formats,
+    if (!PQsendQueryPrepared(n->conn, name, pp->n, pp->values, pp->lengths, pp->formats,
                              pp->result_format) ||
         !PQpipelineSync(n->conn))
         return BD_ERR_BUSY;
@@ -392,22 +375,19 @@ bd_result pg_direct_run(pg_store *p, const uint8_t *ok, size_t ok_len, pg_direct
             failed(n, why);
             return BD_ERR_BUSY;
         }
-        PGresult *got[2] = {NULL, NULL};
-        bd_result r = round_trip(d, n, sh, q, pp, got);
-        if (r == BD_OK && PQntuples(got[0]) == 1 && PQgetvalue(got[0], 0, 1)[0] != 't')
+        PGresult *got = NULL;
+        bd_result r = round_trip(d, n, sh, q, pp, &got);
+        if (r == BD_OK && PQntuples(got) == 0)
             r = BD_ERR_NOT_FOUND; /* the shard moved: read through the coordinator */
         if (r == BD_OK) {
-            pg_note_version(p, pg_slice(got[0], 0, 0));
-            PQclear(got[0]);
-            *res = got[1];
+            *res = got;
             if (n->said_down)
                 bd_log(BD_LOG_INFO, "store", "citus: direct reads from worker %s:%s again", n->host,
                        n->port);
             n->said_down = false;
             return BD_OK;
         }
-        PQclear(got[0]);
-        PQclear(got[1]);
+        PQclear(got);
         if (r == BD_ERR_NOT_FOUND) {
             d->map_at = 0; /* read again at the next search */
             return r;

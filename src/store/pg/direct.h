@@ -17,8 +17,9 @@ struct pg_store;
 struct pg_params;
 typedef struct pg_direct pg_direct;
 
-/* The pages a worker connection reads, each prepared there per shard at its first use: the
- * template's "FROM records r" names the shard's table instead. */
+/* The pages a worker connection reads, each prepared there per shard at its first use, from
+ * a template (records_email.c) that direct.c completes with the placement check and the
+ * shard's number. */
 typedef enum { PG_DIRECT_EMAIL_FIRST, PG_DIRECT_EMAIL_NEXT, PG_DIRECT__COUNT } pg_direct_q;
 
 /* Direct reads for a store opened at uri (a coordinator's), whose worker connections use the
@@ -27,9 +28,10 @@ typedef enum { PG_DIRECT_EMAIL_FIRST, PG_DIRECT_EMAIL_NEXT, PG_DIRECT__COUNT } p
 pg_direct *pg_direct_new(const char *uri, const char *const sql[PG_DIRECT__COUNT]);
 void pg_direct_free(pg_direct *d);
 
-/* Reads page q with pp on the worker that holds the shard of owner key ok, after checking the
- * shard's placement and reading the store's data version there (pg_note_version), in one
- * round trip. BD_OK with *res the rows; anything else means the caller reads through the
+/* Reads page q with pp on the worker that holds the shard of owner key ok, in one statement
+ * that also checks there that the shard is still placed on that worker and reads the data
+ * version (the template's columns). BD_OK with *res the rows (one row of NULLs when the shard
+ * holds no record of the email); anything else means the caller reads through the
  * coordinator (no map, the shard moved, the worker unreachable or failing: that is logged
  * once, and the worker not tried again for 5 s). The shard map comes from the coordinator
  * over p's connection, again every 30 s and after a shard was found moved. */

@@ -37,19 +37,23 @@ static int64_t binary_int(const PGresult *res, int row, int col)
     "WHERE r.email = $1" where " ORDER BY r.breach_date DESC, r.id DESC"
 #define EMAIL_PAGE(count, where) EMAIL_PAGE_AT(PG_DATA_VERSION_SQL, count, where)
 #define EMAIL_AFTER " AND (r.breach_date, r.id) < ($2::integer, $3::bigint)"
-#define FIRST_ROUTED(version)                                                                      \
-    EMAIL_PAGE_AT(version, ", count(*) OVER ()", " AND r.ok = $3") " LIMIT $2"
-#define NEXT_ROUTED(version) EMAIL_PAGE_AT(version, "", EMAIL_AFTER " AND r.ok = $5") " LIMIT $4"
 static const pg_stmt EMAIL_FIRST = {PG_Q_EMAIL_FIRST,
                                     EMAIL_PAGE(", count(*) OVER ()", "") " LIMIT $2"};
 static const pg_stmt EMAIL_NEXT = {PG_Q_EMAIL_NEXT, EMAIL_PAGE("", EMAIL_AFTER) " LIMIT $4"};
-static const pg_stmt EMAIL_FIRST_ROUTED = {PG_Q_EMAIL_FIRST_ROUTED,
-                                           FIRST_ROUTED(PG_DATA_VERSION_SQL)};
-static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED, NEXT_ROUTED(PG_DATA_VERSION_SQL)};
-/* The routed pages as a worker reads them from a shard's table (direct.c names the table),
- * without the data version's subquery: direct.c reads the version beside them. */
-const char *const pg_email_direct_sql[PG_DIRECT__COUNT] = {FIRST_ROUTED("NULL::text"),
-                                                            NEXT_ROUTED("NULL::text")};
+static const pg_stmt EMAIL_FIRST_ROUTED = {
+    PG_Q_EMAIL_FIRST_ROUTED, EMAIL_PAGE(", count(*) OVER ()", " AND r.ok = $3") " LIMIT $2"};
+static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED,
+                                          EMAIL_PAGE("", EMAIL_AFTER " AND r.ok = $5") " LIMIT $4"};
+/* The routed pages as a worker reads them from a shard's table (direct.c): the same columns
+ * and parameters, the data version from v, the one row (or none) of direct.c's placement
+ * check, so that a moved shard answers no row at all and a shard without the email one row
+ * of NULLs (a count of 0). Formats: %s the check, %lld the shard. */
+#define DIRECT_PAGE(count, on, limit)                                                              \
+    "SELECT " RECORD_ROW_COLUMNS ", v.value" count " FROM (%s) v LEFT JOIN records_%lld r "        \
+    "ON r.email = $1" on " ORDER BY r.breach_date DESC, r.id DESC LIMIT " limit
+const char *const pg_email_direct_sql[PG_DIRECT__COUNT] = {
+    DIRECT_PAGE(", count(r.id) OVER ()", " AND r.ok = $3", "$2"),
+    DIRECT_PAGE("", EMAIL_AFTER " AND r.ok = $5", "$4")};
 
 /* Whether q is an email search that a fixed statement answers: no filter of any kind and
  * no tenant's scope. */
@@ -81,18 +85,21 @@ bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb
     const pg_stmt *st = p->routed ? (q->has_after ? &EMAIL_NEXT_ROUTED : &EMAIL_FIRST_ROUTED)
                                   : (q->has_after ? &EMAIL_NEXT : &EMAIL_FIRST);
     PGresult *res;
+    int rows = 0;
     bd_result r = BD_ERR_BUSY;
-    if (p->direct) /* the data version comes beside the rows */
+    if (p->direct)
         r = pg_direct_run(p, ok, sizeof ok, q->has_after ? PG_DIRECT_EMAIL_NEXT
                                                          : PG_DIRECT_EMAIL_FIRST, &pp, &res);
     if (r != BD_OK && (r = pg_run(p, st, &pp, &res)) != BD_OK)
         return r;
     if (PQntuples(res) > 0) {
-        pg_note_version(p, pg_slice(res, 0, 16)); /* a direct read's NULL leaves its own */
+        pg_note_version(p, pg_slice(res, 0, 16));
         if (found)
             *found = binary_int(res, 0, 17);
+        /* a direct read of a shard without the email: its one row of NULLs */
+        rows = PQgetisnull(res, 0, 0) ? 0 : PQntuples(res);
     }
-    pg_record_rows(res, 0, PQntuples(res), cb, ctx);
+    pg_record_rows(res, 0, rows, cb, ctx);
     PQclear(res);
     return BD_OK;
 }
