@@ -148,8 +148,8 @@ static int node_index(node *fresh, int *nfresh, node *old, int nold, const char 
     return (*nfresh)++;
 }
 
-/* Reads the shard map from the coordinator. On failure the map before stays (an empty one:
- * every read goes through the coordinator), and is read again at the next search. */
+/* Reads the shard map from the coordinator. On failure the map before stays (before the
+ * first, none: every read goes through the coordinator) until the next reading, 30 s on. */
 static void load_map(pg_store *p, pg_direct *d)
 {
     d->map_at = now_us();
