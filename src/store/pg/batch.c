@@ -51,7 +51,7 @@ bool bd_pg_batch_submit(bd_pg_batch *b, bd_pg_lookup *lk)
     lk->found = 0;
     lk->result = BD_OK;
     pthread_mutex_lock(&b->lock);
-    if (b->draining || b->refuse) {
+    if (b->draining || b->refuse || (b->direct && lk->kind != BD_PG_LOOKUP_EMAIL)) {
         pthread_mutex_unlock(&b->lock);
         return false;
     }
@@ -236,6 +236,10 @@ static void *dispatch(void *arg)
     for (int i = 0; i < b->nlanes; i++)
         pg_batch_connect(b, &b->lanes[i]); /* at once, so the first lookup does not wait */
     for (;;) {
+        if (b->direct) { /* found at a lane's connection, whose flight was handed back */
+            pg_batch_direct_loop(b);
+            break;
+        }
         if (fill_lanes(b))
             continue;
         /* Nothing a free lane takes waits. A free lane means a lookup queued from now on

@@ -19,8 +19,6 @@
 static const char *const FLIGHT_NAMES[FLIGHT_KINDS] = {FIRST_NAME, NEXT_NAME, BIN_NAME, OWNER_NAME,
                                                        VERSION_NAME};
 static const int FLIGHT_PARAMS[FLIGHT_KINDS] = {2, 4, 4, 5, 0};
-/* where a row's ordinal is: binary for records, text for cards (the version has none) */
-static const int ORDINAL_COLUMN[FLIGHT_KINDS] = {18, 18, 16, 16, -1};
 
 void pg_batch_rows_release(struct bd_pg_rows *r)
 {
@@ -54,13 +52,19 @@ bd_result pg_batch_connect(bd_pg_batch *b, lane *l)
     }
     if (p->routed) { /* the fixed statements name the owner key there: searched as before */
         pthread_mutex_lock(&b->lock);
-        bool said = b->refuse;
-        b->refuse = true;
+        bool said = b->refuse || b->direct;
+        if (p->direct)
+            b->direct = true; /* but email pages, read on their workers (batch_direct.c) */
+        else
+            b->refuse = true;
         pthread_mutex_unlock(&b->lock);
         if (!said)
             bd_log(BD_LOG_INFO, "store",
-                   "lookup dispatcher: searches are routed on this store; "
-                   "email and card searches run on the request's thread");
+                   p->direct ? "lookup dispatcher: searches are routed on this store; email "
+                               "pages are read on their workers, card searches run on the "
+                               "request's thread"
+                             : "lookup dispatcher: searches are routed on this store; "
+                               "email and card searches run on the request's thread");
         return BD_ERR_UNSUPPORTED;
     }
     if (!l->prepared) {
@@ -177,25 +181,22 @@ static void distribute_version(bd_pg_batch *b, lane *l, PGresult *res)
     finish_flight(b, l);
 }
 
-/* Hands the result's rows to the lane's lookups in flight and finishes them. */
-static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
+void pg_batch_hand_rows(bd_pg_batch *b, bd_pg_lookup **lks, int n, bool cards, PGresult *res)
 {
-    if (l->kind == FLIGHT_VERSION) {
-        distribute_version(b, l, res);
-        return;
-    }
     struct bd_pg_rows *rows = malloc(sizeof *rows);
     if (!rows) {
         PQclear(res);
-        pg_batch_fail_flight(b, l, BD_ERR_NOMEM);
+        for (int i = 0; i < n; i++) {
+            lks[i]->result = BD_ERR_NOMEM;
+            pg_batch_finish_lookup(b, lks[i]);
+        }
         return;
     }
     rows->res = res;
-    atomic_init(&rows->refs, l->nflight + 1);
-    int nrows = PQntuples(res), at = 0, ord = ORDINAL_COLUMN[l->kind];
-    bool cards = cards_flight(l->kind);
-    for (int i = 0; i < l->nflight; i++) {
-        bd_pg_lookup *lk = l->flight[i];
+    atomic_init(&rows->refs, n + 1);
+    int nrows = PQntuples(res), at = 0, ord = cards ? 16 : 18;
+    for (int i = 0; i < n; i++) {
+        bd_pg_lookup *lk = lks[i];
         int first = at;
         while (at < nrows && (cards ? pg_int(res, at, ord) : pg_binary_int(res, at, ord)) == i + 1)
             at++;
@@ -217,8 +218,22 @@ static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
                 lk->found = pg_binary_int(res, first, ord - 1);
         }
     }
-    finish_flight(b, l);
+    atomic_fetch_add_explicit(&b->lookups, (uint64_t)n, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        pg_batch_finish_lookup(b, lks[i]);
     pg_batch_rows_release(rows);
+}
+
+/* Hands the result's rows to the lane's lookups in flight and finishes them. */
+static void distribute(bd_pg_batch *b, lane *l, PGresult *res)
+{
+    if (l->kind == FLIGHT_VERSION) {
+        distribute_version(b, l, res);
+        return;
+    }
+    int n = l->nflight;
+    l->nflight = 0;
+    pg_batch_hand_rows(b, l->flight, n, cards_flight(l->kind), res);
 }
 
 /* A statement's outcome: its result, or its failure (a lost connection: the batch is sent

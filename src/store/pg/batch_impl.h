@@ -84,6 +84,7 @@ struct bd_pg_batch {
     bool sleeping; /* the thread is (about to be) in poll with a lane free: wake it */
     bool draining, stopping;
     bool refuse; /* the store routes searches: lookups are refused */
+    bool direct; /* ... and reads email pages on the workers: only those are taken */
     bd_pg_lookup *head, *tail;
     int busy; /* lookups taken by the thread, not yet done */
     atomic_uint_fast64_t lookups, batches, alone;
@@ -112,6 +113,13 @@ bd_result pg_batch_send(bd_pg_batch *b, lane *l);
 bool pg_batch_read(bd_pg_batch *b, lane *l);
 /* The statement's outcome when its connection is gone without a result; as pg_batch_read. */
 bool pg_batch_lost(bd_pg_batch *b, lane *l);
+/* Hands a batched statement's result to its n lookups, in ordinal order (each its rows, its
+ * count and the data version; a row's ordinal is column 18, binary, for records, 16, text,
+ * for cards), and finishes them. */
+void pg_batch_hand_rows(bd_pg_batch *b, bd_pg_lookup **lks, int n, bool cards, PGresult *res);
+/* The dispatcher on a Citus coordinator with direct reads (batch_direct.c): email lookups
+ * read on their shards' workers, every other lookup handed back; until stopping. */
+void pg_batch_direct_loop(bd_pg_batch *b);
 /* Drops one reference to a batch's result; the last frees it. NULL is ignored. */
 void pg_batch_rows_release(struct bd_pg_rows *r);
 

@@ -26,8 +26,7 @@
 
 #define MAP_TTL_US (30 * 1000000LL) /* the shard map is read again after this long */
 #define DOWN_US (5 * 1000000LL)     /* a worker that failed is not tried again for this long */
-#define MAX_NODES 64
-#define CONNECT_TIMEOUT "2" /* seconds: a search waits this long at most for a worker */
+#define CONNECT_TIMEOUT "2"         /* seconds: a search waits this long at most for a worker */
 
 static const char MAP_SQL[] =
     "SELECT s.shardminvalue::integer, s.shardmaxvalue::integer, n.nodename, n.nodeport::text, "
@@ -56,8 +55,11 @@ typedef struct {
 
 typedef struct {
     char *host, *port;
-    PGconn *conn;        /* NULL until its first read, and after a failure */
-    long long *prepared; /* the shards whose statements conn has prepared */
+    PGconn *conn; /* NULL until its first read, and after a failure */
+    struct {
+        long long shard;
+        unsigned mask; /* bit q: the statement of template q */
+    } * prepared;      /* what conn has prepared, by shard */
     int nprepared, capprepared;
     int64_t retry_at; /* after a failure: not tried again before this time */
     bool said_down;   /* the failure is logged; its end will be */
@@ -68,7 +70,7 @@ struct pg_direct {
     const char *const *sql;
     shard *shards;
     int nshards;
-    node nodes[MAX_NODES];
+    node nodes[PG_DIRECT_MAX_NODES];
     int nnodes;
     long long meta_shard; /* the meta reference table's shard, on every node */
     int64_t map_at;       /* when the map was read; 0: never */
@@ -130,7 +132,7 @@ static int node_index(node *fresh, int *nfresh, node *old, int nold, const char 
     for (int i = 0; i < *nfresh; i++)
         if (strcmp(fresh[i].host, host) == 0 && strcmp(fresh[i].port, port) == 0)
             return i;
-    if (*nfresh == MAX_NODES)
+    if (*nfresh == PG_DIRECT_MAX_NODES)
         return -1;
     node *n = &fresh[*nfresh];
     for (int i = 0; i < nold; i++)
@@ -164,7 +166,7 @@ static void load_map(pg_store *p, pg_direct *d)
     }
     int rows = PQntuples(res);
     shard *shards = calloc(rows ? (size_t)rows : 1, sizeof *shards);
-    node fresh[MAX_NODES];
+    node fresh[PG_DIRECT_MAX_NODES];
     int nfresh = 0, nshards = 0;
     memset(fresh, 0, sizeof fresh);
     for (int i = 0; shards && i < rows; i++) {
@@ -264,32 +266,33 @@ static void stmt_name(char *out, size_t cap, long long id, pg_direct_q q)
     snprintf(out, cap, "bdx_%lld_%d", id, (int)q);
 }
 
-/* Queues the preparation of sh's statements on n's connection when it has none yet: each
- * page's template with the shard's table and its placement check. */
-static bd_result prepare_shard(const pg_direct *d, node *n, const shard *sh)
+/* Queues the preparation of sh's statement q on n's connection when it has not prepared it:
+ * its template completed with the shard's placement check and table. */
+static bool prepare_shard(const pg_direct *d, node *n, const shard *sh, pg_direct_q q)
 {
-    for (int i = 0; i < n->nprepared; i++)
-        if (n->prepared[i] == sh->id)
-            return BD_OK;
-    if (n->nprepared == n->capprepared) {
+    int at = 0;
+    while (at < n->nprepared && n->prepared[at].shard != sh->id)
+        at++;
+    if (at < n->nprepared && (n->prepared[at].mask & (1u << q)))
+        return true;
+    if (at == n->capprepared) {
         int cap = n->capprepared ? 2 * n->capprepared : 16;
-        long long *more = realloc(n->prepared, (size_t)cap * sizeof *more);
+        void *more = realloc(n->prepared, (size_t)cap * sizeof *n->prepared);
         if (!more)
-            return BD_ERR_NOMEM;
+            return false;
         n->prepared = more;
         n->capprepared = cap;
     }
-    char placed[384];
+    char placed[384], name[48], sql[4096];
     snprintf(placed, sizeof placed, PLACED_SQL, d->meta_shard, sh->id, sh->group);
-    for (int q = 0; q < PG_DIRECT__COUNT; q++) {
-        char name[48], sql[4096];
-        stmt_name(name, sizeof name, sh->id, q);
-        int len = snprintf(sql, sizeof sql, d->sql[q], placed, sh->id);
-        if (len < 0 || (size_t)len >= sizeof sql || !PQsendPrepare(n->conn, name, sql, 0, NULL))
-            return BD_ERR_STORE;
-    }
-    n->prepared[n->nprepared++] = sh->id;
-    return BD_OK;
+    stmt_name(name, sizeof name, sh->id, q);
+    int len = snprintf(sql, sizeof sql, d->sql[q], placed, sh->id);
+    if (len < 0 || (size_t)len >= sizeof sql || !PQsendPrepare(n->conn, name, sql, 0, NULL))
+        return false;
+    if (at == n->nprepared)
+        n->prepared[n->nprepared++].shard = sh->id, n->prepared[at].mask = 0;
+    n->prepared[at].mask |= 1u << q;
+    return true;
 }
 
 /* What came back for one round trip: each statement's result, then a NULL; then the sync.
@@ -342,9 +345,8 @@ static bd_result round_trip(const pg_direct *d, node *n, const shard *sh, pg_dir
 {
     char name[48];
     stmt_name(name, sizeof name, sh->id, q);
-    bd_result r = prepare_shard(d, n, sh);
-    if (r != BD_OK)
-        return r;
+    if (!prepare_shard(d, n, sh, q))
+        return BD_ERR_STORE;
     if (!PQsendQueryPrepared(n->conn, name, pp->n, pp->values, pp->lengths, pp->formats,
                              pp->result_format) ||
         !PQpipelineSync(n->conn))
@@ -401,4 +403,68 @@ bd_result pg_direct_run(pg_store *p, const uint8_t *ok, size_t ok_len, pg_direct
         n->conn = NULL;
     }
     return BD_ERR_BUSY;
+}
+
+/* ---- the lookup dispatcher's ------------------------------------------------------------ */
+
+bool pg_direct_locate(pg_store *p, const uint8_t *ok, size_t ok_len, int *node_at, int *shard_at)
+{
+    pg_direct *d = p->direct;
+    if (!d->map_at || now_us() - d->map_at > MAP_TTL_US) {
+        int nonblocking = PQisnonblocking(p->conn); /* the dispatcher's connection */
+        PQsetnonblocking(p->conn, 0);
+        load_map(p, d);
+        PQsetnonblocking(p->conn, nonblocking);
+    }
+    const shard *sh = shard_of(d, pg_hash_bytes(ok, ok_len));
+    if (!sh)
+        return false;
+    *node_at = sh->node;
+    *shard_at = (int)(sh - d->shards);
+    return true;
+}
+
+PGconn *pg_direct_conn(pg_store *p, int at)
+{
+    pg_direct *d = p->direct;
+    node *n = &d->nodes[at];
+    if (!n->conn && now_us() >= n->retry_at) {
+        char why[512];
+        if (!(n->conn = open_node(d, n, why, sizeof why)))
+            failed(n, why);
+        else if (PQsetnonblocking(n->conn, 1) != 0)
+            failed(n, "cannot set the connection non-blocking");
+        else if (n->said_down) {
+            bd_log(BD_LOG_INFO, "store", "citus: direct reads from worker %s:%s again", n->host,
+                   n->port);
+            n->said_down = false;
+        }
+    }
+    return n->conn;
+}
+
+bool pg_direct_send(pg_store *p, int at, pg_direct_q q, int nparams, const char *const *values,
+                    int result_format)
+{
+    pg_direct *d = p->direct;
+    const shard *sh = &d->shards[at];
+    node *n = &d->nodes[sh->node];
+    char name[48];
+    stmt_name(name, sizeof name, sh->id, q);
+    return n->conn && prepare_shard(d, n, sh, q) &&
+           PQsendQueryPrepared(n->conn, name, nparams, values, NULL, NULL, result_format);
+}
+
+void pg_direct_node_failed(pg_store *p, int at)
+{
+    pg_direct *d = p->direct;
+    node *n = &d->nodes[at];
+    char why[512];
+    reason(d, n->conn ? PQerrorMessage(n->conn) : "no connection", why, sizeof why);
+    failed(n, why);
+}
+
+void pg_direct_map_stale(pg_store *p)
+{
+    p->direct->map_at = 0;
 }

@@ -51,9 +51,8 @@ static const pg_stmt EMAIL_NEXT_ROUTED = {PG_Q_EMAIL_NEXT_ROUTED,
 #define DIRECT_PAGE(count, on, limit)                                                              \
     "SELECT " RECORD_ROW_COLUMNS ", v.value" count " FROM (%s) v LEFT JOIN records_%lld r "        \
     "ON r.email = $1" on " ORDER BY r.breach_date DESC, r.id DESC LIMIT " limit
-const char *const pg_email_direct_sql[PG_DIRECT__COUNT] = {
-    DIRECT_PAGE(", count(r.id) OVER ()", " AND r.ok = $3", "$2"),
-    DIRECT_PAGE("", EMAIL_AFTER " AND r.ok = $5", "$4")};
+#define DIRECT_FIRST DIRECT_PAGE(", count(r.id) OVER ()", " AND r.ok = $3", "$2")
+#define DIRECT_NEXT DIRECT_PAGE("", EMAIL_AFTER " AND r.ok = $5", "$4")
 
 /* Whether q is an email search that a fixed statement answers: no filter of any kind and
  * no tenant's scope. */
@@ -109,17 +108,27 @@ bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb
  * $4 each one's (date, id). One row per record, in the fixed statements' columns (record,
  * data version, count), then the email's ordinal (18); an email without records gives one
  * row whose id is NULL. Each email's page is the fixed statement's own range scan, LATERAL. */
-#define EMAIL_BATCH(args, cols, count, where)                                                      \
-    "SELECT " RECORD_ROW_COLUMNS ", " PG_DATA_VERSION_SQL ", r.n, k.i FROM unnest(" args          \
+#define EMAIL_BATCH_AT(version, table, args, cols, count, where)                                   \
+    "SELECT " RECORD_ROW_COLUMNS ", " version ", r.n, k.i FROM unnest(" args                      \
     ") WITH ORDINALITY AS k(" cols ", i) LEFT JOIN LATERAL (SELECT " RECORD_ROW_COLUMNS count     \
-    " AS n FROM records r WHERE r.email = k.email" where                                          \
+    " AS n FROM " table " r WHERE r.email = k.email" where                                         \
     " ORDER BY r.breach_date DESC, r.id DESC LIMIT k.lim) r ON true "                              \
     "ORDER BY k.i, r.breach_date DESC, r.id DESC"
-const char *const pg_email_batch_first_sql =
-    EMAIL_BATCH("$1::text[], $2::integer[]", "email, lim", ", count(*) OVER ()", "");
-const char *const pg_email_batch_next_sql =
-    EMAIL_BATCH("$1::text[], $2::integer[], $3::integer[], $4::bigint[]", "email, lim, d, after",
-                ", 0::bigint", " AND (r.breach_date, r.id) < (k.d, k.after)");
+#define BATCH_FIRST(version, table)                                                                \
+    EMAIL_BATCH_AT(version, table, "$1::text[], $2::integer[]", "email, lim", ", count(*) OVER ()", \
+                   "")
+#define BATCH_NEXT(version, table)                                                                 \
+    EMAIL_BATCH_AT(version, table, "$1::text[], $2::integer[], $3::integer[], $4::bigint[]",       \
+                   "email, lim, d, after", ", 0::bigint",                                          \
+                   " AND (r.breach_date, r.id) < (k.d, k.after)")
+const char *const pg_email_batch_first_sql = BATCH_FIRST(PG_DATA_VERSION_SQL, "records");
+const char *const pg_email_batch_next_sql = BATCH_NEXT(PG_DATA_VERSION_SQL, "records");
+/* The same on one shard's table on its worker (the dispatcher's direct reads, batch_direct.c):
+ * the version is direct.c's placement check as a value, NULL on every row when the shard
+ * has left that worker; the owner key is not named (a shard's table is one shard). */
+const char *const pg_email_direct_sql[PG_DIRECT__COUNT] = {
+    DIRECT_FIRST, DIRECT_NEXT, BATCH_FIRST("(%s)", "records_%lld"),
+    BATCH_NEXT("(%s)", "records_%lld")};
 
 /* An integer column of either result format. */
 static int64_t int_at(const PGresult *res, int row, int col)

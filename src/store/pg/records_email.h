@@ -24,8 +24,11 @@ bool pg_plain_email(const bd_record_query *q);
 bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb, void *ctx,
                           int64_t *found);
 
-/* The routed email pages as a worker reads them (direct.c): the fixed statements' columns
- * with a NULL data version, which direct.c reads beside them. */
+/* What a worker runs for direct reads (direct.c completes each with its placement check for
+ * %s and the shard for %lld): an email's page as the routed fixed statements' (their
+ * columns, with the data version from the check, and no row at all when the shard moved),
+ * and the batched pages of the lookup dispatcher (pg_email_batch_*_sql's columns, the
+ * version NULL on every row when the shard moved). */
 extern const char *const pg_email_direct_sql[PG_DIRECT__COUNT];
 
 #endif
