@@ -84,14 +84,32 @@ class DirectReads(unittest.TestCase):
         self.addCleanup(lambda: self.assertEqual(0, srv.stop(), srv.log()[-4000:]))
         return srv
 
+    # Each test twice: a search alone runs on its request's thread (the default), and every
+    # search goes through the lookup dispatcher (--pg-dispatch always), whose batches are
+    # read on the workers too (store/pg/batch_direct.c).
+    THREAD = ("--threads", "1")
+    DISPATCHER = ("--pg-dispatch", "always")
+
     def test_pages_are_read_on_the_shards_worker_and_equal_the_coordinators(self):
+        self.pages_are_read_on_the_shards_worker(self.THREAD)
+
+    def test_pages_the_dispatcher_reads_on_the_shards_worker_equal_the_coordinators(self):
+        self.pages_are_read_on_the_shards_worker(self.DISPATCHER)
+
+    def test_a_moved_shard_is_read_where_it_went(self):
+        self.moved_shard_is_read_where_it_went(self.THREAD)
+
+    def test_a_moved_shard_is_read_where_it_went_by_the_dispatcher(self):
+        self.moved_shard_is_read_where_it_went(self.DISPATCHER)
+
+    def pages_are_read_on_the_shards_worker(self, args):
         off = self.serve(without_direct_reads(self.ctl))
         want = {i: pages(off, self.key, "user%d@example.com" % i) for i in range(EMAILS)}
         self.assertEqual(3, want[0][0][1]["records_found"], want[0])
         self.assertEqual([(200, 1)] * 3, [(st, len(b["data"])) for st, b in want[0]])
         self.assertEqual((0, 0), (direct_sessions(self.ctl, "w1"),
                                   direct_sessions(self.ctl, "w2")))
-        srv = self.serve(Server(self.ctl, "--threads", "1"))
+        srv = self.serve(Server(self.ctl, *args))
         _, node, _ = shard_of(self.ctl, "user0@example.com")
         here, other = os.path.basename(node), {"w1": "w2", "w2": "w1"}[os.path.basename(node)]
         self.assertEqual(want[0], pages(srv, self.key, "user0@example.com"))
@@ -106,8 +124,8 @@ class DirectReads(unittest.TestCase):
         self.assertEqual((404, "not_found"), (st, json.loads(body)["error"]))
         self.assertNotIn("direct reads from worker", srv.log())
 
-    def test_a_moved_shard_is_read_where_it_went(self):
-        srv = self.serve(Server(self.ctl, "--threads", "1"))
+    def moved_shard_is_read_where_it_went(self, args):
+        srv = self.serve(Server(self.ctl, *args))
         email = "user0@example.com"
         first = pages(srv, self.key, email)
         self.assertEqual(3, first[0][1]["records_found"])
@@ -128,7 +146,9 @@ class DirectReads(unittest.TestCase):
         deadline = time.time() + 5  # the next read goes to the new worker directly
         while direct_sessions(self.ctl, os.path.basename(target)) == 0 and time.time() < deadline:
             pages(srv, self.key, email)
-        self.assertEqual(1, direct_sessions(self.ctl, os.path.basename(target)))
+        # (a thread that read it through the coordinator after the move, knowing no map
+        # before it, reads there directly as well)
+        self.assertGreaterEqual(direct_sessions(self.ctl, os.path.basename(target)), 1)
 
 
 if __name__ == "__main__":
