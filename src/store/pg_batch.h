@@ -15,7 +15,10 @@
  * error the synchronous path would have: BD_ERR_BUSY when the server cannot be reached
  * (the dispatcher resets its connection and sends the batch once more first, as a
  * statement outside a transaction is retried), BD_ERR_STORE otherwise; BD_ERR_UNSUPPORTED
- * when the dispatcher found its store routes searches (the caller then searches itself). */
+ * when the dispatcher found its store routes searches (the caller then searches itself).
+ * On a Citus coordinator with direct reads it takes email searches only and reads them on
+ * their shards' workers (store/pg/batch_direct.c); one it cannot read there (its worker
+ * down, its shard moved) is handed back with BD_ERR_UNSUPPORTED too. */
 #ifndef BD_STORE_PG_BATCH_H
 #define BD_STORE_PG_BATCH_H
 
@@ -67,7 +70,8 @@ typedef struct bd_pg_lookup {
  * when out of memory or no thread. */
 bd_pg_batch *bd_pg_batch_start(const char *db, bool always);
 /* Queues lk; false when the dispatcher takes no lookups (draining, or its store routes
- * searches, where the fixed statements name the owner key): the caller searches itself. */
+ * searches, where the fixed statements name the owner key), or none of lk's kind (on a Citus
+ * coordinator with direct reads, all but email searches): the caller searches itself. */
 bool bd_pg_batch_submit(bd_pg_batch *b, bd_pg_lookup *lk);
 /* Whether submit would take a lookup now. */
 bool bd_pg_batch_open(const bd_pg_batch *b);

@@ -173,7 +173,7 @@ class Dispatch(WithOffAndAlways):
         self.assertIsNone(metric(self.srv, "breachd_pg_batch_lookups_total"))
 
 
-@unittest.skipIf(CITUS_DIR, "the dispatcher stands aside where searches are routed")
+@unittest.skipIf(CITUS_DIR, "on a Citus coordinator the dispatcher takes email searches only")
 class DispatchKept(WithOffAndAlways):
     """The replies a worker keeps per data version (the catalog, the status): the version is
     read by the dispatcher, one read for the requests waiting together; each reply is the
@@ -267,7 +267,7 @@ def bin_cards():
     return "\n".join(rows) + "\n"
 
 
-@unittest.skipIf(CITUS_DIR, "the dispatcher stands aside where searches are routed")
+@unittest.skipIf(CITUS_DIR, "on a Citus coordinator the dispatcher takes email searches only")
 class DispatchCards(WithOffAndAlways):
     """Card BIN pages (a lone 6-digit BIN, newest first) and an owner word's pages in expiry
     order through the dispatcher: every reply the synchronous path's, byte for byte; other
