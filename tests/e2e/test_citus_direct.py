@@ -4,11 +4,13 @@ answers exactly what the same search answers through the coordinator; a shard th
 never read where it was."""
 import json
 import os
+import subprocess
+import threading
 import time
 import unittest
 import urllib.parse
 
-from harness import CITUS_DIR, Ctl, Server, fixture, psql
+from harness import CITUS_DIR, CITUS_SCRIPT, Ctl, Server, fixture, psql
 
 BREACH = "11111111-1111-4111-8111-111111111111"
 EMAILS = 24
@@ -149,6 +151,68 @@ class DirectReads(unittest.TestCase):
         # (a thread that read it through the coordinator after the move, knowing no map
         # before it, reads there directly as well)
         self.assertGreaterEqual(direct_sessions(self.ctl, os.path.basename(target)), 1)
+
+    def test_a_worker_restarted_under_load_answers_503_or_the_right_page(self):
+        """Clients search every email at once while one worker is stopped and started
+        again: each reply is the page a store with direct reads off gives, or for an email
+        on the stopped worker a 503 with Retry-After; once it is back, every email is
+        answered again by the same process, and no row is lost."""
+        self.key = self.ctl.key("load", "--rate", "100000000/h")
+        off = self.serve(without_direct_reads(self.ctl))
+        emails = ["user%d@example.com" % i for i in range(EMAILS)]
+        path = "/v7/breach-search?type=email&account="
+        want = {e: json.loads(off.request(path + e, key=self.key)[2]) for e in emails}
+        rows = self.ctl.sql("SELECT count(*) FROM records")[0][0]
+        srv = self.serve(Server(self.ctl))
+        node = os.path.basename(shard_of(self.ctl, emails[0])[1])
+        on_node = {e for e in emails if os.path.basename(shard_of(self.ctl, e)[1]) == node}
+        stop, wrong, seen = threading.Event(), [], {"ok": 0, "503": 0}
+
+        def client(k):
+            i = k
+            while not stop.is_set():
+                e = emails[i % EMAILS]
+                st, hdrs, body = srv.request(path + e, key=self.key)
+                if st == 200 and json.loads(body) == want[e]:
+                    seen["ok"] += 1
+                elif (st == 503 and e in on_node and hdrs.get("retry-after") == "1"
+                      and json.loads(body)["error"] == "unavailable"):
+                    seen["503"] += 1
+                else:
+                    wrong.append((e, st, body[:300]))
+                i += 5
+
+        clients = [threading.Thread(target=client, args=(k,)) for k in range(6)]
+        for c in clients:
+            c.start()
+        try:
+            time.sleep(0.5)
+            cluster("pause", node)
+            try:
+                time.sleep(2)
+            finally:
+                cluster("resume", node)
+            deadline = time.time() + 15
+            while time.time() < deadline and not all(
+                    srv.request(path + e, key=self.key)[0] == 200 for e in sorted(on_node)[:3]):
+                time.sleep(0.2)
+            time.sleep(0.5)
+        finally:
+            stop.set()
+            for c in clients:
+                c.join()
+        self.assertEqual([], wrong[:5])
+        self.assertGreater(seen["ok"], 100)
+        self.assertGreater(seen["503"], 0)  # the stop was seen
+        for e in emails:
+            st, _, body = srv.request(path + e, key=self.key)
+            self.assertEqual((200, want[e]), (st, json.loads(body)), e)
+        self.assertEqual(rows, self.ctl.sql("SELECT count(*) FROM records")[0][0])
+
+
+def cluster(action, node):
+    subprocess.run([CITUS_SCRIPT, action, CITUS_DIR, node], check=True, capture_output=True,
+                   timeout=60)
 
 
 if __name__ == "__main__":
