@@ -115,8 +115,8 @@ bd_result pg_search_email(pg_store *p, const bd_record_query *q, bd_record_cb cb
     " ORDER BY r.breach_date DESC, r.id DESC LIMIT k.lim) r ON true "                              \
     "ORDER BY k.i, r.breach_date DESC, r.id DESC"
 #define BATCH_FIRST(version, table)                                                                \
-    EMAIL_BATCH_AT(version, table, "$1::text[], $2::integer[]", "email, lim", ", count(*) OVER ()", \
-                   "")
+    EMAIL_BATCH_AT(version, table, "$1::text[], $2::integer[]", "email, lim",                      \
+                   ", count(*) OVER ()", "")
 #define BATCH_NEXT(version, table)                                                                 \
     EMAIL_BATCH_AT(version, table, "$1::text[], $2::integer[], $3::integer[], $4::bigint[]",       \
                    "email, lim, d, after", ", 0::bigint",                                          \
