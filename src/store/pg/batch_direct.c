@@ -116,12 +116,6 @@ static void group_lookups(bd_pg_batch *b, pg_store *p, round_state *rs)
     }
 }
 
-static bd_result add_text(bd_buf *a, const char *sep, bd_slice v)
-{
-    bd_result r = bd_buf_append_str(a, sep);
-    return r == BD_OK ? pg_array_text(a, v) : r;
-}
-
 /* Queues group g's statement on its worker's connection. */
 static bool send_group(pg_store *p, round_state *rs, const group *g)
 {
@@ -133,7 +127,7 @@ static bool send_group(pg_store *p, round_state *rs, const group *g)
     for (int i = 0; r == BD_OK && i < g->n; i++) {
         const bd_pg_lookup *lk = rs->order[g->first + i];
         const char *sep = i ? "," : "";
-        r = add_text(&rs->arr[0], sep, lk->email);
+        r = pg_batch_add_text(&rs->arr[0], sep, lk->email);
         if (r == BD_OK)
             r = bd_buf_printf(&rs->arr[1], "%s%d", sep, lk->limit);
         if (r == BD_OK && g->next)

@@ -85,8 +85,7 @@ bd_result pg_batch_connect(bd_pg_batch *b, lane *l)
     return BD_OK;
 }
 
-/* Appends a text element to an array literal, after sep. */
-static bd_result add_text(bd_buf *a, const char *sep, bd_slice v)
+bd_result pg_batch_add_text(bd_buf *a, const char *sep, bd_slice v)
 {
     bd_result r = bd_buf_append_str(a, sep);
     return r == BD_OK ? pg_array_text(a, v) : r;
@@ -98,7 +97,7 @@ static bd_result add_to_arrays(lane *l, const bd_pg_lookup *lk, const char *sep)
     if (l->kind == FLIGHT_VERSION)
         return BD_OK; /* a statement without parameters */
     bool bin = l->kind == FLIGHT_BIN;
-    bd_result r = add_text(&l->arr[0], sep, bin ? bd_slice_from(lk->bin) : lk->email);
+    bd_result r = pg_batch_add_text(&l->arr[0], sep, bin ? bd_slice_from(lk->bin) : lk->email);
     if (r == BD_OK)
         r = bd_buf_printf(&l->arr[1], "%s%d", sep, lk->limit);
     if (r == BD_OK && bin) {
@@ -109,9 +108,9 @@ static bd_result add_to_arrays(lane *l, const bd_pg_lookup *lk, const char *sep)
             r = bd_buf_printf(&l->arr[3], "%s%lld", sep, (long long)lk->offset);
     } else if (r == BD_OK && l->kind == FLIGHT_OWNER) {
         /* the open ends as pg_owner_batch_sql takes them */
-        r = add_text(&l->arr[2], sep, lk->low.ptr ? lk->low : (bd_slice){"", 0});
+        r = pg_batch_add_text(&l->arr[2], sep, lk->low.ptr ? lk->low : (bd_slice){"", 0});
         if (r == BD_OK)
-            r = add_text(&l->arr[3], sep, lk->high.ptr ? lk->high : (bd_slice){"~", 1});
+            r = pg_batch_add_text(&l->arr[3], sep, lk->high.ptr ? lk->high : (bd_slice){"~", 1});
         if (r == BD_OK)
             r = bd_buf_printf(&l->arr[4], "%s%lld", sep, (long long)lk->offset);
     } else if (r == BD_OK && l->kind == FLIGHT_NEXT) {
