@@ -81,6 +81,7 @@ static void group_lookups(bd_pg_batch *b, pg_store *p, round_state *rs)
 {
     rs->ngroups = 0;
     int kept = 0;
+    pg_direct_refresh(p); /* here only: the round's shard and worker indexes stay valid */
     for (int i = 0; i < rs->ntaken; i++) {
         bd_pg_lookup *lk = rs->taken[i];
         uint8_t ok[PG_OWNER_KEY_LEN];

@@ -407,7 +407,7 @@ bd_result pg_direct_run(pg_store *p, const uint8_t *ok, size_t ok_len, pg_direct
 
 /* ---- the lookup dispatcher's ------------------------------------------------------------ */
 
-bool pg_direct_locate(pg_store *p, const uint8_t *ok, size_t ok_len, int *node_at, int *shard_at)
+void pg_direct_refresh(pg_store *p)
 {
     pg_direct *d = p->direct;
     if (!d->map_at || now_us() - d->map_at > MAP_TTL_US) {
@@ -416,6 +416,11 @@ bool pg_direct_locate(pg_store *p, const uint8_t *ok, size_t ok_len, int *node_a
         load_map(p, d);
         PQsetnonblocking(p->conn, nonblocking);
     }
+}
+
+bool pg_direct_locate(pg_store *p, const uint8_t *ok, size_t ok_len, int *node_at, int *shard_at)
+{
+    pg_direct *d = p->direct;
     const shard *sh = shard_of(d, pg_hash_bytes(ok, ok_len));
     if (!sh)
         return false;

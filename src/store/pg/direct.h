@@ -17,8 +17,9 @@
 struct pg_store;
 struct pg_params;
 
-#define PG_DIRECT_MAX_NODES 64 /* workers a map holds; shards on more go through the coordinator   \
-                                */
+#define PG_DIRECT_MAX_NODES                                                                        \
+    64 /* workers a map holds; shards on more go through the coordinator                           \
+        */
 typedef struct pg_direct pg_direct;
 
 /* The pages a worker connection reads, each prepared there per shard at its first use, from
@@ -51,8 +52,11 @@ bd_result pg_direct_run(struct pg_store *p, const uint8_t *ok, size_t ok_len, pg
 /* ---- for the lookup dispatcher (batch_direct.c), on its own store's connections: those
  * to the workers are in non-blocking pipeline mode, the dispatcher polls them ---- */
 
-/* The worker (node) and shard of an email's records, the map read when it is stale; false
- * when no map is known. */
+/* Reads the shard map again when it is stale; the indexes locate gives hold until the next
+ * refresh (a round of the dispatcher's refreshes once, before it locates its lookups). */
+void pg_direct_refresh(struct pg_store *p);
+/* The worker (node) and shard of an email's records in the map as it is; false when it
+ * holds none. */
 bool pg_direct_locate(struct pg_store *p, const uint8_t *ok, size_t ok_len, int *node_at,
                       int *shard_at);
 /* The connection to worker node, opened (synchronously) when it has none; NULL when it cannot
