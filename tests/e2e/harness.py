@@ -1,6 +1,7 @@
 """Black-box helpers for the end-to-end tests: build a store with the real breachctl, start
 the real breachd on a free loopback port, and talk HTTP to it. Standard library only."""
 import atexit
+import contextlib
 import glob
 import gzip
 import http.client
@@ -10,6 +11,7 @@ import re
 import shutil
 import signal
 import sqlite3
+import threading
 import subprocess
 import sys
 import tempfile
@@ -62,6 +64,28 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
 def binary(name):
     return os.path.join(ROOT, BUILD, name)
+
+
+@contextlib.contextmanager
+def under_load(clients, step, stride):
+    """For the block's duration, clients threads each calling step(i) in a loop, client k
+    with i = k, k + stride, k + 2 stride, ..."""
+    stop = threading.Event()
+
+    def run(i):
+        while not stop.is_set():
+            step(i)
+            i += stride
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
 
 
 def fixture(name):

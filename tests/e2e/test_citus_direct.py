@@ -5,12 +5,11 @@ never read where it was."""
 import json
 import os
 import subprocess
-import threading
 import time
 import unittest
 import urllib.parse
 
-from harness import CITUS_DIR, CITUS_SCRIPT, Ctl, Server, fixture, psql
+from harness import CITUS_DIR, CITUS_SCRIPT, Ctl, Server, fixture, psql, under_load
 
 BREACH = "11111111-1111-4111-8111-111111111111"
 EMAILS = 24
@@ -166,26 +165,20 @@ class DirectReads(unittest.TestCase):
         srv = self.serve(Server(self.ctl))
         node = os.path.basename(shard_of(self.ctl, emails[0])[1])
         on_node = {e for e in emails if os.path.basename(shard_of(self.ctl, e)[1]) == node}
-        stop, wrong, seen = threading.Event(), [], {"ok": 0, "503": 0}
+        wrong, seen = [], {"ok": 0, "503": 0}
 
-        def client(k):
-            i = k
-            while not stop.is_set():
-                e = emails[i % EMAILS]
-                st, hdrs, body = srv.request(path + e, key=self.key)
-                if st == 200 and json.loads(body) == want[e]:
-                    seen["ok"] += 1
-                elif (st == 503 and e in on_node and hdrs.get("retry-after") == "1"
-                      and json.loads(body)["error"] == "unavailable"):
-                    seen["503"] += 1
-                else:
-                    wrong.append((e, st, body[:300]))
-                i += 5
+        def client(i):
+            e = emails[i % EMAILS]
+            st, hdrs, body = srv.request(path + e, key=self.key)
+            if st == 200 and json.loads(body) == want[e]:
+                seen["ok"] += 1
+            elif (st == 503 and e in on_node and hdrs.get("retry-after") == "1"
+                  and json.loads(body)["error"] == "unavailable"):
+                seen["503"] += 1
+            else:
+                wrong.append((e, st, body[:300]))
 
-        clients = [threading.Thread(target=client, args=(k,)) for k in range(6)]
-        for c in clients:
-            c.start()
-        try:
+        with under_load(6, client, 5):
             time.sleep(0.5)
             cluster("pause", node)
             try:
@@ -197,10 +190,6 @@ class DirectReads(unittest.TestCase):
                     srv.request(path + e, key=self.key)[0] == 200 for e in sorted(on_node)[:3]):
                 time.sleep(0.2)
             time.sleep(0.5)
-        finally:
-            stop.set()
-            for c in clients:
-                c.join()
         self.assertEqual([], wrong[:5])
         self.assertGreater(seen["ok"], 100)
         self.assertGreater(seen["503"], 0)  # the stop was seen

@@ -6,7 +6,6 @@ the same secret), and no row may be lost: the same counts after the move as befo
 import json
 import os
 import subprocess
-import threading
 import time
 import unittest
 import urllib.parse
@@ -15,7 +14,7 @@ import shutil
 import tempfile
 
 from harness import (CITUS_DIR, CITUS_SCRIPT, PG_URI, Ctl, Server, binary, fixture,
-                     pg_database_uri, psql)
+                     pg_database_uri, psql, under_load)
 
 EMAILS = 200
 
@@ -74,32 +73,21 @@ class Rebalance(unittest.TestCase):
                     self.assertEqual(st, 200, body)
                     want[i] = json.loads(body)
                     self.assertEqual(single[i], want[i], i)
-                stop = threading.Event()
                 wrong, done = [], [0]
 
-                def client(start):
-                    i = start
-                    while not stop.is_set():
-                        st, _, body = search(i % EMAILS)
-                        if st != 200 or json.loads(body) != want[i % EMAILS]:
-                            wrong.append((i % EMAILS, st, body[:300]))
-                        done[0] += 1
-                        i += 7
+                def client(i):
+                    st, _, body = search(i % EMAILS)
+                    if st != 200 or json.loads(body) != want[i % EMAILS]:
+                        wrong.append((i % EMAILS, st, body[:300]))
+                    done[0] += 1
 
-                clients = [threading.Thread(target=client, args=(k,)) for k in range(4)]
-                for c in clients:
-                    c.start()
-                try:
+                with under_load(4, client, 7):
                     time.sleep(0.5)
                     subprocess.run([CITUS_SCRIPT, "add-worker", CITUS_DIR, "w3", ctl.dbname],
                                    check=True, capture_output=True, timeout=120)
                     ctl.sql("SELECT citus_rebalance_start(shard_transfer_mode := 'block_writes')")
                     ctl.sql("SELECT citus_rebalance_wait()")
                     time.sleep(0.5)
-                finally:
-                    stop.set()
-                    for c in clients:
-                        c.join()
                 self.assertEqual([], wrong[:5])
                 self.assertGreater(done[0], 100)
                 moved = ctl.sql("SELECT count(*) FROM pg_dist_shard_placement "

@@ -33,6 +33,13 @@ static void wake(bd_pg_batch *b)
     (void)n;
 }
 
+void pg_batch_woken(bd_pg_batch *b)
+{
+    uint64_t v;
+    ssize_t got = read(b->efd, &v, sizeof v);
+    (void)got;
+}
+
 bool bd_pg_batch_open(const bd_pg_batch *b)
 {
     bd_pg_batch *m = (bd_pg_batch *)b;
@@ -291,11 +298,8 @@ static void *dispatch(void *arg)
         int n = poll(fds, (nfds_t)nfds, busy ? 1000 : -1);
         if (n < 0 && errno != EINTR)
             break;
-        if (fds[0].revents & POLLIN) {
-            uint64_t v;
-            ssize_t got = read(b->efd, &v, sizeof v);
-            (void)got;
-        }
+        if (fds[0].revents & POLLIN)
+            pg_batch_woken(b);
         pthread_mutex_lock(&b->lock);
         b->sleeping = false;
         pthread_mutex_unlock(&b->lock);

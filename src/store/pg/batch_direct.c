@@ -204,10 +204,9 @@ static void group_result(bd_pg_batch *b, pg_store *p, round_state *rs, group *g,
     pg_batch_hand_rows(b, rs->order + g->first, g->n, false, res);
 }
 
-/* Reads what worker node sent. Each statement's result comes, then a NULL; a prepared
- * statement says COMMAND_OK; the sync ends the round for the worker. Any error hands its
- * lookups without a result back and closes the connection (what it had prepared is then
- * unknown). */
+/* Reads what worker node sent so far. A prepared statement says COMMAND_OK; the sync ends the round
+ * for the worker. Any error hands its lookups without a result back and closes the connection (what
+ * it had prepared is then unknown). */
 static void read_node(bd_pg_batch *b, pg_store *p, round_state *rs, int node)
 {
     PGconn *c = pg_direct_conn(p, node);
@@ -215,16 +214,8 @@ static void read_node(bd_pg_batch *b, pg_store *p, round_state *rs, int node)
         node_fails(b, p, rs, node);
         return;
     }
-    bool was_null = false;
-    while (rs->waiting[node] && !PQisBusy(c)) {
-        PGresult *res = PQgetResult(c);
-        if (!res) {
-            if (was_null)
-                return; /* nothing more until the socket says so */
-            was_null = true;
-            continue;
-        }
-        was_null = false;
+    PGresult *res;
+    while (rs->waiting[node] && (res = pg_direct_next_result(c))) {
         ExecStatusType st = PQresultStatus(res);
         if (st == PGRES_PIPELINE_SYNC) {
             PQclear(res);
@@ -305,11 +296,8 @@ static bool wait_for_lookups(bd_pg_batch *b)
     b->sleeping = true;
     pthread_mutex_unlock(&b->lock);
     struct pollfd fd = {b->efd, POLLIN, 0};
-    if (poll(&fd, 1, -1) > 0) {
-        uint64_t v;
-        ssize_t got = read(b->efd, &v, sizeof v);
-        (void)got;
-    }
+    if (poll(&fd, 1, -1) > 0)
+        pg_batch_woken(b);
     pthread_mutex_lock(&b->lock);
     b->sleeping = false;
     pthread_mutex_unlock(&b->lock);

@@ -120,6 +120,8 @@ void pg_batch_hand_rows(bd_pg_batch *b, bd_pg_lookup **lks, int n, bool cards, P
 /* The dispatcher on a Citus coordinator with direct reads (batch_direct.c): email lookups
  * read on their shards' workers, every other lookup handed back; until stopping. */
 void pg_batch_direct_loop(bd_pg_batch *b);
+/* Empties the eventfd that woke the thread (batch.c). */
+void pg_batch_woken(bd_pg_batch *b);
 /* Appends a text element to an array literal, after sep. */
 bd_result pg_batch_add_text(bd_buf *a, const char *sep, bd_slice v);
 /* Drops one reference to a batch's result; the last frees it. NULL is ignored. */

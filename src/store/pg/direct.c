@@ -295,21 +295,27 @@ static bool prepare_shard(const pg_direct *d, node *n, const shard *sh, pg_direc
     return true;
 }
 
-/* What came back for one round trip: each statement's result, then a NULL; then the sync.
- * Two NULLs in a row, or a lost connection, mean no sync is coming. *got is the page's
- * result; BD_OK when every statement succeeded. */
+PGresult *pg_direct_next_result(PGconn *c)
+{
+    for (int nulls = 0; nulls < 2; nulls++) {
+        if (PQisnonblocking(c) && PQisBusy(c))
+            return NULL;
+        PGresult *r = PQgetResult(c);
+        if (r || PQstatus(c) == CONNECTION_BAD)
+            return r;
+    }
+    return NULL;
+}
+
+/* What came back for one round trip, up to the sync. *got is the page's result; BD_OK when
+ * every statement succeeded. */
 static bd_result collect(PGconn *c, PGresult **got)
 {
-    bool ok = true, was_null = false;
+    bool ok = true;
     for (;;) {
-        PGresult *r = PQgetResult(c);
-        if (!r) {
-            if (was_null || PQstatus(c) == CONNECTION_BAD)
-                return BD_ERR_BUSY;
-            was_null = true;
-            continue;
-        }
-        was_null = false;
+        PGresult *r = pg_direct_next_result(c);
+        if (!r)
+            return BD_ERR_BUSY; /* no sync is coming */
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_PIPELINE_SYNC) {
             PQclear(r);

@@ -66,6 +66,10 @@ PGconn *pg_direct_conn(struct pg_store *p, int node);
  * connection has not; text parameters. false: the connection is of no more use. */
 bool pg_direct_send(struct pg_store *p, int shard, pg_direct_q q, int nparams,
                     const char *const *values, int result_format);
+/* The next result of a pipeline: each statement's results are followed by a NULL, which is
+ * skipped; NULL when a second one follows (nothing more will come), the connection is lost,
+ * or, in non-blocking mode, nothing more has arrived yet. */
+PGresult *pg_direct_next_result(PGconn *c);
 /* The worker failed: its connection is closed, that is logged once, and it is not tried
  * again for 5 s. */
 void pg_direct_node_failed(struct pg_store *p, int node);
