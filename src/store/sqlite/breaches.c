@@ -332,6 +332,8 @@ bd_result sq_migration_notes(sqlite_store *s)
     if (r == BD_OK)
         r = sq_owner_words_note(s); /* issue 31: cards.c */
     if (r == BD_OK)
+        r = sq_dedup_key_note(s); /* issue 32: dedup_key.c */
+    if (r == BD_OK)
         r = sq_meta_get(&s->base, "pending_breach_names", v, sizeof v);
     if (r == BD_ERR_NOT_FOUND)
         return BD_OK;

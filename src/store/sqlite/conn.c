@@ -109,6 +109,7 @@ void sq_close(bd_store *base)
     bd_buf_free(&s->text);
     bd_range_acc_free(&s->ranges);
     sq_card_counts_free(s);
+    sq_dedup_forget(s);
     bd_buf_free(&s->range_blob);
     pthread_mutex_destroy(&s->read_lock);
     free(s);
@@ -247,9 +248,9 @@ static bd_result exec_sql(void *s, const char *sql)
  * each sorted while the next is read, merged from files by a helper thread. The record
  * indexes of 1M records took 2.7-3.4 s of CPU with 2 MiB, 4.2-5.8 with 8-16 MiB, 5.2-6.4
  * with temp_store=MEMORY (one list); bench/import_limits.py sweeps it again each run. */
-#define SORT_CACHE_KIB "2048"
+#define SORT_CACHE_KIB 2048
 
-int64_t sq_sort_memory_begin(sqlite_store *s)
+int64_t sq_cache_set(sqlite_store *s, int64_t size)
 {
     sqlite3_stmt *st;
     int64_t was = 0;
@@ -258,15 +259,21 @@ int64_t sq_sort_memory_begin(sqlite_store *s)
             was = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
-    sq_exec(s, "PRAGMA cache_size=-" SORT_CACHE_KIB);
+    char pragma[48];
+    snprintf(pragma, sizeof pragma, "PRAGMA cache_size=%lld", (long long)size);
+    sq_exec(s, pragma);
     return was;
+}
+
+int64_t sq_sort_memory_begin(sqlite_store *s)
+{
+    return sq_cache_set(s, -SORT_CACHE_KIB);
 }
 
 bd_result sq_sort_memory_end(sqlite_store *s, int64_t was)
 {
-    char pragma[48];
-    snprintf(pragma, sizeof pragma, "PRAGMA cache_size=%lld", (long long)was);
-    return sq_exec(s, pragma);
+    sq_cache_set(s, was);
+    return BD_OK;
 }
 
 /* Runs sql that sorts (index builds, an INSERT in key order) with the sorter's memory set
@@ -365,8 +372,9 @@ bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
         s->bulk_cards = true;
     } else
         s->bulk_records = true;
-    return drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
-                                                   : bd_sqlite_card_indexes);
+    bd_result r = drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
+                                                          : bd_sqlite_card_indexes);
+    return r == BD_OK && kind == BD_BULK_RECORDS ? sq_dedup_defer(s) : r;
 }
 
 bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
@@ -374,7 +382,9 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
     sqlite_store *s = S(base);
     if (kind == BD_BULK_RECORDS) {
         s->bulk_records = false;
-        bd_result r = sorted_exec(s, bd_sqlite_record_indexes);
+        bd_result r = sq_dedup_end(s);
+        if (r == BD_OK)
+            r = sorted_exec(s, bd_sqlite_record_indexes);
         return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
     }
     s->bulk_cards = false;

@@ -67,6 +67,14 @@ bd_result sq_record_put(bd_store *base, const bd_record_in *r, bool *inserted)
         res = sq_changes_note_put(s, false);
     if (res != BD_OK)
         return res;
+    if (s->dedup_deferred) { /* the key is built at the load's end (dedup_key.c) */
+        bool seen;
+        res = sq_dedup_seen(s, r->dedup, &seen);
+        if (res != BD_OK || seen) {
+            *inserted = false;
+            return res;
+        }
+    }
     sqlite3_stmt *st = sq_fixed(s, Q_RECORD_PUT);
     if (!st)
         return BD_ERR_STORE;

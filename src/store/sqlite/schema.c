@@ -374,6 +374,10 @@ const char *const bd_sqlite_migrations[] = {
      * The table is made again in C (cards.c, sq_owner_words_note), only while it is still
      * keyed by row id. */
     ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_owner_words_by_card', '1');"),
+    /* (issue 32: bulk loads) The records' dedup key as an index of its own, records_dedup,
+     * which a bulk load into an empty table builds by sorting at its end. The table is made
+     * again in C (dedup_key.c, sq_dedup_key_note), only while it holds no row. */
+    ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_records_dedup_index', '1');"),
 };
 /* clang-format on */
 

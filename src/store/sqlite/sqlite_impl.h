@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "core/buf.h"
+#include "core/key128set.h"
 #include "store/ranges.h"
 #include "store/sqlite/cards_sql.h"
 #include "store/store_impl.h"
@@ -180,6 +181,11 @@ typedef struct sqlite_store {
     sq_card_tally card_tally;
     bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
     bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
+    /* a bulk record load into an empty table without its dedup key (dedup_key.c): the
+     * first 16 bytes of each record's key it put */
+    bool dedup_deferred;
+    bd_key128set load_keys;
+    int64_t cache_before_defer; /* PRAGMA cache_size before the key was deferred */
     bool email_sha1_fn; /* breachd_email_sha1 is registered on the connection (pastes.c) */
     /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
      * the words the FTS5 index holds, and a query word must be split the same way. */
@@ -226,7 +232,21 @@ bd_result sq_card_counts_flush(sqlite_store *s);
  * large sort held up to that much beside the cache itself. begin returns the setting to
  * give back to end. */
 int64_t sq_sort_memory_begin(sqlite_store *s);
+/* Sets PRAGMA cache_size (pages, or KiB when negative) and returns what it was. */
+int64_t sq_cache_set(sqlite_store *s, int64_t size);
 bd_result sq_sort_memory_end(sqlite_store *s, int64_t was);
+/* The records' dedup key as an index of its own (dedup_key.c). note finishes its
+ * migration; defer drops it for a bulk load into an empty table (nothing when the table has
+ * rows or the key is its column constraint); seen tells whether the deferred load already
+ * put a record of that key, building the key live when the load's set is full; end builds
+ * it by sorting once; forget drops the load's set (a rollback). */
+bd_result sq_dedup_key_note(sqlite_store *s);
+bd_result sq_dedup_defer(sqlite_store *s);
+bd_result sq_dedup_seen(sqlite_store *s, const uint8_t dedup[16], bool *seen);
+bd_result sq_dedup_end(sqlite_store *s);
+void sq_dedup_forget(sqlite_store *s);
+/* How many records a deferred load keeps in memory (tests make it small). */
+extern size_t sq_load_keys_max;
 /* Finishes migration 21 (cards.c): card_owner_words by card id. */
 bd_result sq_owner_words_note(sqlite_store *s);
 void sq_card_counts_forget(sqlite_store *s);

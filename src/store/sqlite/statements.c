@@ -60,7 +60,7 @@ static const char *const FIXED_SQL[Q__COUNT] = {
         "password_masked, password_hmac, password_hash, ssn_masked, ssn_hmac, "
         "other_attributes, severity, dedup, website_domain) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-        "?18, ?19, ?20, ?21) ON CONFLICT(dedup) DO NOTHING",
+        "?18, ?19, ?20, ?21) ON CONFLICT DO NOTHING",
     [Q_CARD_PUT] =
         "INSERT INTO cards(card_id, created_at, bank, number_masked, bin, last4, tail, length, "
         "number_hmac, owner, cvv, expire_date, cvss, leak_id, leak_name, leak_publish_date, "

@@ -51,5 +51,6 @@ void sq_rollback(bd_store *base)
     bd_range_acc_clear(&s->ranges);
     sq_card_counts_forget(s);
     sq_changes_forget(s);
+    sq_dedup_forget(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
