@@ -52,7 +52,7 @@ int bd_u64set_add(bd_u64set *s, uint64_t key)
     }
     if (s->used >= s->max_keys)
         return -1;
-    if ((s->used + 1) * 2 > s->cap && !grow(s))
+    if ((s->used + 1) * 4 > s->cap * 3 && !grow(s))
         return -1;
     size_t i = home(s, key);
     while (s->slot[i])

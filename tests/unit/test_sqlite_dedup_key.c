@@ -89,7 +89,8 @@ static void exec_raw(const char *sql)
     sqlite3_close(db);
 }
 
-#define KEY_INDEXES "SELECT count(*) FROM sqlite_master WHERE name = 'records_dedup'"
+#define KEY_INDEXES "SELECT count(*) FROM sqlite_master WHERE name = 'records_key'"
+#define BY_BREACH "SELECT count(*) FROM sqlite_master WHERE name = 'records_by_breach'"
 #define RECORDS "SELECT count(*) FROM records"
 #define TABLE_SQL "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'records'"
 
@@ -98,6 +99,7 @@ TEST(test_sqlite_new_store_keys_records_by_an_index_of_its_own)
     bd_store *s = fresh();
     bd_store_close(s);
     CHECK_STR(text_of(KEY_INDEXES), "1");
+    CHECK_STR(text_of(BY_BREACH), "0"); /* the key, led by breach_id, stands for it */
     CHECK(strstr(text_of(TABLE_SQL), "dedup BLOB NOT NULL,") != NULL);
     CHECK(strstr(text_of(TABLE_SQL), "UNIQUE") == NULL);
 }
@@ -196,7 +198,7 @@ static void as_before_the_migration(void)
     CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
     CHECK_INT(sqlite3_prepare_v2(db,
                                  "SELECT sql FROM sqlite_master WHERE type = 'index' AND "
-                                 "tbl_name = 'records' AND name != 'records_dedup'",
+                                 "tbl_name = 'records' AND name != 'records_key'",
                                  -1, &st, NULL),
               SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -208,7 +210,7 @@ static void as_before_the_migration(void)
     snprintf(sql, sizeof sql,
              "ALTER TABLE records RENAME TO records_was; %s;"
              "INSERT INTO records SELECT * FROM records_was; DROP TABLE records_was;"
-             "%s PRAGMA user_version = %d;",
+             "%s CREATE INDEX records_by_breach ON records(breach_id); PRAGMA user_version = %d;",
              table, indexes, bd_sqlite_migration_count - 1);
     exec_raw(sql);
     CHECK_STR(text_of(KEY_INDEXES), "0");
@@ -223,6 +225,7 @@ TEST(test_sqlite_upgrade_rebuilds_an_empty_records_table_and_leaves_a_loaded_one
     CHECK(s != NULL);
     bd_store_close(s);
     CHECK_STR(text_of(KEY_INDEXES), "1");
+    CHECK_STR(text_of(BY_BREACH), "0");
     CHECK(strstr(text_of(TABLE_SQL), "UNIQUE") == NULL);
 
     s = fresh();
@@ -234,6 +237,7 @@ TEST(test_sqlite_upgrade_rebuilds_an_empty_records_table_and_leaves_a_loaded_one
     if (!s)
         return;
     CHECK_STR(text_of(KEY_INDEXES), "0");
+    CHECK_STR(text_of(BY_BREACH), "1");
     CHECK(strstr(text_of(TABLE_SQL), "dedup BLOB NOT NULL UNIQUE") != NULL);
     CHECK_INT(bd_store_begin(s), BD_OK); /* a bulk load keeps that key live */
     CHECK_INT(bd_store_bulk_begin(s, BD_BULK_RECORDS), BD_OK);
@@ -245,6 +249,7 @@ TEST(test_sqlite_upgrade_rebuilds_an_empty_records_table_and_leaves_a_loaded_one
     CHECK_INT(bd_store_commit(s), BD_OK);
     bd_store_close(s);
     CHECK_STR(text_of(RECORDS), "2");
+    CHECK_STR(text_of(BY_BREACH), "1"); /* built again by the load */
 }
 
 int main(void)

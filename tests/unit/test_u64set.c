@@ -11,7 +11,7 @@ TEST(test_u64set_adds_each_key_once_across_growth)
     for (uint64_t k = 0; k < 5000; k++)
         CHECK_INT(bd_u64set_add(&s, k * 0x9E3779B97F4A7C15ull), 0);
     CHECK_INT(s.used, 5000);
-    CHECK(s.cap >= 10000);
+    CHECK_INT(s.cap, 8192); /* at most three quarters full */
     bd_u64set_free(&s);
     CHECK_INT(s.used, 0);
 }

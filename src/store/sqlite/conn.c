@@ -372,9 +372,13 @@ bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
         s->bulk_cards = true;
     } else
         s->bulk_records = true;
-    bd_result r = drop_indexes(s, kind == BD_BULK_RECORDS ? bd_sqlite_record_indexes
-                                                          : bd_sqlite_card_indexes);
-    return r == BD_OK && kind == BD_BULK_RECORDS ? sq_dedup_defer(s) : r;
+    if (kind == BD_BULK_CARDS)
+        return drop_indexes(s, bd_sqlite_card_indexes);
+    /* a table keyed by records_key has no records_by_breach to build again */
+    s->bulk_record_indexes =
+        sq_records_keyed(s) ? bd_sqlite_record_lookup_indexes : bd_sqlite_record_indexes;
+    bd_result r = drop_indexes(s, s->bulk_record_indexes);
+    return r == BD_OK ? sq_dedup_defer(s) : r;
 }
 
 bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
@@ -384,7 +388,7 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
         s->bulk_records = false;
         bd_result r = sq_dedup_end(s);
         if (r == BD_OK)
-            r = sorted_exec(s, bd_sqlite_record_indexes);
+            r = sorted_exec(s, s->bulk_record_indexes);
         return r == BD_OK ? sq_exec(s, bd_sqlite_domain_count_rebuild) : r;
     }
     s->bulk_cards = false;

@@ -1,5 +1,6 @@
-/* The records' dedup key on SQLite: a unique index of its own, records_dedup, where the
- * initial schema made it a column constraint (which only a rebuild of the table can drop).
+/* The records' dedup key on SQLite: a unique index of its own, records_key (breach_id,
+ * dedup), where the initial schema made it a column constraint (which only a rebuild of the
+ * table can drop) beside an index by breach, records_by_breach, that the key now stands for.
  *
  * Why: with the key live, a bulk load inserts every record's 16-byte key at a random place
  * of a B-tree as large as the table's keys (450 MB at 10M records), a descent each and, past
@@ -18,7 +19,10 @@
 #include "store/sqlite/sqlite_impl.h"
 #include "store/sqlite/statements.h"
 
-#define DEDUP_INDEX "CREATE UNIQUE INDEX records_dedup ON records(dedup)"
+/* Led by the breach: the same index answers a breach's records (its count, its erasure),
+ * which records_by_breach answered beside the column key. A record's dedup hash covers its
+ * breach, so (breach_id, dedup) is unique where dedup is. */
+#define DEDUP_INDEX "CREATE UNIQUE INDEX records_key ON records(breach_id, dedup)"
 #define PENDING "pending_records_dedup_index"
 
 /* 2^24 slots of 16 bytes, three quarters full at most */
@@ -29,13 +33,13 @@ size_t sq_load_keys_max = (size_t)3 << 22;
  * which kept the key's pages in memory, gives room to the set. */
 #define DEFERRED_CACHE_KIB 262144
 
-static bool index_exists(sqlite_store *s)
+bool sq_records_keyed(sqlite_store *s)
 {
     sqlite3_stmt *st;
     bool found = false;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT 1 FROM sqlite_master WHERE type = 'index' "
-                           "AND name = 'records_dedup'",
+                           "AND name = 'records_key'",
                            -1, &st, NULL) == SQLITE_OK) {
         found = sqlite3_step(st) == SQLITE_ROW;
         sqlite3_finalize(st);
@@ -90,12 +94,12 @@ bd_result sq_dedup_key_note(sqlite_store *s)
     bd_result r = sq_meta_get(&s->base, PENDING, v, sizeof v);
     if (r == BD_ERR_NOT_FOUND || (r == BD_OK && strcmp(v, "1") != 0))
         return BD_OK;
-    if (r == BD_OK && !index_exists(s) && records_empty(s) && table_without_key(s, &s->sql)) {
+    if (r == BD_OK && !sq_records_keyed(s) && records_empty(s) && table_without_key(s, &s->sql)) {
         r = sq_exec(s, "DROP TABLE records");
         if (r == BD_OK)
             r = sq_exec(s, s->sql.data);
         if (r == BD_OK)
-            r = sq_exec(s, bd_sqlite_record_indexes);
+            r = sq_exec(s, bd_sqlite_record_lookup_indexes);
         if (r == BD_OK)
             r = sq_exec(s, DEDUP_INDEX);
     }
@@ -104,9 +108,9 @@ bd_result sq_dedup_key_note(sqlite_store *s)
 
 bd_result sq_dedup_defer(sqlite_store *s)
 {
-    if (!index_exists(s) || !records_empty(s))
+    if (!sq_records_keyed(s) || !records_empty(s))
         return BD_OK;
-    bd_result r = sq_exec(s, "DROP INDEX records_dedup");
+    bd_result r = sq_exec(s, "DROP INDEX records_key");
     if (r != BD_OK)
         return r;
     bd_key128set_init(&s->load_keys, sq_load_keys_max);

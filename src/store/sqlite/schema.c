@@ -21,6 +21,10 @@
 /* clang-format off */
 #define RECORD_INDEXES \
     "CREATE INDEX records_by_breach ON records(breach_id);" \
+    RECORD_LOOKUP_INDEXES
+/* The indexes searches look records up by (all but records_by_breach, which the records'
+ * key (breach_id, dedup) stands for where it is an index of its own: dedup_key.c) */
+#define RECORD_LOOKUP_INDEXES \
     "CREATE INDEX records_by_email ON records(email, breach_date) WHERE email IS NOT NULL;" \
     "CREATE INDEX records_by_domain ON records(email_domain, breach_date)" \
     "  WHERE email_domain IS NOT NULL;" \
@@ -143,6 +147,7 @@ const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 const char *const bd_sqlite_owner_word_count_rebuild = OWNER_WORD_COUNT_REBUILD;
 
 const char *const bd_sqlite_record_indexes = RECORD_INDEXES RECORD_INDEX_BY_WEBSITE;
+const char *const bd_sqlite_record_lookup_indexes = RECORD_LOOKUP_INDEXES RECORD_INDEX_BY_WEBSITE;
 /* The card indexes as they are now, which a bulk load drops and builds again */
 const char *const bd_sqlite_card_indexes =
     CARD_INDEXES_BY_NUMBER_AND_DATE CARD_INDEX_BY_LEAK CARD_INDEXES_2 CARD_INDEX_BY_CVV_HMAC;
@@ -374,9 +379,10 @@ const char *const bd_sqlite_migrations[] = {
      * The table is made again in C (cards.c, sq_owner_words_note), only while it is still
      * keyed by row id. */
     ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_owner_words_by_card', '1');"),
-    /* (issue 32: bulk loads) The records' dedup key as an index of its own, records_dedup,
-     * which a bulk load into an empty table builds by sorting at its end. The table is made
-     * again in C (dedup_key.c, sq_dedup_key_note), only while it holds no row. */
+    /* (issue 32: bulk loads) The records' dedup key as an index of its own, records_key
+     * (breach_id, dedup), which a bulk load into an empty table builds by sorting at its end
+     * and which serves what records_by_breach served. The table is made again in C
+     * (dedup_key.c, sq_dedup_key_note), only while it holds no row. */
     ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_records_dedup_index', '1');"),
 };
 /* clang-format on */

@@ -6,6 +6,9 @@ extern const char *const bd_sqlite_migrations[];
 extern const int bd_sqlite_migration_count;
 /* CREATE INDEX statements of the record and card lookup indexes (created by the migrations). */
 extern const char *const bd_sqlite_record_indexes;
+/* The same without records_by_breach: a store whose records are keyed by records_key
+ * (breach_id, dedup) has no other index by breach (store/sqlite/dedup_key.c). */
+extern const char *const bd_sqlite_record_lookup_indexes;
 extern const char *const bd_sqlite_card_indexes;
 /* The statements that recount domain_counts (after a bulk load). */
 extern const char *const bd_sqlite_domain_count_rebuild;

@@ -186,6 +186,7 @@ typedef struct sqlite_store {
     bool dedup_deferred;
     bd_key128set load_keys;
     int64_t cache_before_defer; /* PRAGMA cache_size before the key was deferred */
+    const char *bulk_record_indexes; /* what a bulk record load drops and builds again */
     bool email_sha1_fn; /* breachd_email_sha1 is registered on the connection (pastes.c) */
     /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
      * the words the FTS5 index holds, and a query word must be split the same way. */
@@ -240,6 +241,8 @@ bd_result sq_sort_memory_end(sqlite_store *s, int64_t was);
  * rows or the key is its column constraint); seen tells whether the deferred load already
  * put a record of that key, building the key live when the load's set is full; end builds
  * it by sorting once; forget drops the load's set (a rollback). */
+/* Whether the records are keyed by records_key (breach_id, dedup), an index of its own. */
+bool sq_records_keyed(sqlite_store *s);
 bd_result sq_dedup_key_note(sqlite_store *s);
 bd_result sq_dedup_defer(sqlite_store *s);
 bd_result sq_dedup_seen(sqlite_store *s, const uint8_t dedup[16], bool *seen);

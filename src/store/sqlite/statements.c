@@ -174,7 +174,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
                        "WHERE uuid = ?1",
     [Q_BREACH_SET_COUNT] = "UPDATE breaches SET pwned_count_derived = ?2 "
                            "WHERE uuid = ?1 AND pwned_count IS NULL",
-    /* both off records_by_breach: a count of index entries, no record read */
+    /* both off the index led by breach_id (records_key, or records_by_breach in stores
+     * loaded before it: dedup_key.c): a count of index entries, no record read */
     [Q_BREACH_RECORDS] = "SELECT count(*), coalesce(min(id), 0) FROM records "
                          "WHERE breach_id = (SELECT id FROM breaches WHERE uuid = ?1)",
     [Q_RECORDS_LAST_ID] = "SELECT coalesce(max(id), 0) FROM records",
