@@ -169,13 +169,16 @@ static bd_result check_schema(sqlite_store *s, const char *path, int flags, char
     return BD_OK;
 }
 
-/* A bulk writer's page cache: 736 MiB (allocated only as used). With the identity tally's
+/* A bulk writer's page cache: 672 MiB (allocated only as used). With the identity tally's
  * 192 MiB at most (ingest/tally.c), the importer's two windows of records (import.c) and
  * the reader's buffers an import stays within 1 GiB whatever the file's size: 10M records
  * --bulk peaked at 1.49 GB with a 1 GiB cache, 1.02 GB with 768 MiB, 0.89 GB with 640 MiB,
  * which spilled pages the load needed again (system time 10 -> 21 -> 32 s; bench/RESULTS.md,
- * "SQLite --bulk at 10M records"); the windows took 32 MB more, and 32 MiB less cache. */
-#define BULK_CACHE_KIB "753664"
+ * "SQLite --bulk at 10M records"); the windows took 32 MB more, and 32 MiB less cache. A
+ * plain load of 10M records peaked at 1,078-1,087 MiB with 736 MiB, 1,003 MiB with 672 (301 s
+ * against 305; "The records' key built at the load's end"). A bulk load into an empty table
+ * uses 256 MiB while its key is deferred (dedup_key.c). */
+#define BULK_CACHE_KIB "688128"
 
 /* The settings of the connection's role: a reader only reads; a writer loads in bulk. */
 static void set_role(sqlite_store *s, int flags)

@@ -29,7 +29,7 @@
 size_t sq_load_keys_max = (size_t)3 << 22;
 
 /* The page cache while the key is deferred: nothing the load reads back at random is left
- * but the Pwned Passwords buckets it merges into, so the bulk writer's 736 MiB (conn.c),
+ * but the Pwned Passwords buckets it merges into, so the bulk writer's 672 MiB (conn.c),
  * which kept the key's pages in memory, gives room to the set. */
 #define DEFERRED_CACHE_KIB 262144
 
