@@ -102,6 +102,21 @@ static bool reply_arrives(int fd)
     return r > 12 && strncmp(got, "HTTP/1.1 200", 12) == 0;
 }
 
+/* Waits up to 5 s for the daemon to hold no connection, as breachd's own stop does
+ * (bd_server_quiesce) before MHD_stop_daemon: stopping while its workers were still closing
+ * the connections the test had just closed hung once under ASan, a worker waiting on a
+ * libmicrohttpd mutex while MHD_stop_daemon joined it. */
+static void drain(struct MHD_Daemon *d)
+{
+    for (int i = 0; i < 250; i++) {
+        const union MHD_DaemonInfo *info =
+            MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        if (!info || info->num_connections == 0)
+            return;
+        poll(NULL, 0, 20);
+    }
+}
+
 TEST(test_connections_are_served_and_a_closed_listener_refuses)
 {
     struct MHD_Daemon *d = daemon_without_listener(16);
@@ -121,6 +136,7 @@ TEST(test_connections_are_served_and_a_closed_listener_refuses)
     errno = 0;
     CHECK_INT(connect_to(port), -1);
     CHECK_INT(errno, ECONNREFUSED);
+    drain(d);
     MHD_stop_daemon(d);
 }
 
@@ -142,6 +158,7 @@ TEST(test_a_full_daemon_leaves_new_connections_waiting_until_one_closes)
     close(second);
     close(third);
     bd_listener_close(l);
+    drain(d);
     MHD_stop_daemon(d);
 }
 
