@@ -253,15 +253,21 @@ static bd_result exec_sql(void *s, const char *sql)
  * with temp_store=MEMORY (one list); bench/import_limits.py sweeps it again each run. */
 #define SORT_CACHE_KIB 2048
 
-int64_t sq_cache_set(sqlite_store *s, int64_t size)
+int64_t sq_int_of(sqlite_store *s, const char *sql)
 {
     sqlite3_stmt *st;
-    int64_t was = 0;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA cache_size", -1, &st, NULL) == SQLITE_OK) {
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
-            was = sqlite3_column_int64(st, 0);
+            v = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
+    return v;
+}
+
+int64_t sq_cache_set(sqlite_store *s, int64_t size)
+{
+    int64_t was = sq_int_of(s, "PRAGMA cache_size");
     char pragma[48];
     snprintf(pragma, sizeof pragma, "PRAGMA cache_size=%lld", (long long)size);
     sq_exec(s, pragma);
@@ -295,19 +301,6 @@ static bd_result drop_indexes(sqlite_store *s, const char *ddl)
     return bd_sql_drop_indexes(ddl, exec_sql, s);
 }
 
-/* The one whole number a query gives, or -1. */
-static int64_t int_of(sqlite_store *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
 /* A load into an empty table needs no second copy of what it writes. Through the WAL every
  * page goes to the log at the commit and again into the store at the checkpoint; with a
  * rollback journal a page that did not exist when the transaction began is written once,
@@ -322,7 +315,7 @@ static int64_t int_of(sqlite_store *s, const char *sql)
 static bd_result leave_wal_when_alone(bd_store *base, bd_bulk_kind kind)
 {
     sqlite_store *s = S(base);
-    if (int_of(s, kind == BD_BULK_CARDS ? "SELECT EXISTS (SELECT 1 FROM cards)"
+    if (sq_int_of(s, kind == BD_BULK_CARDS ? "SELECT EXISTS (SELECT 1 FROM cards)"
                                         : "SELECT EXISTS (SELECT 1 FROM records)") != 0)
         return BD_OK;
     bd_result r = sq_exec(s, "COMMIT");

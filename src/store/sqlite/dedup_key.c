@@ -35,28 +35,13 @@ size_t sq_load_keys_max = (size_t)3 << 22;
 
 bool sq_records_keyed(sqlite_store *s)
 {
-    sqlite3_stmt *st;
-    bool found = false;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT 1 FROM sqlite_master WHERE type = 'index' "
-                           "AND name = 'records_key'",
-                           -1, &st, NULL) == SQLITE_OK) {
-        found = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_finalize(st);
-    }
-    return found;
+    return sq_int_of(s, "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' "
+                        "AND name = 'records_key')") == 1;
 }
 
 static bool records_empty(sqlite_store *s)
 {
-    sqlite3_stmt *st;
-    bool empty = false;
-    if (sqlite3_prepare_v2(s->db, "SELECT NOT EXISTS (SELECT 1 FROM records)", -1, &st, NULL) ==
-        SQLITE_OK) {
-        empty = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
-        sqlite3_finalize(st);
-    }
-    return empty;
+    return sq_int_of(s, "SELECT NOT EXISTS (SELECT 1 FROM records)") == 1;
 }
 
 /* The table's own definition with the key's column constraint taken out, in buf; false

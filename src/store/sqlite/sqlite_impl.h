@@ -233,6 +233,8 @@ bd_result sq_card_counts_flush(sqlite_store *s);
  * large sort held up to that much beside the cache itself. begin returns the setting to
  * give back to end. */
 int64_t sq_sort_memory_begin(sqlite_store *s);
+/* The one whole number a query gives, or -1 (a statement prepared for the call). */
+int64_t sq_int_of(sqlite_store *s, const char *sql);
 /* Sets PRAGMA cache_size (pages, or KiB when negative) and returns what it was. */
 int64_t sq_cache_set(sqlite_store *s, int64_t size);
 bd_result sq_sort_memory_end(sqlite_store *s, int64_t was);
