@@ -316,7 +316,7 @@ static bd_result leave_wal_when_alone(bd_store *base, bd_bulk_kind kind)
 {
     sqlite_store *s = S(base);
     if (sq_int_of(s, kind == BD_BULK_CARDS ? "SELECT EXISTS (SELECT 1 FROM cards)"
-                                        : "SELECT EXISTS (SELECT 1 FROM records)") != 0)
+                                           : "SELECT EXISTS (SELECT 1 FROM records)") != 0)
         return BD_OK;
     bd_result r = sq_exec(s, "COMMIT");
     if (r != BD_OK)
