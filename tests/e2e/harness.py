@@ -316,10 +316,10 @@ class ServerTest(unittest.TestCase):
 # website_domain, 19 pastes; 22 the records' key as an index of its own), and ways back to version 2
 # (before the owner-word table and the domain counts) and version 4 (before the keys'
 # exact-lookup budget), for testing that an upgrade in place rebuilds what they hold.
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 # The newest PostgreSQL schema version (22 watches' alert format, 23 records' website_domain,
 # 24 pastes, 25 card counts held in their key; src/store/pg/schema.c).
-PG_SCHEMA_VERSION = 25
+PG_SCHEMA_VERSION = 26
 # Takes SQLite's migrations 15 (tenants, scoped keys, audit, lookups), 16 (the console's
 # alert triage and signed-out sessions) and 17 (watches' alert format) back out: a way back
 # replays them, and SQLite adds a column only to a table that lacks it.

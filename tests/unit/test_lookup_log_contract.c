@@ -205,6 +205,54 @@ TEST(test_threads_note_while_a_flush_writes)
     bd_lookup_log_free(l);
 }
 
+/* The rows a find hands on: their times, in order. */
+typedef struct {
+    int64_t at[16];
+    int n;
+} times;
+
+static int note_time(void *ctx, const bd_lookup_row *r)
+{
+    times *t = ctx;
+    if (t->n < 16)
+        t->at[t->n] = r->at;
+    t->n++;
+    return 0;
+}
+
+/* The log is indexed by ten-minute bucket of its time, then hash: a find walks every bucket
+ * present, newest first, and stops at its limit. */
+TEST(test_found_newest_first_across_buckets_and_limited)
+{
+    bd_store *s = fresh();
+    if (!s)
+        return;
+    static const int64_t at[] = {100, 599, 600, 4000, 86400 * 30, 86400 * 30 + 1};
+    bd_slice mine[] = {BD_SLICE_LIT("mine@x.example")};
+    bd_slice other[] = {BD_SLICE_LIT("other@x.example")};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        CHECK_INT(bd_lookup_log_write_many(s, SECRET, at[i], 1, BD_ID_EMAIL, mine, 1), BD_OK);
+        CHECK_INT(bd_lookup_log_write_many(s, SECRET, at[i] + 5, 2, BD_ID_EMAIL, other, 1),
+                  BD_OK);
+    }
+    uint8_t h[32];
+    bd_lookup_hash(SECRET, BD_ID_EMAIL, mine[0], h);
+    times t = {0};
+    CHECK_INT(bd_store_lookup_find(s, h, 100, note_time, &t), BD_OK);
+    CHECK_INT(t.n, 6);
+    for (int i = 0; i < 6 && i < t.n; i++)
+        CHECK_INT(t.at[i], at[5 - i]);
+    times first = {0};
+    CHECK_INT(bd_store_lookup_find(s, h, 3, note_time, &first), BD_OK);
+    CHECK_INT(first.n, 3);
+    CHECK_INT(first.at[0], 86400 * 30 + 1);
+    CHECK_INT(first.at[2], 4000);
+    bd_lookup_hash(SECRET, BD_ID_EMAIL, BD_SLICE_LIT("nobody@x.example"), h);
+    times none = {0};
+    CHECK_INT(bd_store_lookup_find(s, h, 100, note_time, &none), BD_OK);
+    CHECK_INT(none.n, 0);
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_hash_separates_types_values_and_secrets);
@@ -214,6 +262,7 @@ static void suite(void)
     RUN_CONTRACT(test_a_full_buffer_drops_and_counts_the_rest);
     RUN_CONTRACT(test_a_failed_flush_keeps_its_rows);
     RUN_CONTRACT(test_threads_note_while_a_flush_writes);
+    RUN_CONTRACT(test_found_newest_first_across_buckets_and_limited);
 }
 
 int main(void)

@@ -16,9 +16,18 @@ static const pg_stmt LOOKUP_ADD = {PG_Q_LOOKUP_ADD,
                                    "INSERT INTO lookups(at, key_id, type, hash) "
                                    "SELECT * FROM unnest($1::bigint[], $2::bigint[], "
                                    "$3::integer[], $4::bytea[])"};
-static const pg_stmt LOOKUP_FIND = {PG_Q_LOOKUP_FIND,
-                                    "SELECT at, key_id, type, encode(hash, 'hex') FROM lookups "
-                                    "WHERE hash = $1 ORDER BY at DESC LIMIT $2"};
+/* The buckets present (lookups_by_bucket's first column), newest first, one index seek
+ * each, and the hash's rows in each: LATERAL, so that each bucket is an index scan and
+ * never a scan of the whole log for the hash. */
+static const pg_stmt LOOKUP_FIND = {
+    PG_Q_LOOKUP_FIND,
+    "WITH RECURSIVE b(x) AS ("
+    "SELECT (SELECT at / 600 FROM lookups ORDER BY at / 600 DESC LIMIT 1) "
+    "UNION ALL SELECT (SELECT at / 600 FROM lookups WHERE at / 600 < b.x "
+    "ORDER BY at / 600 DESC LIMIT 1) FROM b WHERE b.x IS NOT NULL) "
+    "SELECT l.at, l.key_id, l.type, encode(l.hash, 'hex') FROM b CROSS JOIN LATERAL "
+    "(SELECT at, key_id, type, hash FROM lookups WHERE at / 600 = b.x AND hash = $1) l "
+    "ORDER BY l.at DESC LIMIT $2"};
 static const pg_stmt LOOKUP_EXPIRE = {PG_Q_LOOKUP_EXPIRE, "DELETE FROM lookups WHERE at < $1"};
 
 bd_result pg_audit_add(bd_store *s, const bd_audit_row *a, int64_t *id)

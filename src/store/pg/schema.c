@@ -351,6 +351,12 @@ static const char *const MIGRATIONS[] = {
      * statements: Citus refuses an ADD CONSTRAINT beside another subcommand. */
     ("ALTER TABLE card_counts DROP CONSTRAINT card_counts_pkey;"
      "ALTER TABLE card_counts ADD PRIMARY KEY (kind, key) INCLUDE (n);"),
+    /* (issue 31: the lookup log's flush) as SQLite's migration of the same name: the lookup
+     * log indexed by ten-minute bucket of its time, then hash, so that a flush's rows go
+     * into the current bucket's part of the index instead of one random leaf each (audit.c,
+     * LOOKUP_FIND, visits each bucket present). */
+    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups((at / 600), hash, at);"
+     "DROP INDEX IF EXISTS lookups_by_hash;"),
 };
 /* clang-format on */
 

@@ -384,6 +384,14 @@ const char *const bd_sqlite_migrations[] = {
      * and which serves what records_by_breach served. The table is made again in C
      * (dedup_key.c, sq_dedup_key_note), only while it holds no row. */
     ("INSERT OR REPLACE INTO meta(key, value) VALUES ('pending_records_dedup_index', '1');"),
+    /* (issue 31: the lookup log's flush) The lookup log indexed by ten-minute bucket of its
+     * time first, then hash: a flush's rows go into the current bucket's part of the index,
+     * pages the cache holds, where with the hash first each row was an insert at a random
+     * place of an index as large as the whole log, a page read and written for each (20,000
+     * rows into a log of 2M: 0.75 s -> 0.07 s). A search by hash visits each bucket present
+     * (statements.c, Q_LOOKUP_FIND). The expression must stay as the statements write it. */
+    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups(at / 600, hash, at);"
+     "DROP INDEX IF EXISTS lookups_by_hash;"),
 };
 /* clang-format on */
 
