@@ -54,24 +54,35 @@ static void new_nonce(uint8_t out[NONCE_LEN])
     crypto_generichash(out, NONCE_LEN, in, sizeof in, key, sizeof key);
 }
 
-static void seal_key(const uint8_t secret[BD_SECRET_LEN], uint8_t key[BD_MAC_LEN])
+/* The sealing key, derived once per thread for the secret it last saw (one per process in
+ * practice), as bd_keyed_hash keeps its keyed state: a derivation per token was an HMAC
+ * for every page that has a next one. */
+static const uint8_t *seal_key(const uint8_t secret[BD_SECRET_LEN])
 {
-    bd_keyed_hash(secret, "token-seal", "", 0, key);
+    static _Thread_local struct {
+        bool set;
+        uint8_t secret[BD_SECRET_LEN];
+        uint8_t key[BD_MAC_LEN];
+    } cache;
+    if (!cache.set || sodium_memcmp(cache.secret, secret, BD_SECRET_LEN) != 0) {
+        bd_keyed_hash(secret, "token-seal", "", 0, cache.key);
+        memcpy(cache.secret, secret, BD_SECRET_LEN);
+        cache.set = true;
+    }
+    return cache.key;
 }
 
 bool bd_token_seal_bytes(const uint8_t secret[BD_SECRET_LEN], const uint8_t *body, size_t len,
                          char out[BD_TOKEN_TEXT_MAX + 1])
 {
-    uint8_t raw[RAW_MAX], key[BD_MAC_LEN];
+    uint8_t raw[RAW_MAX];
     if (len > RAW_MAX - HEAD_LEN - TAG_LEN)
         return false;
     raw[0] = VERSION;
     new_nonce(raw + 1);
-    seal_key(secret, key);
     unsigned long long sealed = 0;
     crypto_aead_xchacha20poly1305_ietf_encrypt(raw + HEAD_LEN, &sealed, body, len, raw, 1, NULL,
-                                               raw + 1, key);
-    sodium_memzero(key, sizeof key);
+                                               raw + 1, seal_key(secret));
     sodium_bin2base64(out, BD_TOKEN_TEXT_MAX + 1, raw, HEAD_LEN + (size_t)sealed,
                       sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     return true;
@@ -117,7 +128,7 @@ static bool body_fits(uint8_t version, const uint8_t *body, size_t len)
 static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice text,
                                   uint8_t body[BODY_MAX], size_t *body_len)
 {
-    uint8_t raw[RAW_MAX + 1], opened[RAW_MAX], key[BD_MAC_LEN];
+    uint8_t raw[RAW_MAX + 1], opened[RAW_MAX];
     size_t n = 0;
     const char *end = NULL;
     if (text.len == 0 || text.len > BD_TOKEN_TEXT_MAX ||
@@ -127,10 +138,9 @@ static bd_token_status open_token(const uint8_t secret[BD_SECRET_LEN], bd_slice 
         (raw[0] != VERSION && raw[0] != VERSION_WITHOUT_QUERY))
         return BD_TOKEN_MALFORMED;
     unsigned long long len = 0;
-    seal_key(secret, key);
     int bad = crypto_aead_xchacha20poly1305_ietf_decrypt(opened, &len, NULL, raw + HEAD_LEN,
-                                                         n - HEAD_LEN, raw, 1, raw + 1, key);
-    sodium_memzero(key, sizeof key);
+                                                         n - HEAD_LEN, raw, 1, raw + 1,
+                                                         seal_key(secret));
     if (bad)
         return BD_TOKEN_TAMPERED;
     if (!body_fits(raw[0], opened, (size_t)len)) /* sealed by us, but never issued */

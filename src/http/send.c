@@ -123,10 +123,14 @@ enum MHD_Result bd_send_reply(const bd_server *srv, struct MHD_Connection *conn,
     bool origin = MHD_get_response_header(resp, "Vary") != NULL;
     if (origin)
         MHD_del_response_header(resp, "Vary", "Origin");
-    char vary[128];
-    snprintf(vary, sizeof vary, "%s%sAccept-Encoding%s%s", origin ? "Origin, " : "",
-             negotiated ? "Accept, " : "", rq->vary ? ", " : "", rq->vary ? rq->vary : "");
-    MHD_add_response_header(resp, "Vary", vary);
+    if (!origin && !negotiated && !rq->vary) { /* most replies: nothing to print */
+        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
+    } else {
+        char vary[128];
+        snprintf(vary, sizeof vary, "%s%sAccept-Encoding%s%s", origin ? "Origin, " : "",
+                 negotiated ? "Accept, " : "", rq->vary ? ", " : "", rq->vary ? rq->vary : "");
+        MHD_add_response_header(resp, "Vary", vary);
+    }
     /* what a client may revalidate it may keep, but must ask about before each use, unless
      * the handler's own tag came with a policy of its own */
     bool own_tag = !tagged && rq->etag[0] && (rq->status == 200 || rq->status == 304);
