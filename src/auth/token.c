@@ -11,6 +11,8 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "core/base64url.h"
+
 #define VERSION 3
 #define VERSION_WITHOUT_QUERY 2
 #define FIXED_LEN (8 + 8 + BD_SEARCH_DIGEST_LEN + 8 + 4 + 8)
@@ -22,6 +24,7 @@
 
 _Static_assert(BD_MAC_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES, "seal key size");
 _Static_assert(HEAD_LEN + BODY_MAX + TAG_LEN <= RAW_MAX, "a token fits its text");
+_Static_assert(BD_BASE64URL_LEN(RAW_MAX) <= BD_TOKEN_TEXT_MAX, "a sealed token's text fits");
 _Static_assert(BD_TOKEN_QUERY_MAX <= 0xffff, "query_len fits two bytes");
 
 static void put64(uint8_t *p, int64_t v)
@@ -83,8 +86,9 @@ bool bd_token_seal_bytes(const uint8_t secret[BD_SECRET_LEN], const uint8_t *bod
     unsigned long long sealed = 0;
     crypto_aead_xchacha20poly1305_ietf_encrypt(raw + HEAD_LEN, &sealed, body, len, raw, 1, NULL,
                                                raw + 1, seal_key(secret));
-    sodium_bin2base64(out, BD_TOKEN_TEXT_MAX + 1, raw, HEAD_LEN + (size_t)sealed,
-                      sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    /* the nonce and the ciphertext are no secret: the table encoder, not libsodium's
+     * constant-time one (core/base64url.h) */
+    bd_base64url_encode(raw, HEAD_LEN + (size_t)sealed, out);
     return true;
 }
 
