@@ -10,7 +10,7 @@
 #include "store/pg/pg_impl.h"
 
 /* The newest PostgreSQL migration (src/store/pg/schema.c; tests/e2e/harness.py has it too). */
-#define PG_SCHEMA_VERSION "25"
+#define PG_SCHEMA_VERSION "26"
 
 #define B1 "11111111-1111-4111-8111-111111111111"
 #define B2 "22222222-2222-4222-8222-222222222222"
