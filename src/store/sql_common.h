@@ -15,6 +15,11 @@
     "coalesce(b.pwned_count, b.pwned_count_derived), b.name, b.added_at, b.modified_at, "          \
     "b.hibp_flags"
 
+/* The lookup log's ten-minute bucket of a row's time: lookups_by_bucket's first column and
+ * the searches by hash that walk it, in every backend. The index is used only where a
+ * statement writes the same expression. */
+#define BD_SQL_LOOKUP_BUCKET "(at / 600)"
+
 /* Runs one statement on the backend's connection ctx. */
 typedef bd_result (*bd_sql_exec_fn)(void *ctx, const char *sql);
 

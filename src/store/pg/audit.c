@@ -5,6 +5,7 @@
 
 #include "core/hex.h"
 #include "store/pg/pg_impl.h"
+#include "store/sql_common.h"
 
 static const pg_stmt AUDIT_ADD = {
     PG_Q_AUDIT_ADD, "INSERT INTO audit(at, key_id, address, action, target, before, after) "
@@ -21,13 +22,13 @@ static const pg_stmt LOOKUP_ADD = {PG_Q_LOOKUP_ADD,
  * never a scan of the whole log for the hash. */
 static const pg_stmt LOOKUP_FIND = {
     PG_Q_LOOKUP_FIND,
-    "WITH RECURSIVE b(x) AS ("
-    "SELECT (SELECT at / 600 FROM lookups ORDER BY at / 600 DESC LIMIT 1) "
-    "UNION ALL SELECT (SELECT at / 600 FROM lookups WHERE at / 600 < b.x "
-    "ORDER BY at / 600 DESC LIMIT 1) FROM b WHERE b.x IS NOT NULL) "
+    "WITH RECURSIVE b(x) AS (SELECT (SELECT " BD_SQL_LOOKUP_BUCKET " FROM lookups ORDER BY "
+    BD_SQL_LOOKUP_BUCKET " DESC LIMIT 1) UNION ALL SELECT (SELECT " BD_SQL_LOOKUP_BUCKET
+    " FROM lookups WHERE " BD_SQL_LOOKUP_BUCKET " < b.x ORDER BY " BD_SQL_LOOKUP_BUCKET
+    " DESC LIMIT 1) FROM b WHERE b.x IS NOT NULL) "
     "SELECT l.at, l.key_id, l.type, encode(l.hash, 'hex') FROM b CROSS JOIN LATERAL "
-    "(SELECT at, key_id, type, hash FROM lookups WHERE at / 600 = b.x AND hash = $1) l "
-    "ORDER BY l.at DESC LIMIT $2"};
+    "(SELECT at, key_id, type, hash FROM lookups WHERE " BD_SQL_LOOKUP_BUCKET " = b.x "
+    "AND hash = $1) l ORDER BY l.at DESC LIMIT $2"};
 static const pg_stmt LOOKUP_EXPIRE = {PG_Q_LOOKUP_EXPIRE, "DELETE FROM lookups WHERE at < $1"};
 
 bd_result pg_audit_add(bd_store *s, const bd_audit_row *a, int64_t *id)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "store/pg/pg_impl.h"
+#include "store/sql_common.h"
 
 #define T "text COLLATE \"C\""
 
@@ -355,7 +356,7 @@ static const char *const MIGRATIONS[] = {
      * log indexed by ten-minute bucket of its time, then hash, so that a flush's rows go
      * into the current bucket's part of the index instead of one random leaf each (audit.c,
      * LOOKUP_FIND, visits each bucket present). */
-    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups((at / 600), hash, at);"
+    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups(" BD_SQL_LOOKUP_BUCKET ", hash, at);"
      "DROP INDEX IF EXISTS lookups_by_hash;"),
 };
 /* clang-format on */

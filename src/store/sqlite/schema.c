@@ -16,6 +16,8 @@
  *   share each owner word and expiry. */
 #include "store/sqlite/schema.h"
 
+#include "store/sql_common.h"
+
 /* The lookup indexes of records and cards, defined once: the initial schema creates them,
  * and a bulk import drops and rebuilds them (see sq_bulk_begin in conn.c). */
 /* clang-format off */
@@ -389,8 +391,8 @@ const char *const bd_sqlite_migrations[] = {
      * pages the cache holds, where with the hash first each row was an insert at a random
      * place of an index as large as the whole log, a page read and written for each (20,000
      * rows into a log of 2M: 0.75 s -> 0.07 s). A search by hash visits each bucket present
-     * (statements.c, Q_LOOKUP_FIND). The expression must stay as the statements write it. */
-    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups(at / 600, hash, at);"
+     * (statements.c, Q_LOOKUP_FIND), both through BD_SQL_LOOKUP_BUCKET (store/sql_common.h). */
+    ("CREATE INDEX IF NOT EXISTS lookups_by_bucket ON lookups(" BD_SQL_LOOKUP_BUCKET ", hash, at);"
      "DROP INDEX IF EXISTS lookups_by_hash;"),
 };
 /* clang-format on */

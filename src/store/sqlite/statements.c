@@ -265,12 +265,14 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_LOOKUP_ADD] = "INSERT INTO lookups(at, key_id, type, hash) VALUES (?1, ?2, ?3, ?4)",
     /* The buckets present (lookups_by_bucket's first column), newest first, one seek each,
      * and the hash's rows in each. */
-    [Q_LOOKUP_FIND] = "WITH RECURSIVE b(x) AS ("
-                      "SELECT (SELECT at / 600 FROM lookups ORDER BY at / 600 DESC LIMIT 1) "
-                      "UNION ALL SELECT (SELECT at / 600 FROM lookups WHERE at / 600 < b.x "
-                      "ORDER BY at / 600 DESC LIMIT 1) FROM b WHERE b.x IS NOT NULL) "
+    [Q_LOOKUP_FIND] = "WITH RECURSIVE b(x) AS (SELECT (SELECT " BD_SQL_LOOKUP_BUCKET
+                      " FROM lookups ORDER BY " BD_SQL_LOOKUP_BUCKET " DESC LIMIT 1) "
+                      "UNION ALL SELECT (SELECT " BD_SQL_LOOKUP_BUCKET " FROM lookups WHERE "
+                      BD_SQL_LOOKUP_BUCKET " < b.x ORDER BY " BD_SQL_LOOKUP_BUCKET
+                      " DESC LIMIT 1) FROM b WHERE b.x IS NOT NULL) "
                       "SELECT l.at, l.key_id, l.type, l.hash FROM b CROSS JOIN lookups l "
-                      "ON l.at / 600 = b.x AND l.hash = ?1 ORDER BY l.at DESC LIMIT ?2",
+                      "ON " BD_SQL_LOOKUP_BUCKET " = b.x AND l.hash = ?1 "
+                      "ORDER BY l.at DESC LIMIT ?2",
     [Q_LOOKUP_EXPIRE] = "DELETE FROM lookups WHERE at < ?1",
 #undef JOB_COLS
 };
