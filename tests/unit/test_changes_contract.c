@@ -107,28 +107,33 @@ TEST(test_erasures_are_logged_and_counted_out_of_the_status)
     CHECK_INT(st.records, 0);
 }
 
+/* Puts card number i of a leak (id, name: NULL for none); whether it was new. */
+static bool put_card(bd_store *s, int i, const char *leak_id, const char *leak_name)
+{
+    bd_card_in c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.id, sizeof c.id, "card-%d", i);
+    memcpy(c.created_at, "2024-01-01 00:00:00", 20);
+    memcpy(c.number_masked, "411111******1111", 17);
+    memcpy(c.bin, "411111", 7);
+    snprintf(c.last4, sizeof c.last4, "%04d", i % 10000);
+    c.length = 16;
+    memcpy(c.number_hmac, &i, sizeof i);
+    c.leak_id = bd_slice_from(leak_id);
+    c.leak_name = bd_slice_from(leak_name);
+    c.leak_size = -1;
+    bool ins = false;
+    CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK);
+    return ins;
+}
+
 TEST(test_cards_are_logged_per_leak)
 {
     bd_store *s = fresh();
     CHECK_INT(bd_store_begin(s), BD_OK);
     const char *leaks[] = {"L1", "L2", "L1", NULL};
-    for (int i = 0; i < 4; i++) {
-        bd_card_in c;
-        memset(&c, 0, sizeof c);
-        snprintf(c.id, sizeof c.id, "card-%d", i);
-        memcpy(c.created_at, "2024-01-01 00:00:00", 20);
-        memcpy(c.number_masked, "411111******1111", 17);
-        memcpy(c.bin, "411111", 7);
-        memcpy(c.last4, "111", 4);
-        c.last4[3] = (char)('0' + i);
-        c.length = 16;
-        c.number_hmac[0] = (uint8_t)i;
-        c.leak_id = bd_slice_from(leaks[i]);
-        c.leak_name = bd_slice_from(leaks[i]);
-        c.leak_size = -1;
-        bool ins = false;
-        CHECK_INT(bd_store_card_put(s, &c, &ins), BD_OK);
-    }
+    for (int i = 0; i < 4; i++)
+        put_card(s, i, leaks[i], leaks[i]);
     CHECK_INT(bd_store_commit(s), BD_OK);
     int64_t last;
     const char *got = log_after(s, 0, &last);
@@ -141,11 +146,75 @@ TEST(test_cards_are_logged_per_leak)
     CHECK_INT(st.version, last);
 }
 
+typedef struct {
+    int64_t rows, cards, last;
+} card_rows;
+
+static int take_card_row(void *ctx, const bd_change_row *c)
+{
+    card_rows *t = ctx;
+    CHECK_INT(c->kind, BD_CHANGE_CARDS_ADDED);
+    CHECK(c->seq > t->last);
+    t->last = c->seq;
+    t->rows++;
+    t->cards += c->count;
+    return 0;
+}
+
+/* A leak is its id and its name together; a card put twice counts once; a rolled-back
+ * transaction's cards are not carried into the next one's row. */
+TEST(test_cards_are_logged_per_leak_and_name_once_each)
+{
+    bd_store *s = fresh();
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK(put_card(s, 1, "L1", "first"));
+    CHECK(put_card(s, 2, "L1", "first"));
+    CHECK(!put_card(s, 1, "L1", "first")); /* a duplicate */
+    bd_store_rollback(s);
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    CHECK(put_card(s, 3, "L1", "first"));
+    CHECK(put_card(s, 4, "L1", "renamed"));
+    CHECK(put_card(s, 5, "L1", "renamed"));
+    CHECK(!put_card(s, 5, "L1", "renamed"));
+    CHECK(put_card(s, 6, NULL, "nameless id"));
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    int64_t last;
+    const char *got = log_after(s, 0, &last);
+    CHECK(strlen(got) == strlen("6:L1:1,6:L1:2,6:-:1"));
+    CHECK(strstr(got, "6:L1:1") && strstr(got, "6:L1:2") && strstr(got, "6:-:1"));
+    card_rows t = {0};
+    CHECK_INT(bd_store_changes(s, 0, 100, take_card_row, &t), BD_OK);
+    CHECK_INT(t.rows, 3);
+    CHECK_INT(t.cards, 4);
+}
+
+/* A load naming more leaks than a backend counts in memory is logged whole all the same:
+ * one row per leak, every card counted. */
+TEST(test_a_load_of_thousands_of_leaks_is_logged_whole)
+{
+    bd_store *s = fresh();
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    enum { LEAKS = 5000 };
+    char id[16];
+    for (int i = 0; i < LEAKS; i++) {
+        snprintf(id, sizeof id, "L%05d", i);
+        CHECK(put_card(s, 2 * i, id, "leak"));
+        CHECK(put_card(s, 2 * i + 1, id, "leak"));
+    }
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    card_rows t = {0};
+    CHECK_INT(bd_store_changes(s, 0, 2 * LEAKS, take_card_row, &t), BD_OK);
+    CHECK_INT(t.rows, LEAKS);
+    CHECK_INT(t.cards, 2 * LEAKS);
+}
+
 static void suite(void)
 {
     RUN_CONTRACT(test_breaches_records_and_their_counts_are_logged_once_per_commit);
     RUN_CONTRACT(test_erasures_are_logged_and_counted_out_of_the_status);
     RUN_CONTRACT(test_cards_are_logged_per_leak);
+    RUN_CONTRACT(test_cards_are_logged_per_leak_and_name_once_each);
+    RUN_CONTRACT(test_a_load_of_thousands_of_leaks_is_logged_whole);
 }
 
 int main(void)

@@ -195,6 +195,7 @@ bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
     *inserted = r == BD_OK && sqlite3_changes(s->db) > 0;
     if (!*inserted)
         return r;
+    sq_leak_tally_add(s, c->leak_id, c->leak_name);
     if (s->landed)
         sq_landed_card(s, c);
     int64_t rowid = sqlite3_last_insert_rowid(s->db);

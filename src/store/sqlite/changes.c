@@ -49,7 +49,9 @@ bd_result sq_changes_flush(sqlite_store *s)
     if (s->tx_records_from >= 0)
         r = added_since(s, Q_CHANGES_RECORDS, Q_MAX_RECORD, s->tx_records_from, now);
     if (r == BD_OK && s->tx_cards_from >= 0)
-        r = added_since(s, Q_CHANGES_CARDS, Q_MAX_CARD, s->tx_cards_from, now);
+        r = sq_leak_tally_usable(s)
+                ? sq_leak_tally_flush(s, now)
+                : added_since(s, Q_CHANGES_CARDS, Q_MAX_CARD, s->tx_cards_from, now);
     return r;
 }
 
@@ -57,6 +59,7 @@ void sq_changes_forget(sqlite_store *s)
 {
     s->tx_records_from = -1;
     s->tx_cards_from = -1;
+    sq_leak_tally_forget(s);
 }
 
 bd_result sq_change_breach(sqlite_store *s, bd_change_kind kind, const char *uuid, int64_t n)

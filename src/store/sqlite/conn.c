@@ -109,6 +109,7 @@ void sq_close(bd_store *base)
     bd_buf_free(&s->text);
     bd_range_acc_free(&s->ranges);
     sq_card_counts_free(s);
+    sq_leak_tally_free(s);
     sq_dedup_forget(s);
     bd_buf_free(&s->range_blob);
     pthread_mutex_destroy(&s->read_lock);
@@ -226,6 +227,7 @@ bd_result sq_connect(const char *path, int flags, const bd_store_ops *ops, bd_st
     bd_buf_init(&s->text, 65536);
     bd_buf_init(&s->range_blob, SIZE_MAX / 2);
     bd_buf_init(&s->card_tally.keys, SIZE_MAX / 2);
+    bd_buf_init(&s->leak_tally.keys, SIZE_MAX / 2);
     bd_range_acc_init(&s->ranges);
     sq_changes_forget(s);
     pthread_mutex_init(&s->read_lock, NULL);

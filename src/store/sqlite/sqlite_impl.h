@@ -77,6 +77,7 @@ enum {
     Q_CHANGE_ADD,
     Q_CHANGES_RECORDS,
     Q_CHANGES_CARDS,
+    Q_CHANGE_CARDS_ADD,
     Q_CHANGE_BREACH,
     Q_CHANGES_ERASE_EMAIL,
     Q_CHANGES_LIST,
@@ -148,6 +149,22 @@ typedef struct {
     bd_buf keys;
 } sq_card_tally;
 
+/* A leak's count of cards the open write transaction added (card_leaks.c): its id's and
+ * name's bytes at off in the tally's keys, one after the other; n 0: an empty slot. */
+typedef struct {
+    uint64_t hash;
+    size_t off, id_len, name_len;
+    bool id_null, name_null;
+    int64_t n;
+} sq_leak_count;
+
+typedef struct {
+    sq_leak_count *slot; /* open addressing, a power of two, at most half full */
+    size_t cap, used;
+    bd_buf keys;
+    bool overflow; /* too many leaks to count here: the commit counts them in SQL */
+} sq_leak_tally;
+
 /* The connection: a bd_store (first, so that the front's bd_store * is this struct's address)
  * and what the backend keeps per connection. */
 typedef struct sqlite_store {
@@ -179,6 +196,8 @@ typedef struct sqlite_store {
     bd_buf text;
     /* card_counts' increments of the open write transaction (card_counts.c) */
     sq_card_tally card_tally;
+    /* the cards it added per leak, for the change log (card_leaks.c) */
+    sq_leak_tally leak_tally;
     bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
     bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
     /* a bulk record load into an empty table without its dedup key (dedup_key.c): the
@@ -255,6 +274,13 @@ extern size_t sq_load_keys_max;
 /* Finishes migration 21 (cards.c): card_owner_words by card id. */
 bd_result sq_owner_words_note(sqlite_store *s);
 void sq_card_counts_forget(sqlite_store *s);
+void sq_leak_tally_add(sqlite_store *s, bd_slice id, bd_slice name);
+/* Whether the tally holds every leak the transaction's cards named (not past its cap). */
+bool sq_leak_tally_usable(const sqlite_store *s);
+/* Writes the change log's "cards added" rows from the tally, in the GROUP BY's order. */
+bd_result sq_leak_tally_flush(sqlite_store *s, int64_t now);
+void sq_leak_tally_forget(sqlite_store *s);
+void sq_leak_tally_free(sqlite_store *s);
 void sq_card_counts_free(sqlite_store *s);
 /* Forgets the transaction's puts (after a commit or a rollback). */
 void sq_changes_forget(sqlite_store *s);

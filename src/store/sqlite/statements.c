@@ -159,6 +159,8 @@ static const char *const FIXED_SQL[Q__COUNT] = {
     [Q_CHANGES_CARDS] = "INSERT INTO changes(at, kind, subject, name, n) "
                         "SELECT ?1, 6, leak_id, leak_name, count(*) FROM cards WHERE id > ?2 "
                         "GROUP BY leak_id, leak_name",
+    [Q_CHANGE_CARDS_ADD] = "INSERT INTO changes(at, kind, subject, name, n) "
+                           "VALUES (?1, 6, ?2, ?3, ?4)",
     [Q_CHANGE_BREACH] = "INSERT INTO changes(at, kind, subject, name, n) "
                         "SELECT ?1, 2, uuid, NULL, "
                         "coalesce(pwned_count, pwned_count_derived) FROM breaches WHERE uuid = ?2",
