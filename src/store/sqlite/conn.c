@@ -353,6 +353,16 @@ static const char OWNER_WORDS_LAND[] =
     "SELECT word, expire_date, card_id, id FROM temp.owner_words_staged ORDER BY 1, 2, 3;"
     "DELETE FROM temp.owner_words_staged";
 
+/* The owner and bank word index built again from the cards. FTS5 keeps the terms it has
+ * read in memory up to its 'hashsize' (1 MiB by default) and writes a segment each time it
+ * is full, which it then merges with the others: 1M cards took 1.36 s in 4,707 pieces with
+ * 1 MiB, 1.16 s with 8 MiB, 1.12 s in 2 with 64 MiB (sqlite3 shell, the same store). 16 MiB
+ * for the rebuild, then FTS5's default again for the small writes of plain imports. */
+#define CARD_WORDS_REBUILD                                                                 \
+    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 16777216);"            \
+    "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"                             \
+    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 1048576);"
+
 bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
 {
     sqlite_store *s = S(base);
@@ -395,8 +405,9 @@ bd_result sq_bulk_end(bd_store *base, bd_bulk_kind kind)
     if (r == BD_OK)
         r = sorted_exec(s, bd_sqlite_card_indexes);
     if (r == BD_OK)
-        r = sq_exec(s, "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"
-                       "DELETE FROM card_counts;"
+        r = sq_exec(s, CARD_WORDS_REBUILD);
+    if (r == BD_OK)
+        r = sq_exec(s, "DELETE FROM card_counts;"
                        "INSERT INTO card_counts(kind, key, n) "
                        "  SELECT 0, bin, count(*) FROM cards GROUP BY bin;"
                        "INSERT INTO card_counts(kind, key, n) "
