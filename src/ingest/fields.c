@@ -111,6 +111,17 @@ bool bd_fields_get(const bd_fields *f, const char *name, bd_slice *v)
     return false;
 }
 
+/* Lengths first: a record's names mostly differ in length, and a parser asks this for each
+ * name against every one before it (strncmp of each pair was 5% of the checking thread's
+ * time in a 1M-card import). */
+bool bd_fields_has(const bd_fields *f, const char *name, size_t len)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->e[i].name_len == len && memcmp(f->bytes.data + f->e[i].name_off, name, len) == 0)
+            return true;
+    return false;
+}
+
 size_t bd_fields_count(const bd_fields *f)
 {
     return f->n;

@@ -40,6 +40,9 @@ bd_result bd_fields_append(bd_fields *f, const char *p, size_t n);
  * false; an empty string is present with len 0). v->ptr is also NUL-terminated after v->len
  * bytes. Names compare case-sensitively. */
 bool bd_fields_get(const bd_fields *f, const char *name, bd_slice *v);
+/* Whether a field, null or not, is named by the len bytes at name: a parser's test for a
+ * name given twice. */
+bool bd_fields_has(const bd_fields *f, const char *name, size_t len);
 /* Number of fields, null ones included, in input order. */
 size_t bd_fields_count(const bd_fields *f);
 /* Name of field i (i < count), NUL-terminated. */

@@ -499,11 +499,8 @@ static bool fast_parse(const char *line, size_t len, bd_fields *out)
             size_t klen = f.i - 1 - ks;
             if (klen == 0 || bd_fields_count(out) == BD_FIELDS_MAX)
                 return false;
-            for (size_t k = 0; k < bd_fields_count(out); k++) {
-                const char *name = bd_fields_name(out, k);
-                if (strncmp(name, line + ks, klen) == 0 && name[klen] == '\0')
-                    return false;
-            }
+            if (bd_fields_has(out, line + ks, klen))
+                return false;
             f.i = skip_ws(line, f.i, len);
             if (f.i >= len || line[f.i] != ':')
                 return false;

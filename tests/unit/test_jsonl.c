@@ -195,6 +195,15 @@ TEST(test_duplicate_key_is_invalid)
     CHECK_STR(why, "a field name appears twice: \"email\"");
 }
 
+/* Names one of which starts another are two names; a third spelling the first again is not. */
+TEST(test_names_that_start_alike_are_not_duplicates)
+{
+    CHECK_INT(parse("{\"leakId\":\"a\",\"leak\":\"b\",\"leakIdX\":\"c\",\"l\":1}"), BD_OK);
+    CHECK_INT(bd_fields_count(f), 4);
+    CHECK_INT(parse("{\"leak\":\"a\",\"leakId\":\"b\",\"leak\":\"c\"}"), BD_ERR_INVALID);
+    CHECK_STR(why, "a field name appears twice: \"leak\"");
+}
+
 TEST(test_duplicate_key_in_nested_object_is_invalid)
 {
     CHECK_INT(parse("{\"o\":{\"k\":1,\"k\":2}}"), BD_ERR_INVALID);
@@ -440,6 +449,7 @@ int main(void)
     RUN(test_non_object_is_invalid);
     RUN(test_empty_line_is_invalid);
     RUN(test_duplicate_key_is_invalid);
+    RUN(test_names_that_start_alike_are_not_duplicates);
     RUN(test_duplicate_key_in_nested_object_is_invalid);
     RUN(test_empty_key_is_invalid);
     RUN(test_nul_in_key_is_invalid);
