@@ -41,9 +41,13 @@ static size_t free_slot(const bd_key128set *s, const uint64_t k[2])
 static bool grow(bd_key128set *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 1024;
-    uint64_t(*slot)[2] = calloc(cap, sizeof *slot);
+    /* zeroed by writing, not calloc: calloc's fresh pages are the shared zero page until
+     * written, and with another thread running each first write into one made every CPU
+     * flush its TLB (4.6% of a 1M-record --bulk import's samples, on the writer) */
+    uint64_t(*slot)[2] = malloc(cap * sizeof *slot);
     if (!slot)
         return false;
+    memset(slot, 0, cap * sizeof *slot);
     bd_key128set old = *s;
     s->slot = slot;
     s->cap = cap;

@@ -1,6 +1,7 @@
 #include "core/u64set.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void bd_u64set_init(bd_u64set *s, size_t max_keys)
 {
@@ -21,9 +22,13 @@ static size_t home(const bd_u64set *s, uint64_t key)
 static bool grow(bd_u64set *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 1024;
-    uint64_t *slot = calloc(cap, sizeof *slot);
+    /* zeroed by writing, not calloc: calloc's fresh pages are the shared zero page until
+     * written, and with another thread running each first write into one made every CPU
+     * flush its TLB (4.6% of a 1M-record --bulk import's samples, on the writer) */
+    uint64_t *slot = malloc(cap * sizeof *slot);
     if (!slot)
         return false;
+    memset(slot, 0, cap * sizeof *slot);
     bd_u64set old = *s;
     s->slot = slot;
     s->cap = cap;
