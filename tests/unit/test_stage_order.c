@@ -114,6 +114,73 @@ TEST(test_one_row_and_none)
     window_free(b);
 }
 
+/* The order by comparing each pair of rows' strings, as the definition says. */
+static int reference_cmp(const void *pa, const void *pb)
+{
+    const staged *a = *(const staged *const *)pa, *b = *(const staged *const *)pb;
+    if (a->rejected != b->rejected)
+        return a->rejected ? -1 : 1;
+    if (!a->rejected) {
+        const bd_record_in *x = &a->u.record, *y = &b->u.record;
+        bd_slice p = x->email_domain, q = y->email_domain;
+        size_t n = p.len < q.len ? p.len : q.len;
+        int c = n ? memcmp(p.ptr, q.ptr, n) : 0;
+        if (!c)
+            c = (p.len > q.len) - (p.len < q.len);
+        if (!c)
+            c = strcmp(x->breach_uuid, y->breach_uuid);
+        if (!c) {
+            p = x->email, q = y->email;
+            n = p.len < q.len ? p.len : q.len;
+            c = n ? memcmp(p.ptr, q.ptr, n) : 0;
+            if (!c)
+                c = (p.len > q.len) - (p.len < q.len);
+        }
+        if (c)
+            return c;
+    }
+    return (a > b) - (a < b);
+}
+
+/* Thousands of rows over hundreds of domains (some prefixes of others), three breaches,
+ * repeated emails, rejected lines and rows without an email: the written order is the
+ * definition's, row for row. */
+TEST(test_a_large_window_is_in_the_definition_s_order)
+{
+    enum { N = 5000 };
+    static char text[N][48];
+    static const char *emails[N];
+    srand(7);
+    for (int i = 0; i < N; i++) {
+        int r = rand() % 100;
+        if (r < 3)
+            emails[i] = "";
+        else if (r < 6)
+            emails[i] = NULL;
+        else {
+            int d = rand() % 300;
+            snprintf(text[i], sizeof text[i], "u%d@d%d.ex%s", rand() % 50, d, d % 7 ? "ample" : "");
+            emails[i] = text[i];
+        }
+    }
+    stage_batch *b = window(emails, N);
+    const char *breaches[] = {BREACH_A, BREACH_B, "33333333-3333-4333-8333-333333333333"};
+    for (int i = 0; i < N; i++)
+        if (!b->rows[i].rejected)
+            snprintf(b->rows[i].u.record.breach_uuid, BD_UUID_LEN + 1, "%s", breaches[i % 3]);
+    bd_import_order_window(b);
+    const staged **want = malloc(N * sizeof *want);
+    for (int i = 0; i < N; i++)
+        want[i] = &b->rows[i];
+    qsort(want, N, sizeof *want, reference_cmp);
+    int same = 0;
+    for (int i = 0; i < N; i++)
+        same += b->order[i] == want[i];
+    CHECK_INT(same, N);
+    free(want);
+    window_free(b);
+}
+
 int main(void)
 {
     RUN(test_a_window_is_written_by_domain_then_email);
@@ -121,5 +188,6 @@ int main(void)
     RUN(test_rejected_lines_come_first_and_equal_keys_keep_the_files_order);
     RUN(test_a_longer_domain_sorts_after_its_prefix);
     RUN(test_one_row_and_none);
+    RUN(test_a_large_window_is_in_the_definition_s_order);
     return TEST_EXIT();
 }
