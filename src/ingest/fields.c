@@ -99,13 +99,15 @@ bd_result bd_fields_append(bd_fields *f, const char *p, size_t n)
     return BD_OK;
 }
 
-/* A row's checks ask for some twenty names among its fields: the first byte rules out most
- * before a call to strcmp (10% of the checking thread's time in a 1M-record import). */
+/* A row's checks ask for some twenty names among its fields: the length and the first byte
+ * rule out most before the bytes are compared (strcmp was 3% of the checking thread's time
+ * in a 1M-record import with the first byte alone). */
 bool bd_fields_get(const bd_fields *f, const char *name, bd_slice *v)
 {
+    size_t len = strlen(name);
     for (size_t i = 0; i < f->n; i++) {
         const char *n = f->bytes.data + f->e[i].name_off;
-        if (n[0] == name[0] && strcmp(n, name) == 0)
+        if (f->e[i].name_len == len && n[0] == name[0] && memcmp(n, name, len) == 0)
             return bd_fields_value(f, i, v);
     }
     return false;

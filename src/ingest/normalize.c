@@ -224,6 +224,25 @@ static const char *norm_username(bd_slice v, char *out, size_t *out_len)
     return NULL;
 }
 
+/* An IPv4 address's canonical text: what inet_ntop writes, without the sprintf glibc's
+ * inet_ntop formats each part with (2% of the checking thread in a 1M-record import). */
+static size_t ipv4_text(const unsigned char a[4], char *out)
+{
+    char *p = out;
+    for (int i = 0; i < 4; i++) {
+        unsigned b = a[i];
+        if (i)
+            *p++ = '.';
+        if (b >= 100)
+            *p++ = (char)('0' + b / 100);
+        if (b >= 10)
+            *p++ = (char)('0' + b / 10 % 10);
+        *p++ = (char)('0' + b % 10);
+    }
+    *p = '\0';
+    return (size_t)(p - out);
+}
+
 static const char *norm_ip(bd_slice v, char *out, size_t *out_len)
 {
     v = trim(v);
@@ -236,6 +255,10 @@ static const char *norm_ip(bd_slice v, char *out, size_t *out_len)
     int af = memchr(text, ':', v.len) ? AF_INET6 : AF_INET;
     if (inet_pton(af, text, addr) != 1)
         return why_ip;
+    if (af == AF_INET) {
+        *out_len = ipv4_text(addr, out);
+        return NULL;
+    }
     /* out has BD_NORM_MAX + 1 bytes, far more than INET6_ADDRSTRLEN */
     if (!inet_ntop(af, addr, out, BD_NORM_MAX + 1))
         return why_ip;

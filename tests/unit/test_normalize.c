@@ -1,6 +1,9 @@
 /* Tests for identity-value normalisation (PRODUCT.md section 2, the breach-search match rules). */
 #include "ingest/normalize.h"
 
+#include <arpa/inet.h>
+#include <stdio.h>
+
 #include "test.h"
 
 static char out[BD_NORM_MAX + 1];
@@ -242,6 +245,18 @@ TEST(test_username_keeps_inner_spaces)
 TEST(test_ipv4_is_kept_in_dotted_form)
 {
     CHECK_STR(norm(BD_ID_IP, " 192.0.2.1 "), "192.0.2.1");
+    /* every width of each part, as inet_ntop writes them */
+    CHECK_STR(norm(BD_ID_IP, "0.0.0.0"), "0.0.0.0");
+    CHECK_STR(norm(BD_ID_IP, "255.255.255.255"), "255.255.255.255");
+    CHECK_STR(norm(BD_ID_IP, "10.99.100.109"), "10.99.100.109");
+    CHECK_STR(norm(BD_ID_IP, "203.0.113.250"), "203.0.113.250");
+    char text[16], want[INET_ADDRSTRLEN];
+    for (unsigned b = 0; b < 256; b++) {
+        snprintf(text, sizeof text, "%u.%u.1.%u", b, 255 - b, b);
+        unsigned char a[4] = {(unsigned char)b, (unsigned char)(255 - b), 1, (unsigned char)b};
+        inet_ntop(AF_INET, a, want, sizeof want);
+        CHECK_STR(norm(BD_ID_IP, text), want);
+    }
 }
 
 TEST(test_ipv4_rejects_short_forms_and_leading_zeros)
