@@ -12,6 +12,7 @@
 #include "core/term.h"
 #include "ingest/reader.h"
 #include "ingest/watch_match.h"
+#include "store/pastes.h"
 
 /* Rows per transaction of a plain import: an eighth of the rows the store holds, at least
  * 50,000 and at most 1,000,000. Every commit writes each index page the batch dirtied to
@@ -426,6 +427,13 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         }
         if (r == BD_OK)
             r = bd_import_tally_settle(&im);
+        /* the HIBP range's email hashes of a bulk load, in the load's transaction: into an
+         * empty SQLite store they are then written once, into the store, where a transaction
+         * of their own after it (breachctl does one for every import) wrote them through the
+         * WAL and again at its checkpoint */
+        int64_t hashed;
+        if (r == BD_OK && bulk && o->kind == BD_IMPORT_RECORDS)
+            r = bd_store_email_hashes_sync(s, &hashed);
         if (r == BD_OK && watches)
             r = bd_watch_matcher_write(watches);
         if (r == BD_OK)

@@ -4,7 +4,8 @@
  *   with `breachctl import pastes` (cli/import_pastes.c); tables pastes and paste_emails;
  * - the SHA-1 of each records' email (GET /breachedaccount/range/{prefix}, k-anonymity):
  *   table email_hashes (40 upper-case hex digits, the email), filled from records by
- *   bd_store_email_hashes_sync after each import and once at the upgrade that made it.
+ *   bd_store_email_hashes_sync after each import (a bulk load's inside that load's own
+ *   transaction) and once at the upgrade that made it.
  * docs/SCALING.md places the tables. */
 #ifndef BD_STORE_PASTES_H
 #define BD_STORE_PASTES_H
