@@ -188,6 +188,24 @@ TEST(test_cards_are_logged_per_leak_and_name_once_each)
     CHECK_INT(t.cards, 4);
 }
 
+/* A transaction whose cards were all stored before logs nothing: on a connection of its
+ * own, as a second import of the same file is, which has counted no card in memory yet. */
+TEST(test_a_transaction_of_duplicate_cards_logs_nothing)
+{
+    bd_store *s = fresh();
+    CHECK_INT(bd_store_begin(s), BD_OK);
+    put_card(s, 1, "L1", "first");
+    CHECK_INT(bd_store_commit(s), BD_OK);
+    int64_t last;
+    log_after(s, 0, &last);
+    bd_store *again = open_uri(fresh_uri(), BD_STORE_WRITE);
+    CHECK_INT(bd_store_begin(again), BD_OK);
+    put_card(again, 1, "L1", "first");
+    CHECK_INT(bd_store_commit(again), BD_OK);
+    int64_t after;
+    CHECK_STR(log_after(again, last, &after), "");
+}
+
 /* A load naming more leaks than a backend counts in memory is logged whole all the same:
  * one row per leak, every card counted. */
 TEST(test_a_load_of_thousands_of_leaks_is_logged_whole)
@@ -215,6 +233,7 @@ static void suite(void)
     RUN_CONTRACT(test_cards_are_logged_per_leak);
     RUN_CONTRACT(test_cards_are_logged_per_leak_and_name_once_each);
     RUN_CONTRACT(test_a_load_of_thousands_of_leaks_is_logged_whole);
+    RUN_CONTRACT(test_a_transaction_of_duplicate_cards_logs_nothing);
 }
 
 int main(void)

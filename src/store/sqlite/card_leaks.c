@@ -133,6 +133,8 @@ bool sq_leak_tally_usable(const sqlite_store *s)
 bd_result sq_leak_tally_flush(sqlite_store *s, int64_t now)
 {
     sq_leak_tally *t = &s->leak_tally;
+    if (!t->used) /* every card a duplicate: no slot may have been made */
+        return BD_OK;
     size_t n = 0;
     for (size_t i = 0; i < t->cap; i++)
         if (t->slot[i].n)
