@@ -1,8 +1,7 @@
-/* Import: one reader and checker thread, one writer (the caller), batches between them.
- * The checking of each row is in check.c. */
+/* Import: the writer (the caller), fed batches of checked rows by the checking threads
+ * (stage.c). The checking of each row is in check.c. */
 #include "ingest/import_impl.h"
 
-#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,143 +29,6 @@ unsigned bd_import_batch_rows(int64_t rows)
 {
     int64_t n = rows / 8;
     return n < MIN_BATCH ? MIN_BATCH : n > MAX_BATCH ? MAX_BATCH : (unsigned)n;
-}
-
-/* ---- the checking thread ----------------------------------------------------------- */
-
-/* Reading and checking a row (parse, normalise, mask, hash) costs about as much CPU as
- * writing it, so a second thread does it while the caller's thread writes the previous
- * batch: a bounded ring of batches, filled by the checker, emptied by the writer. */
-#define STAGE_SLOTS 3
-/* Windows of records are 32 times a batch: two of them (one being ordered and filled while
- * the other is written) already keep both threads busy, and a third would take 21 MB more
- * of an import's 1 GiB (10M records --bulk peaked at 1,069,276 KB with three). */
-#define WINDOW_SLOTS 2
-
-typedef struct {
-    importer im; /* the checker's own: reads rows, never touches the store */
-    bd_reader *rd;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    stage_batch *slot[STAGE_SLOTS];
-    size_t slots;     /* in the ring: STAGE_SLOTS, or WINDOW_SLOTS of windows */
-    size_t filled;    /* batches handed over and not yet given back */
-    size_t put, take; /* next slot to fill, next slot to write */
-    bool stop;        /* the writer gave up: the checker stops at its next batch */
-} stager;
-
-typedef bd_result (*check_fn)(importer *im, staged *out);
-
-static void fill(stager *sg, stage_batch *b)
-{
-    static const check_fn check[] = {
-        [BD_IMPORT_BREACHES] = bd_import_check_breach,
-        [BD_IMPORT_RECORDS] = bd_import_check_record,
-        [BD_IMPORT_CARDS] = bd_import_check_card,
-    };
-    importer *im = &sg->im;
-    im->batch = b;
-    b->n = 0;
-    b->last = false;
-    b->why[0] = '\0';
-    bd_buf_reset(&b->arena);
-    while (b->n < b->cap && b->arena.len < b->soft) {
-        staged *row = &b->rows[b->n];
-        memset(row, 0, sizeof *row);
-        char rwhy[512] = "";
-        bd_result rr = bd_reader_next(sg->rd, &im->f, &row->line, rwhy, sizeof rwhy);
-        if (rr == BD_OK) {
-            im->why[0] = '\0';
-            rr = check[im->o->kind](im, row);
-            if (rr == BD_ERR_INVALID)
-                snprintf(rwhy, sizeof rwhy, "%s", im->why);
-        }
-        if (rr == BD_ERR_INVALID) {
-            row->rejected = true;
-            row->why_at = b->arena.len;
-            rr = bd_buf_append(&b->arena, rwhy, strlen(rwhy) + 1);
-        }
-        if (rr != BD_OK) {
-            b->last = true;
-            b->end = rr;
-            snprintf(b->why, sizeof b->why, "%s", rwhy[0] ? rwhy : bd_result_str(rr));
-            break;
-        }
-        b->n++;
-    }
-    b->bytes_read = bd_reader_bytes_read(sg->rd);
-    bd_import_place_all(im->o->kind, b);
-    if (b->order)
-        bd_import_order_window(b);
-}
-
-static void *checker(void *arg)
-{
-    stager *sg = arg;
-    for (bool last = false; !last;) {
-        pthread_mutex_lock(&sg->mu);
-        while (sg->filled == sg->slots && !sg->stop)
-            pthread_cond_wait(&sg->cv, &sg->mu);
-        bool stop = sg->stop;
-        pthread_mutex_unlock(&sg->mu);
-        if (stop)
-            break;
-        stage_batch *b = sg->slot[sg->put];
-        fill(sg, b);
-        last = b->last;
-        sg->put = (sg->put + 1) % sg->slots;
-        pthread_mutex_lock(&sg->mu);
-        sg->filled++;
-        pthread_cond_broadcast(&sg->cv);
-        pthread_mutex_unlock(&sg->mu);
-    }
-    return NULL;
-}
-
-/* A batch for the ring: of STAGE_ROWS rows, or a window of records (STAGE_WINDOW_ROWS,
- * written in bd_import_order_window's order). */
-static bd_result stage_alloc(stage_batch **out, bool window)
-{
-    stage_batch *b = calloc(1, sizeof *b);
-    *out = b;
-    if (!b)
-        return BD_ERR_NOMEM;
-    b->cap = window ? STAGE_WINDOW_ROWS : STAGE_ROWS;
-    b->soft = window ? STAGE_WINDOW_ARENA_SOFT : STAGE_ARENA_SOFT;
-    bd_buf_init(&b->arena, 4 * b->soft);
-    b->rows = malloc(b->cap * sizeof *b->rows);
-    b->order = window ? malloc(b->cap * sizeof *b->order) : NULL;
-    return b->rows && (b->order || !window) ? BD_OK : BD_ERR_NOMEM;
-}
-
-static void stage_free(stage_batch *b)
-{
-    if (!b)
-        return;
-    bd_buf_free(&b->arena);
-    free(b->rows);
-    free(b->order);
-    free(b);
-}
-
-/* The next checked batch, waiting for the checker when it is behind. */
-static stage_batch *take(stager *sg)
-{
-    pthread_mutex_lock(&sg->mu);
-    while (sg->filled == 0)
-        pthread_cond_wait(&sg->cv, &sg->mu);
-    pthread_mutex_unlock(&sg->mu);
-    return sg->slot[sg->take];
-}
-
-/* Gives a written batch back to the checker. */
-static void give_back(stager *sg)
-{
-    sg->take = (sg->take + 1) % sg->slots;
-    pthread_mutex_lock(&sg->mu);
-    sg->filled--;
-    pthread_cond_broadcast(&sg->cv);
-    pthread_mutex_unlock(&sg->mu);
 }
 
 /* ---- the writer -------------------------------------------------------------------- */
@@ -289,24 +151,13 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
     double start = now_s(), last_progress = start;
     bd_import_counts local = {0};
 
-    stager *sg = calloc(1, sizeof *sg);
+    /* Records are written in windows, each in its own order (stage_order.c); a checking
+     * thread orders one while the writer writes another. A dry run writes nothing, and
+     * looks up each run of one breach's records once; --strict stops at the file's first
+     * bad line, whichever side refuses it: both in the file's order. */
+    bool windows = o->kind == BD_IMPORT_RECORDS && write && !o->strict;
+    bd_stager *sg = NULL;
     bool started = false;
-    if (!sg) {
-        r = BD_ERR_NOMEM;
-    } else {
-        sg->im = (importer){.secret = secret, .o = o};
-        sg->rd = rd;
-        pthread_mutex_init(&sg->mu, NULL);
-        pthread_cond_init(&sg->cv, NULL);
-        /* Records are written in windows, each in its own order (stage_order.c); the
-         * checking thread orders one while the writer writes another. A dry run writes
-         * nothing, and looks up each run of one breach's records once; --strict stops at the
-         * file's first bad line, whichever side refuses it: both in the file's order. */
-        bool windows = o->kind == BD_IMPORT_RECORDS && write && !o->strict;
-        sg->slots = windows ? WINDOW_SLOTS : STAGE_SLOTS;
-        for (size_t i = 0; i < sg->slots && r == BD_OK; i++)
-            r = stage_alloc(&sg->slot[i], windows);
-    }
     if (r == BD_OK && write)
         r = bd_store_begin(s);
     /* A dry run looks its records' breaches up: in one read, not a lock taken and dropped
@@ -326,17 +177,16 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
         r = bd_watch_matcher_open(s, &watches);
     if (r == BD_OK && bulk)
         r = bd_store_bulk_begin(s, bulk_kind);
-    pthread_t tid;
     if (r == BD_OK) {
-        started = pthread_create(&tid, NULL, checker, sg) == 0;
-        if (!started)
-            r = BD_ERR_NOMEM;
+        importer proto = {.secret = secret, .o = o};
+        r = bd_stager_start(&sg, rd, path, &ro, &proto, windows);
+        started = r == BD_OK;
     }
     if (r != BD_OK)
         snprintf(why, whylen, "%s: could not start the import: %s", path, bd_result_str(r));
     bool eof = !started;
     while (r == BD_OK && !eof) {
-        stage_batch *b = take(sg);
+        stage_batch *b = bd_stager_take(sg);
         for (size_t i = 0; i < b->n && r == BD_OK; i++) {
             const staged *row = b->order ? b->order[i] : &b->rows[i];
             char rwhy[512];
@@ -403,22 +253,9 @@ bd_result bd_import_file(bd_store *s, const uint8_t secret[BD_SECRET_LEN], const
             last_progress = now_s();
             progress(o->progress, b->bytes_read, total, path, local.read, start);
         }
-        give_back(sg);
+        bd_stager_give_back(sg, b);
     }
-    if (started) {
-        pthread_mutex_lock(&sg->mu);
-        sg->stop = true;
-        pthread_cond_broadcast(&sg->cv);
-        pthread_mutex_unlock(&sg->mu);
-        pthread_join(tid, NULL);
-    }
-    if (sg) {
-        for (size_t i = 0; i < STAGE_SLOTS; i++)
-            stage_free(sg->slot[i]);
-        pthread_mutex_destroy(&sg->mu);
-        pthread_cond_destroy(&sg->cv);
-        free(sg);
-    }
+    bd_stager_end(sg);
     if (r == BD_OK && write) {
         if (bulk) {
             if (o->progress)

@@ -11,6 +11,7 @@
 #include "core/u64set.h"
 #include "ingest/fields.h"
 #include "ingest/import.h"
+#include "ingest/reader.h"
 
 #define MAX_TEXT 4096        /* names, descriptions and other free text */
 #define MAX_ATTRIBUTES 65536 /* other_attributes JSON */
@@ -65,11 +66,28 @@ typedef struct stage_batch {
     size_t cap, n;
     size_t soft; /* the batch closes once its arena holds this many bytes */
     bd_buf arena;
-    uint64_t bytes_read; /* the reader's position after the batch, for progress */
-    bool last;           /* the reader is done; end says how */
-    bd_result end;       /* BD_ERR_NOT_FOUND at the end of the input, else the reader's error */
+    uint64_t bytes_read;  /* the reader's position after the batch, for progress */
+    bool last;            /* the reader is done; end says how */
+    bool range_end;       /* the last batch of its range of the file (stage.c) */
+    uint64_t range_lines; /* with range_end: the physical lines of the range */
+    bd_result end;        /* BD_ERR_NOT_FOUND at the end of the input, else the reader's error */
     char why[512];
 } stage_batch;
+
+/* stage.c: the checking threads and the batches they hand the writer, in the file's order.
+ * Starts them on rd (opened on path with ro: a second thread opens a reader of its own),
+ * each checking with a copy of proto; batches are windows of records when windows. */
+typedef struct bd_stager bd_stager;
+bd_result bd_stager_start(bd_stager **out, struct bd_reader *rd, const char *path,
+                          const bd_reader_options *ro, const importer *proto, bool windows);
+/* The checking threads it runs (1, or 2 for a file read in ranges). */
+size_t bd_stager_lanes(const bd_stager *sg);
+/* The next batch, waiting for it; its rows' line numbers are the file's. */
+stage_batch *bd_stager_take(bd_stager *sg);
+/* Gives the batch taken last back to its thread. */
+void bd_stager_give_back(bd_stager *sg, stage_batch *b);
+/* Stops the threads and frees everything; NULL is a no-op. */
+void bd_stager_end(bd_stager *sg);
 
 /* Checks the row the reader holds (im->f) as a breach, record or card and stages its values
  * in im->batch: BD_OK, BD_ERR_INVALID with im->why set for a rejected row, or a failure. */

@@ -345,6 +345,33 @@ bd_result bd_reader_next(bd_reader *r, const bd_fields **rec, uint64_t *line, ch
     return res;
 }
 
+bool bd_reader_can_range(const bd_reader *r)
+{
+    return r->fmt == BD_FMT_JSONL && r->src && bd_source_kind_of(r->src) == BD_SRC_PLAIN &&
+           r->bytes_total >= 0 && r->line_no == 0 && r->failed == BD_OK;
+}
+
+bd_result bd_reader_line_bounds(bd_reader *r, uint64_t step, uint64_t **bounds, size_t *n)
+{
+    if (!bd_reader_can_range(r))
+        return BD_ERR_INVALID;
+    return bd_source_line_bounds(r->src, (uint64_t)r->bytes_total, step, bounds, n);
+}
+
+bool bd_reader_set_range(bd_reader *r, uint64_t start, uint64_t end)
+{
+    if (r->fmt != BD_FMT_JSONL || r->failed != BD_OK || !bd_source_set_range(r->src, start, end))
+        return false;
+    r->start = r->end = r->searched = 0;
+    r->eof = false;
+    r->skipping = false;
+    r->pending_long = false;
+    r->replay_start = r->replay_end = 0;
+    r->line_no = 0;
+    r->mid_file = start > 0;
+    return true;
+}
+
 uint64_t bd_reader_bytes_read(const bd_reader *r)
 {
     return r->src ? bd_source_raw_bytes(r->src) : 0;

@@ -106,4 +106,14 @@ const bd_csv_header *bd_reader_csv_header(const bd_reader *r);
 /* Closes the input and its decoder, frees r. NULL is a no-op. */
 void bd_reader_close(bd_reader *r);
 
+/* Reading a JSON Lines file on several threads, each with a reader of its own: whether r
+ * can read ranges (a plain regular file of JSON Lines, nothing read yet); its cut into
+ * ranges of about step bytes at line breaks (bd_source_line_bounds: *n ranges, *n + 1
+ * bounds, freed by the caller); and r set to read the range [start, end), its lines counted
+ * from 1 (a byte order mark is dropped only at the file's start). A JSON line holds no raw
+ * line break, so each range holds whole records. */
+bool bd_reader_can_range(const bd_reader *r);
+bd_result bd_reader_line_bounds(bd_reader *r, uint64_t step, uint64_t **bounds, size_t *n);
+bool bd_reader_set_range(bd_reader *r, uint64_t start, uint64_t end);
+
 #endif

@@ -30,7 +30,8 @@ struct bd_reader {
     bool skipping;    /* discarding the rest of an over-long line (already counted) */
     bd_result failed; /* BD_OK, or BD_ERR_IO once reading failed for good */
     char failed_why[256];
-    uint64_t line_no; /* physical lines started so far */
+    uint64_t line_no; /* physical lines started so far (of the range, when reading one) */
+    bool mid_file;    /* reading a range that starts past the file's first byte: no BOM */
     uint64_t bytes_read;
     int64_t bytes_total;
     bd_csv_scan scan; /* quote state of the CSV record being read */

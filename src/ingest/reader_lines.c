@@ -106,7 +106,8 @@ static bd_result next_line(bd_reader *r, const char **line, size_t *len)
             r->line_no++;
             if (n > BD_READER_LINE_MAX)
                 return BD_ERR_LIMIT;
-            if (r->line_no == 1 && n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
+            if (r->line_no == 1 && !r->mid_file && n >= 3 &&
+                memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
                 p += 3;
                 n -= 3;
             }

@@ -33,6 +33,10 @@ struct bd_source {
     bd_result failed;
     char failed_why[200];
     uint64_t raw;
+    /* a plain file read over one byte range (bd_source_set_range): pread from range_pos up
+     * to range_end */
+    bool ranged;
+    uint64_t range_pos, range_end;
     z_stream z;
     ZSTD_DStream *zs;
     lzma_stream lz;
@@ -90,6 +94,91 @@ static bd_result read_fd(bd_source *s, void *dst, size_t cap, size_t *got)
             return BD_ERR_IO;
         }
     }
+}
+
+/* Reads once from the range: pread, so that no file offset is shared. */
+static bd_result read_range(bd_source *s, void *dst, size_t cap, size_t *got)
+{
+    uint64_t left = s->range_end - s->range_pos;
+    if (cap > left)
+        cap = (size_t)left;
+    *got = 0;
+    while (cap > 0) {
+        ssize_t n = pread(s->fd, dst, cap, (off_t)s->range_pos);
+        if (n >= 0) {
+            *got = (size_t)n;
+            s->raw += (uint64_t)n;
+            s->range_pos += (uint64_t)n;
+            return BD_OK;
+        }
+        if (errno != EINTR) {
+            char err[128];
+            if (strerror_r(errno, err, sizeof err) != 0)
+                snprintf(err, sizeof err, "error %d", errno);
+            s->failed = BD_ERR_IO;
+            snprintf(s->failed_why, sizeof s->failed_why, "read error: %s", err);
+            return BD_ERR_IO;
+        }
+    }
+    return BD_OK;
+}
+
+bool bd_source_set_range(bd_source *s, uint64_t start, uint64_t end)
+{
+    if (s->kind != BD_SRC_PLAIN || s->failed != BD_OK || end < start)
+        return false;
+    s->in_pos = s->in_len; /* the bytes read to sniff are the file's first: read again */
+    s->ranged = true;
+    s->range_pos = start;
+    s->range_end = end;
+    return true;
+}
+
+bd_result bd_source_line_bounds(bd_source *s, uint64_t size, uint64_t step, uint64_t **out,
+                                size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (s->kind != BD_SRC_PLAIN || step == 0)
+        return BD_ERR_INVALID;
+    size_t cap = (size_t)(size / step) + 2;
+    uint64_t *b = malloc(cap * sizeof *b);
+    char *buf = malloc(IN_CAP);
+    if (!b || !buf) {
+        free(b);
+        free(buf);
+        return BD_ERR_NOMEM;
+    }
+    size_t k = 0;
+    b[k++] = 0;
+    /* each next bound: just past the first line break at or after a multiple of step, and
+     * past the bound before it */
+    for (uint64_t at = step; at < size && k < cap - 1;) {
+        uint64_t from = at > b[k - 1] ? at - 1 : b[k - 1];
+        uint64_t found = size;
+        while (from < size) {
+            ssize_t got = pread(s->fd, buf, IN_CAP, (off_t)from);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got <= 0)
+                break;
+            char *nl = memchr(buf, '\n', (size_t)got);
+            if (nl) {
+                found = from + (uint64_t)(nl - buf) + 1;
+                break;
+            }
+            from += (uint64_t)got;
+        }
+        if (found >= size)
+            break;
+        b[k++] = found;
+        at = found + step;
+    }
+    b[k++] = size;
+    free(buf);
+    *out = b;
+    *n = k - 1;
+    return BD_OK;
 }
 
 /* Refills the input buffer once it is used up. */
@@ -366,7 +455,8 @@ bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char 
             *got = n;
             return BD_OK;
         }
-        if (s->in_eof || read_fd(s, dst, cap, got) == BD_OK)
+        if (s->ranged ? read_range(s, dst, cap, got) == BD_OK
+                      : s->in_eof || read_fd(s, dst, cap, got) == BD_OK)
             return BD_OK;
         goto failed;
     }

@@ -63,6 +63,16 @@ bd_source_kind bd_source_kind_of(const bd_source *s);
 uint64_t bd_source_raw_bytes(const bd_source *s);
 
 /* Frees s and its decoder, closes fd when owned. NULL is a no-op. */
+/* A plain file read in parallel (one source per thread on the same file): the source then
+ * reads bytes [start, end) of it and ends there, with pread. false, and nothing changed, for
+ * a compressed source or one that failed. */
+bool bd_source_set_range(bd_source *s, uint64_t start, uint64_t end);
+/* Cuts a plain file of size bytes into ranges of about step bytes each ending just after a
+ * line break (the last at size): *out gets *n + 1 bounds, the first 0 and the last size
+ * (malloc'd: the caller frees them). BD_ERR_INVALID for a compressed source. */
+bd_result bd_source_line_bounds(bd_source *s, uint64_t size, uint64_t step, uint64_t **out,
+                                size_t *n);
+
 void bd_source_close(bd_source *s);
 
 #endif

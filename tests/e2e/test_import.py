@@ -81,6 +81,51 @@ class Import(unittest.TestCase):
         finally:
             srv.stop()
 
+    def test_a_large_file_loaded_on_two_threads_reports_and_stores_what_one_thread_does(self):
+        # A bulk load or a dry run of a JSON Lines file of 8 MiB or more is read by two
+        # threads in ranges cut at line breaks (ingest/stage.c); a plain import by one. The
+        # three report the same lines at the same numbers, and the bulk load stores what the
+        # plain import does, a duplicate two ranges apart counted once.
+        pad = "x" * 1900
+        lines = [json.dumps({"breach_uuid": BREACH, "email": "u%d@example.com" % i,
+                             "password": "pw%d" % i, "other_attributes": json.dumps({"p": pad})})
+                 for i in range(1, 7601)]
+        lines[4] = json.dumps({"breach_uuid": BREACH, "email": "not an email"})
+        lines[4999] = '{"breach_uuid": '
+        lines[7399] = lines[9]  # line 7400 repeats line 10
+        lines[7499] = json.dumps({"breach_uuid": "not-a-uuid", "email": "late@example.com"})
+        path = self.ctl.write("big.jsonl", "\n".join(lines) + "\n")
+        self.assertGreater(os.path.getsize(path), 14 << 20)
+
+        def rejected(p):
+            return [re.sub(r"^.*big\.jsonl:", "", l) for l in p.stderr.decode().splitlines()
+                    if "rejected:" in l]
+        dry = self.ctl.import_("records", path, "--dry-run", check=None)
+        plain_store = Ctl().init()
+        try:
+            plain_store.import_("breaches", fixture("breaches.jsonl"))
+            plain = plain_store.import_("records", path, check=None)
+            bulk = self.ctl.import_("records", path, "--bulk", check=None)
+            for p in (dry, plain, bulk):
+                got = rejected(p)
+                self.assertEqual(len(got), 3, p.stderr)
+                self.assertTrue(got[0].startswith("5: rejected: "), got)
+                self.assertTrue(got[1].startswith("5000: rejected: "), got)
+                self.assertTrue(got[2].startswith("7500: rejected: "), got)
+            self.assertEqual(rejected(dry), rejected(plain))
+            self.assertEqual(rejected(bulk), rejected(plain))
+            self.assertIn("read 7600, imported 7597, duplicates 0, rejected 3", self.summary(dry))
+            self.assertIn("read 7600, imported 7596, duplicates 1, rejected 3",
+                          self.summary(plain))
+            self.assertIn("read 7600, imported 7596, duplicates 1, rejected 3",
+                          self.summary(bulk))
+            query = ("SELECT email, password_masked, other_attributes FROM records "
+                     "ORDER BY email")
+            self.assertEqual(self.ctl.sql(query), plain_store.sql(query))
+            self.assertEqual(len(self.ctl.sql(query)), 7596)
+        finally:
+            plain_store.cleanup()
+
     def test_a_first_bulk_load_keeps_one_of_each_duplicate_and_counts_its_passwords_once(self):
         # A bulk load into an empty store builds its unique key before looking for
         # duplicates (PostgreSQL: the self-join runs only when the key finds one); with and
