@@ -66,3 +66,9 @@ int bd_u64set_add(bd_u64set *s, uint64_t key)
     s->used++;
     return 1;
 }
+
+void bd_u64set_prefetch(const bd_u64set *s, uint64_t key)
+{
+    if (s->cap)
+        __builtin_prefetch(&s->slot[home(s, key ? key : 1)]);
+}

@@ -32,8 +32,13 @@ typedef struct {
     size_t touched_slots;   /* a power of two, at least twice ntouched (rows interleave breaches) */
     int64_t last_id_before; /* the store's greatest record id when the import began */
     bd_u64set idents;       /* (breach, identity) pairs of the inserted records */
-    bool counting;          /* idents holds them all (it stops at its limit) */
-    uint8_t ident_key[16];  /* SipHash key of idents, random per import */
+    /* the last TALLY_AHEAD pairs, added to idents that many records later, once the CPU has
+     * loaded where they go (tally.c) */
+    uint64_t ahead_key[8];
+    size_t ahead_breach[8];
+    size_t nahead, ahead_first;
+    bool counting;                    /* idents holds them all (it stops at its limit) */
+    uint8_t ident_key[16];            /* SipHash key of idents, random per import */
     struct stage_batch *batch;        /* where the checking thread puts checked rows */
     char dry_breach[BD_UUID_LEN + 1]; /* a dry run: the breach looked up last */
     bool dry_breach_exists;

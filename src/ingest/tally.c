@@ -10,7 +10,7 @@
 
 #include "ingest/import_impl.h"
 
-_Static_assert(sizeof ((importer *)0)->ident_key == crypto_shorthash_KEYBYTES, "SipHash key");
+_Static_assert(sizeof((importer *)0)->ident_key == crypto_shorthash_KEYBYTES, "SipHash key");
 
 /* 12.6M identities (a breach's, counted once per breach): a table of 2^24 slots, 128 MiB,
  * three quarters full (192 MiB while it doubles), so that with the bulk writer's page cache
@@ -27,6 +27,7 @@ void bd_import_tally_begin(importer *im, int64_t last_id)
     bd_u64set_init(&im->idents, MAX_IDENTITIES);
     randombytes_buf(im->ident_key, sizeof im->ident_key);
     im->counting = true;
+    im->nahead = im->ahead_first = 0;
 }
 
 /* Makes the index twice as large as it must be for one more breach; false out of memory. */
@@ -102,12 +103,29 @@ static bool identity_of(const bd_record_in *r, bd_slice *v, char hex[], size_t h
     return v->ptr != NULL;
 }
 
+#define TALLY_AHEAD (sizeof((importer *)0)->ahead_key / sizeof(uint64_t))
+
 static void stop_counting(importer *im)
 {
     im->counting = false;
+    im->nahead = 0;
     bd_u64set_free(&im->idents);
     for (size_t i = 0; i < im->ntouched; i++)
         im->tally[i].identities = -1;
+}
+
+/* Adds the oldest pair waiting to the set, counting it for its breach when it is new. */
+static void add_oldest(importer *im)
+{
+    uint64_t h = im->ahead_key[im->ahead_first];
+    size_t t = im->ahead_breach[im->ahead_first];
+    im->ahead_first = (im->ahead_first + 1) % TALLY_AHEAD;
+    im->nahead--;
+    int added = bd_u64set_add(&im->idents, h);
+    if (added < 0)
+        stop_counting(im);
+    else
+        im->tally[t].identities += added;
 }
 
 void bd_import_tally_record(importer *im, const bd_record_in *r, bool inserted)
@@ -123,15 +141,27 @@ void bd_import_tally_record(importer *im, const bd_record_in *r, bool inserted)
     uint64_t h;
     crypto_shorthash((unsigned char *)&h, (const unsigned char *)v.ptr, v.len, im->ident_key);
     h ^= (uint64_t)(t + 1) * 0x9E3779B97F4A7C15u; /* one key space per breach */
-    int added = bd_u64set_add(&im->idents, h);
-    if (added < 0)
-        stop_counting(im);
-    else
-        im->tally[t].identities += added;
+    /* Added TALLY_AHEAD records later: the set is tens of MB, each add a cache miss on the
+     * writer's thread (0.35 s of a 1M-record --bulk load), now a load begun in advance. */
+    bd_u64set_prefetch(&im->idents, h);
+    if (im->nahead == TALLY_AHEAD)
+        add_oldest(im);
+    size_t at = (im->ahead_first + im->nahead++) % TALLY_AHEAD;
+    im->ahead_key[at] = h;
+    im->ahead_breach[at] = t;
+}
+
+/* Adds every pair still waiting. */
+static void add_waiting(importer *im)
+{
+    while (im->nahead)
+        add_oldest(im);
 }
 
 bd_result bd_import_tally_settle(importer *im)
 {
+    if (im->counting)
+        add_waiting(im);
     return bd_store_breach_settle_counts(im->s, (const char(*)[BD_UUID_LEN + 1]) im->touched,
                                          im->tally, im->ntouched);
 }
