@@ -75,40 +75,21 @@ static bd_result fail(bd_source *s, const char *fmt, const char *detail)
     return BD_ERR_IO;
 }
 
-/* Reads once into dst: BD_OK with *got (0 at the end), BD_ERR_IO. */
+/* Reads once into dst: BD_OK with *got (0 at the end), BD_ERR_IO. A ranged source reads with
+ * pread, so that no file offset is shared, and stops at its range's end. */
 static bd_result read_fd(bd_source *s, void *dst, size_t cap, size_t *got)
 {
-    for (;;) {
-        ssize_t n = read(s->fd, dst, cap);
-        if (n >= 0) {
-            *got = (size_t)n;
-            s->raw += (uint64_t)n;
-            return BD_OK;
-        }
-        if (errno != EINTR) {
-            char err[128];
-            if (strerror_r(errno, err, sizeof err) != 0)
-                snprintf(err, sizeof err, "error %d", errno);
-            s->failed = BD_ERR_IO;
-            snprintf(s->failed_why, sizeof s->failed_why, "read error: %s", err);
-            return BD_ERR_IO;
-        }
-    }
-}
-
-/* Reads once from the range: pread, so that no file offset is shared. */
-static bd_result read_range(bd_source *s, void *dst, size_t cap, size_t *got)
-{
-    uint64_t left = s->range_end - s->range_pos;
-    if (cap > left)
-        cap = (size_t)left;
     *got = 0;
-    while (cap > 0) {
-        ssize_t n = pread(s->fd, dst, cap, (off_t)s->range_pos);
+    if (s->ranged && cap > s->range_end - s->range_pos)
+        cap = (size_t)(s->range_end - s->range_pos);
+    if (s->ranged && cap == 0)
+        return BD_OK;
+    for (;;) {
+        ssize_t n = s->ranged ? pread(s->fd, dst, cap, (off_t)s->range_pos) : read(s->fd, dst, cap);
         if (n >= 0) {
             *got = (size_t)n;
             s->raw += (uint64_t)n;
-            s->range_pos += (uint64_t)n;
+            s->range_pos += s->ranged ? (uint64_t)n : 0;
             return BD_OK;
         }
         if (errno != EINTR) {
@@ -120,7 +101,6 @@ static bd_result read_range(bd_source *s, void *dst, size_t cap, size_t *got)
             return BD_ERR_IO;
         }
     }
-    return BD_OK;
 }
 
 bool bd_source_set_range(bd_source *s, uint64_t start, uint64_t end)
@@ -455,8 +435,7 @@ bd_result bd_source_read(bd_source *s, char *dst, size_t cap, size_t *got, char 
             *got = n;
             return BD_OK;
         }
-        if (s->ranged ? read_range(s, dst, cap, got) == BD_OK
-                      : s->in_eof || read_fd(s, dst, cap, got) == BD_OK)
+        if ((!s->ranged && s->in_eof) || read_fd(s, dst, cap, got) == BD_OK)
             return BD_OK;
         goto failed;
     }
