@@ -24,6 +24,30 @@ def big_records(path, n):
             f.write("\n")
 
 
+def luhn(digits):
+    """digits with the check digit that makes the whole pass the Luhn test."""
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        d = int(d) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return digits + str((10 - total % 10) % 10)
+
+
+def big_cards(path, n):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"id": "k%07d" % i, "createdAt": "2024-01-01 10:00:00",
+                                "bank": "Bank %d" % (i % 7), "number": luhn("411111%09d" % i),
+                                "owner": "Owner%d Smith" % i, "expireDate": "2027-10"}))
+            f.write("\n")
+
+
+def side_files(ctl):
+    """The word index files a bulk card load makes beside a SQLite store."""
+    base = os.path.basename(ctl.db) + "-words-"
+    return [n for n in os.listdir(os.path.dirname(ctl.db)) if n.startswith(base)]
+
+
 def record_count(ctl):
     return int(ctl.sql("SELECT count(*) FROM records")[0][0])
 
@@ -401,6 +425,53 @@ class BulkImport(unittest.TestCase):
             p = ctl.import_("records", path, extra=("--bulk",))
             self.assertIn("read 150000, imported 0, duplicates 150000", p.stderr.decode())
             self.assertEqual(record_count(ctl), 150001)
+        finally:
+            ctl.cleanup()
+
+    def test_a_killed_bulk_card_load_into_an_empty_store_is_rerun_whole(self):
+        # A bulk card load into an empty table builds its word index in a file beside the
+        # store (SQLite); killed, it leaves nothing in the store and that file behind, which
+        # the re-run removes; the re-run's cards are found by number and by owner word.
+        ctl = Ctl().init()
+        try:
+            n = 200000
+            path = os.path.join(ctl.dir, "cards.jsonl")
+            big_cards(path, n)
+            p = subprocess.Popen([binary("breachctl"), "import", "cards", path, "--bulk",
+                                  *ctl.store_args()], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            if STORE == "sqlite":
+                deadline = time.time() + 60
+                while not side_files(ctl) and p.poll() is None and time.time() < deadline:
+                    time.sleep(0.005)
+                self.assertEqual(len(side_files(ctl)), 1, "no word index file beside the store")
+            time.sleep(0.3)
+            self.assertIsNone(p.poll(), "the bulk load ended before the kill")
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            self.assertEqual(ctl.sql("SELECT count(*) FROM cards"), [["0"]])
+            check_integrity(ctl)
+            if STORE == "sqlite":
+                self.assertEqual(len(side_files(ctl)), 1)
+            p = ctl.import_("cards", path, extra=("--bulk",))
+            self.assertIn("read %d, imported %d, duplicates 0" % (n, n), p.stderr.decode())
+            self.assertEqual(ctl.sql("SELECT count(*) FROM cards"), [[str(n)]])
+            check_integrity(ctl)
+            if STORE == "sqlite":
+                self.assertEqual(side_files(ctl), [])
+                ctl.sql("INSERT INTO cards_words(cards_words) VALUES ('integrity-check')")
+            key = ctl.key("after", "--rate", "1000000000/h")
+            srv = Server(ctl)
+            try:
+                st, body = srv.get("/v7/credit-card-search?query=owner:owner123457", key=key)
+                self.assertEqual((st, [c["id"] for c in body["content"]]), (200, ["k0123457"]))
+                st, body = srv.get("/v7/credit-card-search?query=" + urllib.parse.quote(
+                    'bank:"bank 3"'), key=key)
+                self.assertEqual(body["totalElements"], len(range(3, n, 7)))
+                st, body = srv.get("/v7/credit-card-search?query=owner:smith", key=key)
+                self.assertEqual(body["totalElements"], n)
+            finally:
+                self.assertEqual(srv.stop(), 0)
         finally:
             ctl.cleanup()
 

@@ -60,8 +60,7 @@ static int put_owner_word(void *ctx, int flags, const char *token, int n, int st
     w->r = sq_step_done(w->s, st);
     /* its count (kind 2, "word expiry"), which a bulk load recounts at its end instead */
     if (w->r == BD_OK && !w->s->bulk_cards && sqlite3_changes(w->s->db) > 0)
-        w->r = sq_card_count_add(w->s, 2, token, (size_t)n, w->expire_date,
-                                 strlen(w->expire_date));
+        w->r = sq_card_count_add(w->s, 2, token, (size_t)n, w->expire_date, strlen(w->expire_date));
     return w->r == BD_OK ? SQLITE_OK : SQLITE_ERROR;
 }
 
@@ -199,6 +198,8 @@ bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted)
     if (s->landed)
         sq_landed_card(s, c);
     int64_t rowid = sqlite3_last_insert_rowid(s->db);
+    if (s->words_side)
+        sq_words_side_note(s, rowid, c->owner, c->bank);
     if (c->owner.ptr && c->expire_date[0])
         r = owner_words_put(s, c->owner, c->expire_date, c->id, rowid);
     if (r != BD_OK || s->bulk_cards)

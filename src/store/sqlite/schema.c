@@ -143,8 +143,13 @@
     CARD_INDEX_BY_CVV_HMAC \
     "INSERT INTO meta(key, value) VALUES ('pending_cvv_hashes', '1')" \
     "  ON CONFLICT(key) DO UPDATE SET value = excluded.value;"
+/* The owner and bank word index: FTS5 over the cards table's columns, no copy of its own. */
+#define CARD_WORDS_TABLE \
+    "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', " \
+    "  content_rowid='id', tokenize='unicode61 remove_diacritics 2');"
 /* clang-format on */
 
+const char *const bd_sqlite_card_words_table = CARD_WORDS_TABLE;
 const char *const bd_sqlite_domain_count_rebuild = DOMAIN_COUNT_REBUILD;
 const char *const bd_sqlite_owner_word_count_rebuild = OWNER_WORD_COUNT_REBUILD;
 
@@ -190,8 +195,7 @@ const char *const bd_sqlite_migrations[] = {
     CARD_INDEXES
     "CREATE TABLE card_counts(kind INTEGER NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(kind, key)) WITHOUT ROWID;"
-    "CREATE VIRTUAL TABLE cards_words USING fts5(owner, bank, content='cards', "
-    "  content_rowid='id', tokenize='unicode61 remove_diacritics 2');"
+    CARD_WORDS_TABLE
     "CREATE TABLE api_keys("
     "  id INTEGER PRIMARY KEY,"
     "  name TEXT NOT NULL, hash BLOB NOT NULL UNIQUE, plan TEXT NOT NULL,"

@@ -10,6 +10,9 @@ extern const char *const bd_sqlite_record_indexes;
  * (breach_id, dedup) has no other index by breach (store/sqlite/dedup_key.c). */
 extern const char *const bd_sqlite_record_lookup_indexes;
 extern const char *const bd_sqlite_card_indexes;
+/* CREATE VIRTUAL TABLE of the cards' owner and bank word index, as migration 1 made it (a
+ * bulk card load builds its twin in a file of its own: card_words_side.c). */
+extern const char *const bd_sqlite_card_words_table;
 /* The statements that recount domain_counts (after a bulk load). */
 extern const char *const bd_sqlite_domain_count_rebuild;
 /* The statements that recount card_counts' owner words per expiry (kind 2), after a bulk

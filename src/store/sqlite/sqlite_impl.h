@@ -198,13 +198,15 @@ typedef struct sqlite_store {
     sq_card_tally card_tally;
     /* the cards it added per leak, for the change log (card_leaks.c) */
     sq_leak_tally leak_tally;
-    bool bulk_cards;   /* in a bulk card load: words and counts are rebuilt at its end */
+    bool bulk_cards; /* in a bulk card load: words and counts are rebuilt at its end */
+    /* a bulk card load into an empty table: its word index built beside (card_words_side.c) */
+    struct sq_words_side *words_side;
     bool bulk_records; /* in a bulk record load: domain counts are recounted at its end */
     /* a bulk record load into an empty table without its dedup key (dedup_key.c): the
      * first 16 bytes of each record's key it put */
     bool dedup_deferred;
     bd_key128set load_keys;
-    int64_t cache_before_defer; /* PRAGMA cache_size before the key was deferred */
+    int64_t cache_before_defer;      /* PRAGMA cache_size before the key was deferred */
     const char *bulk_record_indexes; /* what a bulk record load drops and builds again */
     bool email_sha1_fn; /* breachd_email_sha1 is registered on the connection (pastes.c) */
     /* FTS5's own unicode61 tokenizer, made on first use: card_owner_words must hold exactly
@@ -233,6 +235,24 @@ static inline sqlite_store *S(bd_store *s)
 /* CLOCK_MONOTONIC in nanoseconds (conn.c). */
 int64_t sq_monotonic_ns(void);
 
+/* ---- a bulk card load's word index, built on another thread (card_words_side.c) ------- */
+
+/* Between transactions, before a bulk load into an empty cards table: makes the side file
+ * and its spool and attaches the file. BD_OK, or an error after which the load rebuilds the
+ * index itself as before (nothing to undo). */
+bd_result sq_words_side_begin(sqlite_store *s);
+/* Notes a card the load put (the card's rowid, owner and bank; a NULL ptr is NULL). */
+void sq_words_side_note(sqlite_store *s, int64_t rowid, bd_slice owner, bd_slice bank);
+/* At the load's end, once every card is put: the side index is built on a thread of its
+ * own meanwhile. */
+void sq_words_side_start(sqlite_store *s);
+/* Waits for the side index and copies it into cards_words; *landed false (and BD_OK) when
+ * there is none to copy, and the load must rebuild cards_words itself. */
+bd_result sq_words_side_land(sqlite_store *s, bool *landed);
+/* After the load's transaction ended (or the connection's close): waits for the thread,
+ * detaches and removes the side file. */
+void sq_words_side_end(sqlite_store *s);
+
 /* ---- the change log (changes.c) ------------------------------------------------------- */
 
 /* Notes, before a record (cards: a card) is put in a write transaction, where its ids
@@ -244,8 +264,8 @@ bd_result sq_changes_flush(sqlite_store *s);
  * count of kind's key a (alen bytes), or of "a b" when b is not NULL; flush writes what was
  * added (at each commit, and before card_counts is read on the connection); forget drops
  * it (a rollback, a bulk load's recount); free at close. */
-bd_result sq_card_count_add(sqlite_store *s, int kind, const char *a, size_t alen,
-                            const char *b, size_t blen);
+bd_result sq_card_count_add(sqlite_store *s, int kind, const char *a, size_t alen, const char *b,
+                            size_t blen);
 bd_result sq_card_counts_flush(sqlite_store *s);
 /* The page cache set small around a statement that sorts many rows (conn.c): SQLite's
  * sorter keeps runs of the cache's size in memory, so with a bulk writer's 1 GiB cache a
@@ -331,8 +351,8 @@ bd_result sq_email_hashes_range(bd_store *base, const char prefix[7], bd_email_h
 bd_result sq_email_hash_forget(bd_store *base, bd_slice email);
 bd_result sq_stealer_logs(bd_store *base, bd_stealer_by by, bd_slice key, int64_t max,
                           bd_stealer_cb cb, void *ctx);
-bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records,
-                             bd_domain_cb cb, void *ctx, int64_t *records);
+bd_result sq_domain_breaches(bd_store *base, bd_slice domain, int64_t max_records, bd_domain_cb cb,
+                             void *ctx, int64_t *records);
 /* Runs what a migration's SQL asked for in meta and SQL cannot do (the Names of breaches
  * stored before they had one; the end of the CVV migration when no CVV is in clear),
  * inside the migration's transaction. */
@@ -346,7 +366,7 @@ bd_result sq_record_search(bd_store *base, bd_record_query *q, bd_record_cb cb, 
 /* cards.c */
 bd_result sq_card_put(bd_store *base, const bd_card_in *c, bool *inserted);
 bd_result sq_card_search(bd_store *base, const bd_card_query *q, int64_t *found, bd_card_cb cb,
-                          void *ctx);
+                         void *ctx);
 bd_result sq_cvv_upgrade(bd_store *base, bd_cvv_protect_fn protect, void *ctx, int64_t *changed);
 /* The CVV migration's note: taken away, with the index of plain CVVs, when no card holds one
  * (called by sq_migration_notes, in the migration's transaction). */
@@ -359,8 +379,7 @@ bd_result sq_key_revoke(bd_store *base, int64_t id, int64_t now);
 bd_result sq_key_generation(bd_store *base, int64_t *gen);
 bd_result sq_rate_take(bd_store *base, int kind, int64_t id, int64_t now_us, int64_t share_us,
                        int64_t depth_us, int64_t want, int64_t *granted, int64_t *tat_us);
-bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count,
-                            int64_t share_us);
+bd_result sq_rate_give_back(bd_store *base, int kind, int64_t id, int64_t count, int64_t share_us);
 
 /* keys.c (the quota) and usage.c (the counters) */
 bd_result sq_key_set_quota(bd_store *base, int64_t id, int64_t quota_per_month);
@@ -380,8 +399,7 @@ bd_result sq_range_load(bd_store *base, bd_range_mode mode, const uint8_t *hash,
 
 /* Watches (watches.c) and the alerts outbox (alerts.c). */
 bd_result sq_watch_add(bd_store *base, const bd_watch_row *w, int64_t max_per_key, int64_t *id);
-bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watch_cb cb,
-                        void *ctx);
+bd_result sq_watch_list(bd_store *base, int64_t key_id, int64_t live_at, bd_watch_cb cb, void *ctx);
 bd_result sq_watch_remove(bd_store *base, int64_t key_id, int64_t id);
 bd_result sq_watch_generation(bd_store *base, int64_t *gen);
 bd_result sq_alert_add(bd_store *base, const bd_alert_in *a);
@@ -414,8 +432,8 @@ bd_result sq_records_by_id(bd_store *base, const int64_t *ids, size_t n, bd_reco
                            void *ctx);
 
 /* jobs.c */
-bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks,
-                        size_t nchunks, const bd_job_limits *lim, bd_job_usage *usage);
+bd_result sq_job_create(bd_store *base, const bd_job_row *j, const bd_slice *chunks, size_t nchunks,
+                        const bd_job_limits *lim, bd_job_usage *usage);
 bd_result sq_job_usage(bd_store *base, int64_t key_id, bd_job_usage *out);
 bd_result sq_job_get(bd_store *base, const char *uuid, int64_t key_id, bd_job_row *out);
 bd_result sq_job_claim(bd_store *base, int64_t now, int64_t lease_s, bd_job_row *out);
@@ -470,7 +488,7 @@ bd_result sq_audit_add(bd_store *s, const bd_audit_row *r, int64_t *id);
 bd_result sq_audit_list(bd_store *s, int64_t before, int limit, bd_audit_cb cb, void *ctx);
 bd_result sq_lookup_add(bd_store *s, const bd_lookup_row *rows, size_t n);
 bd_result sq_lookup_find(bd_store *s, const uint8_t hash[32], int limit, bd_lookup_cb cb,
-                           void *ctx);
+                         void *ctx);
 bd_result sq_lookup_expire(bd_store *s, int64_t before_at, int64_t *deleted);
 
 #endif

@@ -35,8 +35,10 @@ bd_result sq_commit(bd_store *base)
         r = sq_changes_flush(s);
     if (r == BD_OK)
         r = sq_run_fixed(s, Q_COMMIT);
-    if (r == BD_OK)
+    if (r == BD_OK) {
         sq_changes_forget(s);
+        sq_words_side_end(s);
+    }
     return r;
 }
 
@@ -52,5 +54,6 @@ void sq_rollback(bd_store *base)
     sq_card_counts_forget(s);
     sq_changes_forget(s);
     sq_dedup_forget(s);
+    sq_words_side_end(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
