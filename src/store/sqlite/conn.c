@@ -339,9 +339,9 @@ static bd_result leave_wal_when_alone(bd_store *base, bd_bulk_kind kind)
     if (left)
         sq_exec(s, "PRAGMA synchronous=FULL");
     /* between the two transactions, where SQLite allows an ATTACH; when it cannot be made,
-     * the load rebuilds its word index itself */
-    if (kind == BD_BULK_CARDS)
-        (void)sq_words_side_begin(s);
+     * the load makes its words itself. The transaction then must not lock the side file. */
+    if (kind == BD_BULK_CARDS && sq_words_side_begin(s) == BD_OK)
+        return sq_begin_main_only(base);
     return sq_begin(base);
 }
 

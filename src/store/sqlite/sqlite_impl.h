@@ -253,6 +253,9 @@ bd_result sq_words_side_land(sqlite_store *s, bool *landed);
  * detaches and removes the side file. */
 void sq_words_side_end(sqlite_store *s);
 
+/* BEGIN with the write lock of the store's own file alone (txn.c). */
+bd_result sq_begin_main_only(bd_store *base);
+
 /* ---- the change log (changes.c) ------------------------------------------------------- */
 
 /* Notes, before a record (cards: a card) is put in a write transaction, where its ids

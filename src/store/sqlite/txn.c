@@ -25,6 +25,18 @@ bd_result sq_begin(bd_store *base)
     return r;
 }
 
+/* A write transaction that locks the store's own file alone. BEGIN IMMEDIATE takes the write
+ * lock of every attached file as well, and a bulk card load's side file is written by
+ * another connection while the load's transaction is open (card_words_side.c). An empty
+ * write to the store takes its lock at once, as IMMEDIATE does. */
+bd_result sq_begin_main_only(bd_store *base)
+{
+    bd_result r = sq_exec(S(base), "BEGIN DEFERRED; DELETE FROM main.meta WHERE 0");
+    if (r == BD_OK)
+        breach_cache_check(S(base));
+    return r;
+}
+
 bd_result sq_commit(bd_store *base)
 {
     sqlite_store *s = S(base);
@@ -47,6 +59,7 @@ void sq_rollback(bd_store *base)
     sqlite_store *s = S(base);
     if (!sqlite3_get_autocommit(s->db))
         sq_run_fixed(s, Q_ROLLBACK);
+    sq_words_side_end(s); /* detached before the pragma below, which every attached file takes */
     /* a load into an empty table may have left the WAL for a rollback journal (conn.c,
      * sq_bulk_begin): back to the store's usual mode (a no-op when it never left) */
     sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
@@ -54,6 +67,5 @@ void sq_rollback(bd_store *base)
     sq_card_counts_forget(s);
     sq_changes_forget(s);
     sq_dedup_forget(s);
-    sq_words_side_end(s);
     memset(s->breach_cache, 0, sizeof s->breach_cache); /* it may name a breach undone */
 }
