@@ -69,19 +69,31 @@ static void put_cards(bd_store *s, int from, int to)
 }
 
 /* How many files of the store's directory are named as its side files are
- * (<store>-words-XXXXXX). */
-static int side_files(void)
+ * (<store>-words-XXXXXX); the path of the last one in *last (static). */
+static int side_scan(char **last)
 {
+    static char p[400];
     char prefix[300];
     snprintf(prefix, sizeof prefix, "%s-words-", strrchr(path, '/') + 1);
+    p[0] = '\0';
     DIR *d = opendir(dir);
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL)
-        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            n++;
+        }
     if (d)
         closedir(d);
+    *last = p;
     return n;
+}
+
+static int side_files(void)
+{
+    char *last = NULL;
+    return side_scan(&last);
 }
 
 static sqlite3 *raw(const char *p)
@@ -166,29 +178,26 @@ static void bulk_load(bd_store *s, int from, int to, bool side_expected)
 /* The one side file of the store, while a load has it. */
 static const char *side_path(void)
 {
-    static char p[400];
-    char prefix[300];
-    snprintf(prefix, sizeof prefix, "%s-words-", strrchr(path, '/') + 1);
-    p[0] = '\0';
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    if (d)
-        closedir(d);
+    char *p;
+    side_scan(&p);
     return p;
+}
+
+/* A store of cards 1..n put in one plain transaction, closed; its path in out. */
+static void plain_store(int n, char out[256])
+{
+    bd_store *plain = fresh();
+    snprintf(out, 256, "%s", path);
+    CHECK_INT(bd_store_begin(plain), BD_OK);
+    put_cards(plain, 1, n);
+    CHECK_INT(bd_store_commit(plain), BD_OK);
+    bd_store_close(plain);
 }
 
 TEST(test_sqlite_bulk_cards_into_an_empty_table_get_the_words_a_plain_load_gives)
 {
-    bd_store *plain = fresh();
     char plain_path[256];
-    snprintf(plain_path, sizeof plain_path, "%s", path);
-    CHECK_INT(bd_store_begin(plain), BD_OK);
-    put_cards(plain, 1, NCARDS);
-    CHECK_INT(bd_store_commit(plain), BD_OK);
-    bd_store_close(plain);
+    plain_store(NCARDS, plain_path);
 
     bd_store *bulk = fresh();
     bulk_load_puts(bulk, 1, NCARDS);
@@ -322,13 +331,8 @@ static char *without_sizes(char *dump)
  * as a plain load leaves it. */
 TEST(test_sqlite_a_failed_side_leaves_the_load_to_make_the_words_itself)
 {
-    bd_store *plain = fresh();
     char plain_path[256];
-    snprintf(plain_path, sizeof plain_path, "%s", path);
-    CHECK_INT(bd_store_begin(plain), BD_OK);
-    put_cards(plain, 1, 500);
-    CHECK_INT(bd_store_commit(plain), BD_OK);
-    bd_store_close(plain);
+    plain_store(500, plain_path);
 
     bd_store *s = fresh();
     bulk_load_puts(s, 1, 500);
