@@ -59,6 +59,14 @@ static bool grow(bd_key128set *s)
     return true;
 }
 
+void bd_key128set_prefetch(const bd_key128set *s, const uint8_t key[16])
+{
+    uint64_t k[2];
+    memcpy(k, key, sizeof k);
+    if (s->cap)
+        __builtin_prefetch(&s->slot[home(s, k)]);
+}
+
 int bd_key128set_add(bd_key128set *s, const uint8_t key[16])
 {
     uint64_t k[2];

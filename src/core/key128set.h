@@ -19,5 +19,8 @@ void bd_key128set_free(bd_key128set *s);
 /* Adds the 16 bytes at key: 1 when they were new, 0 when they were there, -1 when the set
  * is full or out of memory (the set is unchanged). */
 int bd_key128set_add(bd_key128set *s, const uint8_t key[16]);
+/* Starts fetching the slot where key's search will begin, for an add some rows later: the
+ * set is larger than the caches, and each add otherwise waits for memory. */
+void bd_key128set_prefetch(const bd_key128set *s, const uint8_t key[16]);
 
 #endif

@@ -222,6 +222,12 @@ bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted
     return s->ops->record_put(s, r, inserted);
 }
 
+void bd_store_record_hint(bd_store *s, const bd_record_in *r)
+{
+    if (s->ops->record_hint)
+        s->ops->record_hint(s, r);
+}
+
 bd_result bd_store_record_search(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                  int64_t *found)
 {

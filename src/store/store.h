@@ -294,6 +294,10 @@ typedef int (*bd_record_cb)(void *ctx, const bd_record_row *row);
  * when the rows land (PostgreSQL streams them with COPY): then *inserted is true for a row
  * it accepted, and bd_store_take_late_duplicates says how many of those were duplicates. */
 bd_result bd_store_record_put(bd_store *s, const bd_record_in *r, bool *inserted);
+/* Says that r will be put soon (an importer names the record a few rows ahead of the one it
+ * puts): the backend may start fetching what that put will read. Changes nothing; a no-op
+ * for a backend with nothing to fetch. */
+void bd_store_record_hint(bd_store *s, const bd_record_in *r);
 /* How many records or cards that record_put or card_put accepted (*inserted true) in
  * transactions committed since the last call turned out, at commit, to be duplicates (of
  * stored rows, or of each other within the batch); resets the count. 0 for a backend that decides duplicates

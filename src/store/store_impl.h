@@ -46,6 +46,7 @@ typedef struct bd_store_ops {
     bd_result (*domain_breaches)(bd_store *s, bd_slice domain, int64_t max_records,
                                  bd_domain_cb cb, void *ctx, int64_t *records);
     bd_result (*record_put)(bd_store *s, const bd_record_in *r, bool *inserted);
+    void (*record_hint)(bd_store *s, const bd_record_in *r); /* NULL: nothing to fetch */
     bd_result (*record_search)(bd_store *s, bd_record_query *q, bd_record_cb cb, void *ctx,
                                int64_t *found);
     bd_result (*card_put)(bd_store *s, const bd_card_in *c, bool *inserted);

@@ -62,10 +62,30 @@ TEST(test_key128set_refuses_keys_past_its_limit_but_still_knows_the_old_ones)
     bd_key128set_free(&s);
 }
 
+/* A prefetch changes nothing, on an empty set (no table yet) as on a full one. */
+TEST(test_key128set_prefetch_changes_nothing)
+{
+    bd_key128set s;
+    bd_key128set_init(&s, 100);
+    uint8_t k[16] = {7, 1};
+    bd_key128set_prefetch(&s, k);
+    CHECK_INT(s.cap, 0);
+    CHECK_INT(bd_key128set_add(&s, k), 1);
+    bd_key128set_prefetch(&s, k);
+    k[0] = 8;
+    bd_key128set_prefetch(&s, k);
+    CHECK_INT(s.used, 1);
+    CHECK_INT(bd_key128set_add(&s, k), 1);
+    k[0] = 7;
+    CHECK_INT(bd_key128set_add(&s, k), 0);
+    bd_key128set_free(&s);
+}
+
 int main(void)
 {
     RUN(test_key128set_adds_each_key_once_across_growth);
     RUN(test_key128set_tells_keys_apart_by_their_second_half);
     RUN(test_key128set_refuses_keys_past_its_limit_but_still_knows_the_old_ones);
+    RUN(test_key128set_prefetch_changes_nothing);
     return test_failures != 0;
 }

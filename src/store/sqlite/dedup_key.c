@@ -114,6 +114,13 @@ static bd_result build_key(sqlite_store *s)
     return r != BD_OK ? r : back;
 }
 
+void sq_record_hint(bd_store *base, const bd_record_in *r)
+{
+    sqlite_store *s = S(base);
+    if (s->dedup_deferred)
+        bd_key128set_prefetch(&s->load_keys, r->dedup);
+}
+
 bd_result sq_dedup_seen(sqlite_store *s, const uint8_t dedup[16], bool *seen)
 {
     *seen = false;

@@ -44,6 +44,7 @@ const bd_store_ops bd_sqlite_ops = {
     .breaches_of_email = sq_breaches_of_email,
     .domain_breaches = sq_domain_breaches,
     .record_put = sq_record_put,
+    .record_hint = sq_record_hint,
     .record_search = sq_record_search,
     .card_put = sq_card_put,
     .card_search = sq_card_search,

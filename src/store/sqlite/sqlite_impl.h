@@ -290,6 +290,8 @@ bool sq_records_keyed(sqlite_store *s);
 bd_result sq_dedup_key_note(sqlite_store *s);
 bd_result sq_dedup_defer(sqlite_store *s);
 bd_result sq_dedup_seen(sqlite_store *s, const uint8_t dedup[16], bool *seen);
+/* bd_store_record_hint: the load's key set slot of r's key, fetched ahead of its put. */
+void sq_record_hint(bd_store *base, const bd_record_in *r);
 bd_result sq_dedup_end(sqlite_store *s);
 void sq_dedup_forget(sqlite_store *s);
 /* How many records a deferred load keeps in memory (tests make it small). */
