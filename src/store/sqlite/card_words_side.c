@@ -48,7 +48,7 @@ struct sq_words_side {
     bool attached; /* the side file is attached to the load's connection as "words" */
     bool running;  /* the thread was started and not yet joined */
     pthread_t thread;
-    int built;     /* the thread's outcome: 1 the side index is complete */
+    bool built;    /* the thread's outcome: the side index is complete */
     char why[160]; /* what the thread ran into, for the log */
 };
 
@@ -204,18 +204,19 @@ void sq_words_side_note(sqlite_store *s, int64_t rowid, bd_slice owner, bd_slice
                   put_text(w->spool, bank);
 }
 
-static bool get_text(FILE *f, bd_buf *b, bool *null)
+/* The next text of the spool into *v (its bytes in b; a NULL ptr for NULL), as put_text
+ * wrote it. */
+static bool get_text(FILE *f, bd_buf *b, bd_slice *v)
 {
     uint32_t n;
-    b->len = 0;
+    *v = (bd_slice){0};
     if (fread(&n, sizeof n, 1, f) != 1)
         return false;
-    *null = n == NULL_LEN;
-    if (*null || !n)
+    if (n == NULL_LEN)
         return true;
-    if (bd_buf_reserve(b, n) != BD_OK || fread(b->data, n, 1, f) != 1)
+    if (n && (bd_buf_reserve(b, n) != BD_OK || fread(b->data, n, 1, f) != 1))
         return false;
-    b->len = n;
+    *v = (bd_slice){n ? b->data : "", n};
     return true;
 }
 
@@ -232,29 +233,20 @@ static void *side_build(void *arg)
     bd_buf_init(&owner, SIZE_MAX / 2);
     bd_buf_init(&bank, SIZE_MAX / 2);
     /* the term hash the rebuild used (conn.c, CARD_WORDS_REBUILD): a few large segments */
-    bool ok = sqlite3_exec(db,
-                           "INSERT INTO cards_words(cards_words, rank) "
-                           "VALUES ('hashsize', 16777216); BEGIN",
-                           NULL, NULL, NULL) == SQLITE_OK &&
+    bool ok = sqlite3_exec(db, SQ_CARD_WORDS_BULK_HASH "BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
               sqlite3_prepare_v2(db,
                                  "INSERT INTO cards_words(rowid, owner, bank) "
                                  "VALUES (?1, ?2, ?3)",
                                  -1, &st, NULL) == SQLITE_OK;
     int64_t rowid;
     while (ok && fread(&rowid, sizeof rowid, 1, w->spool) == 1) {
-        bool owner_null, bank_null;
-        ok = get_text(w->spool, &owner, &owner_null) && get_text(w->spool, &bank, &bank_null);
+        bd_slice o, b;
+        ok = get_text(w->spool, &owner, &o) && get_text(w->spool, &bank, &b);
         if (!ok)
             break;
         sqlite3_bind_int64(st, 1, rowid);
-        if (owner_null)
-            sqlite3_bind_null(st, 2);
-        else
-            sqlite3_bind_text(st, 2, owner.len ? owner.data : "", (int)owner.len, SQLITE_STATIC);
-        if (bank_null)
-            sqlite3_bind_null(st, 3);
-        else
-            sqlite3_bind_text(st, 3, bank.len ? bank.data : "", (int)bank.len, SQLITE_STATIC);
+        sq_bind_slice(st, 2, o);
+        sq_bind_slice(st, 3, b);
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_reset(st);
     }
@@ -291,7 +283,7 @@ static bool side_join(struct sq_words_side *w)
     w->running = false;
     if (!w->built)
         bd_log_own(BD_LOG_INFO, "store", "the card words are rebuilt in the load: %s", w->why);
-    return w->built == 1;
+    return w->built;
 }
 
 /* cards_words' stored tables, filled from the side index (they are empty: the load began
@@ -305,7 +297,8 @@ static const char COPY_SIDE[] =
     "INSERT INTO main.cards_words_idx SELECT * FROM words.cards_words_idx;"
     "DELETE FROM main.cards_words_docsize;"
     "INSERT INTO main.cards_words_docsize SELECT * FROM words.cards_words_docsize;"
-    "INSERT INTO main.cards_words(cards_words, rank) VALUES ('hashsize', 1048576);";
+    /* main's cards_words: an unqualified name is looked up there first */
+    SQ_CARD_WORDS_SMALL_HASH;
 
 bd_result sq_words_side_land(sqlite_store *s, bool *landed)
 {

@@ -364,9 +364,8 @@ static const char OWNER_WORDS_LAND[] =
  * 1 MiB, 1.16 s with 8 MiB, 1.12 s in 2 with 64 MiB (sqlite3 shell, the same store). 16 MiB
  * for the rebuild, then FTS5's default again for the small writes of plain imports. */
 #define CARD_WORDS_REBUILD                                                                         \
-    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 16777216);"                    \
-    "INSERT INTO cards_words(cards_words) VALUES ('rebuild');"                                     \
-    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 1048576);"
+    SQ_CARD_WORDS_BULK_HASH                                                                        \
+        "INSERT INTO cards_words(cards_words) VALUES ('rebuild');" SQ_CARD_WORDS_SMALL_HASH
 
 bd_result sq_bulk_begin(bd_store *base, bd_bulk_kind kind)
 {

@@ -237,6 +237,13 @@ int64_t sq_monotonic_ns(void);
 
 /* ---- a bulk card load's word index, built on another thread (card_words_side.c) ------- */
 
+/* FTS5's term hash for building the word index of a whole load (a few large segments: conn.c,
+ * CARD_WORDS_REBUILD), and FTS5's default, kept for the small writes of plain imports. */
+#define SQ_CARD_WORDS_BULK_HASH                                                            \
+    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 16777216);"
+#define SQ_CARD_WORDS_SMALL_HASH                                                           \
+    "INSERT INTO cards_words(cards_words, rank) VALUES ('hashsize', 1048576);"
+
 /* Between transactions, before a bulk load into an empty cards table: makes the side file
  * and its spool and attaches the file. BD_OK, or an error after which the load rebuilds the
  * index itself as before (nothing to undo). */
